@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "lab: running experiment ${1:-default}"

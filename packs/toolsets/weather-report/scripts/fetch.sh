@@ -1,0 +1,3 @@
+#!/bin/sh
+# Placeholder fetcher for the weather-report skill.
+echo "fetching forecast for ${1:-unknown place}"

@@ -1,0 +1,295 @@
+//! Diagnostics: what is wrong with a skill file, where, and how bad it is.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The skill still loads; something deserves a look.
+    Warning,
+    /// The skill (or file) is excluded, or the pack does not validate.
+    Error,
+}
+
+impl Severity {
+    /// The lowercase name used in text and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! codes {
+    ($($(#[$doc:meta])* $variant:ident => $text:literal,)*) => {
+        /// A stable diagnostic code. The kebab-case text (see [`Code::as_str`]) never changes
+        /// meaning once released, so hosts and CI scripts may match on it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
+        pub enum Code {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Code {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The stable kebab-case text of the code, e.g. `name-too-long`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    // --- The file itself -------------------------------------------------------------------
+    /// The file could not be read (permissions, vanished, ...).
+    Unreadable => "unreadable",
+    /// The path named `SKILL.md` (or a skill file) is not a regular file.
+    NotAFile => "not-a-file",
+    /// The file is larger than the size cap.
+    FileTooLarge => "file-too-large",
+    /// The file holds NUL bytes: it is binary, not markdown.
+    BinaryFile => "binary-file",
+    /// The file is not valid UTF-8.
+    NotUtf8 => "not-utf8",
+    // --- Document grammar ------------------------------------------------------------------
+    /// The dialect needs frontmatter and the file has none.
+    MissingFrontmatter => "missing-frontmatter",
+    /// The opening `---` line has no closing `---` (or `...`) line.
+    UnclosedFrontmatter => "unclosed-frontmatter",
+    /// The frontmatter is not valid YAML and could not be recovered.
+    InvalidYaml => "invalid-yaml",
+    /// The frontmatter was not valid YAML, but a lenient rewrite of unquoted `: ` made it load.
+    YamlRecovered => "yaml-recovered",
+    /// The frontmatter is valid YAML but not a mapping of keys to values.
+    FrontmatterNotMapping => "frontmatter-not-mapping",
+    /// A frontmatter key appears twice.
+    DuplicateKey => "duplicate-key",
+    /// The frontmatter uses a construct the strict standard rejects (flow style, anchors, tags).
+    StrictYaml => "strict-yaml",
+    // --- Fields ----------------------------------------------------------------------------
+    /// A key that no dialect of this skill defines.
+    UnknownField => "unknown-field",
+    /// A field holds a value of the wrong type (a list where a string is expected, ...).
+    InvalidFieldType => "invalid-field-type",
+    /// A field holds a value outside its allowed set.
+    InvalidFieldValue => "invalid-field-value",
+    /// The skill has no `name` and the dialect requires one.
+    MissingName => "missing-name",
+    /// The name holds characters the dialect does not allow.
+    InvalidName => "invalid-name",
+    /// The name is longer than the dialect allows.
+    NameTooLong => "name-too-long",
+    /// The name has upper-case characters.
+    NameNotLowercase => "name-not-lowercase",
+    /// The name starts or ends with a hyphen.
+    NameHyphenEdge => "name-hyphen-edge",
+    /// The name contains `--`.
+    NameConsecutiveHyphens => "name-consecutive-hyphens",
+    /// The name differs from the folder name or path-derived name.
+    NameMismatch => "name-mismatch",
+    /// The name is reserved (`all`, `help` as an action).
+    ReservedName => "reserved-name",
+    /// The skill has no description (or summary) and the dialect requires one.
+    MissingDescription => "missing-description",
+    /// The description is present but empty.
+    EmptyDescription => "empty-description",
+    /// The description is longer than the dialect allows.
+    DescriptionTooLong => "description-too-long",
+    /// The `compatibility` field is empty or over its limit.
+    InvalidCompatibility => "invalid-compatibility",
+    /// `metadata` is not a map of strings to strings.
+    InvalidMetadata => "invalid-metadata",
+    /// `allowed-tools` is not the standard's space-separated string.
+    AllowedToolsFormat => "allowed-tools-format",
+    /// Lily `tool_dispatch` without `command_tool`.
+    MissingCommandTool => "missing-command-tool",
+    /// A lily `command` that does not match `^[a-z0-9_-]+$`.
+    InvalidCommand => "invalid-command",
+    /// A toolsets `version` that is not semantic versioning.
+    InvalidVersion => "invalid-version",
+    /// A toolsets entry that is not `path:Export`.
+    InvalidToolset => "invalid-toolset",
+    /// A trigger pattern that does not compile as a regular expression.
+    InvalidTriggerPattern => "invalid-trigger-pattern",
+    /// The body is longer than the standard recommends (500 lines).
+    BodyTooLong => "body-too-long",
+    // --- Discovery and the registry ---------------------------------------------------------
+    /// A lowercase `skill.md` was used; `SKILL.md` is the standard spelling.
+    LowercaseSkillFile => "lowercase-skill-file",
+    /// A symbolic link points outside its source root and was not followed.
+    SymlinkEscape => "symlink-escape",
+    /// A symbolic link leads back into a folder already visited.
+    SymlinkLoop => "symlink-loop",
+    /// Discovery stopped descending: the folder is deeper than the depth bound.
+    DepthLimit => "depth-limit",
+    /// Discovery stopped: the source holds more folders than the folder bound.
+    FolderLimit => "folder-limit",
+    /// The source folder does not exist or cannot be listed.
+    SourceUnavailable => "source-unavailable",
+    /// Two skills of one layer have the same name.
+    DuplicateName => "duplicate-name",
+    /// A skill is hidden by a same-named skill of a higher layer.
+    Shadowed => "shadowed",
+    /// The skill's `eligibility.os` does not include this operating system.
+    IneligibleOs => "ineligible-os",
+    /// A variable named in `eligibility.env` is not set.
+    IneligibleEnv => "ineligible-env",
+    /// A binary named in `eligibility.binaries` is not on `PATH`.
+    IneligibleBinary => "ineligible-binary",
+    /// A tool of `requires_tools` is not allowed by the tool policy.
+    MissingRequiredTool => "missing-required-tool",
+    /// `command_tool` names a tool the host has not registered.
+    UnknownCommandTool => "unknown-command-tool",
+    /// A `command` collides with a built-in command.
+    CommandCollision => "command-collision",
+    /// A `toolsets` entry names no toolset the host registered.
+    UnknownToolset => "unknown-toolset",
+    /// The skill is disabled (by config or `default_enabled: false`).
+    Disabled => "disabled",
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// One finding about one file: a stable code, a severity, a message a person can act on,
+/// the file, and the 1-based line and column in that file where there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// The file the finding is about.
+    pub path: PathBuf,
+    /// 1-based line in the file, when the finding has a place.
+    pub line: Option<u32>,
+    /// 1-based column (in characters) in the file, when the finding has a place.
+    pub column: Option<u32>,
+    /// Error or warning.
+    pub severity: Severity,
+    /// The stable code.
+    pub code: Code,
+    /// What is wrong and what to do about it.
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// A diagnostic with no position.
+    pub fn new(
+        severity: Severity,
+        code: Code,
+        path: impl Into<PathBuf>,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            path: path.into(),
+            line: None,
+            column: None,
+            severity,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// An error with no position.
+    pub fn error(code: Code, path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, code, path, message)
+    }
+
+    /// A warning with no position.
+    pub fn warning(code: Code, path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, code, path, message)
+    }
+
+    /// The same diagnostic at a 1-based line and column.
+    pub fn at(mut self, line: u32, column: u32) -> Self {
+        self.line = Some(line);
+        self.column = Some(column);
+        self
+    }
+
+    /// The same diagnostic at an optional position.
+    pub fn at_opt(mut self, pos: Option<(u32, u32)>) -> Self {
+        if let Some((line, column)) = pos {
+            self.line = Some(line);
+            self.column = Some(column);
+        }
+        self
+    }
+
+    /// Whether this is an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The path as shown in output.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Compiler-style: `path:line:col: error[code]: message`.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(col) = self.column {
+                write!(f, ":{col}")?;
+            }
+        }
+        write!(f, ": {}[{}]: {}", self.severity, self.code, self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn codes_are_unique_kebab_case() {
+        let mut seen = BTreeSet::new();
+        for code in Code::ALL {
+            let s = code.as_str();
+            assert!(seen.insert(s), "duplicate code text {s}");
+            assert!(
+                s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{s} is not kebab-case"
+            );
+        }
+    }
+
+    #[test]
+    fn display_is_compiler_style() {
+        let d = Diagnostic::error(Code::NameTooLong, "a/SKILL.md", "too long").at(2, 7);
+        assert_eq!(
+            d.to_string(),
+            "a/SKILL.md:2:7: error[name-too-long]: too long"
+        );
+        let d = Diagnostic::warning(Code::Shadowed, "b/SKILL.md", "hidden");
+        assert_eq!(d.to_string(), "b/SKILL.md: warning[shadowed]: hidden");
+    }
+}

@@ -1,0 +1,569 @@
+//! Frontmatter YAML, read with `serde_yaml` into a small tree that keeps the **source text**
+//! of every scalar (`version: 1.0` stays `"1.0"`, `updated: 2026-03-17` stays as written)
+//! next to its YAML type.
+//!
+//! How: a first pass deserializes with `deserialize_any`, which gives the structure and the
+//! YAML type of each scalar. Only when that pass met a scalar that is not a string (a number,
+//! boolean or null, whose text `deserialize_any` does not give back) does a second pass walk
+//! the same document guided by the first tree's shape and ask for every scalar as a string,
+//! which `serde_yaml` answers with the scalar's source text. Most real frontmatter holds only
+//! strings, so most files take one pass.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+
+use serde::Deserializer;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+
+/// The YAML type a scalar resolved to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScalarKind {
+    /// A string (quoted, block, or a plain scalar that is not another type).
+    Str,
+    /// `null`, `~` or an empty value.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer.
+    Int,
+    /// A floating-point number.
+    Float,
+}
+
+/// A YAML node with scalar source text kept.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// A scalar: its source text (for strings, the parsed value) and its YAML type.
+    Scalar {
+        /// The text as written (strings: the parsed string value).
+        text: String,
+        /// The type YAML resolves it to.
+        kind: ScalarKind,
+    },
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in document order. Keys are the keys' source text.
+    Map(Vec<(String, Node)>),
+}
+
+impl Node {
+    /// The scalar's text, when this is a scalar.
+    pub fn as_scalar(&self) -> Option<&str> {
+        match self {
+            Node::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The value of `key`, when this is a mapping that has it (the last one wins if repeated).
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Map(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a null scalar.
+    pub fn is_null(&self) -> bool {
+        matches!(
+            self,
+            Node::Scalar {
+                kind: ScalarKind::Null,
+                ..
+            }
+        )
+    }
+
+    /// A short name of the node's type for messages: `a string`, `a list`, `a mapping`, ...
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Node::Scalar { kind, .. } => match kind {
+                ScalarKind::Str => "a string",
+                ScalarKind::Null => "null",
+                ScalarKind::Bool(_) => "a boolean",
+                ScalarKind::Int => "an integer",
+                ScalarKind::Float => "a number",
+            },
+            Node::Seq(_) => "a list",
+            Node::Map(_) => "a mapping",
+        }
+    }
+}
+
+/// Frontmatter that is not valid YAML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    /// What the YAML parser said.
+    pub message: String,
+    /// 1-based line within the YAML text.
+    pub line: Option<u32>,
+    /// 1-based column within the YAML text.
+    pub column: Option<u32>,
+}
+
+/// The result of reading frontmatter YAML.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The tree.
+    pub root: Node,
+    /// Keys that appear more than once in one mapping, as dotted paths (`metadata.author`).
+    pub duplicate_keys: Vec<String>,
+}
+
+#[derive(Default)]
+struct Pass {
+    non_string_seen: Cell<bool>,
+    duplicates: RefCell<Vec<String>>,
+}
+
+struct AnySeed<'p> {
+    pass: &'p Pass,
+    path: String,
+}
+
+impl<'de> DeserializeSeed<'de> for AnySeed<'_> {
+    type Value = Node;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(AnyVisitor(self))
+    }
+}
+
+struct AnyVisitor<'p>(AnySeed<'p>);
+
+impl AnyVisitor<'_> {
+    fn scalar(&self, text: String, kind: ScalarKind) -> Node {
+        if kind != ScalarKind::Str {
+            self.0.pass.non_string_seen.set(true);
+        }
+        Node::Scalar { text, kind }
+    }
+}
+
+impl<'de> Visitor<'de> for AnyVisitor<'_> {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+        Ok(self.scalar(v.to_owned(), ScalarKind::Str))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+        Ok(self.scalar(v, ScalarKind::Str))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+        Ok(self.scalar(v.to_string(), ScalarKind::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+        Ok(self.scalar(v.to_string(), ScalarKind::Int))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        Ok(self.scalar(v.to_string(), ScalarKind::Int))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        Ok(self.scalar(v.to_string(), ScalarKind::Float))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+        Ok(self.scalar(String::new(), ScalarKind::Null))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+        self.visit_unit()
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        AnySeed {
+            pass: self.0.pass,
+            path: self.0.path,
+        }
+        .deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(AnySeed {
+            pass: self.0.pass,
+            path: format!("{}[{}]", self.0.path, items.len()),
+        })? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries: Vec<(String, Node)> = Vec::new();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let path = if self.0.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{}", self.0.path, key)
+            };
+            if entries.iter().any(|(k, _)| *k == key) {
+                self.0.pass.duplicates.borrow_mut().push(path.clone());
+            }
+            let value = map.next_value_seed(AnySeed {
+                pass: self.0.pass,
+                path,
+            })?;
+            entries.push((key, value));
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+/// Keys are read as their source text.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_str(TextVisitor)
+    }
+}
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a plain scalar")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.to_owned())
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+}
+
+/// Second pass: the first tree's shape says which `deserialize_*` to call at each place.
+struct ShapeSeed<'n>(&'n Node);
+
+impl<'de> DeserializeSeed<'de> for ShapeSeed<'_> {
+    type Value = Node;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        match self.0 {
+            Node::Scalar { kind, .. } => {
+                let text = d.deserialize_str(TextVisitor)?;
+                Ok(Node::Scalar { text, kind: *kind })
+            }
+            Node::Seq(items) => d.deserialize_seq(ShapeSeqVisitor(items)),
+            Node::Map(entries) => d.deserialize_map(ShapeMapVisitor(entries)),
+        }
+    }
+}
+
+struct ShapeSeqVisitor<'n>(&'n [Node]);
+
+impl<'de> Visitor<'de> for ShapeSeqVisitor<'_> {
+    type Value = Node;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::with_capacity(self.0.len());
+        for shape in self.0 {
+            match seq.next_element_seed(ShapeSeed(shape))? {
+                Some(item) => items.push(item),
+                None => return Err(de::Error::custom("sequence changed between passes")),
+            }
+        }
+        Ok(Node::Seq(items))
+    }
+}
+
+struct ShapeMapVisitor<'n>(&'n [(String, Node)]);
+
+impl<'de> Visitor<'de> for ShapeMapVisitor<'_> {
+    type Value = Node;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a mapping")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::with_capacity(self.0.len());
+        for (key, shape) in self.0 {
+            if map.next_key_seed(KeySeed)?.is_none() {
+                return Err(de::Error::custom("mapping changed between passes"));
+            }
+            entries.push((key.clone(), map.next_value_seed(ShapeSeed(shape))?));
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+fn to_yaml_error(e: &serde_yaml::Error) -> YamlError {
+    let location = e.location();
+    // serde_yaml's Display appends " at line L column C"; the position is reported apart.
+    let mut message = e.to_string();
+    if let Some(at) = message.find(" at line ") {
+        message.truncate(at);
+    }
+    YamlError {
+        message,
+        line: location.as_ref().and_then(|l| u32::try_from(l.line()).ok()),
+        column: location
+            .as_ref()
+            .and_then(|l| u32::try_from(l.column()).ok()),
+    }
+}
+
+/// Read YAML text into a [`Node`] tree, keeping scalar source text.
+///
+/// An empty (or comment-only) document is a null scalar. Aliases are expanded by `serde_yaml`
+/// with its own limits, so a "billion laughs" document is an error, not an explosion, and so
+/// is nesting deeper than its recursion limit.
+pub fn parse(text: &str) -> Result<Parsed, YamlError> {
+    let blank = text.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    });
+    if blank {
+        return Ok(Parsed {
+            root: Node::Scalar {
+                text: String::new(),
+                kind: ScalarKind::Null,
+            },
+            duplicate_keys: Vec::new(),
+        });
+    }
+    let pass = Pass::default();
+    let first = AnySeed {
+        pass: &pass,
+        path: String::new(),
+    }
+    .deserialize(serde_yaml::Deserializer::from_str(text))
+    .map_err(|e| to_yaml_error(&e))?;
+    let root = if pass.non_string_seen.get() {
+        ShapeSeed(&first)
+            .deserialize(serde_yaml::Deserializer::from_str(text))
+            .map_err(|e| to_yaml_error(&e))?
+    } else {
+        first
+    };
+    Ok(Parsed {
+        root,
+        duplicate_keys: pass.duplicates.into_inner(),
+    })
+}
+
+/// The 1-based line and column of a top-level `key:` within the YAML text, when the key is
+/// written in block style at column 1 (as frontmatter keys are).
+pub fn key_position(text: &str, key: &str) -> Option<(u32, u32)> {
+    for (i, line) in text.lines().enumerate() {
+        let candidates = [
+            line.strip_prefix(key),
+            line.strip_prefix('"')
+                .and_then(|l| l.strip_prefix(key))
+                .and_then(|l| l.strip_prefix('"')),
+            line.strip_prefix('\'')
+                .and_then(|l| l.strip_prefix(key))
+                .and_then(|l| l.strip_prefix('\'')),
+        ];
+        for rest in candidates.into_iter().flatten() {
+            if rest.trim_start_matches([' ', '\t']).starts_with(':') {
+                return Some((u32::try_from(i + 1).ok()?, 1));
+            }
+        }
+    }
+    None
+}
+
+/// The client guide's fallback for the most common invalid YAML: a flat `key: value` line
+/// whose plain value holds an unquoted `: `. Each such top-level line is rewritten with the
+/// value single-quoted. Returns the rewritten text and the 1-based lines that were changed,
+/// or `None` when no line qualifies.
+pub fn recover_unquoted_colons(text: &str) -> Option<(String, Vec<u32>)> {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut changed = Vec::new();
+    for (i, raw_line) in text.split_inclusive('\n').enumerate() {
+        let (line, ending) = match raw_line.strip_suffix("\r\n") {
+            Some(l) => (l, "\r\n"),
+            None => match raw_line.strip_suffix('\n') {
+                Some(l) => (l, "\n"),
+                None => (raw_line, ""),
+            },
+        };
+        if let Some(rewritten) = quote_flat_value(line) {
+            out.push_str(&rewritten);
+            out.push_str(ending);
+            changed.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+        } else {
+            out.push_str(raw_line);
+        }
+    }
+    if changed.is_empty() {
+        None
+    } else {
+        Some((out, changed))
+    }
+}
+
+fn quote_flat_value(line: &str) -> Option<String> {
+    let first = line.chars().next()?;
+    if !(first.is_ascii_alphanumeric() || first == '_') {
+        return None;
+    }
+    let colon = line.find(": ")?;
+    let key = &line[..colon];
+    if !key
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return None;
+    }
+    let value = line[colon + 2..].trim();
+    let starts_special = value.chars().next().is_some_and(|c| {
+        matches!(
+            c,
+            '"' | '\'' | '[' | '{' | '|' | '>' | '&' | '*' | '!' | '#'
+        )
+    });
+    if value.is_empty() || starts_special {
+        return None;
+    }
+    if !(value.contains(": ") || value.ends_with(':')) {
+        return None;
+    }
+    Some(format!("{key}: '{}'", value.replace('\'', "''")))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn text_of(root: &Node, key: &str) -> String {
+        root.get(key).and_then(Node::as_scalar).unwrap().to_owned()
+    }
+
+    #[test]
+    fn keeps_scalar_source_text() {
+        let p = parse(
+            "version: 1.0\nratio: 0.50\nupdated: 2026-03-17\nyes_: yes\nb: true\nn: null\nt: ~\ne:\nhex: 0x1F\n",
+        )
+        .unwrap();
+        let r = &p.root;
+        assert_eq!(text_of(r, "version"), "1.0");
+        assert_eq!(text_of(r, "ratio"), "0.50");
+        assert_eq!(text_of(r, "updated"), "2026-03-17");
+        assert_eq!(text_of(r, "yes_"), "yes");
+        assert_eq!(text_of(r, "b"), "true");
+        assert_eq!(text_of(r, "n"), "null");
+        assert_eq!(text_of(r, "t"), "~");
+        assert_eq!(text_of(r, "e"), "");
+        assert_eq!(text_of(r, "hex"), "0x1F");
+        assert!(r.get("n").unwrap().is_null());
+        assert_eq!(
+            r.get("b"),
+            Some(&Node::Scalar {
+                text: "true".into(),
+                kind: ScalarKind::Bool(true)
+            })
+        );
+    }
+
+    #[test]
+    fn nested_text_is_kept_in_lists_and_maps() {
+        let p = parse("m:\n  v: 0.10\n  l: [a, 2.50, {k: 1e3}]\n").unwrap();
+        let m = p.root.get("m").unwrap();
+        assert_eq!(text_of(m, "v"), "0.10");
+        let Node::Seq(items) = m.get("l").unwrap() else {
+            panic!("list expected")
+        };
+        assert_eq!(items[1].as_scalar(), Some("2.50"));
+        assert_eq!(items[2].get("k").unwrap().as_scalar(), Some("1e3"));
+    }
+
+    #[test]
+    fn flow_style_is_accepted() {
+        let p = parse("requires:\n  mcp: [rube]\ntags: [a, b]\n").unwrap();
+        assert_eq!(
+            p.root.get("tags"),
+            Some(&Node::Seq(vec![
+                Node::Scalar {
+                    text: "a".into(),
+                    kind: ScalarKind::Str
+                },
+                Node::Scalar {
+                    text: "b".into(),
+                    kind: ScalarKind::Str
+                },
+            ]))
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_are_reported_with_paths() {
+        let p = parse("name: a\nname: b\nmetadata:\n  x: 1\n  x: 2\n").unwrap();
+        assert_eq!(
+            p.duplicate_keys,
+            vec!["name".to_owned(), "metadata.x".to_owned()]
+        );
+        assert_eq!(text_of(&p.root, "name"), "b");
+    }
+
+    #[test]
+    fn unquoted_colon_is_an_error_with_position() {
+        let e = parse("name: x\ndescription: Use when: asked\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.column.is_some());
+        assert!(e.message.contains("mapping values"), "{}", e.message);
+    }
+
+    #[test]
+    fn billion_laughs_is_an_error() {
+        let mut doc = String::from("a: &a [x,x,x,x,x,x,x,x,x]\n");
+        for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+            .iter()
+            .zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+        {
+            doc.push_str(&format!("{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
+        }
+        assert!(parse(&doc).is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let doc = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(parse(&doc).is_err());
+    }
+
+    #[test]
+    fn tabs_in_indentation_are_an_error() {
+        assert!(parse("name: x\n\tdescription: y\n").is_err());
+    }
+
+    #[test]
+    fn empty_document_is_null() {
+        assert!(parse("").unwrap().root.is_null());
+        assert!(parse("# only a comment\n").unwrap().root.is_null());
+    }
+
+    #[test]
+    fn key_positions() {
+        let text = "name: a\n\"description\": b\n  nested: c\nlicense : MIT\n";
+        assert_eq!(key_position(text, "name"), Some((1, 1)));
+        assert_eq!(key_position(text, "description"), Some((2, 1)));
+        assert_eq!(key_position(text, "nested"), None);
+        assert_eq!(key_position(text, "license"), Some((4, 1)));
+        assert_eq!(key_position(text, "lic"), None);
+    }
+
+    #[test]
+    fn recovery_quotes_flat_values_with_colons() {
+        let (fixed, lines) =
+            recover_unquoted_colons("name: x\ndescription: Use when: the user's ask\n").unwrap();
+        assert_eq!(fixed, "name: x\ndescription: 'Use when: the user''s ask'\n");
+        assert_eq!(lines, vec![2]);
+        let p = parse(&fixed).unwrap();
+        assert_eq!(text_of(&p.root, "description"), "Use when: the user's ask");
+    }
+
+    #[test]
+    fn recovery_leaves_quoted_block_and_nested_lines_alone() {
+        assert!(recover_unquoted_colons("a: \"x: y\"\nb: |\n  c: d\n  e: f: g\n").is_none());
+        assert!(recover_unquoted_colons("name: plain\n").is_none());
+    }
+
+    #[test]
+    fn recovery_keeps_crlf() {
+        let (fixed, _) = recover_unquoted_colons("d: a: b\r\nn: x\r\n").unwrap();
+        assert_eq!(fixed, "d: 'a: b'\r\nn: x\r\n");
+    }
+}
