@@ -163,10 +163,14 @@ const ACTIONS_MARKERS: &[&str] = &["domain", "handler", "schedule"];
 ///
 /// Rules, first match wins: any actions-only key (`domain`, `handler`, `schedule`) → actions;
 /// any lily-only key → lily; any toolsets-only key → toolsets; any pegasus-only key →
-/// pegasus; otherwise agentskills. No frontmatter at all → agentskills (a source can say
-/// otherwise).
+/// pegasus; otherwise agentskills. A file with no frontmatter at all (`root` is `None`) is
+/// lily, the dialect whose document makes frontmatter optional (its name comes from the
+/// folder); a source can force another dialect.
 pub fn detect(root: Option<&Node>) -> Dialect {
-    let Some(Node::Map(entries)) = root else {
+    let Some(root) = root else {
+        return Dialect::Lily;
+    };
+    let Node::Map(entries) = root else {
         return Dialect::AgentSkills;
     };
     let has = |markers: &[&str]| entries.iter().any(|(k, _)| markers.contains(&k.as_str()));
@@ -210,7 +214,7 @@ mod tests {
             Dialect::AgentSkills
         );
         assert_eq!(detect_src("name: a\ncommand: x\n"), Dialect::AgentSkills);
-        assert_eq!(detect(None), Dialect::AgentSkills);
+        assert_eq!(detect(None), Dialect::Lily);
     }
 
     #[test]

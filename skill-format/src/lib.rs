@@ -373,6 +373,17 @@ pub fn parse_skill(bytes: &[u8], opts: &ParseOptions) -> SkillFile {
         }
     }
 
+    if root.is_none() && forced.is_none() && dialect == Dialect::Lily {
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::MissingFrontmatter,
+                path,
+                "no frontmatter: read as a lily skill named after its folder, with no summary; other dialects need `name` and `description` between `---` lines (a source can set its dialect to silence this)",
+            )
+            .at(1, 1),
+        );
+    }
+
     let kind = match (&opts.origin, &manifest.domain) {
         (Origin::Folder { .. }, Some(_)) if dialect == Dialect::Actions => FileKind::DomainIndex,
         _ => FileKind::Skill,

@@ -1,0 +1,444 @@
+//! Discovery: walking a source root for skill files, bounded and symlink-safe.
+//!
+//! Policy (documented in ARCHITECTURE.md):
+//! - A folder that holds `SKILL.md` (or, failing that, a lowercase `skill.md`) is a skill
+//!   folder and is not searched further; every other folder is searched, down to
+//!   [`DiscoverOptions::max_depth`] folders below the root.
+//! - `.git` and `node_modules` are never entered; other hidden folders (`.name`) are skipped
+//!   unless [`DiscoverOptions::include_hidden`] is set.
+//! - A symbolic link is followed only when its target, resolved, lies inside the resolved
+//!   root; every folder and file is visited once by its canonical path, so links that loop
+//!   or point at something already seen are skipped (a loop is reported).
+//! - At most [`DiscoverOptions::max_folders`] folders are read per root.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use skill_format::{Code, Diagnostic};
+
+/// Default depth bound: folders below the root that discovery enters.
+pub const DEFAULT_MAX_DEPTH: usize = 8;
+/// Default bound on folders read per root.
+pub const DEFAULT_MAX_FOLDERS: usize = 50_000;
+
+/// Folder names never entered.
+const ALWAYS_SKIPPED: &[&str] = &[".git", "node_modules"];
+
+/// How a source root is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Layout {
+    /// Skill folders (`<name>/SKILL.md`) and actions domain folders, told apart by the
+    /// domain index's `domain:` key.
+    #[default]
+    Folders,
+    /// A folder of markdown notes; a note is a skill when it has `name` and `description`.
+    Notes,
+}
+
+/// Bounds and switches for one walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiscoverOptions {
+    /// Deepest folder level entered below the root (the root is level 0).
+    pub max_depth: usize,
+    /// Most folders read under one root.
+    pub max_folders: usize,
+    /// Whether hidden folders (other than `.git` and `node_modules`) are searched.
+    pub include_hidden: bool,
+}
+
+impl Default for DiscoverOptions {
+    fn default() -> Self {
+        DiscoverOptions {
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_folders: DEFAULT_MAX_FOLDERS,
+            include_hidden: false,
+        }
+    }
+}
+
+/// Something discovery found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A folder holding a skill file.
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// Its `SKILL.md` (or `skill.md`).
+        skill_file: PathBuf,
+        /// Whether the file is the lowercase `skill.md`.
+        lowercase: bool,
+        /// The other `*.md` files directly in the folder, sorted (actions for a domain
+        /// index, resources otherwise).
+        markdown: Vec<PathBuf>,
+    },
+    /// A markdown note (notes layout).
+    Note {
+        /// The note file.
+        path: PathBuf,
+    },
+}
+
+/// What a walk found, in a deterministic order, with what it had to skip.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// Skill folders or notes, sorted by path.
+    pub found: Vec<Found>,
+    /// Symlink, bound and access problems.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+struct Walker<'a> {
+    opts: &'a DiscoverOptions,
+    layout: Layout,
+    root_canon: PathBuf,
+    seen_dirs: BTreeSet<PathBuf>,
+    seen_files: BTreeSet<PathBuf>,
+    folders: usize,
+    depth_cut: Vec<PathBuf>,
+    folder_limit_hit: bool,
+    out: Discovery,
+}
+
+/// Walk `root`. A root that is a file is taken as one skill file (its folder is the skill
+/// folder). A missing root gives a `source-unavailable` diagnostic and nothing else.
+pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discovery {
+    let mut out = Discovery::default();
+    let meta = match fs::metadata(root) {
+        Ok(m) => m,
+        Err(e) => {
+            out.diagnostics.push(Diagnostic::warning(
+                Code::SourceUnavailable,
+                root,
+                format!("skill source cannot be read ({e}); it contributes no skills"),
+            ));
+            return out;
+        }
+    };
+    if meta.is_file() {
+        let is_md = root.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
+        if layout == Layout::Notes && is_md {
+            out.found.push(Found::Note {
+                path: root.to_path_buf(),
+            });
+        } else {
+            let dir = root.parent().map(Path::to_path_buf).unwrap_or_default();
+            let lowercase = root.file_name().is_some_and(|n| n == "skill.md");
+            out.found.push(Found::Folder {
+                dir,
+                skill_file: root.to_path_buf(),
+                lowercase,
+                markdown: Vec::new(),
+            });
+        }
+        return out;
+    }
+    let root_canon = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut walker = Walker {
+        opts,
+        layout,
+        root_canon: root_canon.clone(),
+        seen_dirs: BTreeSet::new(),
+        seen_files: BTreeSet::new(),
+        folders: 0,
+        depth_cut: Vec::new(),
+        folder_limit_hit: false,
+        out,
+    };
+    walker.seen_dirs.insert(root_canon);
+    walker.walk(root, 0);
+    walker.finish(root)
+}
+
+impl Walker<'_> {
+    fn finish(mut self, root: &Path) -> Discovery {
+        if let Some(first) = self.depth_cut.first() {
+            self.out.diagnostics.push(Diagnostic::warning(
+                Code::DepthLimit,
+                first,
+                format!(
+                    "{} folder(s) deeper than {} levels below {} were not searched, this one first: move skills up or raise the depth bound",
+                    self.depth_cut.len(),
+                    self.opts.max_depth,
+                    root.display()
+                ),
+            ));
+        }
+        if self.folder_limit_hit {
+            self.out.diagnostics.push(Diagnostic::warning(
+                Code::FolderLimit,
+                root,
+                format!(
+                    "stopped after {} folders: the rest of this source was not searched; point the source at a smaller folder or raise the folder bound",
+                    self.opts.max_folders
+                ),
+            ));
+        }
+        self.out.found.sort_by(|a, b| found_path(a).cmp(found_path(b)));
+        self.out
+    }
+
+    fn walk(&mut self, dir: &Path, depth: usize) {
+        if self.folders >= self.opts.max_folders {
+            self.folder_limit_hit = true;
+            return;
+        }
+        self.folders += 1;
+        let mut entries: Vec<(String, PathBuf)> = match fs::read_dir(dir) {
+            Ok(rd) => rd
+                .filter_map(Result::ok)
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .collect(),
+            Err(e) => {
+                self.out.diagnostics.push(Diagnostic::warning(
+                    Code::Unreadable,
+                    dir,
+                    format!("folder cannot be listed ({e}); skills in it are not loaded"),
+                ));
+                return;
+            }
+        };
+        entries.sort();
+
+        if self.layout == Layout::Folders {
+            let upper = entries.iter().find(|(n, _)| n == "SKILL.md");
+            let lower = entries.iter().find(|(n, _)| n == "skill.md");
+            if let Some((name, path)) = upper.or(lower) {
+                if !self.accept_file(path) {
+                    return;
+                }
+                let markdown = entries
+                    .iter()
+                    .filter(|(n, p)| {
+                        n != "SKILL.md"
+                            && n != "skill.md"
+                            && Path::new(n).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
+                            && p.is_file()
+                    })
+                    .map(|(_, p)| p.clone())
+                    .collect();
+                self.out.found.push(Found::Folder {
+                    dir: dir.to_path_buf(),
+                    skill_file: path.clone(),
+                    lowercase: name == "skill.md",
+                    markdown,
+                });
+                return;
+            }
+        }
+
+        for (name, path) in entries {
+            let Ok(link_meta) = fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let is_link = link_meta.file_type().is_symlink();
+            let Ok(meta) = fs::metadata(&path) else {
+                if is_link {
+                    self.out.diagnostics.push(Diagnostic::warning(
+                        Code::SymlinkEscape,
+                        &path,
+                        "symbolic link is broken; it is skipped",
+                    ));
+                }
+                continue;
+            };
+            if meta.is_dir() {
+                if ALWAYS_SKIPPED.contains(&name.as_str())
+                    || (name.starts_with('.') && !self.opts.include_hidden)
+                {
+                    continue;
+                }
+                let Some(canon) = self.resolve(&path, is_link) else {
+                    continue;
+                };
+                if !self.seen_dirs.insert(canon.clone()) {
+                    if is_link && dir.starts_with(&canon) {
+                        self.out.diagnostics.push(Diagnostic::warning(
+                            Code::SymlinkLoop,
+                            &path,
+                            "symbolic link points back to a folder above it; it is not followed",
+                        ));
+                    }
+                    continue;
+                }
+                if depth + 1 > self.opts.max_depth {
+                    self.depth_cut.push(path);
+                    continue;
+                }
+                self.walk(&path, depth + 1);
+                if self.folder_limit_hit {
+                    return;
+                }
+            } else if self.layout == Layout::Notes
+                && meta.is_file()
+                && Path::new(&name).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
+                && self.accept_file(&path)
+            {
+                self.out.found.push(Found::Note { path });
+            }
+        }
+    }
+
+    /// The canonical path of an entry, or `None` (with a diagnostic) when a link leaves the
+    /// root.
+    fn resolve(&mut self, path: &Path, is_link: bool) -> Option<PathBuf> {
+        let canon = fs::canonicalize(path).ok()?;
+        if is_link && !canon.starts_with(&self.root_canon) {
+            self.out.diagnostics.push(Diagnostic::warning(
+                Code::SymlinkEscape,
+                path,
+                format!(
+                    "symbolic link leads outside the source root (to {}); it is not followed",
+                    canon.display()
+                ),
+            ));
+            return None;
+        }
+        Some(canon)
+    }
+
+    /// Whether a skill file is new (by canonical path) and inside the root.
+    fn accept_file(&mut self, path: &Path) -> bool {
+        let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let canon = if is_link {
+            match self.resolve(path, true) {
+                Some(c) => c,
+                None => return false,
+            }
+        } else {
+            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        };
+        self.seen_files.insert(canon)
+    }
+}
+
+fn found_path(f: &Found) -> &Path {
+    match f {
+        Found::Folder { skill_file, .. } => skill_file,
+        Found::Note { path } => path,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    fn dirs(d: &Discovery, root: &Path) -> Vec<String> {
+        d.found
+            .iter()
+            .map(|f| match f {
+                Found::Folder { dir, .. } => dir.strip_prefix(root).unwrap().display().to_string(),
+                Found::Note { path } => path.strip_prefix(root).unwrap().display().to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_nested_skills_and_stops_at_a_skill_folder() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "cat/a/SKILL.md", "x");
+        write(t.path(), "cat/a/inner/SKILL.md", "x");
+        write(t.path(), "b/skill.md", "x");
+        write(t.path(), "b/ref.md", "x");
+        let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
+        assert_eq!(dirs(&d, t.path()), vec!["b", "cat/a"]);
+        let Found::Folder { lowercase, markdown, .. } = &d.found[0] else { panic!() };
+        assert!(*lowercase);
+        assert_eq!(markdown.len(), 1);
+    }
+
+    #[test]
+    fn upper_case_wins_over_lower_case() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "a/SKILL.md", "x");
+        write(t.path(), "a/skill.md", "x");
+        let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
+        let Found::Folder { skill_file, lowercase, .. } = &d.found[0] else { panic!() };
+        assert!(!lowercase, "{}", skill_file.display());
+    }
+
+    #[test]
+    fn hidden_folders_are_skipped_unless_asked() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), ".hidden/a/SKILL.md", "x");
+        write(t.path(), ".git/b/SKILL.md", "x");
+        write(t.path(), "node_modules/c/SKILL.md", "x");
+        let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
+        assert!(d.found.is_empty());
+        let opts = DiscoverOptions { include_hidden: true, ..Default::default() };
+        let d = discover(t.path(), Layout::Folders, &opts);
+        assert_eq!(dirs(&d, t.path()), vec![".hidden/a"]);
+    }
+
+    #[test]
+    fn depth_bound_edge() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "1/2/3/SKILL.md", "x");
+        let at = DiscoverOptions { max_depth: 3, ..Default::default() };
+        assert_eq!(discover(t.path(), Layout::Folders, &at).found.len(), 1);
+        let below = DiscoverOptions { max_depth: 2, ..Default::default() };
+        let d = discover(t.path(), Layout::Folders, &below);
+        assert!(d.found.is_empty());
+        assert_eq!(d.diagnostics[0].code, Code::DepthLimit);
+    }
+
+    #[test]
+    fn folder_bound_edge() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "a/SKILL.md", "x");
+        write(t.path(), "b/SKILL.md", "x");
+        // Root + 2 folders = 3 folders read.
+        let enough = DiscoverOptions { max_folders: 3, ..Default::default() };
+        let d = discover(t.path(), Layout::Folders, &enough);
+        assert_eq!(d.found.len(), 2);
+        assert!(d.diagnostics.is_empty());
+        let short = DiscoverOptions { max_folders: 2, ..Default::default() };
+        let d = discover(t.path(), Layout::Folders, &short);
+        assert_eq!(d.found.len(), 1);
+        assert_eq!(d.diagnostics[0].code, Code::FolderLimit);
+    }
+
+    #[test]
+    fn missing_root_is_a_diagnostic() {
+        let d = discover(Path::new("/definitely/not/here"), Layout::Folders, &DiscoverOptions::default());
+        assert_eq!(d.diagnostics[0].code, Code::SourceUnavailable);
+    }
+
+    #[test]
+    fn notes_layout_lists_markdown_files() {
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "a.md", "x");
+        write(t.path(), "sub/b.MD", "x");
+        write(t.path(), "c.txt", "x");
+        let d = discover(t.path(), Layout::Notes, &DiscoverOptions::default());
+        assert_eq!(dirs(&d, t.path()), vec!["a.md", "sub/b.MD"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loop_and_escape_are_reported_not_followed() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        write(outside.path(), "evil/SKILL.md", "x");
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "a/SKILL.md", "x");
+        fs::create_dir_all(t.path().join("loop")).unwrap();
+        symlink(t.path().join("loop"), t.path().join("loop/again")).unwrap();
+        symlink(outside.path().join("evil"), t.path().join("evil")).unwrap();
+        // A second link to a folder inside the root is a duplicate and is skipped.
+        symlink(t.path().join("a"), t.path().join("alias")).unwrap();
+        let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
+        assert_eq!(dirs(&d, t.path()), vec!["a"]);
+        let codes: Vec<_> = d.diagnostics.iter().map(|d| d.code).collect();
+        assert!(codes.contains(&Code::SymlinkLoop), "{codes:?}");
+        assert!(codes.contains(&Code::SymlinkEscape), "{codes:?}");
+    }
+}

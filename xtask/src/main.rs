@@ -1,0 +1,2 @@
+//! `cargo xtask`: repository automation.
+fn main() {}
