@@ -132,6 +132,8 @@ codes! {
     // --- Discovery and the registry ---------------------------------------------------------
     /// A lowercase `skill.md` was used; `SKILL.md` is the standard spelling.
     LowercaseSkillFile => "lowercase-skill-file",
+    /// A `SKILL.md` inside another skill's folder: a resource of that skill, not a skill.
+    NestedSkill => "nested-skill",
     /// A symbolic link points outside its source root and was not followed.
     SymlinkEscape => "symlink-escape",
     /// A symbolic link leads back into a folder already visited.

@@ -116,7 +116,9 @@ pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discover
         }
     };
     if meta.is_file() {
-        let is_md = root.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
+        let is_md = root
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"));
         if layout == Layout::Notes && is_md {
             out.found.push(Found::Note {
                 path: root.to_path_buf(),
@@ -174,7 +176,9 @@ impl Walker<'_> {
                 ),
             ));
         }
-        self.out.found.sort_by(|a, b| found_path(a).cmp(found_path(b)));
+        self.out
+            .found
+            .sort_by(|a, b| found_path(a).cmp(found_path(b)));
         self.out
     }
 
@@ -212,7 +216,9 @@ impl Walker<'_> {
                     .filter(|(n, p)| {
                         n != "SKILL.md"
                             && n != "skill.md"
-                            && Path::new(n).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
+                            && Path::new(n)
+                                .extension()
+                                .is_some_and(|e| e.eq_ignore_ascii_case("md"))
                             && p.is_file()
                     })
                     .map(|(_, p)| p.clone())
@@ -223,6 +229,7 @@ impl Walker<'_> {
                     lowercase: name == "skill.md",
                     markdown,
                 });
+                self.report_nested(dir, dir, &entries, depth);
                 return;
             }
         }
@@ -271,11 +278,62 @@ impl Walker<'_> {
                 }
             } else if self.layout == Layout::Notes
                 && meta.is_file()
-                && Path::new(&name).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
+                && Path::new(&name)
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("md"))
                 && self.accept_file(&path)
             {
                 self.out.found.push(Found::Note { path });
             }
+        }
+    }
+
+    /// Look below a skill folder for further skill files and report each: they are
+    /// resources of the outer skill, never skills of their own. Same bounds as the walk.
+    fn report_nested(
+        &mut self,
+        skill_dir: &Path,
+        dir: &Path,
+        entries: &[(String, PathBuf)],
+        depth: usize,
+    ) {
+        for (name, path) in entries {
+            if dir != skill_dir && (name == "SKILL.md" || name == "skill.md") && path.is_file() {
+                self.out.diagnostics.push(Diagnostic::warning(
+                    Code::NestedSkill,
+                    path,
+                    format!(
+                        "this skill file sits inside the skill folder {}; it is one of that skill's resources, not a skill: move its folder out to load it",
+                        skill_dir.display()
+                    ),
+                ));
+            }
+        }
+        for (name, path) in entries {
+            if ALWAYS_SKIPPED.contains(&name.as_str())
+                || (name.starts_with('.') && !self.opts.include_hidden)
+                || depth + 1 > self.opts.max_depth
+                || self.folders >= self.opts.max_folders
+            {
+                continue;
+            }
+            // Links are not followed here: a skill's own resources are listed elsewhere.
+            let Ok(meta) = fs::symlink_metadata(path) else {
+                continue;
+            };
+            if !meta.is_dir() {
+                continue;
+            }
+            self.folders += 1;
+            let mut sub: Vec<(String, PathBuf)> = match fs::read_dir(path) {
+                Ok(rd) => rd
+                    .filter_map(Result::ok)
+                    .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                    .collect(),
+                Err(_) => continue,
+            };
+            sub.sort();
+            self.report_nested(skill_dir, path, &sub, depth + 1);
         }
     }
 
@@ -350,7 +408,17 @@ mod tests {
         write(t.path(), "b/ref.md", "x");
         let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
         assert_eq!(dirs(&d, t.path()), vec!["b", "cat/a"]);
-        let Found::Folder { lowercase, markdown, .. } = &d.found[0] else { panic!() };
+        assert_eq!(d.diagnostics.len(), 1);
+        assert_eq!(d.diagnostics[0].code, Code::NestedSkill);
+        assert!(d.diagnostics[0].path.ends_with("cat/a/inner/SKILL.md"));
+        let Found::Folder {
+            lowercase,
+            markdown,
+            ..
+        } = &d.found[0]
+        else {
+            panic!()
+        };
         assert!(*lowercase);
         assert_eq!(markdown.len(), 1);
     }
@@ -361,7 +429,14 @@ mod tests {
         write(t.path(), "a/SKILL.md", "x");
         write(t.path(), "a/skill.md", "x");
         let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
-        let Found::Folder { skill_file, lowercase, .. } = &d.found[0] else { panic!() };
+        let Found::Folder {
+            skill_file,
+            lowercase,
+            ..
+        } = &d.found[0]
+        else {
+            panic!()
+        };
         assert!(!lowercase, "{}", skill_file.display());
     }
 
@@ -373,7 +448,10 @@ mod tests {
         write(t.path(), "node_modules/c/SKILL.md", "x");
         let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
         assert!(d.found.is_empty());
-        let opts = DiscoverOptions { include_hidden: true, ..Default::default() };
+        let opts = DiscoverOptions {
+            include_hidden: true,
+            ..Default::default()
+        };
         let d = discover(t.path(), Layout::Folders, &opts);
         assert_eq!(dirs(&d, t.path()), vec![".hidden/a"]);
     }
@@ -382,9 +460,15 @@ mod tests {
     fn depth_bound_edge() {
         let t = tempfile::tempdir().unwrap();
         write(t.path(), "1/2/3/SKILL.md", "x");
-        let at = DiscoverOptions { max_depth: 3, ..Default::default() };
+        let at = DiscoverOptions {
+            max_depth: 3,
+            ..Default::default()
+        };
         assert_eq!(discover(t.path(), Layout::Folders, &at).found.len(), 1);
-        let below = DiscoverOptions { max_depth: 2, ..Default::default() };
+        let below = DiscoverOptions {
+            max_depth: 2,
+            ..Default::default()
+        };
         let d = discover(t.path(), Layout::Folders, &below);
         assert!(d.found.is_empty());
         assert_eq!(d.diagnostics[0].code, Code::DepthLimit);
@@ -396,11 +480,17 @@ mod tests {
         write(t.path(), "a/SKILL.md", "x");
         write(t.path(), "b/SKILL.md", "x");
         // Root + 2 folders = 3 folders read.
-        let enough = DiscoverOptions { max_folders: 3, ..Default::default() };
+        let enough = DiscoverOptions {
+            max_folders: 3,
+            ..Default::default()
+        };
         let d = discover(t.path(), Layout::Folders, &enough);
         assert_eq!(d.found.len(), 2);
         assert!(d.diagnostics.is_empty());
-        let short = DiscoverOptions { max_folders: 2, ..Default::default() };
+        let short = DiscoverOptions {
+            max_folders: 2,
+            ..Default::default()
+        };
         let d = discover(t.path(), Layout::Folders, &short);
         assert_eq!(d.found.len(), 1);
         assert_eq!(d.diagnostics[0].code, Code::FolderLimit);
@@ -408,7 +498,11 @@ mod tests {
 
     #[test]
     fn missing_root_is_a_diagnostic() {
-        let d = discover(Path::new("/definitely/not/here"), Layout::Folders, &DiscoverOptions::default());
+        let d = discover(
+            Path::new("/definitely/not/here"),
+            Layout::Folders,
+            &DiscoverOptions::default(),
+        );
         assert_eq!(d.diagnostics[0].code, Code::SourceUnavailable);
     }
 

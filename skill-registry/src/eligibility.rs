@@ -92,7 +92,10 @@ impl Default for Environment {
             tool_policy: None,
             registered_tools: None,
             registered_toolsets: None,
-            builtin_commands: DEFAULT_BUILTIN_COMMANDS.iter().map(|s| (*s).to_owned()).collect(),
+            builtin_commands: DEFAULT_BUILTIN_COMMANDS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
             enabled: BTreeSet::new(),
             disabled: BTreeSet::new(),
         }
@@ -113,18 +116,27 @@ pub fn check(name: &str, m: &Manifest, env: &Environment) -> Vec<Ineligible> {
     let mut out = Vec::new();
     let mut fail = |code, message: String| out.push(Ineligible { code, message });
     if env.disabled.contains(name) {
-        fail(Code::Disabled, format!("`{name}` is disabled in the configuration"));
+        fail(
+            Code::Disabled,
+            format!("`{name}` is disabled in the configuration"),
+        );
     } else if m.default_enabled == Some(false) && !env.enabled.contains(name) {
         fail(
             Code::Disabled,
-            format!("`{name}` has `default_enabled: false`; enable it in the configuration to use it"),
+            format!(
+                "`{name}` has `default_enabled: false`; enable it in the configuration to use it"
+            ),
         );
     }
     if let Some(e) = &m.eligibility {
-        if !e.os.is_empty() && !e.os.iter().any(|os| *os == env.os) {
+        if !e.os.is_empty() && !e.os.contains(&env.os) {
             fail(
                 Code::IneligibleOs,
-                format!("eligibility.os is [{}]; this machine is {}", e.os.join(", "), env.os),
+                format!(
+                    "eligibility.os is [{}]; this machine is {}",
+                    e.os.join(", "),
+                    env.os
+                ),
             );
         }
         for var in &e.env {
@@ -154,7 +166,10 @@ pub fn check(name: &str, m: &Manifest, env: &Environment) -> Vec<Ineligible> {
         if !missing.is_empty() {
             fail(
                 Code::MissingRequiredTool,
-                format!("requires_tools needs {} which the tool policy does not allow", missing.join(", ")),
+                format!(
+                    "requires_tools needs {} which the tool policy does not allow",
+                    missing.join(", ")
+                ),
             );
         }
     }
@@ -162,7 +177,9 @@ pub fn check(name: &str, m: &Manifest, env: &Environment) -> Vec<Ineligible> {
         if !registered.contains(tool) {
             fail(
                 Code::UnknownCommandTool,
-                format!("command_tool `{tool}` is not a registered tool; register it or remove the skill"),
+                format!(
+                    "command_tool `{tool}` is not a registered tool; register it or remove the skill"
+                ),
             );
         }
     }
@@ -170,7 +187,9 @@ pub fn check(name: &str, m: &Manifest, env: &Environment) -> Vec<Ineligible> {
         if env.builtin_commands.contains(command) {
             fail(
                 Code::CommandCollision,
-                format!("command `/{command}` is a built-in command; built-ins win, so the skill is excluded"),
+                format!(
+                    "command `/{command}` is a built-in command; built-ins win, so the skill is excluded"
+                ),
             );
         }
     }
@@ -180,7 +199,9 @@ pub fn check(name: &str, m: &Manifest, env: &Environment) -> Vec<Ineligible> {
             if !registered.contains(&key) {
                 fail(
                     Code::UnknownToolset,
-                    format!("toolset `{key}` is not registered by the host; register it under that key"),
+                    format!(
+                        "toolset `{key}` is not registered by the host; register it under that key"
+                    ),
                 );
             }
         }
@@ -249,20 +270,34 @@ mod tests {
         };
         assert_eq!(
             codes(&m, &env()),
-            vec![Code::IneligibleOs, Code::IneligibleEnv, Code::IneligibleBinary]
+            vec![
+                Code::IneligibleOs,
+                Code::IneligibleEnv,
+                Code::IneligibleBinary
+            ]
         );
-        m.eligibility = Some(Eligibility { os: vec!["linux".into()], env: vec!["SET".into()], binaries: vec!["git".into()] });
+        m.eligibility = Some(Eligibility {
+            os: vec!["linux".into()],
+            env: vec!["SET".into()],
+            binaries: vec!["git".into()],
+        });
         assert!(codes(&m, &env()).is_empty());
     }
 
     #[test]
     fn env_values_are_never_shown() {
         let m = Manifest {
-            eligibility: Some(Eligibility { env: vec!["UNSET".into()], ..Default::default() }),
+            eligibility: Some(Eligibility {
+                env: vec!["UNSET".into()],
+                ..Default::default()
+            }),
             ..Manifest::default()
         };
         let msg = &check("s", &m, &env())[0].message;
-        assert_eq!(msg, "environment variable UNSET (eligibility.env) is not set");
+        assert_eq!(
+            msg,
+            "environment variable UNSET (eligibility.env) is not set"
+        );
     }
 
     #[test]
@@ -279,7 +314,12 @@ mod tests {
         };
         assert_eq!(
             codes(&m, &e),
-            vec![Code::Disabled, Code::MissingRequiredTool, Code::UnknownCommandTool, Code::CommandCollision]
+            vec![
+                Code::Disabled,
+                Code::MissingRequiredTool,
+                Code::UnknownCommandTool,
+                Code::CommandCollision
+            ]
         );
         e.enabled.insert("s".into());
         e.tool_policy = None;

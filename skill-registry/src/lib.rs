@@ -41,7 +41,9 @@ use skill_format::{Dialect, Mode};
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,
 };
-pub use eligibility::{Affinity, DEFAULT_BUILTIN_COMMANDS, Environment, Probe, affinity, current_os};
+pub use eligibility::{
+    Affinity, DEFAULT_BUILTIN_COMMANDS, Environment, Probe, affinity, current_os,
+};
 pub use error::Error;
 pub use load::{load_snapshot, slug};
 pub use snapshot::{Skill, Snapshot, Status};
@@ -137,7 +139,10 @@ impl RegistryConfig {
         if let Some(h) = home {
             out.push(Source::new(h.join(".agents").join("skills"), "user"));
         }
-        out.push(Source::new(project_dir.join(".agents").join("skills"), "project"));
+        out.push(Source::new(
+            project_dir.join(".agents").join("skills"),
+            "project",
+        ));
         out
     }
 }

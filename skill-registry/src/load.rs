@@ -25,7 +25,11 @@ struct Job<'a> {
 /// Read a file with the checks that must come before reading: a regular file, under the cap.
 fn read_checked(path: &Path) -> Result<Vec<u8>, Diagnostic> {
     let meta = fs::metadata(path).map_err(|e| {
-        Diagnostic::error(Code::Unreadable, path, format!("cannot read the file ({e})"))
+        Diagnostic::error(
+            Code::Unreadable,
+            path,
+            format!("cannot read the file ({e})"),
+        )
     })?;
     if !meta.is_file() {
         return Err(Diagnostic::error(
@@ -44,7 +48,13 @@ fn read_checked(path: &Path) -> Result<Vec<u8>, Diagnostic> {
             ),
         ));
     }
-    fs::read(path).map_err(|e| Diagnostic::error(Code::Unreadable, path, format!("cannot read the file ({e})")))
+    fs::read(path).map_err(|e| {
+        Diagnostic::error(
+            Code::Unreadable,
+            path,
+            format!("cannot read the file ({e})"),
+        )
+    })
 }
 
 fn file_name(path: &Path) -> String {
@@ -94,7 +104,13 @@ fn parse_one(path: &Path, origin: Origin, source: &Source, config: &RegistryConf
     }
 }
 
-fn to_skill(file: SkillFile, source_index: usize, source: &Source, dir: &Path, domain: Option<String>) -> Skill {
+fn to_skill(
+    file: SkillFile,
+    source_index: usize,
+    source: &Source,
+    dir: &Path,
+    domain: Option<String>,
+) -> Skill {
     Skill {
         name: file.name,
         description: file.description,
@@ -122,7 +138,13 @@ fn run_job(job: &Job<'_>, config: &RegistryConfig) -> Vec<Skill> {
             if file.kind == FileKind::NotASkill {
                 return Vec::new();
             }
-            let mut skill = to_skill(file, job.source, source, path.parent().unwrap_or(Path::new("")), None);
+            let mut skill = to_skill(
+                file,
+                job.source,
+                source,
+                path.parent().unwrap_or(Path::new("")),
+                None,
+            );
             skill.name = slug(&skill.name);
             vec![skill]
         }
@@ -133,7 +155,12 @@ fn run_job(job: &Job<'_>, config: &RegistryConfig) -> Vec<Skill> {
             markdown,
         } => {
             let folder_name = file_name(dir);
-            let mut file = parse_one(skill_file, Origin::folder(folder_name.clone()), source, config);
+            let mut file = parse_one(
+                skill_file,
+                Origin::folder(folder_name.clone()),
+                source,
+                config,
+            );
             if *lowercase {
                 file.diagnostics.push(Diagnostic::warning(
                     Code::LowercaseSkillFile,
@@ -151,7 +178,13 @@ fn run_job(job: &Job<'_>, config: &RegistryConfig) -> Vec<Skill> {
                     action: stem(action_file),
                 };
                 let f = parse_one(action_file, origin, source, config);
-                out.push(to_skill(f, job.source, source, dir, Some(folder_name.clone())));
+                out.push(to_skill(
+                    f,
+                    job.source,
+                    source,
+                    dir,
+                    Some(folder_name.clone()),
+                ));
             }
             out.push(to_skill(file, job.source, source, dir, Some(folder_name)));
             out
@@ -214,7 +247,10 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
     let mut by_name: BTreeMap<(bool, String), Vec<Skill>> = BTreeMap::new();
     for skill in parsed.into_iter().flatten() {
         let is_domain = skill.kind == FileKind::DomainIndex;
-        by_name.entry((is_domain, skill.name.clone())).or_default().push(skill);
+        by_name
+            .entry((is_domain, skill.name.clone()))
+            .or_default()
+            .push(skill);
     }
     let mut skills = BTreeMap::new();
     let mut domains = BTreeMap::new();
@@ -223,7 +259,9 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
         // Highest precedence first; within a source, the lexicographically first path wins.
         candidates.sort_by(|a, b| b.source.cmp(&a.source).then_with(|| a.path.cmp(&b.path)));
         let mut iter = candidates.into_iter();
-        let Some(mut winner) = iter.next() else { continue };
+        let Some(mut winner) = iter.next() else {
+            continue;
+        };
         for mut loser in iter {
             if loser.layer == winner.layer {
                 loser.diagnostics.push(Diagnostic::error(
@@ -269,7 +307,11 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
             skills.insert(name, winner);
         }
     }
-    for s in skills.values().chain(domains.values()).chain(shadowed.iter()) {
+    for s in skills
+        .values()
+        .chain(domains.values())
+        .chain(shadowed.iter())
+    {
         diagnostics.extend(s.diagnostics.iter().cloned());
     }
     diagnostics.sort_by(|a, b| {
@@ -280,7 +322,14 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
             .then(a.code.cmp(&b.code))
     });
     shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
-    Snapshot::new(generation, skills, domains, shadowed, diagnostics, config.sources.clone())
+    Snapshot::new(
+        generation,
+        skills,
+        domains,
+        shadowed,
+        diagnostics,
+        config.sources.clone(),
+    )
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The subcommands' work, kept apart from argument parsing.
+#![allow(missing_docs)]
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::json;
 use skill_format::{Dialect, Mode};
@@ -17,7 +17,10 @@ pub struct ValidateArgs {
     pub paths: Vec<PathBuf>,
 }
 
-fn layered_config(paths: &[PathBuf], layer_of: impl Fn(usize, &PathBuf) -> String) -> RegistryConfig {
+fn layered_config(
+    paths: &[PathBuf],
+    layer_of: impl Fn(usize, &PathBuf) -> String,
+) -> RegistryConfig {
     RegistryConfig::with_sources(
         paths
             .iter()
@@ -57,8 +60,7 @@ fn all_entries(snapshot: &Snapshot) -> Vec<&Skill> {
     v
 }
 
-fn write_out(text: &str) -> Result<(), String> {
-    let mut out = std::io::stdout().lock();
+fn write_out(out: &mut dyn Write, text: &str) -> Result<(), String> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`| head`) is not an error worth reporting.
@@ -68,13 +70,17 @@ fn write_out(text: &str) -> Result<(), String> {
 }
 
 /// `skill-server validate`.
-pub fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
+pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> {
     check_paths(&args.paths)?;
     let mut config = layered_config(&args.paths, |_, p| p.display().to_string());
     for s in &mut config.sources {
         s.dialect = args.dialect;
     }
-    config.mode = if args.strict { Mode::Strict } else { Mode::Lenient };
+    config.mode = if args.strict {
+        Mode::Strict
+    } else {
+        Mode::Lenient
+    };
     config.discover = DiscoverOptions {
         include_hidden: args.include_hidden,
         ..DiscoverOptions::default()
@@ -119,14 +125,14 @@ pub fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
         ));
         t
     };
-    write_out(&text)?;
-    Ok(if errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    write_out(out, &text)?;
+    Ok(if errors > 0 { 1 } else { 0 })
 }
 
 /// `skill-server list`.
-pub fn list(skills: &[PathBuf], json: bool) -> Result<ExitCode, String> {
+pub fn list(skills: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<u8, String> {
     check_paths(skills)?;
-    let config = layered_config(skills, |_, p| p.display().to_string());
+    let config = layered_config(skills, |i, _| format!("layer{}", i + 1));
     let registry = Registry::load(config);
     let snapshot = registry.snapshot();
     let winners: Vec<&Skill> = snapshot.entries().map(AsRef::as_ref).collect();
@@ -145,7 +151,11 @@ pub fn list(skills: &[PathBuf], json: bool) -> Result<ExitCode, String> {
             "STATUS".to_owned(),
             "PATH".to_owned(),
         ]];
-        for s in winners.iter().copied().chain(snapshot.domains().map(AsRef::as_ref)) {
+        for s in winners
+            .iter()
+            .copied()
+            .chain(snapshot.domains().map(AsRef::as_ref))
+        {
             rows.push([
                 s.name.clone(),
                 s.layer.clone(),
@@ -162,13 +172,18 @@ pub fn list(skills: &[PathBuf], json: bool) -> Result<ExitCode, String> {
         if !snapshot.shadowed().is_empty() {
             t.push_str("\nshadowed:\n");
             for s in snapshot.shadowed() {
-                t.push_str(&format!("  {} ({}) {}\n", s.name, s.layer, s.path.display()));
+                t.push_str(&format!(
+                    "  {} ({}) {}\n",
+                    s.name,
+                    s.layer,
+                    s.path.display()
+                ));
             }
         }
         t
     };
-    write_out(&text)?;
-    Ok(ExitCode::SUCCESS)
+    write_out(out, &text)?;
+    Ok(0)
 }
 
 fn table(rows: &[[String; 5]]) -> String {

@@ -1,120 +1,12 @@
-//! `skill-server`: the command line over the skills engine.
-//!
-//! Subcommands: `validate` (check skill files, compiler-style or JSON, exit 1 on errors) and
-//! `list` (what a set of layered sources loads, with shadowed entries).
+//! The `skill-server` binary: see the library's [`skill_server::run`].
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-
-mod commands;
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// Human text.
-    Text,
-    /// JSON.
-    Json,
-}
-
-/// Dialect selection on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum DialectArg {
-    /// Detect per file.
-    Auto,
-    /// The Agent Skills standard.
-    Agentskills,
-    /// Markdown-first actions.
-    Actions,
-    /// Lily v0.
-    Lily,
-    /// Pegasus.
-    Pegasus,
-    /// Toolsets and triggers.
-    Toolsets,
-}
-
-impl DialectArg {
-    fn dialect(self) -> Option<skill_format::Dialect> {
-        use skill_format::Dialect;
-        match self {
-            DialectArg::Auto => None,
-            DialectArg::Agentskills => Some(Dialect::AgentSkills),
-            DialectArg::Actions => Some(Dialect::Actions),
-            DialectArg::Lily => Some(Dialect::Lily),
-            DialectArg::Pegasus => Some(Dialect::Pegasus),
-            DialectArg::Toolsets => Some(Dialect::Toolsets),
-        }
-    }
-}
-
-#[derive(Debug, Parser)]
-#[command(name = "skill-server", version, about = "The skills engine for AI agents: validate, list and serve skill packs.")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Check skill files and report diagnostics like a compiler. Exit 0 without errors,
-    /// 1 with errors, 2 on usage or I/O problems.
-    Validate {
-        /// Read every file as this dialect instead of detecting it per file.
-        #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
-        dialect: DialectArg,
-        /// Every rule is an error and unknown keys are reported (agentskills: the standard
-        /// and the reference library, word for word).
-        #[arg(long)]
-        strict: bool,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// Skip hidden folders (by default `validate` checks them too; `.git` and
-        /// `node_modules` are always skipped).
-        #[arg(long)]
-        skip_hidden: bool,
-        /// A SKILL.md, a skill folder, or a root of many skills.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-    },
-    /// List what layered sources load: name, layer, dialect, status, path, and shadowed
-    /// entries. Later `--skills` folders take precedence over earlier ones.
-    List {
-        /// A skills folder; repeat for layers, lowest precedence first.
-        #[arg(long = "skills", required = true)]
-        skills: Vec<PathBuf>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-    },
-}
-
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Validate {
-            dialect,
-            strict,
-            format,
-            skip_hidden,
-            paths,
-        } => commands::validate(&commands::ValidateArgs {
-            dialect: dialect.dialect(),
-            strict,
-            json: format == Format::Json,
-            include_hidden: !skip_hidden,
-            paths,
-        }),
-        Command::List { skills, format } => commands::list(&skills, format == Format::Json),
-    };
-    match result {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::from(2)
-        }
-    }
+    let code = skill_server::run(
+        std::env::args_os(),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    );
+    ExitCode::from(code)
 }
