@@ -188,11 +188,8 @@ impl Walker<'_> {
             return;
         }
         self.folders += 1;
-        let mut entries: Vec<(String, PathBuf)> = match fs::read_dir(dir) {
-            Ok(rd) => rd
-                .filter_map(Result::ok)
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                .collect(),
+        let entries = match list_dir(dir) {
+            Ok(entries) => entries,
             Err(e) => {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::Unreadable,
@@ -202,7 +199,6 @@ impl Walker<'_> {
                 return;
             }
         };
-        entries.sort();
 
         if self.layout == Layout::Folders {
             let upper = entries.iter().find(|(n, _)| n == "SKILL.md");
@@ -325,14 +321,7 @@ impl Walker<'_> {
                 continue;
             }
             self.folders += 1;
-            let mut sub: Vec<(String, PathBuf)> = match fs::read_dir(path) {
-                Ok(rd) => rd
-                    .filter_map(Result::ok)
-                    .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-                    .collect(),
-                Err(_) => continue,
-            };
-            sub.sort();
+            let Ok(sub) = list_dir(path) else { continue };
             self.report_nested(skill_dir, path, &sub, depth + 1);
         }
     }
@@ -368,6 +357,16 @@ impl Walker<'_> {
         };
         self.seen_files.insert(canon)
     }
+}
+
+/// A folder's entries as (name, path), sorted by name.
+fn list_dir(dir: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
+    let mut entries: Vec<(String, PathBuf)> = fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    entries.sort();
+    Ok(entries)
 }
 
 fn found_path(f: &Found) -> &Path {
