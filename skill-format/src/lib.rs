@@ -206,7 +206,11 @@ pub fn parse_skill(bytes: &[u8], opts: &ParseOptions) -> SkillFile {
             ),
         );
     }
-    if let Some(nul) = bytes.iter().position(|b| *b == 0) {
+    if let Some(nul) = bytes
+        .contains(&0)
+        .then(|| bytes.iter().position(|b| *b == 0))
+        .flatten()
+    {
         let (line, col) = position_of(&String::from_utf8_lossy(&bytes[..nul]), nul);
         return failed(
             opts,

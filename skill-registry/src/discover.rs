@@ -11,7 +11,7 @@
 //!   or point at something already seen are skipped (a loop is reported).
 //! - At most [`DiscoverOptions::max_folders`] folders are read per root.
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -92,8 +92,8 @@ struct Walker<'a> {
     opts: &'a DiscoverOptions,
     layout: Layout,
     root_canon: PathBuf,
-    seen_dirs: BTreeSet<PathBuf>,
-    seen_files: BTreeSet<PathBuf>,
+    seen_dirs: HashSet<PathBuf>,
+    seen_files: HashSet<PathBuf>,
     folders: usize,
     depth_cut: Vec<PathBuf>,
     folder_limit_hit: bool,
@@ -140,15 +140,16 @@ pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discover
         opts,
         layout,
         root_canon: root_canon.clone(),
-        seen_dirs: BTreeSet::new(),
-        seen_files: BTreeSet::new(),
+        seen_dirs: HashSet::new(),
+        seen_files: HashSet::new(),
         folders: 0,
         depth_cut: Vec::new(),
         folder_limit_hit: false,
         out,
     };
     walker.seen_dirs.insert(root_canon);
-    walker.walk(root, 0);
+    let canon = walker.root_canon.clone();
+    walker.walk(root, &canon, 0);
     walker.finish(root)
 }
 
@@ -182,7 +183,9 @@ impl Walker<'_> {
         self.out
     }
 
-    fn walk(&mut self, dir: &Path, depth: usize) {
+    /// `canon` is `dir`'s canonical path: the root's is resolved once, and a real (not
+    /// linked) subfolder's is its parent's plus its name, so no per-folder system call.
+    fn walk(&mut self, dir: &Path, canon: &Path, depth: usize) {
         if self.folders >= self.opts.max_folders {
             self.folder_limit_hit = true;
             return;
@@ -201,23 +204,23 @@ impl Walker<'_> {
         };
 
         if self.layout == Layout::Folders {
-            let upper = entries.iter().find(|(n, _)| n == "SKILL.md");
-            let lower = entries.iter().find(|(n, _)| n == "skill.md");
-            if let Some((name, path)) = upper.or(lower) {
-                if !self.accept_file(path) {
+            let upper = entries.iter().find(|(n, _, _)| n == "SKILL.md");
+            let lower = entries.iter().find(|(n, _, _)| n == "skill.md");
+            if let Some((name, path, ft)) = upper.or(lower) {
+                if !self.accept_file(path, &canon.join(name), ft.is_symlink()) {
                     return;
                 }
                 let markdown = entries
                     .iter()
-                    .filter(|(n, p)| {
+                    .filter(|(n, p, ft)| {
                         n != "SKILL.md"
                             && n != "skill.md"
                             && Path::new(n)
                                 .extension()
                                 .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-                            && p.is_file()
+                            && (ft.is_file() || (ft.is_symlink() && p.is_file()))
                     })
-                    .map(|(_, p)| p.clone())
+                    .map(|(_, p, _)| p.clone())
                     .collect();
                 self.out.found.push(Found::Folder {
                     dir: dir.to_path_buf(),
@@ -230,32 +233,39 @@ impl Walker<'_> {
             }
         }
 
-        for (name, path) in entries {
-            let Ok(link_meta) = fs::symlink_metadata(&path) else {
-                continue;
-            };
-            let is_link = link_meta.file_type().is_symlink();
-            let Ok(meta) = fs::metadata(&path) else {
-                if is_link {
-                    self.out.diagnostics.push(Diagnostic::warning(
-                        Code::SymlinkEscape,
-                        &path,
-                        "symbolic link is broken; it is skipped",
-                    ));
+        for (name, path, ft) in entries {
+            let is_link = ft.is_symlink();
+            let (is_dir, is_file) = if is_link {
+                match fs::metadata(&path) {
+                    Ok(meta) => (meta.is_dir(), meta.is_file()),
+                    Err(_) => {
+                        self.out.diagnostics.push(Diagnostic::warning(
+                            Code::SymlinkEscape,
+                            &path,
+                            "symbolic link is broken; it is skipped",
+                        ));
+                        continue;
+                    }
                 }
-                continue;
+            } else {
+                (ft.is_dir(), ft.is_file())
             };
-            if meta.is_dir() {
+            if is_dir {
                 if ALWAYS_SKIPPED.contains(&name.as_str())
                     || (name.starts_with('.') && !self.opts.include_hidden)
                 {
                     continue;
                 }
-                let Some(canon) = self.resolve(&path, is_link) else {
-                    continue;
+                let child_canon = if is_link {
+                    match self.resolve(&path) {
+                        Some(c) => c,
+                        None => continue,
+                    }
+                } else {
+                    canon.join(&name)
                 };
-                if !self.seen_dirs.insert(canon.clone()) {
-                    if is_link && dir.starts_with(&canon) {
+                if !self.seen_dirs.insert(child_canon.clone()) {
+                    if is_link && canon.starts_with(&child_canon) {
                         self.out.diagnostics.push(Diagnostic::warning(
                             Code::SymlinkLoop,
                             &path,
@@ -268,16 +278,16 @@ impl Walker<'_> {
                     self.depth_cut.push(path);
                     continue;
                 }
-                self.walk(&path, depth + 1);
+                self.walk(&path, &child_canon, depth + 1);
                 if self.folder_limit_hit {
                     return;
                 }
             } else if self.layout == Layout::Notes
-                && meta.is_file()
+                && is_file
                 && Path::new(&name)
                     .extension()
                     .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-                && self.accept_file(&path)
+                && self.accept_file(&path, &canon.join(&name), is_link)
             {
                 self.out.found.push(Found::Note { path });
             }
@@ -290,11 +300,11 @@ impl Walker<'_> {
         &mut self,
         skill_dir: &Path,
         dir: &Path,
-        entries: &[(String, PathBuf)],
+        entries: &[(String, PathBuf, fs::FileType)],
         depth: usize,
     ) {
-        for (name, path) in entries {
-            if dir != skill_dir && (name == "SKILL.md" || name == "skill.md") && path.is_file() {
+        for (name, path, ft) in entries {
+            if dir != skill_dir && (name == "SKILL.md" || name == "skill.md") && ft.is_file() {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::NestedSkill,
                     path,
@@ -305,7 +315,7 @@ impl Walker<'_> {
                 ));
             }
         }
-        for (name, path) in entries {
+        for (name, path, ft) in entries {
             if ALWAYS_SKIPPED.contains(&name.as_str())
                 || (name.starts_with('.') && !self.opts.include_hidden)
                 || depth + 1 > self.opts.max_depth
@@ -314,10 +324,7 @@ impl Walker<'_> {
                 continue;
             }
             // Links are not followed here: a skill's own resources are listed elsewhere.
-            let Ok(meta) = fs::symlink_metadata(path) else {
-                continue;
-            };
-            if !meta.is_dir() {
+            if !ft.is_dir() {
                 continue;
             }
             self.folders += 1;
@@ -328,9 +335,9 @@ impl Walker<'_> {
 
     /// The canonical path of an entry, or `None` (with a diagnostic) when a link leaves the
     /// root.
-    fn resolve(&mut self, path: &Path, is_link: bool) -> Option<PathBuf> {
+    fn resolve(&mut self, path: &Path) -> Option<PathBuf> {
         let canon = fs::canonicalize(path).ok()?;
-        if is_link && !canon.starts_with(&self.root_canon) {
+        if !canon.starts_with(&self.root_canon) {
             self.out.diagnostics.push(Diagnostic::warning(
                 Code::SymlinkEscape,
                 path,
@@ -345,27 +352,30 @@ impl Walker<'_> {
     }
 
     /// Whether a skill file is new (by canonical path) and inside the root.
-    fn accept_file(&mut self, path: &Path) -> bool {
-        let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    /// `canon` is the file's canonical path when it is not a link.
+    fn accept_file(&mut self, path: &Path, canon: &Path, is_link: bool) -> bool {
         let canon = if is_link {
-            match self.resolve(path, true) {
+            match self.resolve(path) {
                 Some(c) => c,
                 None => return false,
             }
         } else {
-            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+            canon.to_path_buf()
         };
         self.seen_files.insert(canon)
     }
 }
 
-/// A folder's entries as (name, path), sorted by name.
-fn list_dir(dir: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
-    let mut entries: Vec<(String, PathBuf)> = fs::read_dir(dir)?
+/// A folder's entries as (name, path, type without following links), sorted by name.
+fn list_dir(dir: &Path) -> std::io::Result<Vec<(String, PathBuf, fs::FileType)>> {
+    let mut entries: Vec<(String, PathBuf, fs::FileType)> = fs::read_dir(dir)?
         .filter_map(Result::ok)
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter_map(|e| {
+            let ft = e.file_type().ok()?;
+            Some((e.file_name().to_string_lossy().into_owned(), e.path(), ft))
+        })
         .collect();
-    entries.sort();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(entries)
 }
 

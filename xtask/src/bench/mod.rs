@@ -1,0 +1,101 @@
+//! `cargo xtask bench`: the benchmark harness.
+//!
+//! Timing is plain [`std::time::Instant`] wall clock: a baseline and the code compared
+//! with it each do one untimed warm-up run (warm caches, warm page cache), then run
+//! alternately `--iterations` times each, so that background load hits both alike; the
+//! table reports each one's median. Figures are only meaningful in the release profile, so when this binary is a
+//! dev build (as `cargo xtask` makes it) `bench` re-runs itself with
+//! `cargo run --release --package xtask -- bench ...` and passes its exit code on.
+//!
+//! Every benchmark adds rows to one [`Table`], printed at the end. To add one (`bench
+//! disclose`, `bench route`, `bench search`, ...): write a module with an `Args` struct that
+//! has a [`Default`] matching its command-line defaults and a
+//! `run(&Args, &mut Table) -> Result<(), String>`, add a variant to [`BenchName`], and add it
+//! to [`run_all`].
+
+mod generate;
+mod load;
+mod table;
+mod timing;
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+pub use table::Table;
+
+use crate::process::{cargo, exit_code_of, repo_root, run_status};
+
+/// Set in the environment of the release re-run so that it does not re-run itself again.
+const RELEASE_RERUN_ENV: &str = "XTASK_BENCH_RELEASE_RERUN";
+
+/// Arguments of `cargo xtask bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The benchmark to run; all of them (with their defaults) when omitted.
+    #[command(subcommand)]
+    bench: Option<BenchName>,
+}
+
+/// The benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchName {
+    /// Loading: frontmatter YAML alone vs full parse + validate over a corpus, and file
+    /// reading vs a full registry load over a generated pack.
+    Load(load::LoadArgs),
+}
+
+/// Run the chosen benchmark (or all) and print the table.
+pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
+    if cfg!(debug_assertions) && std::env::var_os(RELEASE_RERUN_ENV).is_none() {
+        return rerun_in_release();
+    }
+    let mut table = Table::new();
+    match &args.bench {
+        Some(BenchName::Load(a)) => load::run(a, &mut table)?,
+        None => run_all(&mut table)?,
+    }
+    println!("{}", header());
+    print!("{}", table.render());
+    Ok(if table.has_errors() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Every benchmark with its default arguments.
+fn run_all(table: &mut Table) -> Result<(), String> {
+    load::run(&load::LoadArgs::default(), table)?;
+    Ok(())
+}
+
+/// Re-run this command line in a release build of xtask.
+fn rerun_in_release() -> Result<ExitCode, String> {
+    let root = repo_root()?;
+    let mut cmd = cargo();
+    cmd.args(["run", "--release", "--quiet", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .args(["--package", "xtask", "--"])
+        .args(std::env::args_os().skip(1))
+        .env(RELEASE_RERUN_ENV, "1");
+    eprintln!(
+        "xtask: re-running in release mode: cargo run --release --package xtask -- bench ..."
+    );
+    run_status(&mut cmd).map(exit_code_of)
+}
+
+/// The line above the table: build profile and machine.
+fn header() -> String {
+    let profile = if cfg!(debug_assertions) {
+        "DEV PROFILE (figures not representative)"
+    } else {
+        "release profile"
+    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    format!(
+        "bench: {profile}, {cores} cores, {} {}, medians of alternating timed runs after one warm-up run each",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
+}
