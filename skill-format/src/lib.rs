@@ -244,8 +244,6 @@ pub fn parse_skill(bytes: &[u8], opts: &ParseOptions) -> SkillFile {
             );
         }
     };
-    let strict_reference_guess =
-        reference_mode(forced.unwrap_or(Dialect::AgentSkills), opts.mode) && forced.is_some();
     let doc = match split(text) {
         Ok(d) => d,
         Err(UnclosedFrontmatter { line }) => {
@@ -262,7 +260,6 @@ pub fn parse_skill(bytes: &[u8], opts: &ParseOptions) -> SkillFile {
             );
         }
     };
-    let _ = strict_reference_guess;
     let mut diagnostics = Vec::new();
     let mut root: Option<Node> = None;
     let mut duplicate_keys = Vec::new();

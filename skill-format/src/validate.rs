@@ -721,7 +721,6 @@ pub(crate) fn check(
             ));
         }
     }
-    let _ = &mut name;
     (out, Resolved { name, description })
 }
 
