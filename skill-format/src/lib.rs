@@ -456,22 +456,13 @@ pub fn parse_skill(bytes: &[u8], opts: &ParseOptions) -> SkillFile {
     );
     let reference = reference_mode(dialect, opts.mode);
     let to_diag = |f: Finding| {
-        // In strict reference mode, type findings of the six standard fields are already
-        // covered by the reference checks' own messages.
-        let severity = if f.hard || strict {
-            Severity::Error
-        } else {
-            Severity::Warning
-        };
-        let severity = if f.code == Code::UnknownField && strict && !reference {
-            Severity::Warning
-        } else {
-            severity
-        };
-        let severity = if f.code == Code::BodyTooLong {
-            Severity::Warning
-        } else {
-            severity
+        // Recommendations stay warnings, and strict mode reports keys outside a non-standard
+        // dialect as warnings; otherwise hard findings and strict mode make errors.
+        let severity = match f.code {
+            Code::BodyTooLong => Severity::Warning,
+            Code::UnknownField if strict && !reference => Severity::Warning,
+            _ if f.hard || strict => Severity::Error,
+            _ => Severity::Warning,
         };
         let pos = if f.key.is_empty() {
             None
@@ -481,6 +472,8 @@ pub fn parse_skill(bytes: &[u8], opts: &ParseOptions) -> SkillFile {
         Diagnostic::new(severity, f.code, path, f.message).at_opt(pos)
     };
     for f in findings {
+        // In strict reference mode the reference checks report the six standard fields with
+        // their own messages; typing findings about them would repeat those.
         if reference && validate_covers(&f) {
             continue;
         }
@@ -510,11 +503,6 @@ fn validate_covers(f: &Finding) -> bool {
         f.key.as_str(),
         "name" | "description" | "compatibility" | "metadata" | "allowed-tools"
     )
-}
-
-/// The file name a path would have if it were the standard's `SKILL.md` (either case).
-pub fn is_skill_file_name(name: &str) -> bool {
-    name == "SKILL.md" || name == "skill.md"
 }
 
 /// Shorthand used by callers that only have a path: the parent folder's name.
