@@ -164,6 +164,8 @@ codes! {
     UnknownToolset => "unknown-toolset",
     /// The skill is disabled (by config or `default_enabled: false`).
     Disabled => "disabled",
+    /// On a reload the file had errors, so its last version that loaded is still served.
+    LastGoodServed => "last-good-served",
 }
 
 impl fmt::Display for Code {

@@ -1,15 +1,102 @@
 //! The crate's error type. Problems in skill files are diagnostics in the snapshot; this
-//! type covers operations that can fail as a whole.
+//! type covers lookups and operations that fail as a whole. The texts of the lookup errors
+//! are the seeds' (`Unknown domain: x`, `Unknown skill: x`), followed by the closest existing
+//! names, because they are shown to the model as well as to people.
 
 use std::path::PathBuf;
+
+/// Why a skill that exists cannot be disclosed or used here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unavailable {
+    /// The profile is in the skill's `exclude_from_prompt_profile_ids`.
+    Profile,
+    /// The skill sets `disable-model-invocation` and the model asked for it.
+    ModelInvocationDisabled,
+    /// The skill sets `user-invocable: false` and a user asked for it.
+    NotUserInvocable,
+    /// The skill has errors.
+    Invalid,
+    /// The skill fails eligibility on this host.
+    Ineligible,
+}
 
 /// An error from `skill-registry`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// No loaded skill has this name.
-    #[error("no skill named `{0}`")]
-    UnknownSkill(String),
+    /// No skill has this name.
+    #[error("Unknown skill: {name}{}", did_you_mean(suggestions))]
+    UnknownSkill {
+        /// The name asked for.
+        name: String,
+        /// The closest existing names, best first.
+        suggestions: Vec<String>,
+    },
+    /// No actions domain has this name.
+    #[error("Unknown domain: {domain}{}", did_you_mean(suggestions))]
+    UnknownDomain {
+        /// The domain asked for.
+        domain: String,
+        /// The closest existing domains and skill names, best first.
+        suggestions: Vec<String>,
+    },
+    /// `get_skill: <domain>.all` for a domain with no skills.
+    #[error("Unknown domain or no skills: {domain}{}", did_you_mean(suggestions))]
+    EmptyDomain {
+        /// The domain asked for.
+        domain: String,
+        /// The closest domains that have skills, best first.
+        suggestions: Vec<String>,
+    },
+    /// A scoped listing named skills that do not exist (none is dropped silently).
+    #[error("Unknown skills for the scoped listing: {}", unknown_list(names))]
+    UnknownSkills {
+        /// Each unknown name with its closest existing names.
+        names: Vec<(String, Vec<String>)>,
+    },
+    /// The skill exists but may not be used by this caller or profile.
+    #[error("{}", unavailable(name, *reason))]
+    NotAvailable {
+        /// The skill.
+        name: String,
+        /// Why.
+        reason: Unavailable,
+    },
+    /// A resource path that may not be read (absolute, `..` out of the folder, NUL, ...).
+    #[error("resource path `{path}` is not allowed: {reason}")]
+    ResourcePath {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// No such resource in the skill's folder.
+    #[error("skill `{skill}` has no resource `{path}`")]
+    ResourceNotFound {
+        /// The skill.
+        skill: String,
+        /// The relative path asked for.
+        path: String,
+    },
+    /// The resource is over the read cap.
+    #[error("resource `{path}` is {size} bytes; resources are read up to {limit} bytes")]
+    ResourceTooLarge {
+        /// The relative path.
+        path: String,
+        /// Its size.
+        size: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// The file watcher could not be started or could not watch a source.
+    #[error("cannot watch {}: {message}", path.display())]
+    Watch {
+        /// The path that could not be watched.
+        path: PathBuf,
+        /// What the platform said.
+        message: String,
+    },
     /// A file or folder operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -18,4 +105,70 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        format!(". Did you mean: {}?", suggestions.join(", "))
+    }
+}
+
+fn unknown_list(names: &[(String, Vec<String>)]) -> String {
+    names
+        .iter()
+        .map(|(n, s)| {
+            format!(
+                "{n}{}",
+                did_you_mean(s).replace(". Did", " (did").replace('?', "?)")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn unavailable(name: &str, reason: Unavailable) -> String {
+    match reason {
+        Unavailable::Profile => format!("Skill '{name}' is not available for this profile."),
+        Unavailable::ModelInvocationDisabled => {
+            format!("Skill '{name}' can only be invoked by the user (disable-model-invocation).")
+        }
+        Unavailable::NotUserInvocable => {
+            format!("Skill '{name}' cannot be invoked by the user (user-invocable: false).")
+        }
+        Unavailable::Invalid => {
+            format!("Skill '{name}' has errors and is not loaded; see its diagnostics.")
+        }
+        Unavailable::Ineligible => format!(
+            "Skill '{name}' is not available on this host (eligibility); see its diagnostics."
+        ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_errors_keep_the_seed_text_and_add_suggestions() {
+        let e = Error::UnknownDomain {
+            domain: "emial".into(),
+            suggestions: vec!["email".into()],
+        };
+        assert_eq!(e.to_string(), "Unknown domain: emial. Did you mean: email?");
+        let e = Error::UnknownSkill {
+            name: "zzz".into(),
+            suggestions: vec![],
+        };
+        assert_eq!(e.to_string(), "Unknown skill: zzz");
+        let e = Error::UnknownSkills {
+            names: vec![("a.b".into(), vec!["a.c".into()]), ("q".into(), vec![])],
+        };
+        assert_eq!(
+            e.to_string(),
+            "Unknown skills for the scoped listing: a.b (did you mean: a.c?), q"
+        );
+    }
 }

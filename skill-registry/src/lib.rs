@@ -25,28 +25,36 @@
 
 #![deny(missing_docs)]
 
+mod change;
+mod disclose;
 mod discover;
 mod eligibility;
 mod error;
 mod load;
 mod snapshot;
+mod suggest;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use skill_format::{Dialect, Mode};
 
+use change::Subscribers;
+pub use change::{ChangeSet, Subscription};
+pub use disclose::{Caller, Disclosure, UseSkill, UseSkillMode};
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,
 };
 pub use eligibility::{
     Affinity, DEFAULT_BUILTIN_COMMANDS, Environment, Probe, affinity, current_os,
 };
-pub use error::Error;
+pub use error::{Error, Unavailable};
+use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
 pub use snapshot::{Skill, Snapshot, Status};
+pub use suggest::{MAX_SUGGESTIONS, closest_names};
 
 /// How much a source is trusted (agent-skills-integration 7.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -147,22 +155,26 @@ impl RegistryConfig {
     }
 }
 
-/// The live registry: a configuration and the current snapshot behind an atomic pointer.
+/// The live registry: a configuration, the current snapshot behind an atomic pointer, the
+/// state that makes reloads incremental, and the subscribers told of every change.
 #[derive(Debug)]
 pub struct Registry {
     config: RegistryConfig,
     current: ArcSwap<Snapshot>,
-    generation: AtomicU64,
+    loader: Mutex<Loader>,
+    subscribers: Subscribers,
 }
 
 impl Registry {
     /// Load every source and publish the first snapshot (generation 1).
     pub fn load(config: RegistryConfig) -> Self {
-        let snapshot = load_snapshot(&config, 1);
+        let mut loader = Loader::default();
+        let snapshot = loader.load(&config, 1, Scope::All);
         Registry {
             config,
             current: ArcSwap::from_pointee(snapshot),
-            generation: AtomicU64::new(1),
+            loader: Mutex::new(loader),
+            subscribers: Subscribers::default(),
         }
     }
 
@@ -171,12 +183,59 @@ impl Registry {
         self.current.load_full()
     }
 
-    /// Load every source again and publish the result as the next generation.
-    pub fn reload(&self) -> Arc<Snapshot> {
-        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let snapshot = Arc::new(load_snapshot(&self.config, generation));
-        self.current.store(snapshot.clone());
-        snapshot
+    /// Walk every source and parse every file again. Files that loaded before and now have
+    /// errors keep their last good version served. When anything changed, the result is
+    /// published as the next generation and subscribers are told; otherwise the change set
+    /// is empty and the generation stays.
+    pub fn reload(&self) -> ChangeSet {
+        self.reload_scoped(Scope::All)
+    }
+
+    /// Reload after the files or folders at `paths` changed (paths as the sources name
+    /// them: a source `packs/x` gives `packs/x/a/SKILL.md`). Only those files are parsed
+    /// again; a source is walked again only when a change could add or remove a skill.
+    pub fn reload_paths<I, P>(&self, paths: I) -> ChangeSet
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        let paths: HashSet<PathBuf> = paths.into_iter().map(Into::into).collect();
+        self.reload_scoped(Scope::Paths(&paths))
+    }
+
+    fn reload_scoped(&self, scope: Scope<'_>) -> ChangeSet {
+        // One reload at a time; readers never take this lock.
+        let mut loader = match self.loader.lock() {
+            Ok(l) => l,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let old = self.current.load_full();
+        let next = Arc::new(loader.load(&self.config, old.generation() + 1, scope));
+        let change = ChangeSet::between(&old, next.clone());
+        if change.is_empty()
+            && old.diagnostics() == next.diagnostics()
+            && old.shadowed().len() == next.shadowed().len()
+        {
+            return ChangeSet {
+                generation: old.generation(),
+                snapshot: old,
+                ..change
+            };
+        }
+        self.current.store(next);
+        drop(loader);
+        self.subscribers.publish(&change);
+        change
+    }
+
+    /// Call `f` with every change set published from now on, on the thread that reloaded.
+    /// Keep `f` short (hand the change set to a channel or task); dropping the returned
+    /// [`Subscription`] unsubscribes.
+    pub fn subscribe<F>(&self, f: F) -> Subscription
+    where
+        F: Fn(&ChangeSet) + Send + Sync + 'static,
+    {
+        self.subscribers.add(Arc::new(f))
     }
 
     /// The configuration it loads from.

@@ -1,9 +1,15 @@
 //! Loading: discover every source, parse every file on all cores, resolve precedence, judge
 //! eligibility, and build a [`Snapshot`].
+//!
+//! A [`Loader`] keeps what the previous load found (each source's discovery and each file's
+//! parse), so a reload re-reads only what changed: files named as changed are parsed again,
+//! a source is walked again only when a change could add or remove a skill, and everything
+//! else is reused as is. When a file that loaded before now has errors, its last good version
+//! stays served (with a `last-good-served` warning) until the file is valid again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -11,16 +17,10 @@ use skill_format::{
     Code, Diagnostic, FileKind, MAX_FILE_BYTES, Origin, ParseOptions, SkillFile, parse_skill,
 };
 
-use crate::discover::{Found, discover};
+use crate::discover::{Discovery, Found, discover};
 use crate::eligibility;
 use crate::snapshot::{Skill, Snapshot, Status};
 use crate::{RegistryConfig, Source};
-
-/// One unit of parallel work: a discovered folder or note of one source.
-struct Job<'a> {
-    source: usize,
-    found: &'a Found,
-}
 
 /// Read a file with the checks that must come before reading: a regular file, under the cap.
 fn read_checked(path: &Path) -> Result<Vec<u8>, Diagnostic> {
@@ -129,90 +129,313 @@ fn to_skill(
     }
 }
 
-/// Parse everything one discovered item holds: a skill, or a domain index and its actions.
-fn run_job(job: &Job<'_>, config: &RegistryConfig) -> Vec<Skill> {
-    let source = &config.sources[job.source];
-    match job.found {
-        Found::Note { path } => {
-            let file = parse_one(path, Origin::Note { stem: stem(path) }, source, config);
-            if file.kind == FileKind::NotASkill {
-                return Vec::new();
+/// One file to parse: where it is, what decides its derived name, and its source.
+struct Request {
+    path: PathBuf,
+    origin: Origin,
+    source: usize,
+    dir: PathBuf,
+    domain: Option<String>,
+}
+
+/// What the previous load knew about one file.
+#[derive(Debug)]
+struct Cached {
+    origin: Origin,
+    source: usize,
+    /// The file as last parsed (before precedence and eligibility).
+    parsed: Arc<Skill>,
+    /// The last version of the file that had no errors, if any.
+    good: Option<Arc<Skill>>,
+}
+
+/// Which files a load may have to read again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scope<'a> {
+    /// Walk every source and parse every file.
+    All,
+    /// Only these paths changed (in the form the sources name them).
+    Paths(&'a HashSet<PathBuf>),
+}
+
+/// Loads snapshots and remembers enough of the last load to make the next one incremental.
+#[derive(Debug, Default)]
+pub(crate) struct Loader {
+    discoveries: Vec<Option<Discovery>>,
+    files: HashMap<PathBuf, Cached>,
+}
+
+impl Loader {
+    /// Build the snapshot for `generation`, re-reading what `scope` says may have changed.
+    pub(crate) fn load(
+        &mut self,
+        config: &RegistryConfig,
+        generation: u64,
+        scope: Scope<'_>,
+    ) -> Snapshot {
+        self.discoveries.resize_with(config.sources.len(), || None);
+        for (i, source) in config.sources.iter().enumerate() {
+            let walk = match (&self.discoveries[i], scope) {
+                (None, _) | (_, Scope::All) => true,
+                (Some(_), Scope::Paths(paths)) => paths
+                    .iter()
+                    .any(|p| touches(&source.path, p) && self.is_structural(p)),
+            };
+            if walk {
+                self.discoveries[i] = Some(discover(&source.path, source.layout, &config.discover));
             }
-            let mut skill = to_skill(
-                file,
-                job.source,
-                source,
-                path.parent().unwrap_or(Path::new("")),
-                None,
-            );
-            skill.name = slug(&skill.name);
-            vec![skill]
         }
-        Found::Folder {
-            dir,
-            skill_file,
-            lowercase,
-            markdown,
-        } => {
-            let folder_name = file_name(dir);
-            let mut file = parse_one(
-                skill_file,
-                Origin::folder(folder_name.clone()),
-                source,
-                config,
-            );
-            if *lowercase {
-                file.diagnostics.push(Diagnostic::warning(
-                    Code::LowercaseSkillFile,
-                    skill_file,
-                    "the file is named `skill.md`; the standard name is `SKILL.md`",
-                ));
+        let fresh = |path: &Path| match scope {
+            Scope::All => true,
+            Scope::Paths(paths) => paths.contains(path),
+        };
+        let mut next: HashMap<PathBuf, Cached> = HashMap::with_capacity(self.files.len());
+        let mut extra = Vec::new();
+
+        // Phase A: every SKILL.md and note.
+        let mut first = Vec::new();
+        for (source, d) in self.discoveries.iter().enumerate() {
+            for found in d.iter().flat_map(|d| d.found.iter()) {
+                first.push(match found {
+                    Found::Note { path } => Request {
+                        path: path.clone(),
+                        origin: Origin::Note { stem: stem(path) },
+                        source,
+                        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                        domain: None,
+                    },
+                    Found::Folder {
+                        dir, skill_file, ..
+                    } => Request {
+                        path: skill_file.clone(),
+                        origin: Origin::folder(file_name(dir)),
+                        source,
+                        dir: dir.clone(),
+                        domain: None,
+                    },
+                });
             }
-            if file.kind != FileKind::DomainIndex {
-                return vec![to_skill(file, job.source, source, dir, None)];
+        }
+        let first_parsed = self.parse_all(&first, config, &fresh, &mut next, &mut extra);
+
+        // Phase B: the action files of every domain index.
+        let mut second = Vec::new();
+        let mut found_iter = self
+            .discoveries
+            .iter()
+            .flat_map(|d| d.iter().flat_map(|d| d.found.iter()));
+        for (req, parsed) in first.iter().zip(&first_parsed) {
+            let found = found_iter.next();
+            let Some(Found::Folder { markdown, .. }) = found else {
+                continue;
+            };
+            if parsed.kind != FileKind::DomainIndex {
+                continue;
             }
-            let mut out = Vec::with_capacity(markdown.len() + 1);
-            for action_file in markdown {
-                let origin = Origin::Action {
-                    domain: folder_name.clone(),
-                    action: stem(action_file),
+            let domain = file_name(&req.dir);
+            for action in markdown {
+                second.push(Request {
+                    path: action.clone(),
+                    origin: Origin::Action {
+                        domain: domain.clone(),
+                        action: stem(action),
+                    },
+                    source: req.source,
+                    dir: req.dir.clone(),
+                    domain: Some(domain.clone()),
+                });
+            }
+        }
+        let second_parsed = self.parse_all(&second, config, &fresh, &mut next, &mut extra);
+
+        self.files = next;
+        let mut candidates = Vec::with_capacity(first_parsed.len() + second_parsed.len());
+        for parsed in first_parsed {
+            if parsed.kind == FileKind::NotASkill {
+                continue;
+            }
+            candidates.push(parsed);
+        }
+        candidates.extend(second_parsed);
+        let mut diagnostics = extra;
+        for d in self.discoveries.iter().flatten() {
+            diagnostics.extend(d.diagnostics.iter().cloned());
+        }
+        resolve(candidates, diagnostics, config, generation)
+    }
+
+    /// Whether a change at `path` can add or remove skills (so its source must be walked
+    /// again), rather than only edit a file already known.
+    fn is_structural(&self, path: &Path) -> bool {
+        match fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_file() => {
+                !self.files.contains_key(path)
+                    && path
+                        .extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+            }
+            // A folder appeared or changed, or something vanished: walk again.
+            _ => true,
+        }
+    }
+
+    /// Parse (or reuse) each request's file, recording the result in `next`. Returns the
+    /// skill to use for each request, in order.
+    fn parse_all(
+        &self,
+        requests: &[Request],
+        config: &RegistryConfig,
+        fresh: &dyn Fn(&Path) -> bool,
+        next: &mut HashMap<PathBuf, Cached>,
+        extra: &mut Vec<Diagnostic>,
+    ) -> Vec<Arc<Skill>> {
+        let reuse: Vec<Option<&Cached>> = requests
+            .iter()
+            .map(|r| {
+                self.files
+                    .get(&r.path)
+                    .filter(|c| !fresh(&r.path) && c.origin == r.origin && c.source == r.source)
+            })
+            .collect();
+        let to_parse: Vec<&Request> = requests
+            .iter()
+            .zip(&reuse)
+            .filter(|(_, c)| c.is_none())
+            .map(|(r, _)| r)
+            .collect();
+        let mut parsed = run_parallel(&to_parse, config).into_iter();
+        let mut out = Vec::with_capacity(requests.len());
+        for (req, cached) in requests.iter().zip(reuse) {
+            if let Some(c) = cached {
+                let served = match &c.good {
+                    Some(good) if has_errors(&c.parsed) => {
+                        extra.extend(c.parsed.diagnostics.iter().cloned());
+                        serve_last_good(good, &c.parsed)
+                    }
+                    _ => c.parsed.clone(),
                 };
-                let f = parse_one(action_file, origin, source, config);
-                out.push(to_skill(
-                    f,
-                    job.source,
-                    source,
-                    dir,
-                    Some(folder_name.clone()),
-                ));
+                next.insert(
+                    req.path.clone(),
+                    Cached {
+                        origin: c.origin.clone(),
+                        source: c.source,
+                        parsed: c.parsed.clone(),
+                        good: c.good.clone(),
+                    },
+                );
+                out.push(served);
+                continue;
             }
-            out.push(to_skill(file, job.source, source, dir, Some(folder_name)));
-            out
+            let Some(skill) = parsed.next() else { break };
+            let skill = Arc::new(skill);
+            let previous = self
+                .files
+                .get(&req.path)
+                .filter(|c| c.origin == req.origin && c.source == req.source);
+            let good = if skill.kind == FileKind::NotASkill {
+                None
+            } else if has_errors(&skill) {
+                previous.and_then(|c| c.good.clone())
+            } else {
+                Some(skill.clone())
+            };
+            let served = match &good {
+                Some(g) if has_errors(&skill) => {
+                    extra.extend(skill.diagnostics.iter().cloned());
+                    serve_last_good(g, &skill)
+                }
+                _ => skill.clone(),
+            };
+            next.insert(
+                req.path.clone(),
+                Cached {
+                    origin: req.origin.clone(),
+                    source: req.source,
+                    parsed: skill,
+                    good,
+                },
+            );
+            out.push(served);
         }
+        out
     }
 }
 
-/// Run the jobs on up to `threads` threads, keeping job order in the result.
-fn run_parallel(jobs: &[Job<'_>], config: &RegistryConfig) -> Vec<Vec<Skill>> {
+/// Whether `path` lies under (or above) a source root, so a change there concerns it.
+fn touches(root: &Path, path: &Path) -> bool {
+    path.starts_with(root) || root.starts_with(path)
+}
+
+fn has_errors(skill: &Skill) -> bool {
+    skill.diagnostics.iter().any(Diagnostic::is_error)
+}
+
+/// The last good version of a file, marked as such; `now` is the file as it is on disk.
+fn serve_last_good(good: &Arc<Skill>, now: &Skill) -> Arc<Skill> {
+    let mut s = (**good).clone();
+    let errors = now.diagnostics.iter().filter(|d| d.is_error()).count();
+    let first = now
+        .diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .map(|d| match d.line {
+            Some(line) => format!(" (first, line {line}: {})", d.message),
+            None => format!(" (first: {})", d.message),
+        })
+        .unwrap_or_default();
+    s.diagnostics.push(Diagnostic::warning(
+        Code::LastGoodServed,
+        &now.path,
+        format!(
+            "the file now has {errors} error(s){first}; its last version that loaded is still served until it is fixed"
+        ),
+    ));
+    Arc::new(s)
+}
+
+fn parse_request(req: &Request, config: &RegistryConfig) -> Skill {
+    let source = &config.sources[req.source];
+    let file = parse_one(&req.path, req.origin.clone(), source, config);
+    let mut skill = to_skill(file, req.source, source, &req.dir, req.domain.clone());
+    if let Origin::Note { .. } = req.origin {
+        skill.name = slug(&skill.name);
+    }
+    if skill.kind == FileKind::DomainIndex {
+        skill.domain = Some(file_name(&req.dir));
+    }
+    if let Origin::Folder { .. } = req.origin {
+        if req.path.file_name().is_some_and(|n| n == "skill.md") {
+            skill.diagnostics.push(Diagnostic::warning(
+                Code::LowercaseSkillFile,
+                &req.path,
+                "the file is named `skill.md`; the standard name is `SKILL.md`",
+            ));
+        }
+    }
+    skill
+}
+
+/// Parse the requests on up to `threads` threads, keeping their order in the result.
+fn run_parallel(requests: &[&Request], config: &RegistryConfig) -> Vec<Skill> {
     let threads = if config.threads == 0 {
         std::thread::available_parallelism().map_or(1, usize::from)
     } else {
         config.threads
     }
-    .min(jobs.len().max(1));
-    if threads <= 1 || jobs.len() < 64 {
-        return jobs.iter().map(|j| run_job(j, config)).collect();
+    .min(requests.len().max(1));
+    if threads <= 1 || requests.len() < 64 {
+        return requests.iter().map(|r| parse_request(r, config)).collect();
     }
     let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Vec<Skill>)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, Skill)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut local = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
-                        local.push((i, run_job(job, config)));
+                        let Some(req) = requests.get(i) else { break };
+                        local.push((i, parse_request(req, config)));
                     }
                     local
                 })
@@ -227,25 +450,21 @@ fn run_parallel(jobs: &[Job<'_>], config: &RegistryConfig) -> Vec<Vec<Skill>> {
     results.into_iter().map(|(_, s)| s).collect()
 }
 
-/// Build a snapshot from the configuration's sources.
+/// Build a snapshot from the configuration's sources in one go (no reload state kept).
 pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
-    let mut diagnostics = Vec::new();
-    let discoveries: Vec<_> = config
-        .sources
-        .iter()
-        .map(|s| discover(&s.path, s.layout, &config.discover))
-        .collect();
-    let jobs: Vec<Job<'_>> = discoveries
-        .iter()
-        .enumerate()
-        .flat_map(|(source, d)| d.found.iter().map(move |found| Job { source, found }))
-        .collect();
-    for d in &discoveries {
-        diagnostics.extend(d.diagnostics.iter().cloned());
-    }
-    let parsed = run_parallel(&jobs, config);
-    let mut by_name: BTreeMap<(bool, String), Vec<Skill>> = BTreeMap::new();
-    for skill in parsed.into_iter().flatten() {
+    Loader::default().load(config, generation, Scope::All)
+}
+
+/// Precedence and eligibility over every parsed candidate. Unchanged winners keep their
+/// `Arc`; only entries whose status or diagnostics change are copied.
+fn resolve(
+    candidates: Vec<Arc<Skill>>,
+    mut diagnostics: Vec<Diagnostic>,
+    config: &RegistryConfig,
+    generation: u64,
+) -> Snapshot {
+    let mut by_name: BTreeMap<(bool, String), Vec<Arc<Skill>>> = BTreeMap::new();
+    for skill in candidates {
         let is_domain = skill.kind == FileKind::DomainIndex;
         by_name
             .entry((is_domain, skill.name.clone()))
@@ -262,7 +481,8 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
         let Some(mut winner) = iter.next() else {
             continue;
         };
-        for mut loser in iter {
+        for loser in iter {
+            let mut loser = (*loser).clone();
             if loser.layer == winner.layer {
                 loser.diagnostics.push(Diagnostic::error(
                     Code::DuplicateName,
@@ -287,20 +507,22 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
             loser.status = Status::Shadowed;
             shadowed.push(Arc::new(loser));
         }
-        if winner.diagnostics.iter().any(Diagnostic::is_error) {
-            winner.status = Status::Invalid;
+        if has_errors(&winner) {
+            let mut w = (*winner).clone();
+            w.status = Status::Invalid;
+            winner = Arc::new(w);
         } else if !is_domain {
             let failures = eligibility::check(&name, &winner.manifest, &config.environment);
             if !failures.is_empty() {
-                winner.status = Status::Ineligible;
+                let mut w = (*winner).clone();
+                w.status = Status::Ineligible;
                 for f in failures {
-                    winner
-                        .diagnostics
-                        .push(Diagnostic::warning(f.code, &winner.path, f.message));
+                    w.diagnostics
+                        .push(Diagnostic::warning(f.code, &w.path, f.message));
                 }
+                winner = Arc::new(w);
             }
         }
-        let winner = Arc::new(winner);
         if is_domain {
             domains.insert(name, winner);
         } else {
@@ -321,6 +543,7 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
             .then(a.column.cmp(&b.column))
             .then(a.code.cmp(&b.code))
     });
+    diagnostics.dedup();
     shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     Snapshot::new(
         generation,

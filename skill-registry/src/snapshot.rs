@@ -35,7 +35,7 @@ impl Status {
 }
 
 /// One skill (or actions domain index) as loaded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Skill {
     /// The resolved name (`pdf-forms`, `email.send`; notes: the slug of the name).
     pub name: String,
@@ -173,6 +173,14 @@ impl Snapshot {
             .iter()
             .filter(|d| d.severity == Severity::Warning)
             .count()
+    }
+
+    pub(crate) fn entry_map(&self) -> &BTreeMap<String, Arc<Skill>> {
+        &self.skills
+    }
+
+    pub(crate) fn domain_map(&self) -> &BTreeMap<String, Arc<Skill>> {
+        &self.domains
     }
 
     /// The sources it was loaded from, lowest precedence first.

@@ -13,6 +13,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod commands;
+mod route_cmd;
+mod schedule_cmd;
+mod search_cmd;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -98,6 +101,15 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Routing: `route`, `extract`.
+    #[command(flatten)]
+    Route(route_cmd::Commands),
+    /// Search and selection: `search`, `select`, `notes-search`.
+    #[command(flatten)]
+    Search(search_cmd::Commands),
+    /// Schedules: `schedules`.
+    #[command(flatten)]
+    Schedule(schedule_cmd::Commands),
 }
 
 /// Run the command line with `args` (the first item is the program name), writing normal
@@ -139,6 +151,9 @@ where
             out,
         ),
         Command::List { skills, format } => commands::list(&skills, format == Format::Json, out),
+        Command::Route(c) => return route_cmd::run(c, out, err),
+        Command::Search(c) => return search_cmd::run(c, out, err),
+        Command::Schedule(c) => return schedule_cmd::run(c, out, err),
     };
     match result {
         Ok(code) => code,

@@ -236,7 +236,8 @@ fn reload_publishes_a_new_generation_and_old_snapshots_stay_valid() {
     let before = r.snapshot();
     write(root.path(), "a/SKILL.md", &skill_md("a", "second"));
     let after = r.reload();
-    assert_eq!((before.generation(), after.generation()), (1, 2));
+    assert_eq!(after.changed, vec!["a".to_string()]);
+    assert_eq!((before.generation(), after.generation), (1, 2));
     assert_eq!(before.get("a").unwrap().description, "first");
     assert_eq!(r.snapshot().get("a").unwrap().description, "second");
 }

@@ -13,8 +13,12 @@
 //! `run(&Args, &mut Table) -> Result<(), String>`, add a variant to [`BenchName`], and add it
 //! to [`run_all`].
 
+mod disclose;
 mod generate;
 mod load;
+mod route;
+mod schedule;
+mod search;
 mod table;
 mod timing;
 
@@ -43,6 +47,16 @@ pub enum BenchName {
     /// Loading: frontmatter YAML alone vs full parse + validate over a corpus, and file
     /// reading vs a full registry load over a generated pack.
     Load(load::LoadArgs),
+    /// Disclosure: a 10,000-skill catalog within a budget, and hot-reload latency.
+    Disclose(disclose::Args),
+    /// Routing: extraction and routing throughput against line splitting.
+    Route(route::Args),
+    /// Search and selection: index build, query latency, incremental update, accuracy.
+    Search(search::Args),
+    /// Selection accuracy over the labelled request set, against the keyword fast path.
+    Select(search::Args),
+    /// Scheduling: registering 10,000 jobs and firing lateness.
+    Schedule(schedule::Args),
 }
 
 /// Run the chosen benchmark (or all) and print the table.
@@ -53,6 +67,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     let mut table = Table::new();
     match &args.bench {
         Some(BenchName::Load(a)) => load::run(a, &mut table)?,
+        Some(BenchName::Disclose(a)) => disclose::run(a, &mut table)?,
+        Some(BenchName::Route(a)) => route::run(a, &mut table)?,
+        Some(BenchName::Search(a)) => search::run(a, &mut table)?,
+        Some(BenchName::Select(a)) => search::run_select(a, &mut table)?,
+        Some(BenchName::Schedule(a)) => schedule::run(a, &mut table)?,
         None => run_all(&mut table)?,
     }
     println!("{}", header());
@@ -67,6 +86,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
 /// Every benchmark with its default arguments.
 fn run_all(table: &mut Table) -> Result<(), String> {
     load::run(&load::LoadArgs::default(), table)?;
+    disclose::run(&disclose::Args::default(), table)?;
+    route::run(&route::Args::default(), table)?;
+    search::run(&search::Args::default(), table)?;
+    search::run_select(&search::Args::default(), table)?;
+    schedule::run(&schedule::Args::default(), table)?;
     Ok(())
 }
 

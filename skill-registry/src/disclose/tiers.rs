@@ -1,0 +1,228 @@
+//! The `get_skill` tiers, `load_skill`, `use_skill` and the scoped listing.
+
+use std::fmt::Write as _;
+
+use skill_format::ContextMode;
+use skill_format::args::substitute_arguments;
+
+use super::{Disclosure, one_line};
+use crate::error::Error;
+use crate::snapshot::{Skill, Status};
+use crate::suggest::closest_names;
+
+/// Width the seed pads names to in `get_skill` and scoped listings.
+const NAME_COLUMN: usize = 12;
+
+/// The usage lines that end the top-level `get_skill` answer (markdown-first 6.2).
+const DOMAIN_USAGE: &str = "Use: get_skill: <domain> for domain details\n\
+Use: get_skill: <domain>.<command> for specific skill details\n\
+Use: get_skill: <domain>.all to load all skills in a domain\n";
+
+/// How a `use_skill` result is to be delivered (pegasus `context`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UseSkillMode {
+    /// Return the content to the model in the current conversation.
+    Inline,
+    /// Run the content as an isolated background task; the runtime spawns it and returns a
+    /// task id.
+    Fork,
+}
+
+/// The result of `use_skill`: the body after `$ARGUMENTS` substitution and how to deliver it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UseSkill {
+    /// The skill's name.
+    pub name: String,
+    /// The body with the arguments substituted.
+    pub content: String,
+    /// Inline or fork.
+    pub mode: UseSkillMode,
+    /// Pegasus `agent` (the task type for a fork), if set.
+    pub agent: Option<String>,
+    /// Pegasus `model`, if set.
+    pub model: Option<String>,
+    /// The skill's `allowed-tools`, as declared (`None`: no restriction declared).
+    pub allowed_tools: Option<Vec<String>>,
+}
+
+fn pad(name: &str) -> String {
+    format!("{name:<NAME_COLUMN$}")
+}
+
+impl Disclosure<'_> {
+    /// `get_skill` with an optional dot path, as markdown-first sections 3.3 and 6:
+    ///
+    /// - `None`: every domain summary (and every folder skill), then the usage lines;
+    /// - `email`: the domain index's body (or, for a folder skill named so, its body);
+    /// - `email.send`: that skill's body;
+    /// - `email.all`: every skill of the domain, sorted by name, as `# name\n\nbody`, joined
+    ///   by `\n\n---\n\n`.
+    ///
+    /// An unknown domain or skill gives the seed's text and the closest existing names.
+    pub fn get_skill(&self, path: Option<&str>) -> Result<String, Error> {
+        let Some(path) = path.map(str::trim).filter(|p| !p.is_empty()) else {
+            return Ok(self.top_level());
+        };
+        // A skill whose full name is the path (folder skills, `email.send`).
+        if let Some(skill) = self.snapshot.entry(path) {
+            return self.skill(&skill.name).map(|s| s.body.clone());
+        }
+        match path.split_once('.') {
+            None => self.domain_help(path),
+            Some((domain, "all")) => self.domain_all(domain),
+            Some(_) => Err(Error::UnknownSkill {
+                name: path.to_owned(),
+                suggestions: self.suggest(path),
+            }),
+        }
+    }
+
+    fn top_level(&self) -> String {
+        let mut out = String::new();
+        let domains: Vec<_> = self
+            .snapshot
+            .domains()
+            .filter(|d| d.status == Status::Loaded && self.domain_skills(&d.name).next().is_some())
+            .collect();
+        let folder: Vec<_> = self.visible().filter(|s| s.domain.is_none()).collect();
+        if !domains.is_empty() || folder.is_empty() {
+            out.push_str("Available skill domains:\n\n");
+            for d in &domains {
+                let _ = writeln!(out, "  {} {}", pad(&d.name), one_line(&d.description));
+            }
+            out.push('\n');
+            out.push_str(DOMAIN_USAGE);
+        }
+        if !folder.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("Available skills:\n\n");
+            for s in &folder {
+                let _ = writeln!(out, "  {} {}", pad(&s.name), one_line(&s.description));
+            }
+            out.push_str("\nUse: get_skill: <name> for a skill's full instructions\n");
+        }
+        out
+    }
+
+    /// The visible skills of a domain, by name.
+    fn domain_skills<'s>(&'s self, domain: &'s str) -> impl Iterator<Item = &'s Skill> + 's {
+        self.visible()
+            .filter(move |s| s.domain.as_deref() == Some(domain))
+            .map(|s| &**s)
+    }
+
+    fn domain_names(&self) -> Vec<&str> {
+        self.snapshot
+            .domains()
+            .filter(|d| d.status == Status::Loaded)
+            .map(|d| d.name.as_str())
+            .collect()
+    }
+
+    fn domain_help(&self, domain: &str) -> Result<String, Error> {
+        match self.snapshot.domain(domain) {
+            Some(index) if index.status == Status::Loaded => Ok(index.body.clone()),
+            _ => {
+                let folder = self
+                    .visible()
+                    .filter(|s| s.domain.is_none())
+                    .map(|s| s.name.as_str());
+                Err(Error::UnknownDomain {
+                    domain: domain.to_owned(),
+                    suggestions: closest_names(
+                        domain,
+                        self.domain_names().into_iter().chain(folder),
+                    ),
+                })
+            }
+        }
+    }
+
+    fn domain_all(&self, domain: &str) -> Result<String, Error> {
+        let parts: Vec<String> = self
+            .domain_skills(domain)
+            .map(|s| format!("# {}\n\n{}", s.name, s.body))
+            .collect();
+        if parts.is_empty() {
+            return Err(Error::EmptyDomain {
+                domain: domain.to_owned(),
+                suggestions: closest_names(domain, self.domain_names()),
+            });
+        }
+        Ok(parts.join("\n\n---\n\n"))
+    }
+
+    /// `load_skill` (agent-skills-integration 3.8): `# <name>\n\n<instructions>`. Skills left
+    /// out of the catalog (`include_in_prompt_default: false`) can still be loaded; skills
+    /// excluded for the profile cannot.
+    pub fn load_skill(&self, id: &str) -> Result<String, Error> {
+        let skill = self.skill(id)?;
+        Ok(format!("# {}\n\n{}", skill.name, skill.body))
+    }
+
+    /// `use_skill` (pegasus): the body after `$ARGUMENTS` substitution, to return inline or
+    /// to run as a forked task (`context: fork`).
+    pub fn use_skill(&self, name: &str, arguments: Option<&str>) -> Result<UseSkill, Error> {
+        let skill = self.skill(name)?;
+        let m = &skill.manifest;
+        Ok(UseSkill {
+            name: skill.name.clone(),
+            content: substitute_arguments(&skill.body, arguments.unwrap_or("")),
+            mode: match m.context {
+                Some(ContextMode::Fork) => UseSkillMode::Fork,
+                _ => UseSkillMode::Inline,
+            },
+            agent: m.agent.clone(),
+            model: m.model.clone(),
+            allowed_tools: m.allowed_tools.clone(),
+        })
+    }
+
+    /// The sub-agent listing of markdown-first 11.1 for exactly these skills, in the order
+    /// given. Every name must be a skill this caller may use: unknown or unavailable names
+    /// are an error that lists each of them, never silently dropped.
+    pub fn scoped_listing<S: AsRef<str>>(&self, names: &[S]) -> Result<String, Error> {
+        let mut unknown = Vec::new();
+        let mut found = Vec::new();
+        for name in names {
+            let name = name.as_ref().trim();
+            match self.skill(name) {
+                Ok(s) => found.push(s),
+                Err(Error::NotAvailable { name, reason }) if unknown.is_empty() => {
+                    return Err(Error::NotAvailable { name, reason });
+                }
+                Err(_) => unknown.push((name.to_owned(), self.suggest(name))),
+            }
+        }
+        if !unknown.is_empty() {
+            return Err(Error::UnknownSkills { names: unknown });
+        }
+        let width = found
+            .iter()
+            .map(|s| s.name.chars().count() + 2)
+            .max()
+            .unwrap_or(0)
+            .max(NAME_COLUMN);
+        let mut out = String::from("Available skills:\n");
+        for s in &found {
+            let _ = writeln!(out, "  {:<width$} {}", s.name, one_line(&brief(s)));
+        }
+        if found.iter().any(|s| s.domain.is_some()) {
+            out.push_str("\nUse: get_skill: <domain>.<command> for skill details\n");
+        } else {
+            out.push_str("\nUse: get_skill: <name> for skill details\n");
+        }
+        Ok(out)
+    }
+}
+
+/// A skill's short description: toolsets `brief_description`, lily `summary` (already the
+/// resolved description), else the description.
+pub(crate) fn brief(skill: &Skill) -> String {
+    match skill.manifest.brief_description.as_deref().map(str::trim) {
+        Some(b) if !b.is_empty() => b.to_owned(),
+        _ => skill.description.clone(),
+    }
+}

@@ -1,0 +1,3 @@
+//! `skill-router` (in progress).
+
+#![deny(missing_docs)]

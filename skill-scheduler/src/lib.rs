@@ -1,0 +1,3 @@
+//! `skill-scheduler` (in progress).
+
+#![deny(missing_docs)]

@@ -1,0 +1,3 @@
+//! `skill-search` (in progress).
+
+#![deny(missing_docs)]
