@@ -33,6 +33,8 @@ mod error;
 mod load;
 mod snapshot;
 mod suggest;
+#[cfg(feature = "watch")]
+mod watch;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -43,7 +45,12 @@ use skill_format::{Dialect, Mode};
 
 use change::Subscribers;
 pub use change::{ChangeSet, Subscription};
-pub use disclose::{Caller, Disclosure, UseSkill, UseSkillMode};
+pub use disclose::{
+    Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Caller, Catalog, CatalogEntry,
+    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, MAX_RESOURCE_BYTES,
+    MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, MIN_DESCRIPTION_CHARS, Resource, ResourceKind,
+    TRUNCATION_MARK, UseSkill, UseSkillMode,
+};
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,
 };
@@ -55,6 +62,8 @@ use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
 pub use snapshot::{Skill, Snapshot, Status};
 pub use suggest::{MAX_SUGGESTIONS, closest_names};
+#[cfg(feature = "watch")]
+pub use watch::{DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, WatchOptions, Watcher};
 
 /// How much a source is trusted (agent-skills-integration 7.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

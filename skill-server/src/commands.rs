@@ -17,7 +17,7 @@ pub struct ValidateArgs {
     pub paths: Vec<PathBuf>,
 }
 
-fn layered_config(
+pub(crate) fn layered_config(
     paths: &[PathBuf],
     layer_of: impl Fn(usize, &PathBuf) -> String,
 ) -> RegistryConfig {
@@ -30,7 +30,7 @@ fn layered_config(
     )
 }
 
-fn check_paths(paths: &[PathBuf]) -> Result<(), String> {
+pub(crate) fn check_paths(paths: &[PathBuf]) -> Result<(), String> {
     for p in paths {
         if let Err(e) = std::fs::metadata(p) {
             return Err(format!("{}: {e}", p.display()));
@@ -60,7 +60,7 @@ fn all_entries(snapshot: &Snapshot) -> Vec<&Skill> {
     v
 }
 
-fn write_out(out: &mut dyn Write, text: &str) -> Result<(), String> {
+pub(crate) fn write_out(out: &mut dyn Write, text: &str) -> Result<(), String> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`| head`) is not an error worth reporting.
@@ -127,6 +127,14 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
     };
     write_out(out, &text)?;
     Ok(if errors > 0 { 1 } else { 0 })
+}
+
+/// Load `--skills` folders as layers `layer1..N` (later folders win).
+pub(crate) fn load_layers(skills: &[PathBuf]) -> Result<Registry, String> {
+    check_paths(skills)?;
+    Ok(Registry::load(layered_config(skills, |i, _| {
+        format!("layer{}", i + 1)
+    })))
 }
 
 /// `skill-server list`.

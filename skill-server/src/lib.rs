@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod commands;
+mod disclose_cmd;
 mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
@@ -101,6 +102,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Disclosure: `catalog`, `show`, `get-skill`, `resources`.
+    #[command(flatten)]
+    Disclose(disclose_cmd::Commands),
     /// Routing: `route`, `extract`.
     #[command(flatten)]
     Route(route_cmd::Commands),
@@ -151,6 +155,7 @@ where
             out,
         ),
         Command::List { skills, format } => commands::list(&skills, format == Format::Json, out),
+        Command::Disclose(c) => return disclose_cmd::run(c, out, err),
         Command::Route(c) => return route_cmd::run(c, out, err),
         Command::Search(c) => return search_cmd::run(c, out, err),
         Command::Schedule(c) => return schedule_cmd::run(c, out, err),

@@ -1,1 +1,568 @@
-//! placeholder
+//! The catalog for the system prompt, fitted to a character budget.
+//!
+//! Fitting, in order (deterministic for the same snapshot and options):
+//! 1. Every entry is capped at [`Budget::entry_cap_chars`]: its description is shortened so
+//!    the entry's text fits.
+//! 2. Entries are taken in priority order (skills proactive for the profile first, then by
+//!    name) while each still fits with its description cut to [`MIN_DESCRIPTION_CHARS`];
+//!    from the first that does not fit on, the rest are **omitted** (and named in the report,
+//!    and, in markdown, counted in a closing line).
+//! 3. The kept entries get the longest common description length that fits the budget:
+//!    longer descriptions are **shortened** first, at a word boundary, ending in
+//!    [`TRUNCATION_MARK`]; descriptions shorter than that length are untouched.
+//!
+//! The text never exceeds the budget (counted in characters, i.e. Unicode scalar values). A
+//! budget too small for even the format's frame gives an empty text and omits everything.
+//! Entries appear in output order: markdown lists folder skills by name, then each actions
+//! domain with its skills; XML and JSON list every entry by name.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::tiers::{DOMAIN_USAGE, brief};
+use super::{Disclosure, one_line};
+use crate::eligibility::Affinity;
+use crate::snapshot::Skill;
+
+/// The budget when neither a char budget nor a context window is given.
+pub const DEFAULT_BUDGET_CHARS: usize = 16_000;
+/// The default cap on one entry's text.
+pub const DEFAULT_ENTRY_CAP_CHARS: usize = 1_536;
+/// The share of the context window the catalog may use, in percent (pegasus: 2%).
+pub const CONTEXT_WINDOW_PERCENT: u64 = 2;
+/// Characters per token when a budget is derived from a context window.
+pub const CHARS_PER_TOKEN: u64 = 4;
+/// Descriptions are not shortened below this many characters; entries are omitted instead.
+pub const MIN_DESCRIPTION_CHARS: usize = 40;
+/// Ends a shortened description.
+pub const TRUNCATION_MARK: &str = "…";
+
+/// The catalog's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CatalogFormat {
+    /// `- name: description` lines; actions skills grouped by domain, with the `get_skill`
+    /// usage lines (markdown-first 10.2).
+    #[default]
+    Markdown,
+    /// The Agent Skills `<available_skills>` block, byte for byte as the reference library's
+    /// `to-prompt` prints it.
+    Xml,
+    /// A compact JSON array of `{name, description, location, domain}` objects.
+    Json,
+}
+
+/// How much room the catalog has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Budget {
+    /// The budget in characters; wins over `context_window_tokens`.
+    pub budget_chars: Option<usize>,
+    /// The model's context window: the budget is [`CONTEXT_WINDOW_PERCENT`] of it, at
+    /// [`CHARS_PER_TOKEN`] characters per token.
+    pub context_window_tokens: Option<u64>,
+    /// The cap on one entry's text ([`DEFAULT_ENTRY_CAP_CHARS`] when `None`).
+    pub entry_cap_chars: Option<usize>,
+}
+
+impl Budget {
+    /// The budget in characters: `budget_chars`, else 2% of the context window x 4, else
+    /// [`DEFAULT_BUDGET_CHARS`].
+    pub fn chars(&self) -> usize {
+        if let Some(c) = self.budget_chars {
+            return c;
+        }
+        match self.context_window_tokens {
+            Some(tokens) => {
+                let chars = tokens.saturating_mul(CHARS_PER_TOKEN) / 100 * CONTEXT_WINDOW_PERCENT;
+                usize::try_from(chars).unwrap_or(usize::MAX)
+            }
+            None => DEFAULT_BUDGET_CHARS,
+        }
+    }
+
+    /// The per-entry cap in characters.
+    pub fn entry_cap(&self) -> usize {
+        self.entry_cap_chars.unwrap_or(DEFAULT_ENTRY_CAP_CHARS)
+    }
+}
+
+/// What fitting the budget did: nothing is dropped without being named here.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct BudgetReport {
+    /// The budget in characters.
+    pub budget_chars: usize,
+    /// Characters the text uses.
+    pub used_chars: usize,
+    /// Skills that could be listed (before fitting).
+    pub candidates: usize,
+    /// Listed skills, in output order.
+    pub included: Vec<String>,
+    /// Listed skills whose description was shortened, by name.
+    pub truncated: Vec<String>,
+    /// Skills left out to fit the budget, by name.
+    pub omitted: Vec<String>,
+}
+
+impl BudgetReport {
+    /// Whether every candidate is listed with its whole description.
+    pub fn is_complete(&self) -> bool {
+        self.truncated.is_empty() && self.omitted.is_empty()
+    }
+}
+
+/// One listed skill.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CatalogEntry {
+    /// The skill's name.
+    pub name: String,
+    /// The description as listed (shortened when `truncated`).
+    pub description: String,
+    /// The skill file's absolute, resolved path.
+    pub location: PathBuf,
+    /// Its actions domain, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// Whether the description was shortened.
+    pub truncated: bool,
+}
+
+/// A rendered catalog and what fitting it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    /// The format of `text`.
+    pub format: CatalogFormat,
+    /// The text to put in the prompt.
+    pub text: String,
+    /// The listed entries, in output order.
+    pub entries: Vec<CatalogEntry>,
+    /// The budget report.
+    pub report: BudgetReport,
+}
+
+/// A candidate entry, before fitting.
+struct Candidate<'a> {
+    skill: &'a Skill,
+    /// The full description, one line for markdown.
+    description: Cow<'a, str>,
+    description_chars: usize,
+    location: PathBuf,
+    proactive: bool,
+}
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Python's `html.escape(s, quote=True)`.
+fn xml_escape(s: &str) -> Cow<'_, str> {
+    if !s.contains(['&', '<', '>', '"', '\'']) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The first `max` characters of `text`, cut back to a word boundary when there is one,
+/// with the mark appended; `text` itself when it is short enough.
+fn shorten(text: &str, max: usize) -> (Cow<'_, str>, bool) {
+    if chars(text) <= max {
+        return (Cow::Borrowed(text), false);
+    }
+    let room = max.saturating_sub(chars(TRUNCATION_MARK));
+    let cut = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);
+    let head = &text[..cut];
+    let next_is_space = text[cut..].starts_with(char::is_whitespace);
+    let head = if next_is_space {
+        head
+    } else {
+        match head.rfind(char::is_whitespace) {
+            Some(i) if i > 0 => &head[..i],
+            _ => head,
+        }
+    };
+    let head = head.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':'));
+    (Cow::Owned(format!("{head}{TRUNCATION_MARK}")), true)
+}
+
+/// The pieces of one format's text; the text is their concatenation, so costs add up.
+struct Layout {
+    format: CatalogFormat,
+}
+
+impl Layout {
+    /// The frame present whenever the text is not empty.
+    fn frame(&self) -> (&'static str, &'static str) {
+        match self.format {
+            CatalogFormat::Markdown => ("", ""),
+            CatalogFormat::Xml => ("<available_skills>", "\n</available_skills>"),
+            CatalogFormat::Json => ("[", "]"),
+        }
+    }
+
+    fn entry(&self, c: &Candidate<'_>, description: &str) -> String {
+        match self.format {
+            CatalogFormat::Markdown if description.is_empty() => {
+                format!("- {}\n", one_line(&c.skill.name))
+            }
+            CatalogFormat::Markdown => format!("- {}: {description}\n", one_line(&c.skill.name)),
+            CatalogFormat::Xml => format!(
+                "\n<skill>\n<name>\n{}\n</name>\n<description>\n{}\n</description>\n<location>\n{}\n</location>\n</skill>",
+                xml_escape(&c.skill.name),
+                xml_escape(description),
+                c.location.display()
+            ),
+            CatalogFormat::Json => {
+                let e = CatalogEntry {
+                    name: c.skill.name.clone(),
+                    description: description.to_owned(),
+                    location: c.location.clone(),
+                    domain: c.skill.domain.clone(),
+                    truncated: false,
+                };
+                // The comma that separates it from the previous entry is counted with it.
+                format!(",{}", serde_json::to_string(&e).unwrap_or_default())
+            }
+        }
+    }
+
+    /// Fixed text of one group (a domain, or the folder skills), present when any of its
+    /// entries is listed. `first_block` tells whether it opens the markdown text.
+    fn group(&self, domain: Option<&Skill>, name: Option<&str>) -> String {
+        if self.format != CatalogFormat::Markdown {
+            return String::new();
+        }
+        match (name, domain) {
+            (None, _) => "Available skills:\n".to_owned(),
+            (Some(d), Some(index)) => format!("\n{d}: {}\n", one_line(&index.description)),
+            (Some(d), None) => format!("\n{d}:\n"),
+        }
+    }
+
+    /// Fixed text present when any domain entry is listed.
+    fn domains_block(&self) -> (&'static str, &'static str) {
+        match self.format {
+            CatalogFormat::Markdown => ("Available skill domains:\n", DOMAIN_USAGE_WITH_GAP),
+            _ => ("", ""),
+        }
+    }
+
+    fn trailer(&self, omitted: usize) -> String {
+        match self.format {
+            CatalogFormat::Markdown if omitted > 0 => format!(
+                "\n({omitted} more skill(s) not listed to fit the prompt budget; get_skill lists them all.)\n"
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The markdown domain block's closing: a blank line and the usage lines.
+const DOMAIN_USAGE_WITH_GAP: &str = concat!(
+    "\n",
+    "Use: get_skill: <domain> for domain details\n",
+    "Use: get_skill: <domain>.<command> for specific skill details\n",
+    "Use: get_skill: <domain>.all to load all skills in a domain\n"
+);
+
+impl Disclosure<'_> {
+    /// The catalog of every skill this view may list, fitted to the budget.
+    pub fn catalog(&self, format: CatalogFormat, budget: &Budget) -> Catalog {
+        debug_assert!(DOMAIN_USAGE_WITH_GAP.ends_with(DOMAIN_USAGE));
+        let layout = Layout { format };
+        let roots = resolved_roots(self.snapshot.sources());
+        let candidates: Vec<Candidate<'_>> = self
+            .visible()
+            .filter(|s| self.listed(s))
+            .map(|s| {
+                let raw = match format {
+                    CatalogFormat::Markdown => brief(s),
+                    _ => s.description.clone(),
+                };
+                let description = match format {
+                    CatalogFormat::Markdown => Cow::Owned(one_line(&raw)),
+                    _ => Cow::Owned(raw),
+                };
+                Candidate {
+                    skill: s,
+                    description_chars: chars(&description),
+                    description,
+                    location: location(&roots, s),
+                    proactive: s.affinity(self.profile.as_deref()) == Affinity::Proactive,
+                }
+            })
+            .collect();
+        let budget_chars = budget.chars();
+        let cap = budget.entry_cap();
+
+        // 1. The per-entry cap: the longest description each entry may show.
+        let mut max_desc: Vec<usize> = candidates
+            .iter()
+            .map(|c| {
+                let fixed = chars(&layout.entry(c, ""));
+                if fixed + c.description_chars <= cap {
+                    c.description_chars
+                } else {
+                    cap.saturating_sub(fixed)
+                }
+            })
+            .collect();
+
+        // 2. Priority order; keep entries while they fit at the minimum description.
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        order.sort_by(|&a, &b| {
+            candidates[b]
+                .proactive
+                .cmp(&candidates[a].proactive)
+                .then_with(|| candidates[a].skill.name.cmp(&candidates[b].skill.name))
+        });
+        let (open, close) = layout.frame();
+        let frame = chars(open) + chars(close);
+        let mut used = frame;
+        let mut groups_open: Vec<Option<String>> = Vec::new();
+        let mut domains_open = false;
+        let mut kept = vec![false; candidates.len()];
+        let mut omitted_count = 0;
+        for (rank, &i) in order.iter().enumerate() {
+            let c = &candidates[i];
+            let min_len = max_desc[i].min(MIN_DESCRIPTION_CHARS);
+            let mut cost = entry_cost(&layout, c, min_len);
+            let group = c.skill.domain.clone();
+            let new_group = !groups_open.contains(&group);
+            if new_group {
+                cost += chars(&self.group_text(&layout, group.as_deref()));
+            }
+            let opens_domains = group.is_some() && !domains_open;
+            if opens_domains {
+                let (a, b) = layout.domains_block();
+                cost += chars(a) + chars(b) + usize::from(groups_open.contains(&None));
+            }
+            if group.is_none() && domains_open && new_group {
+                cost += 1; // The blank line between the folder block and the domains.
+            }
+            let remaining = order.len() - rank - 1;
+            let trailer = chars(&layout.trailer(remaining));
+            if used + cost + trailer > budget_chars {
+                omitted_count = order.len() - rank;
+                break;
+            }
+            used += cost;
+            kept[i] = true;
+            if new_group {
+                groups_open.push(group);
+            }
+            domains_open |= opens_domains;
+        }
+        // A frame with nothing in it still counts when nothing fits at all.
+        if omitted_count > 0 {
+            used += chars(&layout.trailer(omitted_count));
+        }
+        if used > budget_chars {
+            // Not even the frame fits: nothing is listed.
+            kept.iter_mut().for_each(|k| *k = false);
+            used = 0;
+        }
+
+        // 3. The longest common description length that fits.
+        let fixed_used = used
+            - kept
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| **k)
+                .map(|(i, _)| {
+                    entry_cost(
+                        &layout,
+                        &candidates[i],
+                        max_desc[i].min(MIN_DESCRIPTION_CHARS),
+                    )
+                })
+                .sum::<usize>();
+        let longest = kept
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k)
+            .map(|(i, _)| max_desc[i])
+            .max()
+            .unwrap_or(0);
+        let total_at = |limit: usize| -> usize {
+            fixed_used
+                + kept
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| **k)
+                    .map(|(i, _)| entry_cost(&layout, &candidates[i], max_desc[i].min(limit)))
+                    .sum::<usize>()
+        };
+        let limit = if total_at(longest) <= budget_chars {
+            longest
+        } else {
+            let (mut lo, mut hi) = (MIN_DESCRIPTION_CHARS.min(longest), longest);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if total_at(mid) <= budget_chars {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            lo
+        };
+        for (i, m) in max_desc.iter_mut().enumerate() {
+            if kept[i] {
+                *m = (*m).min(limit);
+            }
+        }
+
+        // Render in output order.
+        let mut omitted: Vec<String> = candidates
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| !**k)
+            .map(|(c, _)| c.skill.name.clone())
+            .collect();
+        omitted.sort();
+        let mut listed: Vec<(usize, Cow<'_, str>, bool)> = Vec::new();
+        for (i, c) in candidates.iter().enumerate() {
+            if kept[i] {
+                let (d, cut) = shorten(&c.description, max_desc[i]);
+                listed.push((i, d, cut));
+            }
+        }
+        if format == CatalogFormat::Markdown {
+            // Folder skills first, then by domain; by name within each.
+            listed.sort_by(|a, b| {
+                let (sa, sb) = (candidates[a.0].skill, candidates[b.0].skill);
+                sa.domain
+                    .cmp(&sb.domain)
+                    .then_with(|| sa.name.cmp(&sb.name))
+            });
+        }
+        let mut text = String::new();
+        match format {
+            CatalogFormat::Markdown => {
+                let mut group: Option<Option<&str>> = None;
+                for (i, d, _) in &listed {
+                    let c = &candidates[*i];
+                    let g = c.skill.domain.as_deref();
+                    if group != Some(g) {
+                        if g.is_some() && group.is_none_or(|x| x.is_none()) {
+                            if group.is_some() {
+                                text.push('\n');
+                            }
+                            text.push_str(layout.domains_block().0);
+                        }
+                        text.push_str(&self.group_text(&layout, g));
+                        group = Some(g);
+                    }
+                    text.push_str(&layout.entry(c, d));
+                }
+                if group.is_some_and(|g| g.is_some()) {
+                    text.push_str(layout.domains_block().1);
+                }
+            }
+            CatalogFormat::Xml | CatalogFormat::Json => {
+                if !listed.is_empty() || chars(open) + chars(close) <= budget_chars {
+                    text.push_str(open);
+                    for (n, (i, d, _)) in listed.iter().enumerate() {
+                        let entry = layout.entry(&candidates[*i], d);
+                        let entry = if format == CatalogFormat::Json && n == 0 {
+                            entry.trim_start_matches(',').to_owned()
+                        } else {
+                            entry
+                        };
+                        text.push_str(&entry);
+                    }
+                    text.push_str(close);
+                }
+            }
+        }
+        let trailer = layout.trailer(omitted.len());
+        if !omitted.is_empty() && chars(&text) + chars(&trailer) <= budget_chars {
+            text.push_str(&trailer);
+        }
+        let entries: Vec<CatalogEntry> = listed
+            .iter()
+            .map(|(i, d, cut)| {
+                let c = &candidates[*i];
+                CatalogEntry {
+                    name: c.skill.name.clone(),
+                    description: d.to_string(),
+                    location: c.location.clone(),
+                    domain: c.skill.domain.clone(),
+                    truncated: *cut,
+                }
+            })
+            .collect();
+        let mut truncated: Vec<String> = entries
+            .iter()
+            .filter(|e| e.truncated)
+            .map(|e| e.name.clone())
+            .collect();
+        truncated.sort();
+        Catalog {
+            format,
+            report: BudgetReport {
+                budget_chars,
+                used_chars: chars(&text),
+                candidates: candidates.len(),
+                included: entries.iter().map(|e| e.name.clone()).collect(),
+                truncated,
+                omitted,
+            },
+            text,
+            entries,
+        }
+    }
+
+    fn group_text(&self, layout: &Layout, domain: Option<&str>) -> String {
+        match domain {
+            None => layout.group(None, None),
+            Some(d) => layout.group(self.snapshot.domain(d).map(|s| &**s), Some(d)),
+        }
+    }
+}
+
+/// The text length of an entry whose description is cut to `limit` characters.
+fn entry_cost(layout: &Layout, c: &Candidate<'_>, limit: usize) -> usize {
+    let (d, _) = shorten(&c.description, limit);
+    chars(&layout.entry(c, &d))
+}
+
+/// Each source's path and its resolved absolute form.
+fn resolved_roots(sources: &[crate::Source]) -> Vec<(PathBuf, PathBuf)> {
+    sources
+        .iter()
+        .map(|s| {
+            let abs = std::fs::canonicalize(&s.path)
+                .or_else(|_| std::path::absolute(&s.path))
+                .unwrap_or_else(|_| s.path.clone());
+            (s.path.clone(), abs)
+        })
+        .collect()
+}
+
+/// The skill file's absolute, resolved path: its source's resolved root joined with the
+/// rest of its path (discovery follows only links that stay inside the root).
+fn location(roots: &[(PathBuf, PathBuf)], skill: &Skill) -> PathBuf {
+    if let Some((root, abs)) = roots.get(skill.source) {
+        if let Ok(rest) = skill.path.strip_prefix(root) {
+            return if rest.as_os_str().is_empty() {
+                abs.clone()
+            } else {
+                abs.join(rest)
+            };
+        }
+    }
+    std::path::absolute(&skill.path).unwrap_or_else(|_| skill.path.clone())
+}

@@ -17,6 +17,14 @@ use crate::error::{Error, Unavailable};
 use crate::snapshot::{Skill, Snapshot, Status};
 use crate::suggest::closest_names;
 
+pub use catalog::{
+    Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Catalog, CatalogEntry,
+    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, MIN_DESCRIPTION_CHARS,
+    TRUNCATION_MARK,
+};
+pub use resources::{
+    MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Resource, ResourceKind,
+};
 pub use tiers::{UseSkill, UseSkillMode};
 
 /// Who is asking: the model (through its tools) or a user (through slash commands).

@@ -1,7 +1,5 @@
 //! The `get_skill` tiers, `load_skill`, `use_skill` and the scoped listing.
 
-use std::fmt::Write as _;
-
 use skill_format::ContextMode;
 use skill_format::args::substitute_arguments;
 
@@ -14,7 +12,7 @@ use crate::suggest::closest_names;
 const NAME_COLUMN: usize = 12;
 
 /// The usage lines that end the top-level `get_skill` answer (markdown-first 6.2).
-const DOMAIN_USAGE: &str = "Use: get_skill: <domain> for domain details\n\
+pub(crate) const DOMAIN_USAGE: &str = "Use: get_skill: <domain> for domain details\n\
 Use: get_skill: <domain>.<command> for specific skill details\n\
 Use: get_skill: <domain>.all to load all skills in a domain\n";
 
@@ -45,8 +43,11 @@ pub struct UseSkill {
     pub allowed_tools: Option<Vec<String>>,
 }
 
-fn pad(name: &str) -> String {
-    format!("{name:<NAME_COLUMN$}")
+/// One `  name        description` line, as the seed pads it.
+fn listing_line(out: &mut String, name: &str, description: &str, width: usize) {
+    let line = format!("  {name:<width$} {}", one_line(description));
+    out.push_str(line.trim_end());
+    out.push('\n');
 }
 
 impl Disclosure<'_> {
@@ -88,7 +89,7 @@ impl Disclosure<'_> {
         if !domains.is_empty() || folder.is_empty() {
             out.push_str("Available skill domains:\n\n");
             for d in &domains {
-                let _ = writeln!(out, "  {} {}", pad(&d.name), one_line(&d.description));
+                listing_line(&mut out, &d.name, &d.description, NAME_COLUMN);
             }
             out.push('\n');
             out.push_str(DOMAIN_USAGE);
@@ -99,7 +100,7 @@ impl Disclosure<'_> {
             }
             out.push_str("Available skills:\n\n");
             for s in &folder {
-                let _ = writeln!(out, "  {} {}", pad(&s.name), one_line(&s.description));
+                listing_line(&mut out, &s.name, &s.description, NAME_COLUMN);
             }
             out.push_str("\nUse: get_skill: <name> for a skill's full instructions\n");
         }
@@ -207,7 +208,7 @@ impl Disclosure<'_> {
             .max(NAME_COLUMN);
         let mut out = String::from("Available skills:\n");
         for s in &found {
-            let _ = writeln!(out, "  {:<width$} {}", s.name, one_line(&brief(s)));
+            listing_line(&mut out, &s.name, &brief(s), width);
         }
         if found.iter().any(|s| s.domain.is_some()) {
             out.push_str("\nUse: get_skill: <domain>.<command> for skill details\n");

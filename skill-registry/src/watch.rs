@@ -1,0 +1,283 @@
+//! Hot reload: watch every source with `notify` and reload what changed.
+//!
+//! Events are debounced and coalesced: after the first event of a burst, the watcher waits
+//! until [`WatchOptions::debounce`] passes without a new event (or until
+//! [`WatchOptions::max_delay`] since the first, so a steady stream of writes still reloads),
+//! then makes **one** incremental reload of every path the burst touched. A `git checkout`
+//! of a thousand files is therefore one reload.
+//!
+//! A source root that does not exist is watched through its nearest existing ancestor and
+//! picked up when it appears; a root that is deleted, renamed or replaced is watched again
+//! the same way. When the platform reports lost events (a queue overflow), the next reload
+//! walks and parses everything.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::{Event, RecommendedWatcher, RecursiveMode, Watcher as _};
+
+use crate::{Error, Registry};
+
+/// Quiet time that ends a burst of events.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
+/// Longest wait from a burst's first event to its reload.
+pub const DEFAULT_MAX_DELAY: Duration = Duration::from_millis(1_000);
+
+/// How the watcher batches events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchOptions {
+    /// Quiet time that ends a burst.
+    pub debounce: Duration,
+    /// Longest wait from a burst's first event to its reload.
+    pub max_delay: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            debounce: DEFAULT_DEBOUNCE,
+            max_delay: DEFAULT_MAX_DELAY,
+        }
+    }
+}
+
+enum Msg {
+    Event(notify::Result<Event>),
+    Stop,
+}
+
+/// A running watcher. Dropping it (or calling [`Watcher::stop`]) stops watching.
+#[derive(Debug)]
+pub struct Watcher {
+    tx: Sender<Msg>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watcher {
+    /// Stop watching and wait for the watcher thread to finish its current reload.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        let _ = self.tx.send(Msg::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// What is watched for one source.
+struct Root {
+    /// The source's path as configured (what reloads are told).
+    path: PathBuf,
+    /// Its absolute form (what events report).
+    abs: PathBuf,
+    /// What is being watched for it now, and how.
+    watched: Option<(PathBuf, RecursiveMode, Option<FileId>)>,
+}
+
+/// Identity of a folder, to notice one replaced by another of the same name.
+type FileId = (u64, u64);
+
+#[cfg(unix)]
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_path: &Path) -> Option<FileId> {
+    None
+}
+
+impl Registry {
+    /// Start watching every source; each burst of changes becomes one incremental reload
+    /// (and one change set to subscribers). The watcher holds the registry weakly and stops
+    /// by itself when the registry is dropped.
+    pub fn watch(self: &Arc<Self>, options: WatchOptions) -> Result<Watcher, Error> {
+        let (tx, rx) = mpsc::channel();
+        let events = tx.clone();
+        let watcher = notify::recommended_watcher(move |e: notify::Result<Event>| {
+            let _ = events.send(Msg::Event(e));
+        })
+        .map_err(|e| Error::Watch {
+            path: PathBuf::new(),
+            message: e.to_string(),
+        })?;
+        let roots: Vec<Root> = self
+            .config()
+            .sources
+            .iter()
+            .map(|s| Root {
+                path: s.path.clone(),
+                abs: std::path::absolute(&s.path).unwrap_or_else(|_| s.path.clone()),
+                watched: None,
+            })
+            .collect();
+        let mut state = WatchState {
+            watcher,
+            roots,
+            registry: Arc::downgrade(self),
+            options,
+        };
+        state.ensure_watches()?;
+        let thread = std::thread::Builder::new()
+            .name("skill-registry-watch".into())
+            .spawn(move || state.run(rx))
+            .map_err(|e| Error::Watch {
+                path: PathBuf::new(),
+                message: format!("cannot start the watcher thread: {e}"),
+            })?;
+        Ok(Watcher {
+            tx,
+            thread: Some(thread),
+        })
+    }
+}
+
+struct WatchState {
+    watcher: RecommendedWatcher,
+    roots: Vec<Root>,
+    registry: Weak<Registry>,
+    options: WatchOptions,
+}
+
+impl WatchState {
+    /// Watch each root recursively if it exists (again, if it was replaced), else its
+    /// nearest existing ancestor, non-recursively, to see it appear.
+    /// Returns whether any watch changed.
+    fn ensure_watches(&mut self) -> Result<bool, Error> {
+        let mut changed = false;
+        for i in 0..self.roots.len() {
+            let root = &self.roots[i];
+            let id = file_id(&root.abs);
+            let want = if root.abs.is_dir() || root.abs.is_file() {
+                (root.abs.clone(), RecursiveMode::Recursive, id)
+            } else {
+                let mut anc = root.abs.parent();
+                while let Some(a) = anc {
+                    if a.is_dir() {
+                        break;
+                    }
+                    anc = a.parent();
+                }
+                let Some(a) = anc else { continue };
+                (a.to_path_buf(), RecursiveMode::NonRecursive, file_id(a))
+            };
+            if root.watched.as_ref() == Some(&want) {
+                continue;
+            }
+            if let Some((old, _, _)) = self.roots[i].watched.take() {
+                let still_used = self
+                    .roots
+                    .iter()
+                    .any(|r| r.watched.as_ref().is_some_and(|(p, _, _)| *p == old));
+                if !still_used {
+                    let _ = self.watcher.unwatch(&old);
+                }
+            }
+            let shared = self.roots.iter().any(|r| r.watched.as_ref() == Some(&want));
+            if !shared {
+                self.watcher
+                    .watch(&want.0, want.1)
+                    .map_err(|e| Error::Watch {
+                        path: want.0.clone(),
+                        message: e.to_string(),
+                    })?;
+            }
+            self.roots[i].watched = Some(want);
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    fn run(mut self, rx: Receiver<Msg>) {
+        loop {
+            let first = match rx.recv() {
+                Ok(Msg::Event(e)) => e,
+                Ok(Msg::Stop) | Err(_) => return,
+            };
+            let started = Instant::now();
+            let mut batch = Batch::default();
+            batch.add(first);
+            loop {
+                let left = self.options.max_delay.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                match rx.recv_timeout(self.options.debounce.min(left)) {
+                    Ok(Msg::Event(e)) => batch.add(e),
+                    Ok(Msg::Stop) => return,
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            let Some(registry) = self.registry.upgrade() else {
+                return;
+            };
+            // Roots may have appeared, vanished or been replaced: then walk everything.
+            let rewatched = self.ensure_watches().unwrap_or(true);
+            if batch.rescan || rewatched {
+                registry.reload();
+            } else {
+                let paths = self.to_source_paths(&batch.paths);
+                if !paths.is_empty() {
+                    registry.reload_paths(paths);
+                }
+            }
+        }
+    }
+
+    /// Event paths (absolute) in the form the sources name them.
+    fn to_source_paths(&self, paths: &HashSet<PathBuf>) -> HashSet<PathBuf> {
+        let mut out = HashSet::new();
+        for p in paths {
+            for r in &self.roots {
+                if let Ok(rest) = p.strip_prefix(&r.abs) {
+                    out.insert(if rest.as_os_str().is_empty() {
+                        r.path.clone()
+                    } else {
+                        r.path.join(rest)
+                    });
+                } else if r.abs.starts_with(p) {
+                    out.insert(r.path.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+#[derive(Default)]
+struct Batch {
+    paths: HashSet<PathBuf>,
+    rescan: bool,
+}
+
+impl Batch {
+    fn add(&mut self, event: notify::Result<Event>) {
+        match event {
+            Ok(e) => {
+                if e.need_rescan() {
+                    self.rescan = true;
+                }
+                if e.kind.is_access() {
+                    return;
+                }
+                self.paths.extend(e.paths);
+            }
+            Err(_) => self.rescan = true,
+        }
+    }
+}
