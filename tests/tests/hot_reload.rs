@@ -1,0 +1,238 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Hot reload: incremental reloads, last-good retention, change sets, and the watcher
+//! (debounce, coalescing, roots that appear, vanish or are replaced). Waits are on events
+//! (change sets through a channel), never on sleeps.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use skill_format::Code;
+use skill_registry::{ChangeSet, Registry, RegistryConfig, Source, Status, WatchOptions};
+use skills_tests::{skill_md, write};
+
+/// Long enough for a loaded CI machine; the happy path takes milliseconds.
+const WAIT: Duration = Duration::from_secs(30);
+
+fn registry(root: &Path) -> Arc<Registry> {
+    Arc::new(Registry::load(RegistryConfig::with_sources(vec![
+        Source::new(root, "project"),
+    ])))
+}
+
+fn changes(r: &Registry) -> (Receiver<ChangeSet>, skill_registry::Subscription) {
+    let (tx, rx) = mpsc::channel();
+    let sub = r.subscribe(move |c| {
+        let _ = tx.send(c.clone());
+    });
+    (rx, sub)
+}
+
+fn next(rx: &Receiver<ChangeSet>) -> ChangeSet {
+    rx.recv_timeout(WAIT).expect("no change set arrived")
+}
+
+fn broken(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: [unclosed\n---\nbody\n")
+}
+
+// --- Incremental reloads (no watcher) ---------------------------------------------------
+
+#[test]
+fn reload_paths_reparses_only_what_changed_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &skill_md("a", "First."));
+    write(root, "b/SKILL.md", &skill_md("b", "Bee."));
+    let r = registry(root);
+    let (rx, _sub) = changes(&r);
+    let before = r.snapshot();
+
+    write(root, "a/SKILL.md", &skill_md("a", "Second."));
+    let c = r.reload_paths([root.join("a/SKILL.md")]);
+    assert_eq!(
+        (c.added.len(), c.changed.clone(), c.removed.len()),
+        (0, vec!["a".to_owned()], 0)
+    );
+    assert_eq!((c.previous_generation, c.generation), (1, 2));
+    assert_eq!(next(&rx).changed, ["a"]);
+    let after = r.snapshot();
+    assert_eq!(after.get("a").unwrap().description, "Second.");
+    // The untouched skill is the very same allocation: it was not parsed again.
+    assert!(Arc::ptr_eq(
+        before.get("b").unwrap(),
+        after.get("b").unwrap()
+    ));
+
+    // A new folder and a removed one.
+    write(root, "c/SKILL.md", &skill_md("c", "Sea."));
+    std::fs::remove_dir_all(root.join("b")).unwrap();
+    let c = r.reload_paths([root.join("c"), root.join("b")]);
+    assert_eq!(
+        (c.added, c.removed),
+        (vec!["c".to_owned()], vec!["b".to_owned()])
+    );
+
+    // Nothing changed: no new generation, nobody told.
+    let c = r.reload_paths([root.join("c/SKILL.md")]);
+    assert!(c.is_empty());
+    assert_eq!(c.generation, r.snapshot().generation());
+    assert!(rx.try_recv().is_ok()); // the add/remove above
+    assert!(rx.try_recv().is_err());
+}
+
+#[test]
+fn a_broken_edit_keeps_the_last_good_version_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &skill_md("a", "Good."));
+    let r = registry(root);
+    for round in 0..3 {
+        write(root, "a/SKILL.md", &broken("a"));
+        let c = r.reload_paths([root.join("a/SKILL.md")]);
+        assert_eq!(c.changed, ["a"], "round {round}");
+        let snap = r.snapshot();
+        let a = snap.get("a").expect("last good version still served");
+        let good = if round == 0 { "Good." } else { "Fixed." };
+        assert_eq!(a.description, good);
+        assert_eq!(a.status, Status::Loaded);
+        assert!(a.diagnostics.iter().any(|d| d.code == Code::LastGoodServed));
+        // The file's own errors are reported.
+        assert!(
+            snap.diagnostics()
+                .iter()
+                .any(|d| d.code == Code::InvalidYaml)
+        );
+
+        write(root, "a/SKILL.md", &skill_md("a", "Fixed."));
+        let c = r.reload_paths([root.join("a/SKILL.md")]);
+        assert_eq!(c.changed, ["a"]);
+        let snap = r.snapshot();
+        assert_eq!(snap.get("a").unwrap().description, "Fixed.");
+        assert!(snap.diagnostics().is_empty(), "{:?}", snap.diagnostics());
+    }
+    // An explicit full reload keeps the same rule.
+    write(root, "a/SKILL.md", &broken("a"));
+    r.reload();
+    assert_eq!(r.snapshot().get("a").unwrap().description, "Fixed.");
+    // A file broken from the start has no good version: it is invalid.
+    write(root, "z/SKILL.md", &broken("z"));
+    r.reload();
+    assert_eq!(r.snapshot().entry("z").unwrap().status, Status::Invalid);
+    // Deleting the file really removes the skill.
+    std::fs::remove_dir_all(root.join("a")).unwrap();
+    let c = r.reload_paths([root.join("a")]);
+    assert_eq!(c.removed, ["a"]);
+}
+
+// --- The watcher -----------------------------------------------------------------------
+
+#[test]
+fn an_edit_is_seen_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &skill_md("a", "First."));
+    let r = registry(root);
+    let (rx, _sub) = changes(&r);
+    let _w = r.watch(WatchOptions::default()).unwrap();
+    write(root, "a/SKILL.md", &skill_md("a", "Second."));
+    let c = next(&rx);
+    assert_eq!(c.changed, ["a"]);
+    assert_eq!(c.snapshot.get("a").unwrap().description, "Second.");
+    assert_eq!(r.snapshot().generation(), c.generation);
+}
+
+#[test]
+fn a_burst_of_a_thousand_files_is_one_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "seed/SKILL.md", &skill_md("seed", "Seed."));
+    let r = registry(root);
+    let (rx, _sub) = changes(&r);
+    let options = WatchOptions {
+        debounce: Duration::from_millis(300),
+        max_delay: Duration::from_secs(20),
+    };
+    let _w = r.watch(options).unwrap();
+    for i in 0..1000 {
+        write(
+            root,
+            &format!("s{i:04}/SKILL.md"),
+            &skill_md(&format!("s{i:04}"), "Burst."),
+        );
+    }
+    let c = next(&rx);
+    assert_eq!(c.added.len(), 1000);
+    assert_eq!(c.generation, 2);
+    // A later edit is a change set of its own, with nothing left over from the burst.
+    write(root, "seed/SKILL.md", &skill_md("seed", "Seed again."));
+    let c = next(&rx);
+    assert_eq!(
+        (c.changed.clone(), c.added.len()),
+        (vec!["seed".to_owned()], 0)
+    );
+    assert_eq!(c.generation, 3);
+}
+
+#[test]
+fn a_root_that_does_not_exist_yet_is_picked_up_when_it_appears() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("later/skills");
+    let r = registry(&root);
+    assert_eq!(r.snapshot().skills().count(), 0);
+    let (rx, _sub) = changes(&r);
+    let _w = r.watch(WatchOptions::default()).unwrap();
+    std::fs::create_dir_all(dir.path().join("later")).unwrap();
+    write(&root, "x/SKILL.md", &skill_md("x", "Late."));
+    let mut seen = next(&rx);
+    while seen.snapshot.get("x").is_none() {
+        seen = next(&rx);
+    }
+    // And from then on the root is watched recursively.
+    write(&root, "x/SKILL.md", &skill_md("x", "Later."));
+    let c = next(&rx);
+    assert_eq!(c.snapshot.get("x").unwrap().description, "Later.");
+}
+
+#[test]
+fn a_root_deleted_renamed_or_replaced_is_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    write(&root, "a/SKILL.md", &skill_md("a", "Original."));
+    let r = registry(&root);
+    let (rx, _sub) = changes(&r);
+    let _w = r.watch(WatchOptions::default()).unwrap();
+
+    // Renamed away: its skills are gone.
+    std::fs::rename(&root, dir.path().join("moved")).unwrap();
+    let c = next(&rx);
+    assert_eq!(c.removed, ["a"]);
+
+    // Replaced by another folder of the same name.
+    write(
+        &dir.path().join("staging"),
+        "b/SKILL.md",
+        &skill_md("b", "Replacement."),
+    );
+    std::fs::rename(dir.path().join("staging"), &root).unwrap();
+    let mut c = next(&rx);
+    while c.snapshot.get("b").is_none() {
+        c = next(&rx);
+    }
+    assert!(c.snapshot.get("a").is_none());
+
+    // Edits inside the replacement are seen.
+    write(&root, "b/SKILL.md", &skill_md("b", "Edited."));
+    let mut c = next(&rx);
+    while c.snapshot.get("b").unwrap().description != "Edited." {
+        c = next(&rx);
+    }
+
+    // Deleted outright.
+    std::fs::remove_dir_all(&root).unwrap();
+    let mut c = next(&rx);
+    while c.snapshot.get("b").is_some() {
+        c = next(&rx);
+    }
+}
