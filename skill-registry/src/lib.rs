@@ -219,7 +219,15 @@ impl Registry {
             Err(poisoned) => poisoned.into_inner(),
         };
         let old = self.current.load_full();
-        let next = Arc::new(loader.load(&self.config, old.generation() + 1, scope));
+        let generation = old.generation() + 1;
+        let fast = match scope {
+            Scope::Paths(paths) => loader.load_edits(&self.config, &old, generation, paths),
+            Scope::All => None,
+        };
+        let next = Arc::new(match fast {
+            Some(snapshot) => snapshot,
+            None => loader.load(&self.config, generation, scope),
+        });
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()
             && old.diagnostics() == next.diagnostics()

@@ -264,6 +264,169 @@ impl Loader {
         resolve(candidates, diagnostics, config, generation)
     }
 
+    /// The fast path for edits of files already known (the common case of hot reload):
+    /// parse only those files and resolve precedence only for the names they had or now
+    /// have, reusing everything else of `previous`. `None` when a change could add or remove
+    /// files, or turns a domain index into a skill or back; the caller then runs
+    /// [`Loader::load`].
+    pub(crate) fn load_edits(
+        &mut self,
+        config: &RegistryConfig,
+        previous: &Snapshot,
+        generation: u64,
+        paths: &HashSet<PathBuf>,
+    ) -> Option<Snapshot> {
+        if self.discoveries.len() != config.sources.len()
+            || self.discoveries.iter().any(Option::is_none)
+        {
+            return None;
+        }
+        let mut edited = Vec::new();
+        for p in paths {
+            if !config.sources.iter().any(|s| touches(&s.path, p)) {
+                continue;
+            }
+            if self.is_structural(p) {
+                return None;
+            }
+            if self.files.contains_key(p) {
+                edited.push(p.clone());
+            }
+        }
+        // Parse the edited files; give up before changing anything if a kind flips.
+        let mut parsed = Vec::with_capacity(edited.len());
+        for path in &edited {
+            let Some(cached) = self.files.get(path) else {
+                continue;
+            };
+            let domain = match &cached.origin {
+                Origin::Action { domain, .. } => Some(domain.clone()),
+                _ => None,
+            };
+            let req = Request {
+                path: path.clone(),
+                origin: cached.origin.clone(),
+                source: cached.source,
+                dir: cached.parsed.dir.clone(),
+                domain,
+            };
+            let skill = Arc::new(parse_request(&req, config));
+            let was_index = cached.parsed.kind == FileKind::DomainIndex;
+            if was_index != (skill.kind == FileKind::DomainIndex) {
+                return None;
+            }
+            parsed.push(skill);
+        }
+        let mut affected: HashSet<(bool, String)> = HashSet::new();
+        let mut touched_paths: HashSet<PathBuf> = HashSet::new();
+        for (path, skill) in edited.iter().zip(parsed) {
+            let Some(entry) = self.files.get_mut(path) else {
+                continue;
+            };
+            if let Some(key) = served_key(entry) {
+                affected.insert(key);
+            }
+            entry.good = if skill.kind == FileKind::NotASkill {
+                None
+            } else if has_errors(&skill) {
+                entry.good.clone()
+            } else {
+                Some(skill.clone())
+            };
+            entry.parsed = skill;
+            if let Some(key) = served_key(entry) {
+                affected.insert(key);
+            }
+            touched_paths.insert(path.clone());
+        }
+        if affected.is_empty() {
+            return None;
+        }
+        // Every candidate of the affected names, as served.
+        let mut candidates: BTreeMap<(bool, String), Vec<Arc<Skill>>> = BTreeMap::new();
+        let mut extra = Vec::new();
+        for entry in self.files.values() {
+            let Some(key) = served_key(entry) else {
+                continue;
+            };
+            if !affected.contains(&key) {
+                continue;
+            }
+            let served = match &entry.good {
+                Some(good) if has_errors(&entry.parsed) => {
+                    extra.extend(entry.parsed.diagnostics.iter().cloned());
+                    serve_last_good(good, &entry.parsed)
+                }
+                _ => entry.parsed.clone(),
+            };
+            touched_paths.insert(served.path.clone());
+            candidates.entry(key).or_default().push(served);
+        }
+        let mut skills = previous.entry_map().clone();
+        let mut domains = previous.domain_map().clone();
+        let mut shadowed: Vec<Arc<Skill>> = Vec::with_capacity(previous.shadowed().len());
+        for s in previous.shadowed() {
+            let key = (s.kind == FileKind::DomainIndex, s.name.clone());
+            if affected.contains(&key) {
+                touched_paths.insert(s.path.clone());
+            } else {
+                shadowed.push(s.clone());
+            }
+        }
+        for (is_domain, name) in &affected {
+            let map = if *is_domain {
+                &mut domains
+            } else {
+                &mut skills
+            };
+            if let Some(old) = map.remove(name) {
+                touched_paths.insert(old.path.clone());
+            }
+        }
+        let mut fresh = Vec::new();
+        for ((is_domain, name), list) in candidates {
+            let Some((winner, losers)) = resolve_name(&name, is_domain, list, config) else {
+                continue;
+            };
+            fresh.extend(winner.diagnostics.iter().cloned());
+            for l in &losers {
+                fresh.extend(l.diagnostics.iter().cloned());
+            }
+            shadowed.extend(losers);
+            if is_domain {
+                domains.insert(name, winner);
+            } else {
+                skills.insert(name, winner);
+            }
+        }
+        shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+        let mut diagnostics: Vec<Diagnostic> = previous
+            .diagnostics()
+            .iter()
+            .filter(|d| !touched_paths.contains(&d.path))
+            .cloned()
+            .collect();
+        for d in self.discoveries.iter().flatten() {
+            diagnostics.extend(
+                d.diagnostics
+                    .iter()
+                    .filter(|d| touched_paths.contains(&d.path))
+                    .cloned(),
+            );
+        }
+        diagnostics.extend(fresh);
+        diagnostics.extend(extra);
+        sort_diagnostics(&mut diagnostics);
+        Some(Snapshot::new(
+            generation,
+            skills,
+            domains,
+            shadowed,
+            diagnostics,
+            config.sources.clone(),
+        ))
+    }
+
     /// Whether a change at `path` can add or remove skills (so its source must be walked
     /// again), rather than only edit a file already known.
     fn is_structural(&self, path: &Path) -> bool {
@@ -366,6 +529,28 @@ fn touches(root: &Path, path: &Path) -> bool {
     path.starts_with(root) || root.starts_with(path)
 }
 
+/// A snapshot's diagnostics order: by path, line, column and code, without repeats.
+fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then(a.line.cmp(&b.line))
+            .then(a.column.cmp(&b.column))
+            .then(a.code.cmp(&b.code))
+    });
+    diagnostics.dedup();
+}
+
+/// The name (and whether it is a domain index) a cached file is served under, if any.
+fn served_key(entry: &Cached) -> Option<(bool, String)> {
+    let served = match &entry.good {
+        Some(good) if has_errors(&entry.parsed) => good,
+        _ => &entry.parsed,
+    };
+    (served.kind != FileKind::NotASkill)
+        .then(|| (served.kind == FileKind::DomainIndex, served.name.clone()))
+}
+
 fn has_errors(skill: &Skill) -> bool {
     skill.diagnostics.iter().any(Diagnostic::is_error)
 }
@@ -455,6 +640,64 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
     Loader::default().load(config, generation, Scope::All)
 }
 
+/// Precedence and eligibility for one name: the winner (marked invalid or ineligible when
+/// it is) and the shadowed losers; `None` when there is no candidate.
+fn resolve_name(
+    name: &str,
+    is_domain: bool,
+    mut candidates: Vec<Arc<Skill>>,
+    config: &RegistryConfig,
+) -> Option<(Arc<Skill>, Vec<Arc<Skill>>)> {
+    // Highest precedence first; within a source, the lexicographically first path wins.
+    candidates.sort_by(|a, b| b.source.cmp(&a.source).then_with(|| a.path.cmp(&b.path)));
+    let mut iter = candidates.into_iter();
+    let mut winner = iter.next()?;
+    let mut losers = Vec::new();
+    for loser in iter {
+        let mut loser = (*loser).clone();
+        if loser.layer == winner.layer {
+            loser.diagnostics.push(Diagnostic::error(
+                Code::DuplicateName,
+                &loser.path,
+                format!(
+                    "`{name}` is also defined by {} in the same layer `{}`; that one wins (first path in order): rename one of them",
+                    winner.path.display(),
+                    winner.layer
+                ),
+            ));
+        } else {
+            loser.diagnostics.push(Diagnostic::warning(
+                Code::Shadowed,
+                &loser.path,
+                format!(
+                    "`{name}` is shadowed by {} from the higher layer `{}`",
+                    winner.path.display(),
+                    winner.layer
+                ),
+            ));
+        }
+        loser.status = Status::Shadowed;
+        losers.push(Arc::new(loser));
+    }
+    if has_errors(&winner) {
+        let mut w = (*winner).clone();
+        w.status = Status::Invalid;
+        winner = Arc::new(w);
+    } else if !is_domain {
+        let failures = eligibility::check(name, &winner.manifest, &config.environment);
+        if !failures.is_empty() {
+            let mut w = (*winner).clone();
+            w.status = Status::Ineligible;
+            for f in failures {
+                w.diagnostics
+                    .push(Diagnostic::warning(f.code, &w.path, f.message));
+            }
+            winner = Arc::new(w);
+        }
+    }
+    Some((winner, losers))
+}
+
 /// Precedence and eligibility over every parsed candidate. Unchanged winners keep their
 /// `Arc`; only entries whose status or diagnostics change are copied.
 fn resolve(
@@ -474,55 +717,11 @@ fn resolve(
     let mut skills = BTreeMap::new();
     let mut domains = BTreeMap::new();
     let mut shadowed = Vec::new();
-    for ((is_domain, name), mut candidates) in by_name {
-        // Highest precedence first; within a source, the lexicographically first path wins.
-        candidates.sort_by(|a, b| b.source.cmp(&a.source).then_with(|| a.path.cmp(&b.path)));
-        let mut iter = candidates.into_iter();
-        let Some(mut winner) = iter.next() else {
+    for ((is_domain, name), candidates) in by_name {
+        let Some((winner, losers)) = resolve_name(&name, is_domain, candidates, config) else {
             continue;
         };
-        for loser in iter {
-            let mut loser = (*loser).clone();
-            if loser.layer == winner.layer {
-                loser.diagnostics.push(Diagnostic::error(
-                    Code::DuplicateName,
-                    &loser.path,
-                    format!(
-                        "`{name}` is also defined by {} in the same layer `{}`; that one wins (first path in order): rename one of them",
-                        winner.path.display(),
-                        winner.layer
-                    ),
-                ));
-            } else {
-                loser.diagnostics.push(Diagnostic::warning(
-                    Code::Shadowed,
-                    &loser.path,
-                    format!(
-                        "`{name}` is shadowed by {} from the higher layer `{}`",
-                        winner.path.display(),
-                        winner.layer
-                    ),
-                ));
-            }
-            loser.status = Status::Shadowed;
-            shadowed.push(Arc::new(loser));
-        }
-        if has_errors(&winner) {
-            let mut w = (*winner).clone();
-            w.status = Status::Invalid;
-            winner = Arc::new(w);
-        } else if !is_domain {
-            let failures = eligibility::check(&name, &winner.manifest, &config.environment);
-            if !failures.is_empty() {
-                let mut w = (*winner).clone();
-                w.status = Status::Ineligible;
-                for f in failures {
-                    w.diagnostics
-                        .push(Diagnostic::warning(f.code, &w.path, f.message));
-                }
-                winner = Arc::new(w);
-            }
-        }
+        shadowed.extend(losers);
         if is_domain {
             domains.insert(name, winner);
         } else {
@@ -536,14 +735,7 @@ fn resolve(
     {
         diagnostics.extend(s.diagnostics.iter().cloned());
     }
-    diagnostics.sort_by(|a, b| {
-        a.path
-            .cmp(&b.path)
-            .then(a.line.cmp(&b.line))
-            .then(a.column.cmp(&b.column))
-            .then(a.code.cmp(&b.code))
-    });
-    diagnostics.dedup();
+    sort_diagnostics(&mut diagnostics);
     shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     Snapshot::new(
         generation,
@@ -559,6 +751,47 @@ fn resolve(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    fn md(name: &str, description: &str) -> String {
+        format!("---\nname: {name}\ndescription: {description}\n---\nbody\n")
+    }
+
+    #[test]
+    fn edits_of_known_files_take_the_fast_path_and_new_files_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a/SKILL.md", &md("a", "One."));
+        write(root, "b/SKILL.md", &md("b", "Bee."));
+        let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+        let mut loader = Loader::default();
+        let first = loader.load(&config, 1, Scope::All);
+        write(root, "a/SKILL.md", &md("a", "Two."));
+        let edited: HashSet<PathBuf> = [root.join("a/SKILL.md")].into();
+        let second = loader
+            .load_edits(&config, &first, 2, &edited)
+            .expect("an edit of a known file takes the fast path");
+        assert_eq!(second.get("a").unwrap().description, "Two.");
+        assert!(Arc::ptr_eq(
+            first.get("b").unwrap(),
+            second.get("b").unwrap()
+        ));
+        // An edit of a resource (not a skill file) changes nothing and is not a reload.
+        write(root, "a/notes.txt", "x");
+        let resource: HashSet<PathBuf> = [root.join("a/notes.txt")].into();
+        assert!(loader.load_edits(&config, &second, 3, &resource).is_none());
+        // A new skill file, or a removed one, needs a walk.
+        write(root, "c/SKILL.md", &md("c", "Sea."));
+        let created: HashSet<PathBuf> = [root.join("c/SKILL.md")].into();
+        assert!(loader.load_edits(&config, &second, 3, &created).is_none());
+        let third = loader.load(&config, 3, Scope::Paths(&created));
+        assert!(third.get("c").is_some());
+    }
 
     #[test]
     fn slugs() {

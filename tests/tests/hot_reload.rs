@@ -236,3 +236,87 @@ fn a_root_deleted_renamed_or_replaced_is_followed() {
         c = next(&rx);
     }
 }
+
+/// What a snapshot says, in comparable form.
+fn summary(s: &skill_registry::Snapshot) -> String {
+    let mut out = String::new();
+    for e in s.entries().chain(s.domains()).chain(s.shadowed().iter()) {
+        out.push_str(&format!(
+            "{} {:?} {} {} {}\n",
+            e.name,
+            e.status,
+            e.layer,
+            e.path.display(),
+            e.description
+        ));
+    }
+    for d in s.diagnostics() {
+        out.push_str(&format!("{d}\n"));
+    }
+    out
+}
+
+#[test]
+fn the_edit_fast_path_agrees_with_a_full_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let low = dir.path().join("low");
+    let high = dir.path().join("high");
+    write(&low, "a/SKILL.md", &skill_md("a", "Low a."));
+    write(&low, "b/SKILL.md", &skill_md("b", "Low b."));
+    write(&high, "a/SKILL.md", &skill_md("a", "High a."));
+    write(&high, "c/SKILL.md", &skill_md("c", "High c."));
+    write(
+        &high,
+        "mail/SKILL.md",
+        "---\ndomain: mail\ndescription: Mail things\n---\n# Mail\n",
+    );
+    write(
+        &high,
+        "mail/send.md",
+        "---\nname: mail.send\ndescription: Send mail\n---\n# mail.send\n",
+    );
+    let config = RegistryConfig::with_sources(vec![
+        Source::new(&low, "user"),
+        Source::new(&high, "project"),
+    ]);
+    let fast = Registry::load(config.clone());
+    let full = Registry::load(config);
+    let steps: Vec<(&Path, &str, String)> = vec![
+        (&high, "a/SKILL.md", skill_md("a", "High a, edited.")),
+        (&high, "a/SKILL.md", broken("a")),
+        (&low, "a/SKILL.md", skill_md("a", "Low a, edited.")),
+        (&high, "a/SKILL.md", skill_md("a", "High a, fixed.")),
+        // A name change inside the file: `c` becomes a second `b` in another layer.
+        (
+            &high,
+            "c/SKILL.md",
+            skill_md("b", "High b.").replace("name: b", "name: b"),
+        ),
+        (&low, "b/SKILL.md", broken("b")),
+        (
+            &high,
+            "mail/send.md",
+            "---\nname: mail.send\ndescription: Send it now\n---\nbody\n".into(),
+        ),
+        (
+            &high,
+            "mail/SKILL.md",
+            "---\ndomain: mail\ndescription: Mail, edited\n---\n# Mail\n".into(),
+        ),
+        (
+            &high,
+            "mail/send.md",
+            "---\nname: mail.send\ndescription: [oops\n---\nbody\n".into(),
+        ),
+    ];
+    for (i, (root, rel, text)) in steps.iter().enumerate() {
+        write(root, rel, text);
+        fast.reload_paths([root.join(rel)]);
+        full.reload();
+        assert_eq!(
+            summary(&fast.snapshot()),
+            summary(&full.snapshot()),
+            "step {i}: {rel}"
+        );
+    }
+}

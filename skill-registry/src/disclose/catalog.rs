@@ -142,13 +142,13 @@ pub struct Catalog {
 }
 
 /// A candidate entry, before fitting.
+#[derive(Clone)]
 struct Candidate<'a> {
     skill: &'a Skill,
     /// The full description, one line for markdown.
     description: Cow<'a, str>,
     description_chars: usize,
     location: PathBuf,
-    proactive: bool,
 }
 
 fn chars(s: &str) -> usize {
@@ -179,6 +179,9 @@ fn xml_escape(s: &str) -> Cow<'_, str> {
 fn shorten(text: &str, max: usize) -> (Cow<'_, str>, bool) {
     if chars(text) <= max {
         return (Cow::Borrowed(text), false);
+    }
+    if max < chars(TRUNCATION_MARK) {
+        return (Cow::Borrowed(""), true);
     }
     let room = max.saturating_sub(chars(TRUNCATION_MARK));
     let cut = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);
@@ -276,72 +279,61 @@ const DOMAIN_USAGE_WITH_GAP: &str = concat!(
     "Use: get_skill: <domain>.all to load all skills in a domain\n"
 );
 
-impl Disclosure<'_> {
+impl<'a> Disclosure<'a> {
     /// The catalog of every skill this view may list, fitted to the budget.
     pub fn catalog(&self, format: CatalogFormat, budget: &Budget) -> Catalog {
         debug_assert!(DOMAIN_USAGE_WITH_GAP.ends_with(DOMAIN_USAGE));
         let layout = Layout { format };
         let roots = resolved_roots(self.snapshot.sources());
-        let candidates: Vec<Candidate<'_>> = self
-            .visible()
-            .filter(|s| self.listed(s))
-            .map(|s| {
-                let raw = match format {
-                    CatalogFormat::Markdown => brief(s),
-                    _ => s.description.clone(),
-                };
-                let description = match format {
-                    CatalogFormat::Markdown => Cow::Owned(one_line(&raw)),
-                    _ => Cow::Owned(raw),
-                };
-                Candidate {
-                    skill: s,
-                    description_chars: chars(&description),
-                    description,
-                    location: location(&roots, s),
-                    proactive: s.affinity(self.profile.as_deref()) == Affinity::Proactive,
-                }
-            })
-            .collect();
         let budget_chars = budget.chars();
         let cap = budget.entry_cap();
+        // Priority order: proactive skills first, then by name (the snapshot's order). Only
+        // entries that are actually considered get their text prepared.
+        let (mut order, rest): (Vec<&Skill>, Vec<&Skill>) = self
+            .visible()
+            .filter(|s| self.listed(s))
+            .map(|s| &**s)
+            .partition(|s| s.affinity(self.profile.as_deref()) == Affinity::Proactive);
+        order.extend(rest);
+        let total = order.len();
+        let prepare = |s: &'a Skill| -> (Candidate<'a>, usize) {
+            let description = match format {
+                CatalogFormat::Markdown => Cow::Owned(one_line(&brief(s))),
+                _ => Cow::Borrowed(s.description.as_str()),
+            };
+            let c = Candidate {
+                skill: s,
+                description_chars: chars(&description),
+                description,
+                location: location(&roots, s),
+            };
+            // The per-entry cap: the longest description this entry may show.
+            let fixed = chars(&layout.entry(&c, ""));
+            let max_desc = if fixed + c.description_chars <= cap {
+                c.description_chars
+            } else {
+                cap.saturating_sub(fixed)
+            };
+            (c, max_desc)
+        };
 
-        // 1. The per-entry cap: the longest description each entry may show.
-        let mut max_desc: Vec<usize> = candidates
-            .iter()
-            .map(|c| {
-                let fixed = chars(&layout.entry(c, ""));
-                if fixed + c.description_chars <= cap {
-                    c.description_chars
-                } else {
-                    cap.saturating_sub(fixed)
-                }
-            })
-            .collect();
-
-        // 2. Priority order; keep entries while they fit at the minimum description.
-        let mut order: Vec<usize> = (0..candidates.len()).collect();
-        order.sort_by(|&a, &b| {
-            candidates[b]
-                .proactive
-                .cmp(&candidates[a].proactive)
-                .then_with(|| candidates[a].skill.name.cmp(&candidates[b].skill.name))
-        });
+        // Keep entries while they fit with the minimum description; the first that does
+        // not fit, and every one after it, is omitted.
         let (open, close) = layout.frame();
         let frame = chars(open) + chars(close);
         let mut used = frame;
-        let mut groups_open: Vec<Option<String>> = Vec::new();
+        let mut groups_open: Vec<Option<&str>> = Vec::new();
         let mut domains_open = false;
-        let mut kept = vec![false; candidates.len()];
+        let mut kept: Vec<(Candidate<'_>, usize)> = Vec::new();
         let mut omitted_count = 0;
-        for (rank, &i) in order.iter().enumerate() {
-            let c = &candidates[i];
-            let min_len = max_desc[i].min(MIN_DESCRIPTION_CHARS);
-            let mut cost = entry_cost(&layout, c, min_len);
-            let group = c.skill.domain.clone();
+        for (rank, skill) in order.iter().enumerate() {
+            let (c, max_desc) = prepare(skill);
+            let min_len = max_desc.min(MIN_DESCRIPTION_CHARS);
+            let mut cost = entry_cost(&layout, &c, min_len);
+            let group = c.skill.domain.as_deref();
             let new_group = !groups_open.contains(&group);
             if new_group {
-                cost += chars(&self.group_text(&layout, group.as_deref()));
+                cost += chars(&self.group_text(&layout, group));
             }
             let opens_domains = group.is_some() && !domains_open;
             if opens_domains {
@@ -351,66 +343,42 @@ impl Disclosure<'_> {
             if group.is_none() && domains_open && new_group {
                 cost += 1; // The blank line between the folder block and the domains.
             }
-            let remaining = order.len() - rank - 1;
-            let trailer = chars(&layout.trailer(remaining));
+            let trailer = chars(&layout.trailer(total - rank - 1));
             if used + cost + trailer > budget_chars {
-                omitted_count = order.len() - rank;
+                omitted_count = total - rank;
                 break;
             }
             used += cost;
-            kept[i] = true;
             if new_group {
                 groups_open.push(group);
             }
             domains_open |= opens_domains;
+            kept.push((c, max_desc));
         }
-        // A frame with nothing in it still counts when nothing fits at all.
         if omitted_count > 0 {
             used += chars(&layout.trailer(omitted_count));
         }
         if used > budget_chars {
             // Not even the frame fits: nothing is listed.
-            kept.iter_mut().for_each(|k| *k = false);
+            kept.clear();
             used = 0;
         }
 
-        // 3. The longest common description length that fits.
-        let fixed_used = used
-            - kept
-                .iter()
-                .enumerate()
-                .filter(|(_, k)| **k)
-                .map(|(i, _)| {
-                    entry_cost(
-                        &layout,
-                        &candidates[i],
-                        max_desc[i].min(MIN_DESCRIPTION_CHARS),
-                    )
-                })
-                .sum::<usize>();
-        let longest = kept
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| **k)
-            .map(|(i, _)| max_desc[i])
-            .max()
-            .unwrap_or(0);
-        let total_at = |limit: usize| -> usize {
-            fixed_used
-                + kept
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, k)| **k)
-                    .map(|(i, _)| entry_cost(&layout, &candidates[i], max_desc[i].min(limit)))
-                    .sum::<usize>()
+        // The longest common description length that fits.
+        let at = |limit: usize| -> usize {
+            kept.iter()
+                .map(|(c, m)| entry_cost(&layout, c, (*m).min(limit)))
+                .sum()
         };
-        let limit = if total_at(longest) <= budget_chars {
+        let fixed_used = used - at(MIN_DESCRIPTION_CHARS);
+        let longest = kept.iter().map(|(_, m)| *m).max().unwrap_or(0);
+        let limit = if fixed_used + at(longest) <= budget_chars {
             longest
         } else {
             let (mut lo, mut hi) = (MIN_DESCRIPTION_CHARS.min(longest), longest);
             while lo < hi {
                 let mid = lo + (hi - lo).div_ceil(2);
-                if total_at(mid) <= budget_chars {
+                if fixed_used + at(mid) <= budget_chars {
                     lo = mid;
                 } else {
                     hi = mid - 1;
@@ -418,26 +386,16 @@ impl Disclosure<'_> {
             }
             lo
         };
-        for (i, m) in max_desc.iter_mut().enumerate() {
-            if kept[i] {
-                *m = (*m).min(limit);
-            }
-        }
+        let mut omitted: Vec<String> = order[kept.len()..].iter().map(|s| s.name.clone()).collect();
+        omitted.sort_unstable();
+        let candidates: Vec<Candidate<'_>> = kept.iter().map(|(c, _)| c.clone()).collect();
+        let max_desc: Vec<usize> = kept.iter().map(|(_, m)| (*m).min(limit)).collect();
 
         // Render in output order.
-        let mut omitted: Vec<String> = candidates
-            .iter()
-            .zip(&kept)
-            .filter(|(_, k)| !**k)
-            .map(|(c, _)| c.skill.name.clone())
-            .collect();
-        omitted.sort();
         let mut listed: Vec<(usize, Cow<'_, str>, bool)> = Vec::new();
         for (i, c) in candidates.iter().enumerate() {
-            if kept[i] {
-                let (d, cut) = shorten(&c.description, max_desc[i]);
-                listed.push((i, d, cut));
-            }
+            let (d, cut) = shorten(&c.description, max_desc[i]);
+            listed.push((i, d, cut));
         }
         if format == CatalogFormat::Markdown {
             // Folder skills first, then by domain; by name within each.
@@ -515,7 +473,7 @@ impl Disclosure<'_> {
             report: BudgetReport {
                 budget_chars,
                 used_chars: chars(&text),
-                candidates: candidates.len(),
+                candidates: total,
                 included: entries.iter().map(|e| e.name.clone()).collect(),
                 truncated,
                 omitted,
@@ -565,4 +523,55 @@ fn location(roots: &[(PathBuf, PathBuf)], skill: &Skill) -> PathBuf {
         }
     }
     std::path::absolute(&skill.path).unwrap_or_else(|_| skill.path.clone())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_sources_in_order_of_precedence() {
+        let b = |chars: Option<usize>, tokens: Option<u64>| Budget {
+            budget_chars: chars,
+            context_window_tokens: tokens,
+            entry_cap_chars: None,
+        };
+        assert_eq!(b(None, None).chars(), DEFAULT_BUDGET_CHARS);
+        // 2% of 200,000 tokens, 4 chars a token.
+        assert_eq!(b(None, Some(200_000)).chars(), 16_000);
+        assert_eq!(b(Some(10), Some(200_000)).chars(), 10);
+        assert_eq!(b(Some(0), None).chars(), 0);
+        assert_eq!(b(None, Some(0)).chars(), 0);
+        assert!(b(None, Some(u64::MAX)).chars() > 1 << 40);
+        assert_eq!(b(None, None).entry_cap(), DEFAULT_ENTRY_CAP_CHARS);
+    }
+
+    #[test]
+    fn shortening_cuts_at_a_word_and_marks_it() {
+        let text = "Fill in, inspect and flatten fillable PDF forms";
+        assert_eq!(shorten(text, 100), (Cow::Borrowed(text), false));
+        assert_eq!(shorten(text, text.chars().count()).1, false);
+        let (s, cut) = shorten(text, 20);
+        assert!(cut);
+        assert_eq!(s, "Fill in, inspect…");
+        assert!(s.chars().count() <= 20);
+        // No space to cut at: a hard cut.
+        let (s, _) = shorten("abcdefghijklmnop", 6);
+        assert_eq!(s, "abcde…");
+        // Multi-byte text is cut on characters, never inside one.
+        let (s, _) = shorten("ééééé ééééé", 7);
+        assert_eq!(s, "ééééé…");
+        assert_eq!(shorten("abc", 1).0, "…");
+        assert_eq!(shorten("abc", 0), (Cow::Borrowed(""), true));
+    }
+
+    #[test]
+    fn xml_escaping_is_pythons_html_escape() {
+        assert_eq!(
+            xml_escape(r#"a<b>&"c"'d'"#),
+            "a&lt;b&gt;&amp;&quot;c&quot;&#x27;d&#x27;"
+        );
+        assert!(matches!(xml_escape("plain"), Cow::Borrowed(_)));
+    }
 }

@@ -10,6 +10,10 @@ pub enum Target {
     Baseline,
     /// The row's time may be at most this many times its baseline's.
     MaxRatio(f64),
+    /// The row's time may be at most this long (an absolute target; no baseline).
+    MaxTime(Duration),
+    /// A figure reported for information, with no target.
+    Info,
 }
 
 /// One measurement.
@@ -97,6 +101,27 @@ impl Table {
                 median,
                 target: Target::MaxRatio(max_ratio),
                 ratio,
+            }),
+        );
+    }
+
+    /// Add a row with an absolute time target (`None`: reported for information only).
+    pub fn absolute(
+        &mut self,
+        name: &str,
+        items: usize,
+        bytes: u64,
+        median: Duration,
+        max: Option<Duration>,
+    ) {
+        self.push(
+            name,
+            Outcome::Measured(Measured {
+                items,
+                bytes,
+                median,
+                target: max.map_or(Target::Info, Target::MaxTime),
+                ratio: None,
             }),
         );
     }
@@ -200,13 +225,18 @@ fn measured_cells(name: &str, m: &Measured) -> [String; 7] {
     let ratio = match (m.target, m.ratio) {
         (Target::Baseline, _) => "1.00x".to_owned(),
         (Target::MaxRatio(_), Some(r)) => format!("{r:.2}x"),
-        (Target::MaxRatio(_), None) => "n/a".to_owned(),
+        (Target::MaxRatio(_), None) | (Target::MaxTime(_) | Target::Info, _) => "n/a".to_owned(),
     };
     let target = match (m.target, m.ratio) {
         (Target::Baseline, _) => "baseline".to_owned(),
         (Target::MaxRatio(t), Some(r)) if r <= t => format!("<= {t:.2}x ok"),
         (Target::MaxRatio(t), Some(_)) => format!("<= {t:.2}x MISSED"),
         (Target::MaxRatio(t), None) => format!("<= {t:.2}x"),
+        (Target::MaxTime(t), _) if m.median <= t => {
+            format!("<= {:.2} ms ok", t.as_secs_f64() * 1e3)
+        }
+        (Target::MaxTime(t), _) => format!("<= {:.2} ms MISSED", t.as_secs_f64() * 1e3),
+        (Target::Info, _) => String::new(),
     };
     [
         name.to_owned(),
@@ -230,6 +260,20 @@ mod tests {
         t.compared("b", 10, 2_000_000, Duration::from_millis(150), base, 1.25);
         t.skipped("c", "no corpus");
         t.error("d", "boom");
+        t.absolute(
+            "e",
+            1,
+            0,
+            Duration::from_millis(3),
+            Some(Duration::from_millis(5)),
+        );
+        t.absolute(
+            "f",
+            1,
+            0,
+            Duration::from_millis(6),
+            Some(Duration::from_millis(5)),
+        );
         t.note("hello");
         let text = t.render();
         assert!(text.contains("1.50x"), "{text}");
@@ -237,6 +281,8 @@ mod tests {
         assert!(text.contains("skipped: no corpus"), "{text}");
         assert!(text.contains("ERROR: boom"), "{text}");
         assert!(text.contains("note: hello"), "{text}");
+        assert!(text.contains("<= 5.00 ms ok"), "{text}");
+        assert!(text.contains("<= 5.00 ms MISSED"), "{text}");
         assert!(text.contains("20.0"), "MB/s of the baseline: {text}");
         assert!(t.has_errors());
     }
