@@ -149,6 +149,10 @@ struct Candidate<'a> {
     description: Cow<'a, str>,
     description_chars: usize,
     location: PathBuf,
+    /// Characters of the entry's text other than the description.
+    fixed: usize,
+    /// Characters the whole description takes, escaped.
+    full_cost: usize,
 }
 
 fn chars(s: &str) -> usize {
@@ -174,16 +178,17 @@ fn xml_escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The first `max` characters of `text`, cut back to a word boundary when there is one,
-/// with the mark appended; `text` itself when it is short enough.
-fn shorten(text: &str, max: usize) -> (Cow<'_, str>, bool) {
-    if chars(text) <= max {
-        return (Cow::Borrowed(text), false);
+/// Where [`shorten`] cuts `text` (whose length in characters is `len`) for at most `max`
+/// characters: the kept head (without the mark), and whether it was cut at all.
+fn cut_point(text: &str, len: usize, max: usize) -> (&str, bool) {
+    if len <= max {
+        return (text, false);
     }
-    if max < chars(TRUNCATION_MARK) {
-        return (Cow::Borrowed(""), true);
+    let mark = chars(TRUNCATION_MARK);
+    if max < mark {
+        return ("", true);
     }
-    let room = max.saturating_sub(chars(TRUNCATION_MARK));
+    let room = max - mark;
     let cut = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);
     let head = &text[..cut];
     let next_is_space = text[cut..].starts_with(char::is_whitespace);
@@ -196,7 +201,41 @@ fn shorten(text: &str, max: usize) -> (Cow<'_, str>, bool) {
         }
     };
     let head = head.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':'));
-    (Cow::Owned(format!("{head}{TRUNCATION_MARK}")), true)
+    (head, true)
+}
+
+/// The first `max` characters of `text`, cut back to a word boundary when there is one,
+/// with the mark appended; `text` itself when it is short enough.
+fn shorten(text: &str, max: usize) -> (Cow<'_, str>, bool) {
+    match cut_point(text, chars(text), max) {
+        (head, false) => (Cow::Borrowed(head), false),
+        ("", true) if max < chars(TRUNCATION_MARK) => (Cow::Borrowed(""), true),
+        (head, true) => (Cow::Owned(format!("{head}{TRUNCATION_MARK}")), true),
+    }
+}
+
+/// The length in characters of `text` once escaped for the format.
+fn escaped_chars(format: CatalogFormat, text: &str) -> usize {
+    match format {
+        CatalogFormat::Markdown => chars(text),
+        CatalogFormat::Xml => text
+            .chars()
+            .map(|c| match c {
+                '&' => 5,
+                '<' | '>' => 4,
+                '"' | '\'' => 6,
+                _ => 1,
+            })
+            .sum(),
+        CatalogFormat::Json => text
+            .chars()
+            .map(|c| match c {
+                '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+                c if u32::from(c) < 0x20 => 6,
+                _ => 1,
+            })
+            .sum(),
+    }
 }
 
 /// The pieces of one format's text; the text is their concatenation, so costs add up.
@@ -216,7 +255,7 @@ impl Layout {
 
     fn entry(&self, c: &Candidate<'_>, description: &str) -> String {
         match self.format {
-            CatalogFormat::Markdown if description.is_empty() => {
+            CatalogFormat::Markdown if c.description.is_empty() => {
                 format!("- {}\n", one_line(&c.skill.name))
             }
             CatalogFormat::Markdown => format!("- {}: {description}\n", one_line(&c.skill.name)),
@@ -301,18 +340,29 @@ impl<'a> Disclosure<'a> {
                 CatalogFormat::Markdown => Cow::Owned(one_line(&brief(s))),
                 _ => Cow::Borrowed(s.description.as_str()),
             };
-            let c = Candidate {
+            let mut c = Candidate {
                 skill: s,
                 description_chars: chars(&description),
+                full_cost: escaped_chars(format, &description),
                 description,
                 location: location(&roots, s),
+                fixed: 0,
             };
+            c.fixed = chars(&layout.entry(&c, ""));
             // The per-entry cap: the longest description this entry may show.
-            let fixed = chars(&layout.entry(&c, ""));
-            let max_desc = if fixed + c.description_chars <= cap {
+            let max_desc = if c.fixed + c.full_cost <= cap {
                 c.description_chars
             } else {
-                cap.saturating_sub(fixed)
+                let (mut lo, mut hi) = (0, c.description_chars);
+                while lo < hi {
+                    let mid = lo + (hi - lo).div_ceil(2);
+                    if entry_cost(format, &c, mid) <= cap {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                lo
             };
             (c, max_desc)
         };
@@ -329,7 +379,7 @@ impl<'a> Disclosure<'a> {
         for (rank, skill) in order.iter().enumerate() {
             let (c, max_desc) = prepare(skill);
             let min_len = max_desc.min(MIN_DESCRIPTION_CHARS);
-            let mut cost = entry_cost(&layout, &c, min_len);
+            let mut cost = entry_cost(format, &c, min_len);
             let group = c.skill.domain.as_deref();
             let new_group = !groups_open.contains(&group);
             if new_group {
@@ -367,7 +417,7 @@ impl<'a> Disclosure<'a> {
         // The longest common description length that fits.
         let at = |limit: usize| -> usize {
             kept.iter()
-                .map(|(c, m)| entry_cost(&layout, c, (*m).min(limit)))
+                .map(|(c, m)| entry_cost(format, c, (*m).min(limit)))
                 .sum()
         };
         let fixed_used = used - at(MIN_DESCRIPTION_CHARS);
@@ -492,9 +542,12 @@ impl<'a> Disclosure<'a> {
 }
 
 /// The text length of an entry whose description is cut to `limit` characters.
-fn entry_cost(layout: &Layout, c: &Candidate<'_>, limit: usize) -> usize {
-    let (d, _) = shorten(&c.description, limit);
-    chars(&layout.entry(c, &d))
+fn entry_cost(format: CatalogFormat, c: &Candidate<'_>, limit: usize) -> usize {
+    match cut_point(&c.description, c.description_chars, limit) {
+        (_, false) => c.fixed + c.full_cost,
+        (head, true) if head.is_empty() && limit < chars(TRUNCATION_MARK) => c.fixed,
+        (head, true) => c.fixed + escaped_chars(format, head) + chars(TRUNCATION_MARK),
+    }
 }
 
 /// Each source's path and its resolved absolute form.

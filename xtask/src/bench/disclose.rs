@@ -8,22 +8,27 @@
 //! - Reload latency: with the watcher running (default debounce), the time from the write
 //!   of one `SKILL.md` to its change set reaching a subscriber (the new snapshot is
 //!   visible by then), over `--edits` edits; p50 and p99. Target: p99 under 250 ms.
+//! - Corpus pass (when `../shared/corpus` exists): every disclosure path over every real
+//!   skill: the catalog in each format, `get_skill` at every tier, `load_skill`,
+//!   `use_skill`, and each skill's resources listed and read. Any failure other than a
+//!   documented refusal (a file over the cap) is an error row.
 
 use std::hint::black_box;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 use skill_registry::{
-    Budget, CatalogFormat, DEFAULT_DEBOUNCE, Disclosure, Registry, RegistryConfig, Snapshot,
+    Budget, CatalogFormat, DEFAULT_DEBOUNCE, Disclosure, Error, Registry, RegistryConfig, Snapshot,
     Source, WatchOptions, load_snapshot,
 };
 
 use super::Table;
 use super::generate;
 use super::timing::{measure_pair, median};
+use crate::process::repo_root;
 
 /// Default size of the generated pack.
 const DEFAULT_GENERATED: usize = 10_000;
@@ -55,6 +60,10 @@ pub struct Args {
     /// Watcher debounce in milliseconds (default: the registry's default).
     #[arg(long)]
     debounce_ms: Option<u64>,
+    /// Folder of real-world skills for the corpus pass. Default: `../shared/corpus` next
+    /// to the repository; skipped when absent.
+    #[arg(long)]
+    corpus: Option<PathBuf>,
 }
 
 impl Default for Args {
@@ -64,6 +73,7 @@ impl Default for Args {
             iterations: DEFAULT_ITERATIONS,
             edits: DEFAULT_EDITS,
             debounce_ms: None,
+            corpus: None,
         }
     }
 }
@@ -89,6 +99,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         );
         return Ok(());
     }
+    corpus_pass(args, table);
     catalogs(&snapshot, n, args.iterations, table);
     reload_cost(&registry, &config, root, n, table)?;
     latency(&registry, root, n, args, table)?;
@@ -268,4 +279,115 @@ fn latency(
         debounce.as_millis()
     ));
     Ok(())
+}
+
+/// Every disclosure path over every skill of the corpus.
+fn corpus_pass(args: &Args, table: &mut Table) {
+    const ROW: &str = "disclose: corpus, every path";
+    let dir = match &args.corpus {
+        Some(d) => d.clone(),
+        None => match repo_root() {
+            Ok(r) => r.join("..").join("shared").join("corpus"),
+            Err(e) => {
+                table.skipped(ROW, e);
+                return;
+            }
+        },
+    };
+    if !dir.is_dir() {
+        table.skipped(ROW, format!("no corpus at {}", dir.display()));
+        return;
+    }
+    let started = Instant::now();
+    let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+        &dir, "corpus",
+    )]));
+    let snap = registry.snapshot();
+    let view = Disclosure::new(&snap);
+    let mut failures: Vec<String> = Vec::new();
+    let mut fail = |what: String| {
+        if failures.len() < 5 {
+            failures.push(what);
+        } else {
+            failures.push(String::new());
+        }
+    };
+    let mut listed = 0;
+    for format in [
+        CatalogFormat::Markdown,
+        CatalogFormat::Xml,
+        CatalogFormat::Json,
+    ] {
+        let c = view.catalog(
+            format,
+            &Budget {
+                budget_chars: Some(usize::MAX),
+                ..Budget::default()
+            },
+        );
+        if !c.report.is_complete() {
+            fail(format!(
+                "catalog {format:?} is incomplete with an unlimited budget"
+            ));
+        }
+        if format == CatalogFormat::Json
+            && serde_json::from_str::<serde_json::Value>(&c.text).is_err()
+        {
+            fail("catalog JSON does not parse".into());
+        }
+        listed = c.report.included.len();
+    }
+    if let Err(e) = view.get_skill(None) {
+        fail(format!("get_skill: {e}"));
+    }
+    let (mut skills, mut resources, mut bytes, mut capped) = (0usize, 0usize, 0u64, 0usize);
+    for skill in snap.skills() {
+        let name = &skill.name;
+        let visible = view.skill(name).is_ok();
+        if !visible {
+            continue;
+        }
+        skills += 1;
+        match view.get_skill(Some(name)) {
+            Ok(text) if text == skill.body => {}
+            Ok(_) => fail(format!("get_skill: {name} is not the body")),
+            Err(e) => fail(format!("get_skill: {name}: {e}")),
+        }
+        if let Err(e) = view.load_skill(name) {
+            fail(format!("load_skill: {name}: {e}"));
+        }
+        if let Err(e) = view.use_skill(name, Some("corpus check")) {
+            fail(format!("use_skill: {name}: {e}"));
+        }
+        match view.resources(name) {
+            Ok(list) => {
+                for r in list {
+                    resources += 1;
+                    match view.read_resource(name, &r.path) {
+                        Ok(b) if b.len() as u64 == r.size => bytes += b.len() as u64,
+                        Ok(b) => fail(format!(
+                            "{name}/{}: read {} of {} bytes",
+                            r.path,
+                            b.len(),
+                            r.size
+                        )),
+                        Err(Error::ResourceTooLarge { .. }) => capped += 1,
+                        Err(e) => fail(format!("{name}/{}: {e}", r.path)),
+                    }
+                }
+            }
+            Err(e) => fail(format!("resources: {name}: {e}")),
+        }
+    }
+    let elapsed = started.elapsed();
+    if failures.is_empty() {
+        table.absolute(ROW, skills, bytes, elapsed, None);
+        table.note(format!(
+            "corpus: {skills} skills through get_skill, load_skill and use_skill, {listed} in each catalog format; {resources} resources listed and read ({:.1} MB), {capped} refused as over the size cap",
+            bytes as f64 / 1e6
+        ));
+    } else {
+        let shown: Vec<&String> = failures.iter().filter(|f| !f.is_empty()).collect();
+        table.error(ROW, format!("{} failures, e.g. {shown:?}", failures.len()));
+    }
 }
