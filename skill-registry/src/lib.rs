@@ -63,7 +63,9 @@ pub use load::{load_snapshot, slug};
 pub use snapshot::{Skill, Snapshot, Status};
 pub use suggest::{MAX_SUGGESTIONS, closest_names};
 #[cfg(feature = "watch")]
-pub use watch::{DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, WatchOptions, Watcher};
+pub use watch::{
+    Changes, DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, WatchOptions, Watcher, watch_folders,
+};
 
 /// How much a source is trusted (agent-skills-integration 7.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

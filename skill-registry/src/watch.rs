@@ -13,8 +13,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -101,55 +101,94 @@ fn file_id(_path: &Path) -> Option<FileId> {
     None
 }
 
+/// One burst of changes, as [`watch_folders`] reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Every path the burst touched, in the form the roots were given (a root `packs/x`
+    /// gives `packs/x/a/SKILL.md`); a root itself when it appeared, vanished or was replaced.
+    pub paths: HashSet<PathBuf>,
+    /// Events may have been lost, or a root appeared or was replaced: re-read everything.
+    pub rescan: bool,
+}
+
 impl Registry {
     /// Start watching every source; each burst of changes becomes one incremental reload
     /// (and one change set to subscribers). The watcher holds the registry weakly and stops
     /// by itself when the registry is dropped.
     pub fn watch(self: &Arc<Self>, options: WatchOptions) -> Result<Watcher, Error> {
-        let (tx, rx) = mpsc::channel();
-        let events = tx.clone();
-        let watcher = notify::recommended_watcher(move |e: notify::Result<Event>| {
-            let _ = events.send(Msg::Event(e));
-        })
-        .map_err(|e| Error::Watch {
-            path: PathBuf::new(),
-            message: e.to_string(),
-        })?;
-        let roots: Vec<Root> = self
+        let registry = Arc::downgrade(self);
+        let roots = self
             .config()
             .sources
             .iter()
-            .map(|s| Root {
-                path: s.path.clone(),
-                abs: std::path::absolute(&s.path).unwrap_or_else(|_| s.path.clone()),
-                watched: None,
-            })
+            .map(|s| s.path.clone())
             .collect();
-        let mut state = WatchState {
-            watcher,
-            roots,
-            registry: Arc::downgrade(self),
-            options,
-        };
-        state.ensure_watches()?;
-        let thread = std::thread::Builder::new()
-            .name("skill-registry-watch".into())
-            .spawn(move || state.run(rx))
-            .map_err(|e| Error::Watch {
-                path: PathBuf::new(),
-                message: format!("cannot start the watcher thread: {e}"),
-            })?;
-        Ok(Watcher {
-            tx,
-            thread: Some(thread),
+        watch_folders(roots, options, move |changes| {
+            let Some(registry) = registry.upgrade() else {
+                return false;
+            };
+            if changes.rescan {
+                registry.reload();
+            } else {
+                registry.reload_paths(changes.paths);
+            }
+            true
         })
     }
+}
+
+/// Watch folders (or files) that may not exist yet, calling `on_change` once per burst of
+/// changes on the watcher's thread. `on_change` returns `false` to stop watching. This is
+/// what [`Registry::watch`] runs on; other indexes of folders (a notes search) use it too.
+pub fn watch_folders<F>(
+    roots: Vec<PathBuf>,
+    options: WatchOptions,
+    on_change: F,
+) -> Result<Watcher, Error>
+where
+    F: FnMut(Changes) -> bool + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    let events = tx.clone();
+    let watcher = notify::recommended_watcher(move |e: notify::Result<Event>| {
+        let _ = events.send(Msg::Event(e));
+    })
+    .map_err(|e| Error::Watch {
+        path: PathBuf::new(),
+        message: e.to_string(),
+    })?;
+    let roots: Vec<Root> = roots
+        .into_iter()
+        .map(|path| Root {
+            abs: std::path::absolute(&path).unwrap_or_else(|_| path.clone()),
+            path,
+            watched: None,
+        })
+        .collect();
+    let mut state = WatchState {
+        watcher,
+        roots,
+        on_change: Box::new(on_change),
+        options,
+    };
+    state.ensure_watches()?;
+    let thread = std::thread::Builder::new()
+        .name("skill-registry-watch".into())
+        .spawn(move || state.run(rx))
+        .map_err(|e| Error::Watch {
+            path: PathBuf::new(),
+            message: format!("cannot start the watcher thread: {e}"),
+        })?;
+    Ok(Watcher {
+        tx,
+        thread: Some(thread),
+    })
 }
 
 struct WatchState {
     watcher: RecommendedWatcher,
     roots: Vec<Root>,
-    registry: Weak<Registry>,
+    on_change: Box<dyn FnMut(Changes) -> bool + Send>,
     options: WatchOptions,
 }
 
@@ -223,18 +262,14 @@ impl WatchState {
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             }
-            let Some(registry) = self.registry.upgrade() else {
-                return;
-            };
-            // Roots may have appeared, vanished or been replaced: then walk everything.
+            // Roots may have appeared, vanished or been replaced: then re-read everything.
             let rewatched = self.ensure_watches().unwrap_or(true);
-            if batch.rescan || rewatched {
-                registry.reload();
-            } else {
-                let paths = self.to_source_paths(&batch.paths);
-                if !paths.is_empty() {
-                    registry.reload_paths(paths);
-                }
+            let changes = Changes {
+                paths: self.to_source_paths(&batch.paths),
+                rescan: batch.rescan || rewatched,
+            };
+            if (changes.rescan || !changes.paths.is_empty()) && !(self.on_change)(changes) {
+                return;
             }
         }
     }

@@ -320,3 +320,20 @@ fn the_edit_fast_path_agrees_with_a_full_reload() {
         );
     }
 }
+
+#[test]
+fn any_folder_can_be_watched_for_other_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let w = skill_registry::watch_folders(vec![notes.clone()], WatchOptions::default(), move |c| {
+        tx.send(c).is_ok()
+    })
+    .unwrap();
+    write(&notes, "a.md", "# A\n");
+    let c = rx.recv_timeout(WAIT).unwrap();
+    assert!(c.paths.contains(&notes.join("a.md")), "{c:?}");
+    assert!(!c.rescan);
+    w.stop();
+}
