@@ -1,16 +1,24 @@
-//! `skill-registry`: skills from layered folders, as an immutable [`Snapshot`].
+//! `skill-registry`: skills from layered folders, as an immutable [`Snapshot`], disclosed
+//! level by level and kept current as files change.
 //!
-//! It owns discovery (recursive, bounded, symlink-safe walks of each source), loading (every
-//! file parsed by `skill-format`, on all cores), precedence (sources are ordered lowest to
-//! highest; a same-named skill of a higher layer shadows the others, which are kept and
-//! reported; a malformed or ineligible winner is excluded with **no fallback** to a lower
-//! layer; duplicates inside one layer are errors with a deterministic winner), eligibility
-//! (OS, environment, binaries, tool policy, registered tools, built-in command collisions,
-//! enablement, profile affinity), and publishing: the current snapshot sits behind an atomic
-//! pointer, so readers never lock against a reload.
+//! It owns:
+//! - **discovery** (recursive, bounded, symlink-safe walks of each source) and **loading**
+//!   (every file parsed by `skill-format`, on all cores);
+//! - **precedence** (sources are ordered lowest to highest; a same-named skill of a higher
+//!   layer shadows the others, which are kept and reported; a malformed or ineligible winner is
+//!   excluded with **no fallback** to a lower layer; duplicates inside one layer are errors
+//!   with a deterministic winner) and **eligibility** (OS, environment, binaries, tool policy,
+//!   registered tools, built-in command collisions, enablement, profile affinity);
+//! - **publishing**: the current snapshot sits behind an atomic pointer, so readers never lock
+//!   against a reload; reloads are incremental ([`Registry::reload_paths`]), keep a broken
+//!   file's last good version served, and send a [`ChangeSet`] to subscribers;
+//! - **disclosure** ([`Disclosure`]): the catalog for the system prompt within a budget
+//!   ([`Catalog`], [`BudgetReport`]), the `get_skill` tiers, `load_skill`, `use_skill`, the
+//!   scoped listing for a sub-agent, and a skill's resources;
+//! - **hot reload** (feature `watch`): `Registry::watch` turns file events into reloads.
 //!
 //! ```no_run
-//! use skill_registry::{Registry, RegistryConfig, Source};
+//! use skill_registry::{Budget, CatalogFormat, Disclosure, Registry, RegistryConfig, Source};
 //!
 //! let config = RegistryConfig::with_sources(vec![
 //!     Source::new("packs/agentskills", "builtin"),
@@ -21,6 +29,9 @@
 //! for skill in snapshot.skills() {
 //!     println!("{} ({}): {}", skill.name, skill.layer, skill.description);
 //! }
+//! let view = Disclosure::new(&snapshot);
+//! let catalog = view.catalog(CatalogFormat::Xml, &Budget::default());
+//! assert!(catalog.report.used_chars <= catalog.report.budget_chars);
 //! ```
 
 #![deny(missing_docs)]
