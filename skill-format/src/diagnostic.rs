@@ -166,6 +166,8 @@ codes! {
     Disabled => "disabled",
     /// On a reload the file had errors, so its last version that loaded is still served.
     LastGoodServed => "last-good-served",
+    /// An `## Examples` line does not route to its own skill or fails its flag schema.
+    ExampleDoesNotRoute => "example-does-not-route",
 }
 
 impl fmt::Display for Code {

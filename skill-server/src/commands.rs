@@ -88,12 +88,18 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
     let registry = Registry::load(config);
     let snapshot = registry.snapshot();
     let entries = all_entries(&snapshot);
-    let errors = snapshot.error_count();
-    let warnings = snapshot.warning_count();
+    // Every `## Examples` line must route to its own skill (warnings, never errors).
+    let mut diagnostics = snapshot.diagnostics().to_vec();
+    diagnostics.extend(skill_router::lint_examples(&snapshot));
+    diagnostics.sort_by(|a, b| {
+        (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
+    });
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
     let text = if args.json {
         let value = json!({
             "skills": entries.iter().map(|s| skill_json(s)).collect::<Vec<_>>(),
-            "diagnostics": snapshot.diagnostics().iter().map(|d| json!({
+            "diagnostics": diagnostics.iter().map(|d| json!({
                 "path": d.path,
                 "line": d.line,
                 "column": d.column,
@@ -106,7 +112,7 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
         format!("{value:#}\n")
     } else {
         let mut t = String::new();
-        for d in snapshot.diagnostics() {
+        for d in &diagnostics {
             t.push_str(&d.to_string());
             t.push('\n');
         }

@@ -1,14 +1,184 @@
-//! Subcommands of this slot (being built).
+//! Routing subcommands: `route` (one command line to a JSON route) and `extract` (model
+//! output to commands and text).
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Subcommand, ValueEnum};
+use serde_json::json;
+use skill_registry::Caller;
+use skill_router::{Prevalidate, Route, Router, RouterConfig, extract_bytes};
 
-/// The subcommands this module adds.
+use crate::commands::{load_layers, write_out};
+
+/// The most model output `extract` reads (16 MiB); more is refused rather than truncated.
+const MAX_EXTRACT_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Who wrote the text being routed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Author {
+    /// A line of a model's ```` ```cmd ```` block.
+    Model,
+    /// A user's input line (slash commands).
+    User,
+}
+
+/// The routing subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Commands {}
+pub enum Commands {
+    /// Route one command line and print the result as JSON: help (`get_skill`,
+    /// `name --help`), an invocation (skill, flags, positionals, access), a slash command,
+    /// a plain message, or an error with the closest names. Exit 1 when it is an error.
+    Route {
+        /// A skills folder; repeat for layers, lowest precedence first.
+        #[arg(long = "skills")]
+        skills: Vec<PathBuf>,
+        /// Who wrote the line: the model (`cmd` block commands) or a user (slash commands).
+        #[arg(long, value_enum, default_value_t = Author::Model)]
+        from: Author,
+        /// The profile whose view of the skills is used.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Do not list closest names in errors (lily 5.3, "no did-you-mean").
+        #[arg(long)]
+        no_suggestions: bool,
+        /// Check flags against each skill's `## Flags` schema before routing (Approach B).
+        #[arg(long)]
+        prevalidate: bool,
+        /// The command line.
+        text: String,
+    },
+    /// Read model output (from FILE, or stdin when FILE is absent or `-`) and print its
+    /// commands, text and unterminated `cmd` blocks as JSON, in order. With `--skills`,
+    /// every command is routed too. Exit 1 when an unterminated block or a routing error
+    /// is found.
+    Extract {
+        /// A skills folder; repeat for layers, lowest precedence first. Routes each command.
+        #[arg(long = "skills")]
+        skills: Vec<PathBuf>,
+        /// The model output file (default: stdin).
+        file: Option<PathBuf>,
+    },
+}
 
-/// Run one of this module's subcommands; returns the exit code.
-pub fn run(command: Commands, _out: &mut dyn Write, _err: &mut dyn Write) -> u8 {
-    match command {}
+/// Run one of the routing subcommands; returns the exit code.
+pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let result = match command {
+        Commands::Route {
+            skills,
+            from,
+            profile,
+            no_suggestions,
+            prevalidate,
+            text,
+        } => route(
+            &skills,
+            from,
+            profile,
+            no_suggestions,
+            prevalidate,
+            &text,
+            out,
+        ),
+        Commands::Extract { skills, file } => extract(&skills, file, out),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            2
+        }
+    }
+}
+
+fn route(
+    skills: &[PathBuf],
+    from: Author,
+    profile: Option<String>,
+    no_suggestions: bool,
+    prevalidate: bool,
+    text: &str,
+    out: &mut dyn Write,
+) -> Result<u8, String> {
+    let registry = load_layers(skills)?;
+    let snapshot = registry.snapshot();
+    let config = RouterConfig {
+        profile,
+        suggestions: !no_suggestions,
+        prevalidate: if prevalidate {
+            Prevalidate::All
+        } else {
+            Prevalidate::Off
+        },
+        ..RouterConfig::default()
+    };
+    let router = Router::with_config(&snapshot, config);
+    let caller = match from {
+        Author::Model => Caller::Model,
+        Author::User => Caller::User,
+    };
+    let routed = router.route(text, caller);
+    let value = serde_json::to_value(&routed).map_err(|e| format!("cannot render JSON: {e}"))?;
+    write_out(out, &format!("{value:#}\n"))?;
+    Ok(u8::from(matches!(routed, Route::Error(_))))
+}
+
+fn read_input(file: Option<PathBuf>) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let (mut reader, name): (Box<dyn Read>, String) = match file {
+        Some(p) if p.as_os_str() != "-" => {
+            let f = std::fs::File::open(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let name = p.display().to_string();
+            (Box::new(f), name)
+        }
+        _ => (Box::new(std::io::stdin()), "stdin".to_owned()),
+    };
+    reader
+        .by_ref()
+        .take(MAX_EXTRACT_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if bytes.len() as u64 > MAX_EXTRACT_INPUT_BYTES {
+        return Err(format!(
+            "{name} is larger than {MAX_EXTRACT_INPUT_BYTES} bytes; extract reads at most that much"
+        ));
+    }
+    Ok(bytes)
+}
+
+fn extract(skills: &[PathBuf], file: Option<PathBuf>, out: &mut dyn Write) -> Result<u8, String> {
+    let registry = if skills.is_empty() {
+        None
+    } else {
+        Some(load_layers(skills)?)
+    };
+    let bytes = read_input(file)?;
+    let extraction = extract_bytes(&bytes).map_err(|e| e.to_string())?;
+    let commands: Vec<_> = extraction.commands().collect();
+    let unterminated: Vec<_> = extraction
+        .unterminated()
+        .map(|(line, text)| json!({ "line": line, "text": text }))
+        .collect();
+    let mut failed = !unterminated.is_empty();
+    let mut value = json!({
+        "commands": commands,
+        "text": extraction.text(),
+        "unterminated": unterminated,
+        "segments": extraction.segments,
+    });
+    if let Some(registry) = registry {
+        let snapshot = registry.snapshot();
+        let router = Router::new(&snapshot);
+        let routes: Vec<_> = extraction
+            .commands()
+            .map(|c| {
+                let route = router.route_model(c.text);
+                failed |= route.is_error();
+                json!({ "line": c.line, "command": c.text, "route": route })
+            })
+            .collect();
+        value["routes"] = json!(routes);
+    }
+    write_out(out, &format!("{value:#}\n"))?;
+    Ok(u8::from(failed))
 }

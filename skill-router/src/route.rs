@@ -1,0 +1,685 @@
+//! The router: one command line (from the model or a user) to one [`Route`].
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde::Serialize;
+use skill_format::args::split_arguments;
+use skill_format::{ContextMode, InvocationMode};
+use skill_registry::{
+    Caller, DEFAULT_BUILTIN_COMMANDS, Disclosure, Skill, Snapshot, closest_names,
+};
+
+use crate::Error;
+use crate::extract::{Extraction, extract};
+use crate::flags::{Flags, parse_flags};
+use crate::tokenize::{Token, tokenize};
+use crate::validate::prevalidate;
+
+/// Which skills get their flags checked against their `## Flags` schema before routing
+/// (markdown-first Approach B; the seed recommends Approach A, so it is off by default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Prevalidate {
+    /// No pre-validation: handlers validate (Approach A).
+    #[default]
+    Off,
+    /// Every skill with a `## Flags` schema.
+    All,
+    /// Skills loaded from these registry layers (a per-source opt-in: a host names the
+    /// layers, e.g. `builtin`, whose `## Flags` sections it trusts).
+    Layers(BTreeSet<String>),
+}
+
+impl Prevalidate {
+    fn applies(&self, skill: &Skill) -> bool {
+        match self {
+            Prevalidate::Off => false,
+            Prevalidate::All => true,
+            Prevalidate::Layers(layers) => layers.contains(&skill.layer),
+        }
+    }
+}
+
+/// How the router behaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouterConfig {
+    /// The profile whose view of the skills is used (agent-skills-integration affinity).
+    pub profile: Option<String>,
+    /// Whether errors list the closest existing names (default true). A host that follows
+    /// lily 5.3 ("no did-you-mean") turns this off. Suggestions are never acted on either
+    /// way.
+    pub suggestions: bool,
+    /// Built-in slash commands (default [`DEFAULT_BUILTIN_COMMANDS`]). They win over every
+    /// skill. `/skills` and `/skill` are answered by the router itself; the others come back
+    /// as [`Route::Builtin`] for the host.
+    pub builtin_commands: BTreeSet<String>,
+    /// Schema pre-validation (default off).
+    pub prevalidate: Prevalidate,
+    /// Lily's single-skill rule (5.1) for [`Router::route_output`]: one model output may
+    /// use one skill (several commands of that skill, and help, are fine). Default off.
+    pub single_skill: bool,
+}
+
+impl Default for RouterConfig {
+    fn default() -> Self {
+        RouterConfig {
+            profile: None,
+            suggestions: true,
+            builtin_commands: DEFAULT_BUILTIN_COMMANDS
+                .iter()
+                .map(|c| (*c).to_owned())
+                .collect(),
+            prevalidate: Prevalidate::Off,
+            single_skill: false,
+        }
+    }
+}
+
+/// Read-only or mutating (markdown-first 15.7): the orchestrator may run read-only skills
+/// itself; mutating ones are delegated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// `*.search`, `*.get`, `*.list`, `*.read`.
+    ReadOnly,
+    /// Everything else (`*.create`, `*.update`, `*.delete`, `*.send`, and any name not
+    /// known to be read-only: when in doubt, a skill is treated as having side effects).
+    Mutating,
+}
+
+/// The names markdown-first 15.7 calls read-only, as the last dot segment.
+const READ_ONLY_ACTIONS: &[&str] = &["search", "get", "list", "read"];
+
+/// Classify a skill name (markdown-first 15.7).
+pub fn access_of(name: &str) -> Access {
+    match name.rsplit_once('.') {
+        Some((_, action)) if READ_ONLY_ACTIONS.contains(&action) => Access::ReadOnly,
+        _ => Access::Mutating,
+    }
+}
+
+/// A command that invokes a skill (markdown-first `RoutedCommand`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Invocation {
+    /// The skill's name, exactly as registered.
+    pub skill: String,
+    /// The flags, best effort (Approach A).
+    pub flags: Flags,
+    /// The words that are not flags or flag values, in order.
+    pub positionals: Vec<String>,
+    /// The command line as written, trimmed.
+    pub raw: String,
+    /// Read-only or mutating.
+    pub access: Access,
+    /// The skill's `handler`, if it declares one (markdown-first 5.4: none means the body
+    /// is a template for the model).
+    pub handler: Option<String>,
+    /// The layer the skill was loaded from.
+    pub layer: String,
+}
+
+/// How a slash-invoked skill is to be run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// Inject the content into the conversation (pegasus `context: inline`, lily
+    /// `prompt_rewrite`).
+    Inline,
+    /// Run the content as an isolated task (pegasus `context: fork`).
+    Fork,
+    /// Call the skill's `command_tool` directly (lily `tool_dispatch`); no content.
+    Tool,
+}
+
+/// How the user named the skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// `/skill <name> [args]` (lily).
+    Skill,
+    /// `/<command> [args]` with lily's `command`.
+    Command,
+    /// `/<name> [args]` (pegasus).
+    Name,
+}
+
+/// A skill invoked by a user's slash command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SlashInvocation {
+    /// The skill's name.
+    pub skill: String,
+    /// How it was named.
+    pub via: Via,
+    /// The argument string, trimmed, as written.
+    pub args: String,
+    /// The arguments split shell-style (as `$ARGUMENTS[N]` sees them).
+    pub arguments: Vec<String>,
+    /// Inline, fork or tool.
+    pub delivery: Delivery,
+    /// Lily `command_tool` for [`Delivery::Tool`].
+    pub tool: Option<String>,
+    /// The body after `$ARGUMENTS` substitution (none for [`Delivery::Tool`]).
+    pub content: Option<String>,
+}
+
+/// One line of `/skills`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListedSkill {
+    /// The skill's name.
+    pub name: String,
+    /// Its one-line description (lily `summary` where set).
+    pub description: String,
+    /// Its lily `command`, if any.
+    pub command: Option<String>,
+    /// Its pegasus `argument-hint`, if any.
+    pub argument_hint: Option<String>,
+}
+
+/// What a command line routes to.
+#[derive(Debug, Serialize)]
+#[serde(tag = "route", rename_all = "snake_case")]
+pub enum Route {
+    /// Help text: a `get_skill` tier or `<name> --help`.
+    Help {
+        /// The dot path asked about (`None` for plain `get_skill`).
+        topic: Option<String>,
+        /// The text to show, from the registry's disclosure.
+        text: String,
+    },
+    /// A skill invoked by the model.
+    Invoke(Invocation),
+    /// A skill invoked by a user's slash command.
+    Slash(SlashInvocation),
+    /// `/skills`: what the user may invoke.
+    SkillList {
+        /// The skills, by name.
+        skills: Vec<ListedSkill>,
+        /// The listing as text.
+        text: String,
+    },
+    /// A built-in slash command other than `/skills` and `/skill` (`/help`, `/exit`,
+    /// `/clear`, ...), for the host to handle.
+    Builtin {
+        /// The command word, without the slash.
+        command: String,
+        /// The rest of the line, trimmed.
+        args: String,
+    },
+    /// A user message that is not a command. Unknown slash commands land here too (pegasus:
+    /// treated as a normal message), with a note saying so.
+    Message {
+        /// The message, trimmed.
+        text: String,
+        /// Why a message that looked like a command is treated as a plain one.
+        note: Option<String>,
+        /// Closest command or skill names for an unknown slash command (shown, never used).
+        suggestions: Vec<String>,
+    },
+    /// A command that cannot be routed, and why.
+    Error(Error),
+}
+
+impl Route {
+    /// The skill a route invokes, if it invokes one.
+    pub fn skill(&self) -> Option<&str> {
+        match self {
+            Route::Invoke(i) => Some(&i.skill),
+            Route::Slash(s) => Some(&s.skill),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an error.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Route::Error(_))
+    }
+}
+
+/// One command of a model output, routed.
+#[derive(Debug, Serialize)]
+pub struct RoutedCommand<'a> {
+    /// The command line.
+    pub command: &'a str,
+    /// Its 1-based line in the output.
+    pub line: u32,
+    /// Where it goes.
+    #[serde(flatten)]
+    pub route: Route,
+}
+
+/// A whole model output: the extraction and every command routed, in order.
+#[derive(Debug, Serialize)]
+pub struct RoutedOutput<'a> {
+    /// Commands, text and unterminated blocks, in order.
+    pub extraction: Extraction<'a>,
+    /// Each command's route, in order.
+    pub routes: Vec<RoutedCommand<'a>>,
+}
+
+/// Which trigger rules a routing pass applies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Normal routing.
+    Normal,
+    /// Example linting: trigger control and profiles are ignored (examples document
+    /// syntax) and every schema is checked.
+    Lint,
+}
+
+/// Routes command lines against one snapshot.
+///
+/// Building a router indexes lily `command` aliases once (linear in the skills); routing
+/// a line is then a tokenize, a map lookup and the flag parse.
+#[derive(Debug)]
+pub struct Router<'s> {
+    snapshot: &'s Snapshot,
+    config: RouterConfig,
+    /// Lily `command` -> the skill declaring it (first by name when several do).
+    commands: HashMap<&'s str, &'s Arc<Skill>>,
+}
+
+impl<'s> Router<'s> {
+    /// A router over `snapshot` with the default configuration.
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        Router::with_config(snapshot, RouterConfig::default())
+    }
+
+    /// A router over `snapshot` with `config`.
+    pub fn with_config(snapshot: &'s Snapshot, config: RouterConfig) -> Self {
+        let mut commands = HashMap::new();
+        for skill in snapshot.entries() {
+            if let Some(c) = skill.manifest.command.as_deref() {
+                commands.entry(c).or_insert(skill);
+            }
+        }
+        Router {
+            snapshot,
+            config,
+            commands,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RouterConfig {
+        &self.config
+    }
+
+    fn disclosure(&self, caller: Caller) -> Disclosure<'s> {
+        Disclosure::new(self.snapshot)
+            .profile(self.config.profile.as_deref())
+            .caller(caller)
+    }
+
+    fn fail(&self, e: Error) -> Route {
+        Route::Error(if self.config.suggestions {
+            e
+        } else {
+            e.without_suggestions()
+        })
+    }
+
+    /// Route one line from `caller`: [`Router::route_model`] or [`Router::route_user`].
+    pub fn route(&self, line: &str, caller: Caller) -> Route {
+        match caller {
+            Caller::Model => self.route_model(line),
+            Caller::User => self.route_user(line),
+        }
+    }
+
+    /// Like [`Router::route`] for input that arrives as bytes: invalid UTF-8 is an error
+    /// with the offset of the first bad byte.
+    pub fn route_bytes(&self, line: &[u8], caller: Caller) -> Route {
+        match std::str::from_utf8(line) {
+            Ok(s) => self.route(s, caller),
+            Err(e) => self.fail(Error::InvalidUtf8 {
+                offset: e.valid_up_to(),
+            }),
+        }
+    }
+
+    /// Route one command line the model wrote (one line of a `cmd` block):
+    ///
+    /// * `get_skill`, `get_skill: <path>` (also `get_skill:<path>` and `get_skill <path>`)
+    ///   is help from the registry's `get_skill` tiers; `get_skill:` with nothing after it
+    ///   is the top level.
+    /// * `<name> ... --help` (an unquoted `--help` anywhere among the flags) is that name's
+    ///   help, through the same tiers (so `email --help` and `email.all --help` work too);
+    ///   nothing is invoked.
+    /// * `<name> [flags] [args]` invokes the skill of exactly that name, unless it is
+    ///   `disable-model-invocation`, invalid, ineligible or excluded for the profile.
+    /// * A `/command` is an error: slash commands are for users.
+    /// * An unquoted `|` is an error: pipes are deferred by the seed (15.1).
+    pub fn route_model(&self, line: &str) -> Route {
+        self.model_line(line, Mode::Normal)
+    }
+
+    pub(crate) fn model_line(&self, line: &str, mode: Mode) -> Route {
+        let line = line.trim();
+        if line.is_empty() {
+            return self.fail(Error::Empty);
+        }
+        let tokens = match tokenize(line) {
+            Ok(t) => t,
+            Err(e) => return self.fail(e),
+        };
+        let Some(first) = tokens.first() else {
+            return self.fail(Error::Empty);
+        };
+        if !first.quoted {
+            if let Some(command) = first.text.strip_prefix('/') {
+                return self.fail(Error::SlashFromModel {
+                    command: command.to_owned(),
+                });
+            }
+            if let Some(route) = self.get_skill(&tokens) {
+                return route;
+            }
+        }
+        if let Some(pipe) = tokens.iter().find(|t| !t.quoted && t.text == "|") {
+            return self.fail(Error::Pipe {
+                column: pipe.column,
+            });
+        }
+        let mut tokens = tokens.into_iter();
+        let name = tokens.next().map(|t| t.text).unwrap_or_default();
+        let name = name.as_str();
+        let parsed = parse_flags(tokens);
+        if parsed.help {
+            return self.help(Some(name));
+        }
+        let skill = match mode {
+            Mode::Normal => match self.disclosure(Caller::Model).skill(name) {
+                Ok(s) => s,
+                Err(e) => return self.fail(Error::Lookup(e)),
+            },
+            Mode::Lint => match self.snapshot.entry(name) {
+                Some(s) => s,
+                None => {
+                    return self.fail(Error::Lookup(skill_registry::Error::UnknownSkill {
+                        name: name.to_owned(),
+                        suggestions: Vec::new(),
+                    }));
+                }
+            },
+        };
+        if mode == Mode::Lint || self.config.prevalidate.applies(skill) {
+            if let Err(e) = prevalidate(&skill.name, &skill.body, &parsed.flags) {
+                return self.fail(e);
+            }
+        }
+        Route::Invoke(Invocation {
+            skill: skill.name.clone(),
+            flags: parsed.flags,
+            positionals: parsed.positionals,
+            raw: line.to_owned(),
+            access: access_of(&skill.name),
+            handler: skill.manifest.handler.clone(),
+            layer: skill.layer.clone(),
+        })
+    }
+
+    /// `get_skill` forms, or `None` when the line is not one.
+    fn get_skill(&self, tokens: &[Token]) -> Option<Route> {
+        let first = tokens.first()?;
+        let rest = tokens.get(1..).unwrap_or(&[]);
+        let mut args: Vec<&str> = Vec::new();
+        if first.text == "get_skill" || first.text == "get_skill:" {
+            // `get_skill : email` (a lone colon) is read as `get_skill: email`.
+            let skip = usize::from(
+                first.text == "get_skill" && rest.first().is_some_and(|t| t.text == ":"),
+            );
+            args.extend(rest.iter().skip(skip).map(|t| t.text.as_str()));
+        } else if let Some(path) = first.text.strip_prefix("get_skill:") {
+            args.push(path);
+            args.extend(rest.iter().map(|t| t.text.as_str()));
+        } else {
+            return None;
+        }
+        Some(match args.as_slice() {
+            [] => self.help(None),
+            [path] => self.help(Some(path)),
+            many => self.fail(Error::GetSkillArguments {
+                given: many.join(" "),
+            }),
+        })
+    }
+
+    fn help(&self, path: Option<&str>) -> Route {
+        let path = path.map(str::trim).filter(|p| !p.is_empty());
+        match self.disclosure(Caller::Model).get_skill(path) {
+            Ok(text) => Route::Help {
+                topic: path.map(str::to_owned),
+                text,
+            },
+            Err(e) => self.fail(Error::Lookup(e)),
+        }
+    }
+
+    /// Route one line a user typed:
+    ///
+    /// * Not starting with `/`: a plain [`Route::Message`].
+    /// * A built-in command wins over every skill: `/skills` lists what the user may
+    ///   invoke, `/skill <name> [args]` invokes exactly that skill (and fails clearly when
+    ///   it is unknown or not available, lily 5.2), other built-ins come back as
+    ///   [`Route::Builtin`].
+    /// * `/<command> [args]` invokes the skill whose lily `command` it is; otherwise
+    ///   `/<name> [args]` the skill of that name (pegasus).
+    /// * Skills with `user-invocable: false` cannot be invoked this way (an error says so)
+    ///   and are not listed by `/skills`.
+    /// * Anything else starting with `/` is an unknown command, treated as a normal message
+    ///   (pegasus), with a note and the closest names.
+    pub fn route_user(&self, line: &str) -> Route {
+        let text = line.trim();
+        if text.is_empty() {
+            return self.fail(Error::Empty);
+        }
+        if text.len() > crate::MAX_COMMAND_BYTES {
+            return self.fail(Error::TooLong {
+                len: text.len(),
+                limit: crate::MAX_COMMAND_BYTES,
+            });
+        }
+        let Some(after) = text.strip_prefix('/') else {
+            return message(text, None, Vec::new());
+        };
+        let (word, args) = match after.split_once(|c: char| c.is_ascii_whitespace()) {
+            Some((w, a)) => (w, a.trim()),
+            None => (after, ""),
+        };
+        if word.is_empty() || word.contains('/') {
+            return message(
+                text,
+                Some("not a command: treated as a normal message".into()),
+                Vec::new(),
+            );
+        }
+        if self.config.builtin_commands.contains(word) {
+            return match word {
+                "skills" => self.list_skills(),
+                "skill" => {
+                    let (name, rest) = match args.split_once(|c: char| c.is_ascii_whitespace()) {
+                        Some((n, r)) => (n, r.trim()),
+                        None => (args, ""),
+                    };
+                    if name.is_empty() {
+                        return self.fail(Error::MissingSkillName);
+                    }
+                    self.slash(name, rest, Via::Skill)
+                }
+                _ => Route::Builtin {
+                    command: word.to_owned(),
+                    args: args.to_owned(),
+                },
+            };
+        }
+        if let Some(skill) = self.commands.get(word) {
+            return self.slash(&skill.name, args, Via::Command);
+        }
+        if self.snapshot.entry(word).is_some() {
+            return self.slash(word, args, Via::Name);
+        }
+        let suggestions = if self.config.suggestions {
+            let user = self.disclosure(Caller::User);
+            let candidates: Vec<&str> = self
+                .config
+                .builtin_commands
+                .iter()
+                .map(String::as_str)
+                .chain(self.commands.keys().copied())
+                .chain(
+                    self.snapshot
+                        .skills()
+                        .filter(|s| user.skill(&s.name).is_ok())
+                        .map(|s| s.name.as_str()),
+                )
+                .collect();
+            closest_names(word, candidates)
+                .into_iter()
+                .map(|n| format!("/{n}"))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        message(
+            text,
+            Some(format!(
+                "unknown command /{word}: treated as a normal message"
+            )),
+            suggestions,
+        )
+    }
+
+    /// Invoke `name` for the user: exact name only, trigger control applied.
+    fn slash(&self, name: &str, args: &str, via: Via) -> Route {
+        let user = self.disclosure(Caller::User);
+        let skill = match user.skill(name) {
+            Ok(s) => s,
+            Err(e) => return self.fail(Error::Lookup(e)),
+        };
+        let m = &skill.manifest;
+        let (delivery, tool, content) = if m.invocation_mode == Some(InvocationMode::ToolDispatch) {
+            (Delivery::Tool, m.command_tool.clone(), None)
+        } else {
+            let delivery = if m.context == Some(ContextMode::Fork) {
+                Delivery::Fork
+            } else {
+                Delivery::Inline
+            };
+            match user.use_skill(&skill.name, Some(args)) {
+                Ok(u) => (delivery, None, Some(u.content)),
+                Err(e) => return self.fail(Error::Lookup(e)),
+            }
+        };
+        Route::Slash(SlashInvocation {
+            skill: skill.name.clone(),
+            via,
+            args: args.to_owned(),
+            arguments: split_arguments(args),
+            delivery,
+            tool,
+            content,
+        })
+    }
+
+    /// `/skills`: every skill the user may invoke, by name.
+    fn list_skills(&self) -> Route {
+        let user = self.disclosure(Caller::User);
+        let skills: Vec<ListedSkill> = self
+            .snapshot
+            .skills()
+            .filter(|s| user.skill(&s.name).is_ok())
+            .map(|s| ListedSkill {
+                name: s.name.clone(),
+                description: s
+                    .description
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                command: s.manifest.command.clone(),
+                argument_hint: s.manifest.argument_hint.clone(),
+            })
+            .collect();
+        let mut text = String::new();
+        if skills.is_empty() {
+            text.push_str("No skills available.\n");
+        } else {
+            let labels: Vec<String> = skills
+                .iter()
+                .map(|s| match &s.argument_hint {
+                    Some(h) => format!("/{} {h}", s.name),
+                    None => format!("/{}", s.name),
+                })
+                .collect();
+            let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+            text.push_str("Available skills:\n\n");
+            for (s, label) in skills.iter().zip(&labels) {
+                let _ = write!(text, "  {label:<width$}  {}", s.description);
+                if let Some(c) = &s.command {
+                    let _ = write!(text, " (also /{c})");
+                }
+                text = text.trim_end().to_owned();
+                text.push('\n');
+            }
+            text.push_str("\nUse: /skill <name> [args]\n");
+        }
+        Route::SkillList { skills, text }
+    }
+
+    /// Extract the `cmd` blocks of a model output and route every command, in order. With
+    /// [`RouterConfig::single_skill`], a command invoking a second, different skill is an
+    /// [`Error::SingleSkill`] (help and errors do not count).
+    pub fn route_output<'o>(&self, output: &'o str) -> RoutedOutput<'o> {
+        let extraction = extract(output);
+        let mut first: Option<String> = None;
+        let mut routes = Vec::with_capacity(extraction.commands().count());
+        let routed = extraction.commands().map(|c| {
+            let mut route = self.route_model(c.text);
+            if self.config.single_skill {
+                if let Some(skill) = route.skill() {
+                    match &first {
+                        None => first = Some(skill.to_owned()),
+                        Some(f) if f != skill => {
+                            route = Route::Error(Error::SingleSkill {
+                                first: f.clone(),
+                                second: skill.to_owned(),
+                            });
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+            RoutedCommand {
+                command: c.text,
+                line: c.line,
+                route,
+            }
+        });
+        routes.extend(routed);
+        RoutedOutput { extraction, routes }
+    }
+
+    /// The winning registry entry of a name, whatever its status (for linting).
+    pub(crate) fn snapshot_entry(&self, name: &str) -> Option<&'s Arc<Skill>> {
+        self.snapshot.entry(name)
+    }
+
+    /// The skill a slash word resolves to, without trigger control (for linting).
+    pub(crate) fn slash_target(&self, word: &str) -> Option<&'s Arc<Skill>> {
+        if self.config.builtin_commands.contains(word) {
+            return None;
+        }
+        self.commands
+            .get(word)
+            .copied()
+            .or_else(|| self.snapshot.entry(word))
+    }
+}
+
+fn message(text: &str, note: Option<String>, suggestions: Vec<String>) -> Route {
+    Route::Message {
+        text: text.to_owned(),
+        note,
+        suggestions,
+    }
+}
