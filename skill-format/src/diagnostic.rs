@@ -168,6 +168,8 @@ codes! {
     LastGoodServed => "last-good-served",
     /// An `## Examples` line does not route to its own skill or fails its flag schema.
     ExampleDoesNotRoute => "example-does-not-route",
+    /// A `schedule` that is not a crontab(5) expression, or can never fire.
+    InvalidSchedule => "invalid-schedule",
 }
 
 impl fmt::Display for Code {

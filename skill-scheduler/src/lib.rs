@@ -1,3 +1,138 @@
-//! `skill-scheduler` (in progress).
+//! `skill-scheduler`: skills with a `schedule:` line become cron jobs that fire once, on
+//! time, across registry reloads and process restarts.
+//!
+//! It owns three things:
+//!
+//! 1. **Expressions** ([`Schedule`]): crontab(5) as cronie reads it. Five fields
+//!    (`minute hour day-of-month month day-of-week`), or six with a leading seconds field;
+//!    `*`, numbers, ranges `a-b`, steps `*/n` and `a-b/n`, lists `a,b-c`, month and weekday
+//!    names (`jan`, `mon`, any case), day-of-week `0` and `7` both Sunday, and the
+//!    shorthands `@yearly` (`@annually`), `@monthly`, `@weekly`, `@daily` (`@midnight`),
+//!    `@hourly`. When both day fields are restricted a day matches if *either* does
+//!    (crontab's OR rule); as in cronie, a day field that starts with `*` (even `*/2`)
+//!    counts as unrestricted and the two are combined with AND. Errors carry the 1-based
+//!    column of the problem: out-of-range values, unknown names, `*/0` and other steps
+//!    outside `1..=max`, a step after a single value (`5/10`: crontab(5) only allows
+//!    steps after ranges and `*`), reversed ranges, a wrong number of fields, text longer
+//!    than [`MAX_EXPRESSION_CHARS`], and schedules that can never fire (`0 0 30 2 *`),
+//!    which are reported at parse time instead of being searched for.
+//! 2. **Time**: [`Schedule::next_after`] reads the schedule on the wall clock of an IANA
+//!    zone ([`parse_timezone`]; UTC by default) with cronie's daylight-saving rules:
+//!    - a *fixed-time* job (its seconds, minute and hour fields do not start with `*`,
+//!      such as `30 2 * * *`) whose wall time falls in a skipped hour fires **once, at the
+//!      first instant after the gap** (several skipped times collapse into that one fire);
+//!      in a repeated hour it fires **once, at the first occurrence**;
+//!    - a *wildcard* job (`*/15 * * * *`, `0 * * * *`) follows elapsed time: nothing fires
+//!      for wall times that do not exist, and a repeated hour's times fire at each real
+//!      instant they occur (so an hourly job keeps running hourly).
+//! 3. **Jobs** ([`Scheduler`]): one per loaded skill with a valid `schedule`, kept in step
+//!    with the registry's change sets (added, changed and removed without restart), fired
+//!    on a tokio task into a [`Dispatcher`] with the skill name, the scheduled instant and
+//!    the snapshot generation (and the skill as that generation holds it). Policies:
+//!    - a run still going when the next fire comes is not started, and is recorded as
+//!      [`Outcome::SkippedOverlap`];
+//!    - fires missed while the process was down are not replayed, unless
+//!      [`CatchUp::RunOnceOnStart`] asks for one run at start;
+//!    - the last fire of each job is persisted (JSON, written to a temporary file,
+//!      fsynced, renamed into place, folder fsynced) so a restart never fires the same
+//!      instant twice; a corrupt or newer-version state file is copied aside and the
+//!      scheduler starts clean with a warning ([`Scheduler::warnings`]);
+//!    - a reload that lands on a fire instant fires it exactly once: an unchanged schedule
+//!      keeps its queued fire, a changed or new one looks for its next fire after the last
+//!      fire or the second before the current one, whichever is later (so an instant in
+//!      the current second still fires, late by less than a second, and an instant that
+//!      already fired never fires again); before each fire the driver applies any change
+//!      set not yet seen, so the run gets the skill as it is at that moment;
+//!    - a removed skill (or one that turns invalid, or loses its `schedule`) is dropped at
+//!      once and never fires again; runs already started carry on;
+//!    - run history is bounded ([`DEFAULT_HISTORY_LIMIT`], at most [`MAX_HISTORY_LIMIT`]).
+//!
+//!    [`Scheduler::jobs`] lists every job with its expression, zone, next fire instants
+//!    and last run; [`scheduled_skills`] does the same work for a snapshot without running
+//!    anything (the `skill-server schedules` command uses it).
+//!
+//! ## Why not the `cron` crate
+//!
+//! The workspace offered the `cron` crate, but its language is not crontab(5): it requires
+//! a seconds field and allows a year field, numbers weekdays 1-7 from Sunday (so `1-5`
+//! would mean Sunday to Thursday), combines day-of-month and day-of-week with AND, and its
+//! errors carry no position. Translating crontab text into it would still leave the OR
+//! rule, the column of each error, the never-fires check and the daylight-saving rules to
+//! write here, so this crate parses crontab fields itself into bit sets (about 300 lines)
+//! and does not depend on `cron`.
+//!
+//! ## Clock and tests
+//!
+//! [`Clock::System`] reads the wall clock and re-checks it at least every 30 seconds, so a
+//! clock step delays a fire by at most that much. With a state file, the last fires of a
+//! batch of simultaneous fires are written (one write, fsynced) before their runs start:
+//! the safe order for "never twice", at the cost of the write's latency. [`Clock::StartingAt`] starts the wall
+//! clock at a given instant and advances it with tokio's clock, which is how the tests run
+//! on tokio's paused clock without sleeping.
+//!
+//! ## Example
+//!
+//! ```
+//! use skill_scheduler::{Schedule, parse_timezone};
+//! use chrono::{TimeZone, Utc};
+//!
+//! let weekdays = Schedule::parse("0 8 * * 1-5").unwrap();
+//! // Friday 2026-11-20 at noon: the next fire is Monday at 08:00 in Berlin (07:00 UTC).
+//! let friday = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
+//! let berlin = parse_timezone("Europe/Berlin").unwrap();
+//! let next = weekdays.next_after(friday, berlin).unwrap();
+//! assert_eq!(next, Utc.with_ymd_and_hms(2026, 11, 23, 7, 0, 0).unwrap());
+//!
+//! let err = Schedule::parse("0 0 30 2 *").unwrap_err();
+//! assert_eq!(err.to_string(), "column 5: this schedule never fires: no month it names has that day of the month");
+//! ```
 
 #![deny(missing_docs)]
+
+mod expr;
+mod jobs;
+mod scheduler;
+mod state;
+
+use std::path::PathBuf;
+
+/// The instant and zone types of this crate's API, re-exported so callers need not depend
+/// on `chrono` and `chrono-tz` themselves.
+pub use chrono::{DateTime, SecondsFormat, Utc};
+pub use chrono_tz::Tz;
+pub use expr::{MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
+pub use jobs::{ScheduledSkill, schedule_diagnostic, scheduled_skills};
+pub use scheduler::{
+    CatchUp, Clock, DEFAULT_HISTORY_LIMIT, DispatchFuture, Dispatcher, Fire, JobInfo,
+    MAX_CATCH_UP_SCAN, MAX_HISTORY_LIMIT, Outcome, RunRecord, RunResult, Scheduler,
+    SchedulerConfig, parse_timezone,
+};
+pub use state::{MAX_STATE_BYTES, STATE_VERSION};
+
+/// Everything that can go wrong in this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A schedule expression does not parse, or can never fire.
+    #[error("column {column}: {message}")]
+    Expression {
+        /// 1-based column (in characters) of the problem within the expression.
+        column: u32,
+        /// What is wrong and how to write it instead.
+        message: String,
+    },
+    /// A time zone name that is not in the IANA database.
+    #[error("unknown time zone `{0}`: use an IANA name such as `UTC` or `Europe/Berlin`")]
+    UnknownTimezone(String),
+    /// The state file could not be written.
+    #[error("cannot write schedule state {path}: {source}")]
+    State {
+        /// The state file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// [`Scheduler::start`] was called outside a tokio runtime.
+    #[error("the scheduler must be started inside a tokio runtime")]
+    NoRuntime,
+}

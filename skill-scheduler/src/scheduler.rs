@@ -1,0 +1,881 @@
+//! The running scheduler: a tokio task that keeps one job per scheduled skill, follows the
+//! registry's change sets, fires into a [`Dispatcher`], and records what happened.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{DateTime, Duration, SubsecRound, Utc};
+use chrono_tz::Tz;
+use skill_format::Diagnostic;
+use skill_registry::{ChangeSet, Registry, Skill, Snapshot, Subscription};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::jobs::{parse_skill_schedule, schedule_diagnostic};
+use crate::{Error, Schedule, state};
+
+/// Run history kept when the configuration does not say otherwise.
+pub const DEFAULT_HISTORY_LIMIT: usize = 1000;
+
+/// The most run records a scheduler keeps, whatever the configuration asks.
+pub const MAX_HISTORY_LIMIT: usize = 100_000;
+
+/// How many missed fire instants [`CatchUp::RunOnceOnStart`] walks through to find the
+/// latest one; past this many (an every-second job down for days) it uses the last reached.
+pub const MAX_CATCH_UP_SCAN: usize = 100_000;
+
+/// Longest the driver sleeps on the system clock before looking at the wall clock again,
+/// so that a clock step (NTP, suspend) delays a fire by at most this much.
+const MAX_SYSTEM_SLEEP: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Longest the driver sleeps with no job at all.
+const IDLE_SLEEP: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// One fire of one job, as handed to the [`Dispatcher`].
+#[derive(Debug, Clone)]
+pub struct Fire {
+    /// The skill's name.
+    pub name: String,
+    /// The instant the schedule named (the run may start a little later).
+    pub scheduled: DateTime<Utc>,
+    /// The registry snapshot generation the skill was taken from.
+    pub generation: u64,
+    /// The skill as that generation holds it: the version current at fire time.
+    pub skill: Arc<Skill>,
+}
+
+/// What a dispatched run returns: `Ok` or a message saying why it failed.
+pub type RunResult = Result<(), String>;
+
+/// The future a [`Dispatcher`] returns.
+pub type DispatchFuture = Pin<Box<dyn Future<Output = RunResult> + Send + 'static>>;
+
+/// Carries out a fired job. The runtime implements it (executing the skill, or handing a
+/// model-driven skill to the host); tests use a recording one.
+pub trait Dispatcher: Send + Sync + 'static {
+    /// Start the run for `fire`. Called on the scheduler's task with no lock held (so it
+    /// may call back into the [`Scheduler`]), and should return quickly: the work belongs
+    /// in the returned future, which runs on its own tokio task. While it is pending,
+    /// further fires of the same skill are skipped and recorded as such.
+    fn dispatch(&self, fire: Fire) -> DispatchFuture;
+}
+
+/// What to do about fires missed while the process was not running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CatchUp {
+    /// Do not replay them; the next fire is the next instant from now (the default).
+    #[default]
+    Skip,
+    /// Run a job once at start when the state file shows it missed at least one fire
+    /// (reported with the latest missed instant); never more than once.
+    RunOnceOnStart,
+}
+
+/// Where the scheduler's idea of "now" comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Clock {
+    /// The system's wall clock (production).
+    #[default]
+    System,
+    /// Wall time starts at this instant and advances with tokio's clock: with tokio's
+    /// paused test clock, time moves only when the test advances it.
+    StartingAt(DateTime<Utc>),
+}
+
+/// How a scheduler runs.
+#[derive(Debug, Clone)]
+pub struct SchedulerConfig {
+    /// The zone schedules are read in (default UTC). See [`parse_timezone`].
+    pub timezone: Tz,
+    /// Where last fires are persisted; `None` keeps them in memory only.
+    pub state_path: Option<PathBuf>,
+    /// Missed-fire policy.
+    pub catch_up: CatchUp,
+    /// How many run records to keep (clamped to 1..=[`MAX_HISTORY_LIMIT`]).
+    pub history_limit: usize,
+    /// The clock.
+    pub clock: Clock,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            timezone: Tz::UTC,
+            state_path: None,
+            catch_up: CatchUp::Skip,
+            history_limit: DEFAULT_HISTORY_LIMIT,
+            clock: Clock::System,
+        }
+    }
+}
+
+/// Parse an IANA zone name (`Europe/Berlin`, `UTC`).
+pub fn parse_timezone(name: &str) -> Result<Tz, Error> {
+    name.parse::<Tz>()
+        .map_err(|_| Error::UnknownTimezone(name.to_owned()))
+}
+
+/// How a run ended (or that it did not start).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Dispatched and not finished yet.
+    Running,
+    /// The dispatcher returned `Ok`.
+    Succeeded,
+    /// The dispatcher returned an error, or its task ended without an answer.
+    Failed(String),
+    /// Not started: the previous run of the same skill was still going.
+    SkippedOverlap,
+}
+
+impl Outcome {
+    /// A short lowercase word for output: running, succeeded, failed, skipped-overlap.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::Running => "running",
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed(_) => "failed",
+            Outcome::SkippedOverlap => "skipped-overlap",
+        }
+    }
+}
+
+/// One entry of the run history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRecord {
+    /// Increasing id of the record.
+    pub id: u64,
+    /// The skill's name.
+    pub name: String,
+    /// The instant the schedule named.
+    pub scheduled: DateTime<Utc>,
+    /// When the scheduler acted on it.
+    pub started: DateTime<Utc>,
+    /// When the run finished, once it has.
+    pub finished: Option<DateTime<Utc>>,
+    /// The snapshot generation the skill was taken from.
+    pub generation: u64,
+    /// How it went.
+    pub outcome: Outcome,
+}
+
+/// One job as [`Scheduler::jobs`] lists it.
+#[derive(Debug, Clone)]
+pub struct JobInfo {
+    /// The skill's name.
+    pub name: String,
+    /// The schedule as written.
+    pub expression: String,
+    /// The zone it is read in.
+    pub timezone: Tz,
+    /// The next fire instants, soonest first.
+    pub next: Vec<DateTime<Utc>>,
+    /// The most recent run (or skip) recorded for it, if still in the history.
+    pub last_run: Option<RunRecord>,
+    /// The last instant it fired for (from this process or the state file).
+    pub last_fire: Option<DateTime<Utc>>,
+    /// Whether a run is going now.
+    pub running: bool,
+}
+
+/// A running scheduler. Dropping it (or [`Scheduler::shutdown`]) stops firing; runs already
+/// dispatched carry on.
+pub struct Scheduler {
+    core: Arc<Mutex<Core>>,
+    runs: Arc<Mutex<Runs>>,
+    driver: JoinHandle<()>,
+    _subscription: Subscription,
+}
+
+impl fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scheduler").finish_non_exhaustive()
+    }
+}
+
+/// The wall clock as configured, anchored to tokio's clock for [`Clock::StartingAt`].
+#[derive(Debug, Clone, Copy)]
+struct WallClock {
+    kind: Clock,
+    anchor: tokio::time::Instant,
+}
+
+impl WallClock {
+    fn now(&self) -> DateTime<Utc> {
+        match self.kind {
+            Clock::System => Utc::now(),
+            Clock::StartingAt(start) => {
+                let elapsed = tokio::time::Instant::now().saturating_duration_since(self.anchor);
+                start + Duration::from_std(elapsed).unwrap_or(Duration::MAX)
+            }
+        }
+    }
+}
+
+struct Job {
+    schedule: Schedule,
+    skill: Arc<Skill>,
+    next: Option<DateTime<Utc>>,
+}
+
+/// Jobs and their queue (the driver's side).
+struct Core {
+    tz: Tz,
+    clock: WallClock,
+    generation: u64,
+    jobs: HashMap<Arc<str>, Job>,
+    queue: BTreeSet<(DateTime<Utc>, Arc<str>)>,
+    last_fires: BTreeMap<Arc<str>, DateTime<Utc>>,
+    diagnostics: BTreeMap<String, Diagnostic>,
+    state_path: Option<PathBuf>,
+    warnings: Vec<String>,
+}
+
+/// Runs going and the history (shared with the run tasks, so they never wait on the jobs).
+struct Runs {
+    clock: WallClock,
+    running: HashSet<Arc<str>>,
+    history: VecDeque<RunRecord>,
+    history_limit: usize,
+    next_id: u64,
+}
+
+/// A fire taken off the queue, not yet dispatched.
+struct Due {
+    name: Arc<str>,
+    scheduled: DateTime<Utc>,
+    skill: Arc<Skill>,
+    generation: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+impl Scheduler {
+    /// Start scheduling every loaded skill of `registry` that has a `schedule`, and follow
+    /// the registry's change sets from now on. Must be called within a tokio runtime.
+    ///
+    /// Problems with the state file do not stop it: it starts clean and reports them in
+    /// [`Scheduler::warnings`]. Invalid schedules are in [`Scheduler::diagnostics`].
+    pub fn start(
+        registry: Arc<Registry>,
+        dispatcher: Arc<dyn Dispatcher>,
+        config: SchedulerConfig,
+    ) -> Result<Scheduler, Error> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        let (tx, rx) = mpsc::unbounded_channel::<ChangeSet>();
+        // Subscribe before reading the snapshot so no change set falls in between.
+        let subscription = registry.subscribe(move |cs| {
+            let _ = tx.send(cs.clone());
+        });
+        let loaded = config
+            .state_path
+            .as_deref()
+            .map(state::load)
+            .unwrap_or_default();
+        let clock = WallClock {
+            kind: config.clock,
+            anchor: tokio::time::Instant::now(),
+        };
+        let mut core = Core {
+            tz: config.timezone,
+            clock,
+            generation: 0,
+            jobs: HashMap::new(),
+            queue: BTreeSet::new(),
+            last_fires: loaded
+                .last_fires
+                .into_iter()
+                .map(|(k, v)| (Arc::from(k), v))
+                .collect(),
+            diagnostics: BTreeMap::new(),
+            state_path: config.state_path,
+            warnings: loaded.warnings,
+        };
+        let snapshot = registry.snapshot();
+        core.sync_full(&snapshot);
+        if config.catch_up == CatchUp::RunOnceOnStart {
+            core.schedule_catch_up();
+        }
+        let runs = Runs {
+            clock,
+            running: HashSet::new(),
+            history: VecDeque::new(),
+            history_limit: config.history_limit.clamp(1, MAX_HISTORY_LIMIT),
+            next_id: 1,
+        };
+        let core = Arc::new(Mutex::new(core));
+        let runs = Arc::new(Mutex::new(runs));
+        let driver = handle.spawn(drive(core.clone(), runs.clone(), dispatcher, registry, rx));
+        Ok(Scheduler {
+            core,
+            runs,
+            driver,
+            _subscription: subscription,
+        })
+    }
+
+    /// Every job by name, with its next `next` fire instants.
+    pub fn jobs(&self, next: usize) -> Vec<JobInfo> {
+        let core = lock(&self.core);
+        let runs = lock(&self.runs);
+        let mut last_runs: HashMap<&str, &RunRecord> = HashMap::new();
+        for r in &runs.history {
+            last_runs.insert(&r.name, r);
+        }
+        let mut out: Vec<JobInfo> = core
+            .jobs
+            .iter()
+            .map(|(name, job)| {
+                let mut times = Vec::new();
+                if let Some(first) = job.next {
+                    if next > 0 {
+                        times.push(first);
+                        times.extend(job.schedule.upcoming(first, core.tz, next - 1));
+                    }
+                }
+                JobInfo {
+                    name: name.to_string(),
+                    expression: job.schedule.as_str().to_owned(),
+                    timezone: core.tz,
+                    next: times,
+                    last_run: last_runs.get(&**name).map(|r| (*r).clone()),
+                    last_fire: core.last_fires.get(name).copied(),
+                    running: runs.running.contains(name),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// Recent runs and skips, oldest first, at most the configured history limit.
+    pub fn history(&self) -> Vec<RunRecord> {
+        lock(&self.runs).history.iter().cloned().collect()
+    }
+
+    /// Diagnostics for skills whose schedule does not parse, by name.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        lock(&self.core).diagnostics.values().cloned().collect()
+    }
+
+    /// Problems met on the way (an unusable state file, a failed state write).
+    pub fn warnings(&self) -> Vec<String> {
+        lock(&self.core).warnings.clone()
+    }
+
+    /// The registry generation the jobs follow.
+    pub fn generation(&self) -> u64 {
+        lock(&self.core).generation
+    }
+
+    /// The scheduler's current time (see [`Clock`]).
+    pub fn now(&self) -> DateTime<Utc> {
+        lock(&self.core).clock.now()
+    }
+
+    /// Stop firing. Runs already dispatched carry on.
+    pub fn shutdown(self) {
+        self.driver.abort();
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+async fn drive(
+    core: Arc<Mutex<Core>>,
+    runs: Arc<Mutex<Runs>>,
+    dispatcher: Arc<dyn Dispatcher>,
+    registry: Arc<Registry>,
+    mut rx: mpsc::UnboundedReceiver<ChangeSet>,
+) {
+    let mut channel_open = true;
+    loop {
+        let due = {
+            let mut c = lock(&core);
+            // Use the skill as it is now: apply reloads not yet seen before firing.
+            while let Ok(cs) = rx.try_recv() {
+                c.apply(&cs);
+            }
+            let current = registry.snapshot();
+            if current.generation() > c.generation {
+                c.sync_full(&current);
+            }
+            let due = c.take_due();
+            let save = if due.is_empty() { None } else { c.to_save() };
+            (due, save)
+        };
+        let (due, save) = due;
+        // The last fires reach the disk before the runs start, so a crash in between can
+        // not fire them again; the write happens outside the lock.
+        if let Some((path, entries)) = save {
+            if let Err(e) = state::save(&path, entries.iter().map(|(k, v)| (&**k, *v))) {
+                lock(&core).warn(e.to_string());
+            }
+        }
+        if !due.is_empty() {
+            launch(due, &runs, dispatcher.as_ref());
+        }
+        let wake = lock(&core).wake_deadline();
+        if channel_open {
+            tokio::select! {
+                biased;
+                msg = rx.recv() => match msg {
+                    Some(cs) => lock(&core).apply(&cs),
+                    None => channel_open = false,
+                },
+                () = tokio::time::sleep_until(wake) => {}
+            }
+        } else {
+            tokio::time::sleep_until(wake).await;
+        }
+    }
+}
+
+/// Start (or skip, when one is still going) the run of each due fire.
+fn launch(due: Vec<Due>, runs: &Arc<Mutex<Runs>>, dispatcher: &dyn Dispatcher) {
+    let mut starts = Vec::with_capacity(due.len());
+    {
+        let mut r = lock(runs);
+        let now = r.clock.now();
+        for d in due {
+            let mut record = RunRecord {
+                id: 0,
+                name: d.name.to_string(),
+                scheduled: d.scheduled,
+                started: now,
+                finished: None,
+                generation: d.generation,
+                outcome: Outcome::Running,
+            };
+            if r.running.contains(&d.name) {
+                record.outcome = Outcome::SkippedOverlap;
+                record.finished = Some(now);
+                r.push(record);
+                continue;
+            }
+            let id = r.push(record);
+            r.running.insert(d.name.clone());
+            starts.push((d, id));
+        }
+    }
+    for (d, id) in starts {
+        let run = dispatcher.dispatch(Fire {
+            name: d.name.to_string(),
+            scheduled: d.scheduled,
+            generation: d.generation,
+            skill: d.skill,
+        });
+        let guard = RunGuard {
+            runs: runs.clone(),
+            name: d.name,
+            id,
+            result: None,
+        };
+        tokio::spawn(async move {
+            let mut guard = guard;
+            guard.result = Some(run.await);
+        });
+    }
+}
+
+impl Core {
+    /// When the driver should look again.
+    fn wake_deadline(&self) -> tokio::time::Instant {
+        let now_tokio = tokio::time::Instant::now();
+        let Some((t, _)) = self.queue.first() else {
+            return now_tokio + IDLE_SLEEP;
+        };
+        let wait = (*t - self.clock.now()).to_std().unwrap_or_default();
+        let wait = match self.clock.kind {
+            Clock::System => wait.min(MAX_SYSTEM_SLEEP),
+            Clock::StartingAt(_) => wait.min(IDLE_SLEEP),
+        };
+        now_tokio + wait
+    }
+
+    /// The instant after which a (re)scheduled job's next fire is looked for: its last fire,
+    /// or the second before the current one, whichever is later, so a fire instant within
+    /// the current second still counts and one already fired never repeats.
+    fn lower_bound(&self, name: &str) -> DateTime<Utc> {
+        let floor = self.clock.now().trunc_subsecs(0) - Duration::seconds(1);
+        match self.last_fires.get(name) {
+            Some(last) if *last > floor => *last,
+            _ => floor,
+        }
+    }
+
+    fn unqueue(&mut self, name: &Arc<str>) {
+        if let Some(job) = self.jobs.get(name) {
+            if let Some(t) = job.next {
+                self.queue.remove(&(t, name.clone()));
+            }
+        }
+    }
+
+    /// Bring one name in line with `snapshot`.
+    fn sync_name(&mut self, name: &str, snapshot: &Snapshot) {
+        let key: Arc<str> = match self.jobs.get_key_value(name) {
+            Some((k, _)) => k.clone(),
+            None => Arc::from(name),
+        };
+        let skill = snapshot.get(name);
+        let parsed = skill.and_then(|s| parse_skill_schedule(s).map(|p| (s, p)));
+        match parsed {
+            None => {
+                self.unqueue(&key);
+                self.jobs.remove(&key);
+                self.diagnostics.remove(name);
+            }
+            Some((skill, Err(e))) => {
+                self.unqueue(&key);
+                self.jobs.remove(&key);
+                self.diagnostics
+                    .insert(name.to_owned(), schedule_diagnostic(skill, &e));
+            }
+            Some((skill, Ok(schedule))) => {
+                self.diagnostics.remove(name);
+                if let Some(job) = self.jobs.get_mut(&key) {
+                    job.skill = skill.clone();
+                    if job.schedule == schedule {
+                        // Same schedule: the queued fire stands, so a reload landing on a
+                        // fire instant neither repeats nor drops it.
+                        return;
+                    }
+                }
+                self.unqueue(&key);
+                let next = schedule.next_after(self.lower_bound(name), self.tz);
+                if let Some(t) = next {
+                    self.queue.insert((t, key.clone()));
+                }
+                self.jobs.insert(
+                    key,
+                    Job {
+                        schedule,
+                        skill: skill.clone(),
+                        next,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Compare every job and every scheduled skill with `snapshot`.
+    fn sync_full(&mut self, snapshot: &Arc<Snapshot>) {
+        // Names that may go away first, then every scheduled skill of the snapshot.
+        let mut gone: Vec<String> = self
+            .jobs
+            .keys()
+            .map(|k| k.to_string())
+            .chain(self.diagnostics.keys().cloned())
+            .filter(|name| snapshot.get(name).is_none())
+            .collect();
+        gone.dedup();
+        for name in gone {
+            self.sync_name(&name, snapshot);
+        }
+        for skill in snapshot.skills() {
+            if skill.manifest.schedule.is_some()
+                || self.jobs.contains_key(skill.name.as_str())
+                || self.diagnostics.contains_key(&skill.name)
+            {
+                self.sync_name(&skill.name, snapshot);
+            }
+        }
+        self.generation = snapshot.generation();
+    }
+
+    /// Apply one change set: only the names it lists when it follows on from the
+    /// generation the jobs are at, everything otherwise.
+    fn apply(&mut self, cs: &ChangeSet) {
+        if cs.generation <= self.generation {
+            return;
+        }
+        if cs.previous_generation != self.generation {
+            self.sync_full(&cs.snapshot);
+            return;
+        }
+        for name in cs.added.iter().chain(&cs.changed).chain(&cs.removed) {
+            self.sync_name(name, &cs.snapshot);
+        }
+        self.generation = cs.generation;
+    }
+
+    /// For [`CatchUp::RunOnceOnStart`]: queue a job now, once, if it missed fires.
+    fn schedule_catch_up(&mut self) {
+        let floor = self.clock.now().trunc_subsecs(0) - Duration::seconds(1);
+        let names: Vec<Arc<str>> = self.jobs.keys().cloned().collect();
+        for name in names {
+            let Some(last) = self.last_fires.get(&name).copied() else {
+                continue;
+            };
+            let Some(job) = self.jobs.get(&name) else {
+                continue;
+            };
+            let mut latest = None;
+            let mut t = last;
+            for _ in 0..MAX_CATCH_UP_SCAN {
+                match job.schedule.next_after(t, self.tz) {
+                    Some(n) if n <= floor => {
+                        latest = Some(n);
+                        t = n;
+                    }
+                    _ => break,
+                }
+            }
+            if let Some(missed) = latest {
+                self.unqueue(&name);
+                if let Some(job) = self.jobs.get_mut(&name) {
+                    job.next = Some(missed);
+                }
+                self.queue.insert((missed, name));
+            }
+        }
+    }
+
+    /// Take every fire whose instant has come off the queue, queue each job's next fire,
+    /// and record the last fires.
+    fn take_due(&mut self) -> Vec<Due> {
+        let now = self.clock.now();
+        let mut due = Vec::new();
+        while let Some((t, name)) = self.queue.pop_first() {
+            if t > now {
+                self.queue.insert((t, name));
+                break;
+            }
+            let Some(job) = self.jobs.get_mut(&name) else {
+                continue;
+            };
+            let next = job.schedule.next_after(t, self.tz);
+            job.next = next;
+            let skill = job.skill.clone();
+            if let Some(n) = next {
+                self.queue.insert((n, name.clone()));
+            }
+            self.last_fires.insert(name.clone(), t);
+            due.push(Due {
+                name,
+                scheduled: t,
+                skill,
+                generation: self.generation,
+            });
+        }
+        due
+    }
+
+    /// The state file and its entries, when one is configured.
+    #[allow(clippy::type_complexity)]
+    fn to_save(&self) -> Option<(PathBuf, Vec<(Arc<str>, DateTime<Utc>)>)> {
+        let path = self.state_path.clone()?;
+        let entries = self
+            .last_fires
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        Some((path, entries))
+    }
+
+    /// Keep a warning, once in a row.
+    fn warn(&mut self, message: String) {
+        if self.warnings.last() != Some(&message) {
+            self.warnings.push(message);
+        }
+    }
+}
+
+impl Runs {
+    fn push(&mut self, mut record: RunRecord) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        record.id = id;
+        self.history.push_back(record);
+        while self.history.len() > self.history_limit {
+            self.history.pop_front();
+        }
+        id
+    }
+
+    fn finish(&mut self, name: &Arc<str>, id: u64, result: Option<RunResult>) {
+        self.running.remove(name);
+        let now = self.clock.now();
+        // Ids are consecutive in the history, so the record (if still kept) is found by
+        // its distance from the oldest one.
+        let Some(first) = self.history.front().map(|r| r.id) else {
+            return;
+        };
+        let Some(index) = id.checked_sub(first).and_then(|i| usize::try_from(i).ok()) else {
+            return;
+        };
+        if let Some(r) = self.history.get_mut(index) {
+            r.finished = Some(now);
+            r.outcome = match result {
+                Some(Ok(())) => Outcome::Succeeded,
+                Some(Err(e)) => Outcome::Failed(e),
+                None => Outcome::Failed(
+                    "the run ended without a result (it panicked or was cancelled)".into(),
+                ),
+            };
+        }
+    }
+}
+
+/// Records a run's end when its task finishes, however it finishes (a panic in the
+/// dispatcher's future drops the guard without a result).
+struct RunGuard {
+    runs: Arc<Mutex<Runs>>,
+    name: Arc<str>,
+    id: u64,
+    result: Option<RunResult>,
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        let result = self.result.take();
+        lock(&self.runs).finish(&self.name, self.id, result);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::expr::utc;
+    use skill_registry::{RegistryConfig, Source};
+
+    fn write_job(root: &std::path::Path, schedule: &str, body: &str) {
+        std::fs::create_dir_all(root.join("jobs")).unwrap();
+        std::fs::write(
+            root.join("jobs/SKILL.md"),
+            "---\ndomain: jobs\ndescription: Jobs\n---\n# Jobs\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("jobs/tick.md"),
+            format!(
+                "---\nname: jobs.tick\ndescription: Tick\nschedule: \"{schedule}\"\n---\n\n{body}\n"
+            ),
+        )
+        .unwrap();
+    }
+
+    fn core_at(start: DateTime<Utc>) -> Core {
+        Core {
+            tz: Tz::UTC,
+            clock: WallClock {
+                kind: Clock::StartingAt(start),
+                anchor: tokio::time::Instant::now(),
+            },
+            generation: 0,
+            jobs: HashMap::new(),
+            queue: BTreeSet::new(),
+            last_fires: BTreeMap::new(),
+            diagnostics: BTreeMap::new(),
+            state_path: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The order the driver cannot be forced into from outside: the change set is applied
+    /// at the fire instant *before* the fire is taken.
+    #[tokio::test(start_paused = true)]
+    async fn reload_applied_just_before_a_fire_fires_it_once_with_the_new_skill() {
+        let dir = tempfile::tempdir().unwrap();
+        write_job(dir.path(), "* * * * *", "v1");
+        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            dir.path(),
+            "t",
+        )]));
+        let at = utc(2026, 1, 1, 0, 1, 0);
+        let mut core = core_at(at);
+        core.sync_full(&registry.snapshot());
+        assert_eq!(core.queue.first().map(|(t, _)| *t), Some(at));
+
+        write_job(dir.path(), "* * * * *", "v2");
+        core.apply(&registry.reload());
+        write_job(dir.path(), "*/1 * * * *", "v3");
+        core.apply(&registry.reload());
+        let due = core.take_due();
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].scheduled, at);
+        assert_eq!(due[0].generation, 3);
+        assert!(due[0].skill.body.contains("v3"));
+
+        // Another reload on the same instant, after the fire: nothing fires again.
+        write_job(dir.path(), "0-59 * * * *", "v4");
+        core.apply(&registry.reload());
+        assert!(core.take_due().is_empty());
+        assert_eq!(
+            core.queue.first().map(|(t, _)| *t),
+            Some(utc(2026, 1, 1, 0, 2, 0))
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fixed_schedule_clears_its_diagnostic_and_dropping_it_ends_the_job() {
+        let dir = tempfile::tempdir().unwrap();
+        write_job(dir.path(), "0 0 31 2 *", "x");
+        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            dir.path(),
+            "t",
+        )]));
+        let mut core = core_at(utc(2026, 1, 1, 0, 0, 0));
+        core.sync_full(&registry.snapshot());
+        assert_eq!(core.diagnostics.len(), 1);
+        assert!(core.jobs.is_empty());
+        // The schedule line removed: the skill stays, the diagnostic goes (full resync).
+        std::fs::write(
+            dir.path().join("jobs/tick.md"),
+            "---\nname: jobs.tick\ndescription: Tick\n---\n\nx\n",
+        )
+        .unwrap();
+        registry.reload();
+        core.sync_full(&registry.snapshot());
+        assert!(core.diagnostics.is_empty());
+        assert!(core.jobs.is_empty() && core.queue.is_empty());
+    }
+
+    #[test]
+    fn finished_runs_are_found_by_id_even_after_eviction() {
+        let mut runs = Runs {
+            clock: WallClock {
+                kind: Clock::System,
+                anchor: tokio::time::Instant::now(),
+            },
+            running: HashSet::new(),
+            history: VecDeque::new(),
+            history_limit: 2,
+            next_id: 1,
+        };
+        let record = |n: &str| RunRecord {
+            id: 0,
+            name: n.to_owned(),
+            scheduled: utc(2026, 1, 1, 0, 0, 0),
+            started: utc(2026, 1, 1, 0, 0, 0),
+            finished: None,
+            generation: 1,
+            outcome: Outcome::Running,
+        };
+        let name: Arc<str> = Arc::from("a");
+        let first = runs.push(record("a"));
+        runs.push(record("b"));
+        let third = runs.push(record("c"));
+        assert_eq!(runs.history.len(), 2);
+        // The evicted record's end changes nothing; the kept one is updated.
+        runs.finish(&name, first, Some(Ok(())));
+        runs.finish(&name, third, Some(Err("no".into())));
+        assert_eq!(runs.history[0].outcome, Outcome::Running);
+        assert_eq!(runs.history[1].outcome, Outcome::Failed("no".into()));
+    }
+}

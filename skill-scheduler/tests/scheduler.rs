@@ -1,0 +1,597 @@
+//! The scheduler end to end on tokio's paused clock: a registry over a temp folder, a
+//! recording dispatcher, and simulated days that pass without sleeping.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use skill_registry::{Registry, RegistryConfig, Source};
+use skill_scheduler::{
+    CatchUp, Clock, DispatchFuture, Dispatcher, Fire, Outcome, Scheduler, SchedulerConfig,
+    parse_timezone,
+};
+
+fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
+}
+
+/// What a test dispatcher does with a run.
+#[derive(Clone, Copy)]
+enum Behaviour {
+    Quick,
+    Hold(Duration),
+    Fail,
+    Panic,
+}
+
+struct Recorder {
+    fires: Mutex<Vec<Fire>>,
+    behaviour: Behaviour,
+}
+
+impl Recorder {
+    fn new(behaviour: Behaviour) -> Arc<Recorder> {
+        Arc::new(Recorder {
+            fires: Mutex::new(Vec::new()),
+            behaviour,
+        })
+    }
+
+    fn instants(&self, name: &str) -> Vec<DateTime<Utc>> {
+        self.fires
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|f| f.name == name)
+            .map(|f| f.scheduled)
+            .collect()
+    }
+
+    fn all(&self) -> Vec<Fire> {
+        self.fires.lock().unwrap().clone()
+    }
+}
+
+impl Dispatcher for Recorder {
+    fn dispatch(&self, fire: Fire) -> DispatchFuture {
+        self.fires.lock().unwrap().push(fire);
+        let behaviour = self.behaviour;
+        Box::pin(async move {
+            match behaviour {
+                Behaviour::Quick => Ok(()),
+                Behaviour::Hold(d) => {
+                    tokio::time::sleep(d).await;
+                    Ok(())
+                }
+                Behaviour::Fail => Err("handler exited with status 3".to_owned()),
+                Behaviour::Panic => panic!("dispatcher blew up"),
+            }
+        })
+    }
+}
+
+struct Pack {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Pack {
+    fn new() -> Pack {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("skills");
+        std::fs::create_dir_all(root.join("jobs")).unwrap();
+        // The actions layout: a domain folder with its index, one file per action.
+        std::fs::write(
+            root.join("jobs").join("SKILL.md"),
+            "---\ndomain: jobs\ndescription: Scheduled jobs for tests\n---\n# Jobs\n",
+        )
+        .unwrap();
+        Pack { _dir: dir, root }
+    }
+
+    /// Write an actions skill `jobs.<action>` with a schedule (and a body marker).
+    fn job(&self, action: &str, schedule: &str, body: &str) -> PathBuf {
+        let path = self.root.join("jobs").join(format!("{action}.md"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            format!(
+                "---\nname: jobs.{action}\ndescription: Scheduled job {action}\nschedule: \"{schedule}\"\n---\n\n# jobs.{action}\n\n{body}\n"
+            ),
+        )
+        .unwrap();
+        path
+    }
+
+    fn registry(&self) -> Arc<Registry> {
+        Arc::new(Registry::load(RegistryConfig::with_sources(vec![
+            Source::new(self.root.clone(), "test"),
+        ])))
+    }
+
+    fn state(&self) -> PathBuf {
+        self._dir.path().join("state.json")
+    }
+}
+
+fn config(start: DateTime<Utc>) -> SchedulerConfig {
+    SchedulerConfig {
+        clock: Clock::StartingAt(start),
+        ..SchedulerConfig::default()
+    }
+}
+
+/// Let simulated time pass (the paused clock jumps from timer to timer).
+async fn pass(d: Duration) {
+    tokio::time::sleep(d).await;
+}
+
+const MINUTE: Duration = Duration::from_secs(60);
+const HOUR: Duration = Duration::from_secs(3600);
+const DAY: Duration = Duration::from_secs(86_400);
+
+#[tokio::test(start_paused = true)]
+async fn weekday_job_skips_the_weekend() {
+    let pack = Pack::new();
+    pack.job("digest", "0 8 * * 1-5", "digest");
+    let rec = Recorder::new(Behaviour::Quick);
+    // Friday 2026-11-20, 07:00 UTC.
+    let s = Scheduler::start(
+        pack.registry(),
+        rec.clone(),
+        config(utc(2026, 11, 20, 7, 0, 0)),
+    )
+    .unwrap();
+    pass(DAY * 4 + HOUR * 2).await; // to Tuesday 09:00
+    assert_eq!(
+        rec.instants("jobs.digest"),
+        vec![
+            utc(2026, 11, 20, 8, 0, 0),
+            utc(2026, 11, 23, 8, 0, 0),
+            utc(2026, 11, 24, 8, 0, 0)
+        ]
+    );
+    let fire = &rec.all()[0];
+    assert_eq!(fire.generation, 1);
+    assert_eq!(fire.skill.name, "jobs.digest");
+    let jobs = s.jobs(2);
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].expression, "0 8 * * 1-5");
+    assert_eq!(
+        jobs[0].next,
+        vec![utc(2026, 11, 25, 8, 0, 0), utc(2026, 11, 26, 8, 0, 0)]
+    );
+    assert_eq!(jobs[0].last_fire, Some(utc(2026, 11, 24, 8, 0, 0)));
+    assert_eq!(
+        jobs[0].last_run.as_ref().unwrap().outcome,
+        Outcome::Succeeded
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn month_ends_leap_day_and_the_or_rule() {
+    let pack = Pack::new();
+    pack.job("eom", "0 0 31 * *", "");
+    pack.job("leap", "0 12 29 feb *", "");
+    pack.job("either", "0 9 13 * fri", "");
+    let rec = Recorder::new(Behaviour::Quick);
+    let _s = Scheduler::start(
+        pack.registry(),
+        rec.clone(),
+        config(utc(2027, 12, 20, 0, 0, 0)),
+    )
+    .unwrap();
+    pass(DAY * 105).await;
+    assert_eq!(
+        rec.instants("jobs.eom"),
+        vec![
+            utc(2027, 12, 31, 0, 0, 0),
+            utc(2028, 1, 31, 0, 0, 0),
+            utc(2028, 3, 31, 0, 0, 0)
+        ]
+    );
+    assert_eq!(rec.instants("jobs.leap"), vec![utc(2028, 2, 29, 12, 0, 0)]);
+    // The 13th of each month or any Friday. 2027-12-24 is a Friday; 2028-01-13 a Thursday.
+    let either = rec.instants("jobs.either");
+    assert_eq!(
+        &either[..4],
+        &[
+            utc(2027, 12, 24, 9, 0, 0),
+            utc(2027, 12, 31, 9, 0, 0),
+            utc(2028, 1, 7, 9, 0, 0),
+            utc(2028, 1, 13, 9, 0, 0),
+        ]
+    );
+    assert!(either.contains(&utc(2028, 3, 13, 9, 0, 0)));
+    assert!(either.iter().all(|t| {
+        use chrono::Datelike;
+        t.day() == 13 || t.weekday() == chrono::Weekday::Fri
+    }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn daylight_saving_in_a_named_zone() {
+    let pack = Pack::new();
+    pack.job("fixed", "30 2 * * *", "");
+    pack.job("hourly", "0 * * * *", "");
+    let rec = Recorder::new(Behaviour::Quick);
+    let berlin = parse_timezone("Europe/Berlin").unwrap();
+    let cfg = SchedulerConfig {
+        timezone: berlin,
+        ..config(utc(2026, 3, 28, 22, 0, 0))
+    };
+    let _s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    pass(DAY * 2).await;
+    // Spring forward on 2026-03-29 at 01:00 UTC: 02:30 does not exist, so the fixed job
+    // fires once at 03:00 CEST (01:00 UTC), then at 02:30 CEST (00:30 UTC) the next day.
+    assert_eq!(
+        rec.instants("jobs.fixed"),
+        vec![utc(2026, 3, 29, 1, 0, 0), utc(2026, 3, 30, 0, 30, 0)]
+    );
+    // The hourly job fires every real hour, once each, 23 times on the short day.
+    let hourly = rec.instants("jobs.hourly");
+    let first_day: Vec<_> = hourly
+        .iter()
+        .filter(|t| {
+            t.with_timezone(&berlin).date_naive()
+                == chrono::NaiveDate::from_ymd_opt(2026, 3, 29).unwrap()
+        })
+        .collect();
+    assert_eq!(first_day.len(), 23);
+    let mut dedup = hourly.clone();
+    dedup.dedup();
+    assert_eq!(dedup, hourly);
+
+    // Fall back on 2026-10-25 at 01:00 UTC: 02:30 happens twice; the fixed job fires once.
+    let pack = Pack::new();
+    pack.job("fixed", "30 2 * * *", "");
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        timezone: berlin,
+        ..config(utc(2026, 10, 24, 12, 0, 0))
+    };
+    let _s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    pass(DAY * 2).await;
+    assert_eq!(
+        rec.instants("jobs.fixed"),
+        vec![utc(2026, 10, 25, 0, 30, 0), utc(2026, 10, 26, 1, 30, 0)]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn jobs_follow_reloads_without_restart() {
+    let pack = Pack::new();
+    let a = pack.job("a", "0 * * * *", "v1");
+    let registry = pack.registry();
+    let rec = Recorder::new(Behaviour::Quick);
+    let s = Scheduler::start(
+        registry.clone(),
+        rec.clone(),
+        config(utc(2026, 1, 1, 0, 30, 0)),
+    )
+    .unwrap();
+    pass(HOUR).await; // fires 01:00; now 01:30
+    assert_eq!(rec.instants("jobs.a"), vec![utc(2026, 1, 1, 1, 0, 0)]);
+
+    // Added: a new file becomes a job.
+    pack.job("b", "45 * * * *", "");
+    registry.reload();
+    // Changed: the new schedule takes effect from the next fire.
+    pack.job("a", "15 * * * *", "v2");
+    registry.reload();
+    pass(HOUR).await; // now 02:30
+    assert_eq!(rec.instants("jobs.b"), vec![utc(2026, 1, 1, 1, 45, 0)]);
+    assert_eq!(
+        rec.instants("jobs.a"),
+        vec![utc(2026, 1, 1, 1, 0, 0), utc(2026, 1, 1, 2, 15, 0)]
+    );
+    let last = rec
+        .all()
+        .into_iter()
+        .filter(|f| f.name == "jobs.a")
+        .last()
+        .unwrap();
+    assert!(last.skill.body.contains("v2"));
+    assert_eq!(last.generation, 3);
+
+    // Removed: never fires again.
+    std::fs::remove_file(&a).unwrap();
+    registry.reload();
+    pass(DAY).await;
+    assert_eq!(rec.instants("jobs.a").len(), 2);
+    assert_eq!(
+        s.jobs(1)
+            .iter()
+            .map(|j| j.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["jobs.b"]
+    );
+    assert_eq!(s.generation(), 4);
+
+    // Made invalid: the job goes and a diagnostic with the column comes.
+    pack.job("b", "0 0 30 2 *", "");
+    registry.reload();
+    pass(MINUTE).await;
+    assert!(s.jobs(1).is_empty());
+    let d = s.diagnostics();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].code, skill_format::Code::InvalidSchedule);
+    assert_eq!((d[0].line, d[0].column), (Some(4), Some(16)));
+    assert!(d[0].message.contains("never fires"), "{}", d[0].message);
+    let fires = rec.instants("jobs.b").len();
+    pass(DAY).await;
+    assert_eq!(rec.instants("jobs.b").len(), fires);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reload_on_a_fire_instant_fires_once() {
+    let pack = Pack::new();
+    pack.job("tick", "* * * * *", "v1");
+    let registry = pack.registry();
+    let rec = Recorder::new(Behaviour::Quick);
+    let start = utc(2026, 1, 1, 0, 0, 30);
+    let _s = Scheduler::start(registry.clone(), rec.clone(), config(start)).unwrap();
+
+    // Reload exactly at 00:01:00 after the fire: body changed, schedule the same.
+    tokio::time::advance(Duration::from_secs(30)).await;
+    tokio::task::yield_now().await;
+    assert_eq!(rec.instants("jobs.tick"), vec![utc(2026, 1, 1, 0, 1, 0)]);
+    pack.job("tick", "* * * * *", "v2");
+    registry.reload();
+    tokio::task::yield_now().await;
+    // Reload exactly at 00:01:00 again: the schedule changes to one that includes 00:01.
+    pack.job("tick", "*/1 * * * *", "v3");
+    registry.reload();
+    tokio::task::yield_now().await;
+    pass(MINUTE * 2 + Duration::from_secs(1)).await; // to 00:03:01
+    assert_eq!(
+        rec.instants("jobs.tick"),
+        vec![
+            utc(2026, 1, 1, 0, 1, 0),
+            utc(2026, 1, 1, 0, 2, 0),
+            utc(2026, 1, 1, 0, 3, 0)
+        ]
+    );
+    let fires = rec.all();
+    assert!(fires[1].skill.body.contains("v3"));
+    assert_eq!(fires[1].generation, 3);
+
+    // A reload racing the timer on the same instant (both due at 00:04:00): whichever runs
+    // first, 00:04 fires exactly once.
+    let at = utc(2026, 1, 1, 0, 4, 0);
+    tokio::time::sleep(Duration::from_secs(59)).await; // now 00:04:00
+    pack.job("tick", "0-59 * * * *", "v4");
+    registry.reload();
+    pass(Duration::from_secs(90)).await;
+    let ticks = rec.instants("jobs.tick");
+    assert_eq!(ticks.iter().filter(|t| **t == at).count(), 1, "{ticks:?}");
+    assert_eq!(ticks.last(), Some(&utc(2026, 1, 1, 0, 5, 0)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn restart_does_not_fire_the_same_instant_twice() {
+    let pack = Pack::new();
+    pack.job("daily", "0 8 * * *", "");
+    let state = pack.state();
+    let with_state = |start| SchedulerConfig {
+        state_path: Some(state.clone()),
+        ..config(start)
+    };
+    let rec = Recorder::new(Behaviour::Quick);
+    let s = Scheduler::start(
+        pack.registry(),
+        rec.clone(),
+        with_state(utc(2026, 1, 1, 7, 59, 0)),
+    )
+    .unwrap();
+    pass(MINUTE * 2).await;
+    assert_eq!(rec.instants("jobs.daily"), vec![utc(2026, 1, 1, 8, 0, 0)]);
+    s.shutdown();
+    let text = std::fs::read_to_string(&state).unwrap();
+    assert!(text.contains("2026-01-01T08:00:00Z"), "{text}");
+
+    // Restarted on the very instant it fired (a fast restart, or a clock set back).
+    let rec = Recorder::new(Behaviour::Quick);
+    let s = Scheduler::start(
+        pack.registry(),
+        rec.clone(),
+        with_state(utc(2026, 1, 1, 8, 0, 0)),
+    )
+    .unwrap();
+    pass(HOUR).await;
+    assert!(rec.instants("jobs.daily").is_empty());
+    assert_eq!(s.jobs(1)[0].next, vec![utc(2026, 1, 2, 8, 0, 0)]);
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    s.shutdown();
+
+    // Control: without the state file the same start does fire 08:00.
+    let rec = Recorder::new(Behaviour::Quick);
+    let _s = Scheduler::start(
+        pack.registry(),
+        rec.clone(),
+        config(utc(2026, 1, 1, 8, 0, 0)),
+    )
+    .unwrap();
+    pass(MINUTE).await;
+    assert_eq!(rec.instants("jobs.daily"), vec![utc(2026, 1, 1, 8, 0, 0)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn missed_fires_are_not_replayed_unless_asked_once() {
+    let pack = Pack::new();
+    pack.job("daily", "0 8 * * *", "");
+    std::fs::write(
+        pack.state(),
+        r#"{"version": 1, "last_fires": {"jobs.daily": "2026-01-01T08:00:00Z"}}"#,
+    )
+    .unwrap();
+    // Down for two days: back on the 3rd at 09:00.
+    let back = utc(2026, 1, 3, 9, 0, 0);
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        state_path: Some(pack.state()),
+        ..config(back)
+    };
+    let s = Scheduler::start(pack.registry(), rec.clone(), cfg.clone()).unwrap();
+    pass(HOUR).await;
+    assert!(rec.instants("jobs.daily").is_empty());
+    s.shutdown();
+
+    std::fs::write(
+        pack.state(),
+        r#"{"version": 1, "last_fires": {"jobs.daily": "2026-01-01T08:00:00Z"}}"#,
+    )
+    .unwrap();
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        catch_up: CatchUp::RunOnceOnStart,
+        ..cfg
+    };
+    let _s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    pass(DAY).await;
+    // Once at start, for the latest missed instant; then on schedule.
+    assert_eq!(
+        rec.instants("jobs.daily"),
+        vec![utc(2026, 1, 3, 8, 0, 0), utc(2026, 1, 4, 8, 0, 0)]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn corrupt_or_newer_state_starts_clean_with_a_warning() {
+    for bad in ["\u{0}\u{1}garbage", r#"{"version": 7, "last_fires": {}}"#] {
+        let pack = Pack::new();
+        pack.job("tick", "* * * * *", "");
+        std::fs::write(pack.state(), bad).unwrap();
+        let rec = Recorder::new(Behaviour::Quick);
+        let cfg = SchedulerConfig {
+            state_path: Some(pack.state()),
+            ..config(utc(2026, 1, 1, 0, 0, 30))
+        };
+        let s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+        let w = s.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("starting with no record"), "{}", w[0]);
+        pass(MINUTE * 2).await;
+        assert_eq!(rec.instants("jobs.tick").len(), 2);
+        // The file was replaced with a good one.
+        let text = std::fs::read_to_string(pack.state()).unwrap();
+        assert!(text.contains("\"version\": 1"), "{text}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_still_going_skips_the_next_fire() {
+    let pack = Pack::new();
+    pack.job("slow", "* * * * *", "");
+    let rec = Recorder::new(Behaviour::Hold(Duration::from_secs(90)));
+    let s = Scheduler::start(
+        pack.registry(),
+        rec.clone(),
+        config(utc(2026, 1, 1, 0, 0, 30)),
+    )
+    .unwrap();
+    pass(Duration::from_secs(60 * 3 + 45)).await; // to 00:04:15
+    // 00:01 runs until 00:02:30, so 00:02 is skipped; 00:03 runs until 00:04:30.
+    let h = s.history();
+    let summary: Vec<_> = h.iter().map(|r| (r.scheduled, r.outcome.clone())).collect();
+    assert_eq!(
+        summary,
+        vec![
+            (utc(2026, 1, 1, 0, 1, 0), Outcome::Succeeded),
+            (utc(2026, 1, 1, 0, 2, 0), Outcome::SkippedOverlap),
+            (utc(2026, 1, 1, 0, 3, 0), Outcome::Running),
+            (utc(2026, 1, 1, 0, 4, 0), Outcome::SkippedOverlap),
+        ]
+    );
+    assert_eq!(rec.instants("jobs.slow").len(), 2);
+    assert!(s.jobs(0)[0].running);
+    assert_eq!(h[0].finished, Some(utc(2026, 1, 1, 0, 2, 30)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn history_is_bounded_and_failures_are_recorded() {
+    let pack = Pack::new();
+    pack.job("fails", "* * * * * *", "");
+    let rec = Recorder::new(Behaviour::Fail);
+    let cfg = SchedulerConfig {
+        history_limit: 3,
+        ..config(utc(2026, 1, 1, 0, 0, 0))
+    };
+    let s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    pass(Duration::from_millis(10_500)).await;
+    // 00:00:00 (the current second counts at start) through 00:00:10.
+    assert_eq!(rec.instants("jobs.fails").len(), 11);
+    let h = s.history();
+    assert_eq!(h.len(), 3);
+    assert_eq!(h.iter().map(|r| r.id).collect::<Vec<_>>(), vec![9, 10, 11]);
+    assert_eq!(h[2].scheduled, utc(2026, 1, 1, 0, 0, 10));
+    assert_eq!(
+        h[2].outcome,
+        Outcome::Failed("handler exited with status 3".into())
+    );
+
+    // A zero limit still keeps the latest record.
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        history_limit: 0,
+        ..config(utc(2026, 1, 1, 0, 0, 0))
+    };
+    let s = Scheduler::start(pack.registry(), rec, cfg).unwrap();
+    pass(Duration::from_millis(2_500)).await;
+    assert_eq!(s.history().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_run_is_recorded_and_does_not_block_the_job() {
+    let pack = Pack::new();
+    pack.job("boom", "* * * * *", "");
+    let rec = Recorder::new(Behaviour::Panic);
+    let s = Scheduler::start(
+        pack.registry(),
+        rec.clone(),
+        config(utc(2026, 1, 1, 0, 0, 30)),
+    )
+    .unwrap();
+    pass(Duration::from_secs(150)).await;
+    let h = s.history();
+    assert_eq!(h.len(), 2);
+    assert!(
+        h.iter().all(|r| matches!(r.outcome, Outcome::Failed(_))),
+        "{h:?}"
+    );
+}
+
+#[test]
+fn starting_outside_a_runtime_is_an_error() {
+    let pack = Pack::new();
+    let rec = Recorder::new(Behaviour::Quick);
+    let err = Scheduler::start(pack.registry(), rec, SchedulerConfig::default()).unwrap_err();
+    assert!(err.to_string().contains("tokio runtime"));
+}
+
+#[test]
+fn unknown_timezones_are_errors() {
+    let err = parse_timezone("Mars/Olympus_Mons").unwrap_err();
+    assert!(err.to_string().contains("Mars/Olympus_Mons"));
+    assert!(parse_timezone("America/New_York").is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_state_file_that_cannot_be_written_is_a_warning_not_a_stop() {
+    let pack = Pack::new();
+    pack.job("tick", "* * * * *", "");
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        state_path: Some(pack.state().join("no-such-folder").join("state.json")),
+        ..config(utc(2026, 1, 1, 0, 0, 30))
+    };
+    let s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    pass(MINUTE * 3).await;
+    assert_eq!(rec.instants("jobs.tick").len(), 3);
+    let w = s.warnings();
+    // Reported once, not once per fire.
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("cannot write schedule state"), "{}", w[0]);
+}
