@@ -1,0 +1,38 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What can go wrong while building, updating or querying an index.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// tantivy failed (out of memory for the writer, a corrupt on-disk directory, ...).
+    #[error("search index error: {0}; rebuild the index (delete its folder if it is on disk)")]
+    Index(#[from] tantivy::TantivyError),
+    /// The on-disk index folder could not be opened or created.
+    #[error("cannot open the index folder {path}: {message}")]
+    Directory {
+        /// The folder.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A notes folder could not be read.
+    #[error("cannot read notes folder {path}: {source}")]
+    Notes {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A line of a labelled request set is not valid.
+    #[error("line {line} of the request set: {message}")]
+    RequestSet {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A lock was poisoned by a panic on another thread.
+    #[error("the search index was left inconsistent by a crash on another thread; rebuild it")]
+    Poisoned,
+}

@@ -1,0 +1,599 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::fs;
+use std::path::Path;
+
+use skill_registry::{Registry, RegistryConfig, Source};
+
+use super::*;
+use crate::{SelectOptions, TRUNCATED_MARK, Tier, TriggerKind};
+
+fn write(root: &Path, name: &str, frontmatter: &str, body: &str) {
+    let dir = root.join(name);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\n{frontmatter}\n---\n{body}\n"),
+    )
+    .unwrap();
+}
+
+fn pack(root: &Path) {
+    write(
+        root,
+        "pdf-forms",
+        "description: Fill in PDF forms and extract the values of their fields.",
+        "# PDF forms\n\nOpen the file with pypdf and list every field.",
+    );
+    write(
+        root,
+        "git-commit",
+        "description: Write conventional commit messages from staged changes.\ntags: [git, version control]",
+        "# Commit\n\nRead the diff, then summarise it in the imperative mood.",
+    );
+    write(
+        root,
+        "hello-extended",
+        "description: Extended greeting capabilities\nversion: 1.0.0\ntriggers:\n  keywords: [hello, greeting]\n  verbs: [wave]\n  patterns: ['greet\\s+\\w+', '(unclosed']",
+        "# Hello\n\nSay hello warmly.",
+    );
+    write(
+        root,
+        "spreadsheet",
+        "description: Build and clean up Excel spreadsheets, formulas and pivot tables.",
+        "# Spreadsheets\n\nUse openpyxl. Charts are welcome. Mention invoices only in passing.",
+    );
+    write(
+        root,
+        "internal-audit",
+        "description: Audit invoices for the finance team.\ndisable-model-invocation: true",
+        "# Audit\n",
+    );
+    write(
+        root,
+        "kids-stories",
+        "description: Tell bedtime stories for children.\nexclude_from_prompt_profile_ids: [work]",
+        "# Stories\n",
+    );
+}
+
+fn registry(root: &Path) -> Registry {
+    Registry::load(RegistryConfig::with_sources(vec![Source::new(
+        root, "user",
+    )]))
+}
+
+fn names(hits: &[Match]) -> Vec<&str> {
+    hits.iter().map(|m| m.name.as_str()).collect()
+}
+
+fn search(index: &SkillIndex, text: &str) -> Vec<Match> {
+    index
+        .search(&SearchRequest {
+            text,
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap()
+}
+
+#[test]
+fn builds_from_a_snapshot_and_ranks_by_text() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let reg = registry(dir.path());
+    let index = SkillIndex::build(reg.snapshot()).unwrap();
+    assert_eq!(index.len(), reg.snapshot().skills().count());
+    let hits = search(
+        &index,
+        "can you write a commit message for my staged changes?",
+    );
+    assert_eq!(hits[0].name, "git-commit");
+    assert!(
+        hits[0].matched_terms.contains(&"commit".to_owned()),
+        "{:?}",
+        hits[0]
+    );
+    assert!(hits[0].reason.contains("commit"), "{}", hits[0].reason);
+    let hits = search(&index, "clean up the formulas in my excel sheet");
+    assert_eq!(hits[0].name, "spreadsheet");
+}
+
+#[test]
+fn name_field_outweighs_body() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "invoices",
+        "description: Handle billing documents.",
+        "# I\n",
+    );
+    write(
+        dir.path(),
+        "notes",
+        "description: Take notes.",
+        "# N\n\ninvoices invoices invoices invoices",
+    );
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    assert_eq!(names(&search(&index, "invoices")), ["invoices", "notes"]);
+}
+
+#[test]
+fn explicit_mention_ranks_first() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    // Lots of spreadsheet words, but the user names the pdf skill.
+    let hits = search(
+        &index,
+        "use pdf-forms on this excel spreadsheet pivot table",
+    );
+    assert_eq!(hits[0].name, "pdf-forms");
+    assert!(hits[0].explicit);
+    assert!(
+        hits[0].reason.contains("names `pdf-forms`"),
+        "{}",
+        hits[0].reason
+    );
+    // A single-word name used by few skills is explicit as it stands.
+    assert!(search(&index, "spreadsheet")[0].explicit);
+}
+
+#[test]
+fn a_common_single_word_name_needs_a_sigil_or_the_word_skill() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "review",
+        "description: Review a change.",
+        "# R\n",
+    );
+    for n in ["lint-code", "check-docs", "audit-deps"] {
+        write(
+            dir.path(),
+            n,
+            "description: Review things before merging.",
+            "# X\n",
+        );
+    }
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    assert!(search(&index, "review this").iter().all(|m| !m.explicit));
+    let sigil = search(&index, "run /review now");
+    assert!(sigil[0].explicit && sigil[0].name == "review");
+    let worded = search(&index, "use the review skill please");
+    assert!(worded[0].explicit && worded[0].name == "review");
+}
+
+#[test]
+fn exact_phrase_beats_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "code-review",
+        "description: Look over a change for bugs.",
+        "# R\n",
+    );
+    write(
+        dir.path(),
+        "style-check",
+        "description: Review code style and review code formatting of code.",
+        "# S\n",
+    );
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let hits = search(&index, "I need a code review of my code style");
+    assert_eq!(hits[0].name, "code-review");
+    assert_eq!(hits[0].phrase.as_deref(), Some("code review"));
+}
+
+#[test]
+fn triggers_match_and_bad_patterns_are_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let d = index.diagnostics();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].code, skill_format::Code::InvalidTriggerPattern);
+    let hits = search(&index, "HELLO!");
+    assert_eq!(hits[0].name, "hello-extended");
+    assert_eq!(hits[0].triggers[0].kind, TriggerKind::Keyword);
+    assert!(
+        hits[0].reason.contains("trigger keyword `hello`"),
+        "{}",
+        hits[0].reason
+    );
+    let hits = search(&index, "please greet Alice");
+    assert_eq!(hits[0].triggers[0].kind, TriggerKind::Pattern);
+    let hits = search(&index, "she waved");
+    assert_eq!(hits[0].triggers[0].kind, TriggerKind::Verb);
+    assert!(
+        search(&index, "othello")
+            .iter()
+            .all(|m| m.triggers.is_empty())
+    );
+}
+
+#[test]
+fn recent_use_breaks_ties_then_name() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "alpha-tool",
+        "description: Convert units.",
+        "# A\n",
+    );
+    write(
+        dir.path(),
+        "beta-tool",
+        "description: Convert units.",
+        "# B\n",
+    );
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    assert_eq!(
+        names(&search(&index, "convert units")),
+        ["alpha-tool", "beta-tool"]
+    );
+    index.record_use("beta-tool");
+    let hits = search(&index, "convert units");
+    assert_eq!(names(&hits), ["beta-tool", "alpha-tool"]);
+    assert!(hits[0].last_used.is_some() && hits[1].last_used.is_none());
+    index.record_use("alpha-tool");
+    assert_eq!(
+        names(&search(&index, "convert units")),
+        ["alpha-tool", "beta-tool"]
+    );
+}
+
+#[test]
+fn filters_apply_at_query_time() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let q = |profile: Option<&str>, model: bool, text: &str| {
+        names(
+            &index
+                .search(&SearchRequest {
+                    text,
+                    limit: 10,
+                    filter: Filter {
+                        profile: profile.map(str::to_owned),
+                        model_invocable_only: model,
+                    },
+                    ..Default::default()
+                })
+                .unwrap(),
+        )
+        .join(",")
+    };
+    assert!(q(None, false, "audit invoices").contains("internal-audit"));
+    assert!(!q(None, true, "audit invoices").contains("internal-audit"));
+    assert!(q(Some("home"), false, "bedtime stories").contains("kids-stories"));
+    assert!(!q(Some("work"), false, "bedtime stories").contains("kids-stories"));
+}
+
+#[test]
+fn incremental_updates_follow_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let reg = registry(dir.path());
+    let index = std::sync::Arc::new(SkillIndex::build(reg.snapshot()).unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (i2, s2) = (index.clone(), seen.clone());
+    let _sub = reg.subscribe(move |cs| {
+        s2.lock().unwrap().push(i2.apply(cs).unwrap());
+    });
+    assert!(search(&index, "sourdough").is_empty());
+
+    // Edit one skill: found by its new words, not its old ones.
+    write(
+        dir.path(),
+        "spreadsheet",
+        "description: Bake sourdough bread with a starter.",
+        "# Bread\n",
+    );
+    reg.reload_paths([dir.path().join("spreadsheet").join("SKILL.md")]);
+    assert_eq!(search(&index, "sourdough")[0].name, "spreadsheet");
+    assert!(
+        search(&index, "pivot tables")
+            .iter()
+            .all(|m| m.name != "spreadsheet")
+    );
+    // Add one, remove one.
+    write(
+        dir.path(),
+        "weather",
+        "description: Forecast the weather.",
+        "# W\n",
+    );
+    fs::remove_dir_all(dir.path().join("git-commit")).unwrap();
+    reg.reload();
+    assert_eq!(search(&index, "weather forecast")[0].name, "weather");
+    assert!(
+        search(&index, "commit message")
+            .iter()
+            .all(|m| m.name != "git-commit")
+    );
+    let stats = seen.lock().unwrap().clone();
+    assert_eq!(
+        stats[0],
+        UpdateStats {
+            upserted: 1,
+            removed: 0
+        }
+    );
+    assert_eq!(
+        stats[1],
+        UpdateStats {
+            upserted: 1,
+            removed: 1
+        }
+    );
+    assert_eq!(index.len(), reg.snapshot().skills().count());
+}
+
+#[test]
+fn a_skill_that_turns_invalid_leaves_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let reg = registry(dir.path());
+    let index = SkillIndex::build(reg.snapshot()).unwrap();
+    let before = index.len();
+    fs::write(
+        dir.path().join("pdf-forms").join("SKILL.md"),
+        "---\nname: pdf-forms\n---\nno description\n",
+    )
+    .unwrap();
+    let cs = reg.reload();
+    let stats = index.apply(&cs).unwrap();
+    if cs.snapshot.get("pdf-forms").is_none() {
+        assert_eq!(stats.removed, 1);
+        assert_eq!(index.len(), before - 1);
+        assert!(
+            search(&index, "pdf forms")
+                .iter()
+                .all(|m| m.name != "pdf-forms")
+        );
+    }
+}
+
+#[test]
+fn rebuild_matches_a_fresh_build() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let reg = registry(dir.path());
+    let index = SkillIndex::build(reg.snapshot()).unwrap();
+    write(
+        dir.path(),
+        "weather",
+        "description: Forecast the weather.",
+        "# W\n",
+    );
+    reg.reload();
+    index.rebuild(reg.snapshot()).unwrap();
+    let fresh = SkillIndex::build(reg.snapshot()).unwrap();
+    assert_eq!(index.len(), fresh.len());
+    let a = search(&index, "weather and pdf forms");
+    let b = search(&fresh, "weather and pdf forms");
+    assert_eq!(names(&a), names(&b));
+}
+
+#[test]
+fn hostile_queries_are_text() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    for q in [
+        "",
+        "   ",
+        "the and of to it",
+        "name:pdf AND (commit OR \"unbalanced",
+        "*",
+        "((((",
+        "commit^2 ~ -git +message \\",
+        "\u{0}\u{feff}🙂",
+    ] {
+        let hits = index
+            .search(&SearchRequest {
+                text: q,
+                limit: 5,
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(hits.len() <= 5, "{q}");
+    }
+    assert_eq!(
+        search(&index, "description:commit AND (message")[0].name,
+        "git-commit"
+    );
+    let huge = "spreadsheet formulas ".repeat(1024 * 1024 / 21 + 1);
+    assert!(huge.len() >= 1024 * 1024);
+    let hits = search(&index, &huge);
+    assert_eq!(hits[0].name, "spreadsheet");
+    assert!(search(&index, "").is_empty());
+}
+
+#[test]
+fn query_terms_stop_at_the_limit() {
+    let mut terms = Vec::new();
+    let text: String = (0..MAX_QUERY_TERMS + 10)
+        .map(|i| format!("word{i} "))
+        .collect();
+    collect_terms(&mut crate::text::english(), &text, 1.0, &mut terms);
+    assert_eq!(terms.len(), MAX_QUERY_TERMS);
+    assert_eq!(terms[0].word, "word0");
+}
+
+#[test]
+fn limit_is_clamped() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let q = |limit| {
+        index
+            .search(&SearchRequest {
+                text: "pdf commit spreadsheet hello",
+                limit,
+                ..Default::default()
+            })
+            .unwrap()
+            .len()
+    };
+    assert_eq!(q(0), 1);
+    assert_eq!(q(2), 2);
+    assert!(q(MAX_LIMIT + 1) <= MAX_LIMIT);
+}
+
+#[test]
+fn selection_tiers_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let sel = index
+        .select(
+            "fill in the fields of this PDF form",
+            &SelectOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(sel.selected_skills[0].skill_id, "pdf-forms");
+    assert!(!sel.no_skill_needed);
+    assert_eq!(sel.disclosure.tier, Tier::Full);
+    assert!(
+        sel.disclosure.text.starts_with("# pdf-forms\n"),
+        "{}",
+        sel.disclosure.text
+    );
+    let json: serde_json::Value = serde_json::from_str(&sel.to_json()).unwrap();
+    assert_eq!(json["selected_skills"][0]["skill_id"], "pdf-forms");
+    assert_eq!(json["no_skill_needed"], false);
+    assert_eq!(json["disclosure"]["tier"], 3);
+    let c = json["selected_skills"][0]["confidence"].as_f64().unwrap();
+    assert!((0.5..=1.0).contains(&c));
+
+    let none = index
+        .select(
+            "what is the capital of Australia?",
+            &SelectOptions::default(),
+        )
+        .unwrap();
+    assert!(none.no_skill_needed && none.selected_skills.is_empty());
+    assert_eq!(none.disclosure.tier, Tier::Breadcrumb);
+    assert_eq!(none.disclosure.text, "[5 skills available]");
+
+    let list = index
+        .select("what can you do?", &SelectOptions::default())
+        .unwrap();
+    assert_eq!(list.disclosure.tier, Tier::Registry);
+    assert!(
+        list.disclosure
+            .text
+            .contains("- pdf-forms: Fill in PDF forms")
+    );
+    assert!(
+        !list.disclosure.text.contains("internal-audit"),
+        "not model-invocable"
+    );
+}
+
+#[test]
+fn selection_never_picks_non_invocable_and_respects_max() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let sel = index
+        .select("audit the invoices for finance", &SelectOptions::default())
+        .unwrap();
+    assert!(
+        sel.selected_skills
+            .iter()
+            .all(|s| s.skill_id != "internal-audit")
+    );
+    let opts = SelectOptions {
+        max_skills: 1,
+        threshold: 0.0,
+        ..Default::default()
+    };
+    let sel = index
+        .select("pdf forms and git commit and hello", &opts)
+        .unwrap();
+    assert_eq!(sel.selected_skills.len(), 1);
+}
+
+#[test]
+fn tier_three_fits_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "big-skill",
+        "description: Format huge reports.",
+        &"Report formatting line.\n".repeat(200),
+    );
+    write(
+        dir.path(),
+        "small-report",
+        "description: Format small reports.",
+        "# S\n",
+    );
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let opts = SelectOptions {
+        budget_tokens: 100,
+        threshold: 0.0,
+        ..Default::default()
+    };
+    let sel = index.select("format huge reports", &opts).unwrap();
+    let d = &sel.disclosure;
+    assert_eq!(sel.selected_skills[0].skill_id, "big-skill");
+    assert_eq!(d.tier, Tier::Full);
+    assert_eq!(d.included, ["big-skill"]);
+    assert!(d.estimated_tokens <= 100, "{}", d.estimated_tokens);
+    assert!(d.text.ends_with(TRUNCATED_MARK));
+    assert!(d.omitted.contains(&"big-skill".to_owned()));
+}
+
+#[test]
+fn recent_turns_help_a_vague_follow_up() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let alone = index
+        .select("do the same for the other one", &SelectOptions::default())
+        .unwrap();
+    assert!(alone.no_skill_needed);
+    let opts = SelectOptions {
+        recent_turns: vec!["fill in the PDF form fields from invoice.pdf".into()],
+        threshold: 0.1,
+        ..Default::default()
+    };
+    let with = index
+        .select("do the same for the other one", &opts)
+        .unwrap();
+    assert_eq!(with.selected_skills[0].skill_id, "pdf-forms");
+}
+
+#[test]
+fn an_empty_snapshot_is_tier_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    assert!(index.is_empty());
+    let sel = index.select("hello", &SelectOptions::default()).unwrap();
+    assert_eq!(sel.disclosure.tier, Tier::Nothing);
+    assert!(sel.no_skill_needed);
+}
+
+#[cfg(feature = "disk")]
+#[test]
+fn disk_storage_builds_and_rebuilds_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let store = tempfile::tempdir().unwrap();
+    let reg = registry(dir.path());
+    let a = SkillIndex::build_in(reg.snapshot(), Storage::Disk(store.path().join("ix"))).unwrap();
+    assert_eq!(search(&a, "pdf forms")[0].name, "pdf-forms");
+    drop(a);
+    let b = SkillIndex::build_in(reg.snapshot(), Storage::Disk(store.path().join("ix"))).unwrap();
+    assert_eq!(
+        search(&b, "pdf forms")
+            .iter()
+            .filter(|m| m.name == "pdf-forms")
+            .count(),
+        1
+    );
+}

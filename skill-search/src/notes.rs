@@ -1,0 +1,522 @@
+//! Markdown notes search (markdown-first section 8): any folder of `.md` files, with titles
+//! from frontmatter `title` (or the file name), tags, body and path, ranked with highlighted
+//! snippets, and kept current by re-reading changed paths.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+
+use serde::Serialize;
+use skill_format::yaml::{self, Node};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::Error;
+use crate::index::WRITER_MEMORY_BYTES;
+use crate::text::{self, ENGLISH, MAX_QUERY_TERMS, clip};
+
+/// Largest note read, in bytes; larger files are indexed by their first this-many bytes.
+pub const MAX_NOTE_BYTES: usize = 1024 * 1024;
+/// Most notes indexed from one folder; the walk stops (with a warning) after this many.
+pub const MAX_NOTES: usize = 100_000;
+/// Deepest folder nesting walked below the root.
+pub const MAX_NOTE_DEPTH: usize = 16;
+/// Longest snippet, in characters.
+pub const SNIPPET_CHARS: usize = 160;
+/// Boost of the title.
+pub const NOTE_BOOST_TITLE: f32 = 3.0;
+/// Boost of tags.
+pub const NOTE_BOOST_TAGS: f32 = 2.0;
+/// Boost of the path's words.
+pub const NOTE_BOOST_PATH: f32 = 1.5;
+/// Boost of the body.
+pub const NOTE_BOOST_BODY: f32 = 1.0;
+/// Most results one notes search returns.
+pub const MAX_NOTE_RESULTS: usize = 1_000;
+
+/// One ranked note.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoteHit {
+    /// The note's path relative to the notes folder, with `/` separators.
+    pub path: String,
+    /// Its title (frontmatter `title`, else the file name without `.md`).
+    pub title: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// The BM25 score with field boosts.
+    pub score: f32,
+    /// A passage of the body with matched words in `**bold**` (markdown), or the start of
+    /// the body when only the title, tags or path matched.
+    pub snippet: String,
+}
+
+/// What an update did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NotesUpdate {
+    /// Notes added or re-read.
+    pub indexed: usize,
+    /// Notes dropped (file gone, or no longer a note).
+    pub removed: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct NoteFields {
+    path: Field,
+    path_words: Field,
+    title: Field,
+    tags: Field,
+    body: Field,
+}
+
+/// A searchable index over a folder of markdown notes.
+pub struct NotesIndex {
+    root: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: NoteFields,
+    known: RwLock<BTreeSet<String>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+impl std::fmt::Debug for NotesIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotesIndex")
+            .field("root", &self.root)
+            .field("notes", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NotesIndex {
+    /// Index every `.md` file under `root` (hidden entries skipped, symbolic links not
+    /// followed), in memory.
+    pub fn build(root: impl Into<PathBuf>) -> Result<Self, Error> {
+        let root = root.into();
+        if let Err(source) = fs::read_dir(&root) {
+            return Err(Error::Notes { path: root, source });
+        }
+        let mut b = Schema::builder();
+        let english = TextOptions::default()
+            .set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(ENGLISH)
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            )
+            .set_stored();
+        let raw = TextOptions::default()
+            .set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("raw")
+                    .set_index_option(IndexRecordOption::Basic),
+            )
+            .set_stored();
+        let fields = NoteFields {
+            path: b.add_text_field("path", raw),
+            path_words: b.add_text_field(
+                "path_words",
+                TextOptions::default().set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer(ENGLISH)
+                        .set_index_option(IndexRecordOption::WithFreqs),
+                ),
+            ),
+            title: b.add_text_field("title", english.clone()),
+            tags: b.add_text_field("tags", english.clone()),
+            body: b.add_text_field("body", english),
+        };
+        let index = Index::create_in_ram(b.build());
+        text::register(&index);
+        let writer = index.writer_with_num_threads(1, WRITER_MEMORY_BYTES)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let this = NotesIndex {
+            root,
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            fields,
+            known: RwLock::new(BTreeSet::new()),
+            warnings: Mutex::new(Vec::new()),
+        };
+        this.rebuild()?;
+        Ok(this)
+    }
+
+    /// The notes folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Number of indexed notes.
+    pub fn len(&self) -> usize {
+        self.known.read().map(|k| k.len()).unwrap_or(0)
+    }
+
+    /// Whether no note is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Problems met while reading notes (broken frontmatter, unreadable or oversized files,
+    /// the [`MAX_NOTES`] limit), from the last build or update.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.lock().map(|w| w.clone()).unwrap_or_default()
+    }
+
+    /// Forget everything and index the whole folder again.
+    pub fn rebuild(&self) -> Result<NotesUpdate, Error> {
+        let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
+        let mut known = self.known.write().map_err(|_| Error::Poisoned)?;
+        let mut warnings = Vec::new();
+        writer.delete_all_documents()?;
+        let removed = known.len();
+        known.clear();
+        let mut files = Vec::new();
+        walk(&self.root, 0, &mut files, &mut warnings);
+        let mut stats = NotesUpdate {
+            indexed: 0,
+            removed,
+        };
+        for file in files {
+            if let Some(rel) = self.relative(&file) {
+                if self.add(&writer, &file, &rel, &mut warnings)? {
+                    known.insert(rel);
+                    stats.indexed += 1;
+                }
+            }
+        }
+        writer.commit()?;
+        self.reader.reload()?;
+        if let Ok(mut w) = self.warnings.lock() {
+            *w = warnings;
+        }
+        Ok(stats)
+    }
+
+    /// Re-read the notes at `paths` (absolute, or relative to the notes folder): files are
+    /// re-indexed, folders are walked again, and notes that no longer exist are dropped.
+    /// Paths outside the folder are ignored.
+    pub fn update_paths(&self, paths: &[PathBuf]) -> Result<NotesUpdate, Error> {
+        let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
+        let mut known = self.known.write().map_err(|_| Error::Poisoned)?;
+        let mut warnings = Vec::new();
+        let mut stats = NotesUpdate::default();
+        for p in paths {
+            let abs = if p.is_absolute() {
+                p.clone()
+            } else {
+                self.root.join(p)
+            };
+            let Some(rel) = self.relative(&abs) else {
+                continue;
+            };
+            // Drop the note and everything indexed below it, then read back what exists.
+            let prefix = format!("{rel}/");
+            let stale: Vec<String> = known
+                .iter()
+                .filter(|k| **k == rel || k.starts_with(&prefix) || rel.is_empty())
+                .cloned()
+                .collect();
+            for k in &stale {
+                writer.delete_term(Term::from_field_text(self.fields.path, k));
+                known.remove(k);
+            }
+            let mut files = Vec::new();
+            match fs::symlink_metadata(&abs) {
+                Ok(m) if m.is_dir() => walk(&abs, depth_of(&rel), &mut files, &mut warnings),
+                Ok(m) if m.is_file() && is_note(&abs) => files.push(abs.clone()),
+                _ => {}
+            }
+            let mut back = 0;
+            for file in files {
+                if let Some(r) = self.relative(&file) {
+                    if self.add(&writer, &file, &r, &mut warnings)? {
+                        known.insert(r);
+                        back += 1;
+                    }
+                }
+            }
+            stats.indexed += back;
+            stats.removed += stale.len().saturating_sub(back);
+        }
+        writer.commit()?;
+        self.reader.reload()?;
+        if let Ok(mut w) = self.warnings.lock() {
+            *w = warnings;
+        }
+        Ok(stats)
+    }
+
+    fn relative(&self, abs: &Path) -> Option<String> {
+        let rel = abs.strip_prefix(&self.root).ok()?;
+        let mut parts = Vec::new();
+        for c in rel.components() {
+            match c {
+                Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+                Component::CurDir => {}
+                _ => return None,
+            }
+        }
+        Some(parts.join("/"))
+    }
+
+    fn add(
+        &self,
+        writer: &IndexWriter,
+        file: &Path,
+        rel: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<bool, Error> {
+        let bytes = match fs::read(file) {
+            Ok(b) => b,
+            Err(e) => {
+                warnings.push(format!("{rel}: cannot read: {e}"));
+                return Ok(false);
+            }
+        };
+        if bytes.len() > MAX_NOTE_BYTES {
+            warnings.push(format!(
+                "{rel}: larger than {MAX_NOTE_BYTES} bytes; only the start is indexed"
+            ));
+        }
+        let head = &bytes[..bytes.len().min(MAX_NOTE_BYTES)];
+        let text = String::from_utf8_lossy(head);
+        let note = parse_note(&text, rel, warnings);
+        let f = &self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.path, rel);
+        doc.add_text(f.path_words, rel);
+        doc.add_text(f.title, &note.title);
+        for t in &note.tags {
+            doc.add_text(f.tags, t);
+        }
+        doc.add_text(f.body, &note.body);
+        writer.add_document(doc)?;
+        Ok(true)
+    }
+
+    /// Notes ranked for `query` (title strongest, then tags, path, body), at most `limit`
+    /// (capped at [`MAX_NOTE_RESULTS`]). Query text is analyzed into words, never parsed
+    /// as a query language; a query with no searchable word returns nothing.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
+        let limit = limit.clamp(1, MAX_NOTE_RESULTS);
+        let mut analyzer = text::english();
+        let mut terms: Vec<String> = Vec::new();
+        for t in text::tokens(&mut analyzer, clip(query)) {
+            if terms.len() >= MAX_QUERY_TERMS {
+                break;
+            }
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let f = &self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &terms {
+            for (field, boost) in [
+                (f.title, NOTE_BOOST_TITLE),
+                (f.tags, NOTE_BOOST_TAGS),
+                (f.path_words, NOTE_BOOST_PATH),
+                (f.body, NOTE_BOOST_BODY),
+            ] {
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(TermQuery::new(
+                            Term::from_field_text(field, t),
+                            IndexRecordOption::WithFreqs,
+                        )),
+                        boost,
+                    )),
+                ));
+            }
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(limit))?;
+        let mut snippets = SnippetGenerator::create(&searcher, &query, f.body)?;
+        snippets.set_max_num_chars(SNIPPET_CHARS);
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            let get = |field: Field| -> Vec<String> {
+                doc.get_all(field)
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            };
+            let snippet = snippets.snippet_from_doc(&doc);
+            let snippet = if snippet.is_empty() {
+                let body = get(f.body).join(" ");
+                body.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .chars()
+                    .take(SNIPPET_CHARS)
+                    .collect()
+            } else {
+                let frag = snippet.fragment();
+                let mut s = String::new();
+                let mut at = 0;
+                for r in snippet.highlighted() {
+                    if let (Some(before), Some(hit)) = (frag.get(at..r.start), frag.get(r.clone()))
+                    {
+                        s.push_str(before);
+                        s.push_str("**");
+                        s.push_str(hit);
+                        s.push_str("**");
+                        at = r.end;
+                    }
+                }
+                s.push_str(frag.get(at..).unwrap_or(""));
+                s.split_whitespace().collect::<Vec<_>>().join(" ")
+            };
+            out.push(NoteHit {
+                path: get(f.path).into_iter().next().unwrap_or_default(),
+                title: get(f.title).into_iter().next().unwrap_or_default(),
+                tags: get(f.tags),
+                score,
+                snippet,
+            });
+        }
+        // Deterministic order for equal scores.
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+        let _ = &self.index;
+        Ok(out)
+    }
+}
+
+fn depth_of(rel: &str) -> usize {
+    if rel.is_empty() {
+        0
+    } else {
+        rel.split('/').count()
+    }
+}
+
+fn is_note(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
+    if depth > MAX_NOTE_DEPTH {
+        warnings.push(format!(
+            "{}: deeper than {MAX_NOTE_DEPTH} folders; not searched",
+            dir.display()
+        ));
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        warnings.push(format!("{}: cannot read folder", dir.display()));
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        if out.len() >= MAX_NOTES {
+            warnings.push(format!(
+                "more than {MAX_NOTES} notes; the rest are not indexed"
+            ));
+            return;
+        }
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(kind) = e.file_type() else { continue };
+        let path = e.path();
+        if kind.is_dir() {
+            walk(&path, depth + 1, out, warnings);
+        } else if kind.is_file() && is_note(&path) {
+            out.push(path);
+        }
+    }
+}
+
+struct Note {
+    title: String,
+    tags: Vec<String>,
+    body: String,
+}
+
+fn parse_note(text: &str, rel: &str, warnings: &mut Vec<String>) -> Note {
+    let stem = rel
+        .rsplit('/')
+        .next()
+        .unwrap_or(rel)
+        .trim_end_matches(".md")
+        .trim_end_matches(".MD")
+        .to_owned();
+    let fallback = |body: &str| Note {
+        title: stem.clone(),
+        tags: Vec::new(),
+        body: body.to_owned(),
+    };
+    let doc = match skill_format::split(text) {
+        Ok(d) => d,
+        Err(e) => {
+            warnings.push(format!(
+                "{rel}: frontmatter opened on line {} is never closed; indexed as plain text",
+                e.line
+            ));
+            return fallback(text);
+        }
+    };
+    let Some(fm) = doc.frontmatter else {
+        return fallback(doc.body);
+    };
+    let root = match yaml::parse(fm.text) {
+        Ok(p) => p.root,
+        Err(e) => {
+            warnings.push(format!(
+                "{rel}: frontmatter is not valid YAML ({}); title and tags ignored",
+                e.message
+            ));
+            return fallback(doc.body);
+        }
+    };
+    let title = root
+        .get("title")
+        .and_then(Node::as_scalar)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .unwrap_or(stem.clone());
+    let tags = match root.get("tags") {
+        Some(Node::Seq(items)) => items
+            .iter()
+            .filter_map(Node::as_scalar)
+            .map(|s| s.trim().trim_start_matches('#').to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        Some(n) => n
+            .as_scalar()
+            .map(|s| {
+                s.split([',', ' '])
+                    .map(|t| t.trim().trim_start_matches('#').to_owned())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    Note {
+        title,
+        tags,
+        body: doc.body.to_owned(),
+    }
+}
+
+#[cfg(test)]
+#[path = "notes_tests.rs"]
+mod tests;

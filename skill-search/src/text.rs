@@ -1,0 +1,165 @@
+//! Text handling shared by the skill and notes indexes: analyzers, query limits and the
+//! word lists used for trigger and name matching.
+
+use tantivy::Index;
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer,
+    Stemmer, StopWordFilter, TextAnalyzer,
+};
+
+/// Name of the English analyzer: words, lowercased, ASCII-folded, English stop words
+/// removed, Porter-stemmed.
+pub(crate) const ENGLISH: &str = "skill_en";
+/// Name of the exact analyzer: the whole value as one lowercased token.
+pub(crate) const EXACT: &str = "skill_exact";
+/// Tokens longer than this many bytes are dropped by the analyzers.
+pub(crate) const MAX_TOKEN_BYTES: usize = 40;
+
+/// Longest query text looked at, in bytes; longer text is cut at a character boundary
+/// (a 1 MiB paste is searched by its first 16 KiB, not rejected).
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+/// Most distinct analyzed terms a query keeps (the first ones in the text); the rest are
+/// ignored so that query cost stays bounded.
+pub const MAX_QUERY_TERMS: usize = 48;
+
+/// Register the crate's analyzers on an index.
+pub(crate) fn register(index: &Index) {
+    index.tokenizers().register(ENGLISH, english());
+    index.tokenizers().register(
+        EXACT,
+        TextAnalyzer::builder(RawTokenizer::default())
+            .filter(LowerCaser)
+            .build(),
+    );
+}
+
+/// The English analyzer.
+pub(crate) fn english() -> TextAnalyzer {
+    let stop = StopWordFilter::new(Language::English)
+        .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new()));
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(stop)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// The stemming analyzer without stop words, for trigger verbs.
+pub(crate) fn stems_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// `text` cut to at most [`MAX_QUERY_BYTES`] bytes at a character boundary.
+pub fn clip(text: &str) -> &str {
+    if text.len() <= MAX_QUERY_BYTES {
+        return text;
+    }
+    let mut end = MAX_QUERY_BYTES;
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Every token of `text` through `analyzer`, in order.
+pub(crate) fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+/// Lowercase words of `text`: maximal runs of alphanumeric characters.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Name-like tokens of `text` with the sigil (`/`, `$`, `@`, backquote) that preceded each:
+/// runs of alphanumerics and `-`, `_`, `.`, `:`, lowercased, trailing punctuation removed.
+pub(crate) fn name_tokens(text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut sigil = false;
+    let mut prev: Option<char> = None;
+    let flush = |current: &mut String, sigil: bool, out: &mut Vec<(String, bool)>| {
+        let t = current.trim_end_matches(['.', ':', '-', '_']);
+        if !t.is_empty() {
+            out.push((t.to_lowercase(), sigil));
+        }
+        current.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || (!current.is_empty() && matches!(c, '-' | '_' | '.' | ':')) {
+            if current.is_empty() {
+                sigil = matches!(prev, Some('/' | '$' | '@' | '`'));
+            }
+            current.push(c);
+        } else {
+            flush(&mut current, sigil, &mut out);
+        }
+        prev = Some(c);
+    }
+    flush(&mut current, sigil, &mut out);
+    out
+}
+
+/// Whether `needle` occurs in `hay` as a run of consecutive items.
+pub(crate) fn contains_run(hay: &[String], needle: &[String]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_keeps_char_boundaries_at_the_edge() {
+        let exact = "a".repeat(MAX_QUERY_BYTES);
+        assert_eq!(clip(&exact).len(), MAX_QUERY_BYTES);
+        let over = format!("{}é", "a".repeat(MAX_QUERY_BYTES - 1));
+        assert_eq!(clip(&over).len(), MAX_QUERY_BYTES - 1);
+        assert_eq!(clip("short"), "short");
+    }
+
+    #[test]
+    fn english_stems_and_drops_stop_words() {
+        let mut a = english();
+        assert_eq!(
+            tokens(&mut a, "The Invoices are Processing"),
+            ["invoic", "process"]
+        );
+        assert!(tokens(&mut a, "the and of it").is_empty());
+        let long = "x".repeat(MAX_TOKEN_BYTES + 1);
+        assert!(tokens(&mut a, &long).is_empty());
+    }
+
+    #[test]
+    fn name_tokens_see_sigils_and_trim() {
+        let t = name_tokens("use /pdf-forms, then `$git.commit` and mcp-builder.");
+        assert!(t.contains(&("pdf-forms".into(), true)));
+        assert!(t.contains(&("git.commit".into(), true)));
+        assert!(t.contains(&("mcp-builder".into(), false)));
+        assert!(t.contains(&("use".into(), false)));
+    }
+
+    #[test]
+    fn runs_match_only_consecutive_words() {
+        let hay = words("Open a Pull-Request now");
+        assert!(contains_run(&hay, &words("pull request")));
+        assert!(!contains_run(&hay, &words("request pull")));
+        assert!(!contains_run(&hay, &[]));
+    }
+}
