@@ -17,6 +17,7 @@ mod disclose_cmd;
 mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
+mod serve_cmd;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -102,6 +103,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Serve the whole engine over HTTP (JSON under /v1) until SIGINT or SIGTERM.
+    Serve(serve_cmd::ServeArgs),
     /// Disclosure: `catalog`, `show`, `get-skill`, `resources`.
     #[command(flatten)]
     Disclose(disclose_cmd::Commands),
@@ -155,6 +158,7 @@ where
             out,
         ),
         Command::List { skills, format } => commands::list(&skills, format == Format::Json, out),
+        Command::Serve(a) => return serve_cmd::serve(&a, out, err),
         Command::Disclose(c) => return disclose_cmd::run(c, out, err),
         Command::Route(c) => return route_cmd::run(c, out, err),
         Command::Search(c) => return search_cmd::run(c, out, err),

@@ -3,10 +3,12 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Not `.lock()`ed for the whole run: `serve` logs to stderr from other threads, which
+    // would wait forever on a lock held here.
     let code = skill_server::run(
         std::env::args_os(),
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
     );
     ExitCode::from(code)
 }

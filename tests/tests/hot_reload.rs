@@ -287,11 +287,7 @@ fn the_edit_fast_path_agrees_with_a_full_reload() {
         (&low, "a/SKILL.md", skill_md("a", "Low a, edited.")),
         (&high, "a/SKILL.md", skill_md("a", "High a, fixed.")),
         // A name change inside the file: `c` becomes a second `b` in another layer.
-        (
-            &high,
-            "c/SKILL.md",
-            skill_md("b", "High b.").replace("name: b", "name: b"),
-        ),
+        (&high, "c/SKILL.md", skill_md("b", "High b.")),
         (&low, "b/SKILL.md", broken("b")),
         (
             &high,

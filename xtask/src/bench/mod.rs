@@ -15,6 +15,7 @@
 
 mod disclose;
 mod generate;
+mod http;
 mod load;
 mod route;
 mod schedule;
@@ -57,6 +58,8 @@ pub enum BenchName {
     Select(search::Args),
     /// Scheduling: registering 10,000 jobs and firing lateness.
     Schedule(schedule::Args),
+    /// HTTP: requests/s and latency against a bare hyper server; serve's RSS.
+    Http(http::Args),
 }
 
 /// Run the chosen benchmark (or all) and print the table.
@@ -72,6 +75,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         Some(BenchName::Search(a)) => search::run(a, &mut table)?,
         Some(BenchName::Select(a)) => search::run_select(a, &mut table)?,
         Some(BenchName::Schedule(a)) => schedule::run(a, &mut table)?,
+        Some(BenchName::Http(a)) => http::run(a, &mut table)?,
         None => run_all(&mut table)?,
     }
     println!("{}", header());
@@ -91,6 +95,7 @@ fn run_all(table: &mut Table) -> Result<(), String> {
     search::run(&search::Args::default(), table)?;
     search::run_select(&search::Args::default(), table)?;
     schedule::run(&schedule::Args::default(), table)?;
+    http::run(&http::Args::default(), table)?;
     Ok(())
 }
 

@@ -229,6 +229,7 @@ fn measured_cells(name: &str, m: &Measured) -> [String; 7] {
     };
     let target = match (m.target, m.ratio) {
         (Target::Baseline, _) => "baseline".to_owned(),
+        (Target::MaxRatio(t), _) if t.is_infinite() => String::new(),
         (Target::MaxRatio(t), Some(r)) if r <= t => format!("<= {t:.2}x ok"),
         (Target::MaxRatio(t), Some(_)) => format!("<= {t:.2}x MISSED"),
         (Target::MaxRatio(t), None) => format!("<= {t:.2}x"),

@@ -1,0 +1,292 @@
+//! The engine: one registry and everything kept in step with it by change sets (the search
+//! index, the notes index, the event stream, the scheduler), and the executor.
+//!
+//! The registry's subscriber runs on the reloading thread: it applies the change set to the
+//! search index (only the changed documents) and then publishes an [`Event`] on a bounded
+//! broadcast channel, which the HTTP event stream relays. A slow event reader loses old
+//! events (and is told how many), never blocks a reload.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::Serialize;
+use skill_registry::{
+    ChangeSet, Registry, RegistryConfig, Subscription, WatchOptions, Watcher, watch_folders,
+};
+use skill_router::RouterConfig;
+use skill_scheduler::{JobInfo, RunRecord, Scheduler, SchedulerConfig};
+use skill_search::{NotesIndex, SkillIndex};
+use tokio::sync::broadcast;
+
+use crate::exec::{Runtime, RuntimeBuilder, RuntimeConfig};
+
+use crate::error::Error;
+
+/// How many change events a slow event-stream reader may fall behind before it loses some.
+pub const EVENT_BUFFER: usize = 256;
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The sources and loading settings.
+    pub registry: RegistryConfig,
+    /// Watch the sources and reload on change (`None`: reload only on request).
+    pub watch: Option<WatchOptions>,
+    /// A folder of markdown notes to index for `markdown.search` and `/v1/notes/search`.
+    pub notes: Option<PathBuf>,
+    /// Routing settings.
+    pub router: RouterConfig,
+    /// Execution settings (script limits, environment, profiles' tools, forks).
+    pub runtime: RuntimeConfig,
+    /// Run scheduled skills (`None`: no scheduler; `/v1/schedules` still lists next fires).
+    pub schedule: Option<SchedulerConfig>,
+}
+
+impl EngineConfig {
+    /// Defaults around a registry configuration: watching on, no notes, default routing and
+    /// execution, the scheduler on (UTC, state in memory).
+    pub fn new(registry: RegistryConfig) -> Self {
+        EngineConfig {
+            registry,
+            watch: Some(WatchOptions::default()),
+            notes: None,
+            router: RouterConfig::default(),
+            runtime: RuntimeConfig::default(),
+            schedule: Some(SchedulerConfig::default()),
+        }
+    }
+}
+
+/// One registry change, as the event stream sends it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    /// The generation before.
+    pub previous_generation: u64,
+    /// The new generation.
+    pub generation: u64,
+    /// Skills added.
+    pub added: Vec<String>,
+    /// Skills changed.
+    pub changed: Vec<String>,
+    /// Skills removed.
+    pub removed: Vec<String>,
+    /// Domain indexes added, changed or removed.
+    pub domains: Vec<String>,
+}
+
+impl From<&ChangeSet> for Event {
+    fn from(c: &ChangeSet) -> Self {
+        Event {
+            previous_generation: c.previous_generation,
+            generation: c.generation,
+            added: c.added.clone(),
+            changed: c.changed.clone(),
+            removed: c.removed.clone(),
+            domains: c.domains.clone(),
+        }
+    }
+}
+
+/// The running engine. Share it as `Arc<Engine>`.
+pub struct Engine {
+    registry: Arc<Registry>,
+    index: Arc<SkillIndex>,
+    notes: Option<Arc<NotesIndex>>,
+    events: broadcast::Sender<Arc<Event>>,
+    router: RouterConfig,
+    started: Instant,
+    index_errors: Arc<Mutex<Vec<String>>>,
+    runtime: Runtime,
+    scheduler: Mutex<Option<Scheduler>>,
+    _subscription: Subscription,
+    watchers: Mutex<Vec<Watcher>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("generation", &self.registry.snapshot().generation())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Load the registry, build the indexes, subscribe them to change sets, build the
+    /// executor with the built-in handlers, start the scheduler and the watchers. Call it
+    /// within a tokio runtime when the scheduler is on.
+    pub fn start(config: EngineConfig) -> Result<Arc<Engine>, Error> {
+        Engine::start_with(config, |b| b)
+    }
+
+    /// [`Engine::start`], letting the host add its own handlers and tools to the executor.
+    pub fn start_with(
+        config: EngineConfig,
+        customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+    ) -> Result<Arc<Engine>, Error> {
+        let registry = Arc::new(Registry::load(config.registry));
+        let index = Arc::new(
+            SkillIndex::build(registry.snapshot()).map_err(|e| Error::Index(e.to_string()))?,
+        );
+        let notes = match &config.notes {
+            Some(root) => Some(Arc::new(
+                NotesIndex::build(root).map_err(|e| Error::Index(e.to_string()))?,
+            )),
+            None => None,
+        };
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let index_errors = Arc::new(Mutex::new(Vec::new()));
+        let subscription = {
+            let index = index.clone();
+            let events = events.clone();
+            let errors = index_errors.clone();
+            registry.subscribe(move |change| {
+                if let Err(e) = index.apply(change) {
+                    tracing::warn!(error = %e, "search index update failed; rebuilding");
+                    if let Err(e) = index.rebuild(change.snapshot.clone()) {
+                        if let Ok(mut list) = errors.lock() {
+                            list.push(e.to_string());
+                        }
+                    }
+                }
+                // No receiver is fine: nobody is listening.
+                let _ = events.send(Arc::new(Event::from(change)));
+            })
+        };
+        let mut builder = Runtime::builder(registry.clone())
+            .config(config.runtime)
+            .workflow_builder();
+        if let Some(n) = &notes {
+            builder = builder.markdown_search(n.clone());
+        }
+        let runtime = customize(builder).build();
+        let scheduler = match config.schedule {
+            Some(sc) => Some(
+                Scheduler::start(registry.clone(), Arc::new(runtime.clone()), sc)
+                    .map_err(|e| Error::Scheduler(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let engine = Engine {
+            registry,
+            index,
+            notes,
+            events,
+            router: config.router,
+            started: Instant::now(),
+            index_errors,
+            runtime,
+            scheduler: Mutex::new(scheduler),
+            _subscription: subscription,
+            watchers: Mutex::new(Vec::new()),
+        };
+        if let Some(options) = config.watch {
+            let watcher = engine
+                .registry
+                .watch(options)
+                .map_err(|e| Error::Watch(e.to_string()))?;
+            engine.keep(watcher);
+            if let Some(notes) = &engine.notes {
+                let notes = notes.clone();
+                let watcher = watch_folders(vec![notes.root().to_path_buf()], options, move |c| {
+                    let result = if c.rescan {
+                        notes.rebuild()
+                    } else {
+                        let paths: Vec<PathBuf> = c.paths.into_iter().collect();
+                        notes.update_paths(&paths)
+                    };
+                    if let Err(e) = result {
+                        tracing::warn!(error = %e, "notes index update failed");
+                    }
+                    true
+                })
+                .map_err(|e| Error::Watch(e.to_string()))?;
+                engine.keep(watcher);
+            }
+        }
+        Ok(Arc::new(engine))
+    }
+
+    fn keep(&self, watcher: Watcher) {
+        if let Ok(mut w) = self.watchers.lock() {
+            w.push(watcher);
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The skill search index (kept current by change sets).
+    pub fn index(&self) -> &Arc<SkillIndex> {
+        &self.index
+    }
+
+    /// The notes index, when a notes folder is configured.
+    pub fn notes(&self) -> Option<&Arc<NotesIndex>> {
+        self.notes.as_ref()
+    }
+
+    /// Routing settings.
+    pub fn router_config(&self) -> &RouterConfig {
+        &self.router
+    }
+
+    /// A receiver of every change event from now on.
+    pub fn events(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.events.subscribe()
+    }
+
+    /// Seconds since start.
+    pub fn uptime_seconds(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
+    /// Index rebuilds that failed (the index then serves its last state).
+    pub fn index_errors(&self) -> Vec<String> {
+        self.index_errors
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// The executor.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The scheduler's jobs with their next `next` fire times, when the scheduler runs.
+    pub fn schedule_jobs(&self, next: usize) -> Option<Vec<JobInfo>> {
+        let guard = self.scheduler.lock().ok()?;
+        guard.as_ref().map(|s| s.jobs(next))
+    }
+
+    /// The scheduler's recent runs, when the scheduler runs.
+    pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
+        let guard = self.scheduler.lock().ok()?;
+        guard.as_ref().map(Scheduler::history)
+    }
+
+    /// Stop everything that runs in the background: watchers, the scheduler (its state is
+    /// saved as it goes), running scripts and forked tasks.
+    pub async fn shutdown(&self) {
+        self.stop_watching();
+        let scheduler = self.scheduler.lock().ok().and_then(|mut s| s.take());
+        if let Some(s) = scheduler {
+            s.shutdown();
+        }
+        self.runtime.shutdown().await;
+    }
+
+    /// Stop watching files (reloads on request still work).
+    pub fn stop_watching(&self) {
+        let watchers = match self.watchers.lock() {
+            Ok(mut w) => std::mem::take(&mut *w),
+            Err(_) => Vec::new(),
+        };
+        for w in watchers {
+            w.stop();
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The crate's error type: every way starting the engine or an execution can fail, each
+//! with a stable code.
+
+use std::path::PathBuf;
+
+use crate::exec::Limit;
+
+/// Why starting the engine or an execution failed. An execution's
+/// [`Outcome`](crate::exec::Outcome) carries it as `{code, message}`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The command could not be routed, or its skill is unknown or not available to this
+    /// caller and profile (unknown skill, bad quoting, slash from the model...).
+    #[error("{message}")]
+    Route {
+        /// The router's code (`unknown_skill`, `not_available`, ...).
+        code: String,
+        /// The router's message.
+        message: String,
+    },
+    /// The skill is unknown.
+    #[error("{0}")]
+    UnknownSkill(String),
+    /// The skill declares a `handler` that the host has not registered.
+    #[error(
+        "skill `{skill}` declares handler `{handler}`, but no handler of that name (or of the skill's name) is registered"
+    )]
+    HandlerNotRegistered {
+        /// The skill.
+        skill: String,
+        /// The declared handler.
+        handler: String,
+    },
+    /// A handler failed.
+    #[error("{message}")]
+    Handler {
+        /// The handler's code (`handler_failed` unless it chose one).
+        code: String,
+        /// Its message.
+        message: String,
+    },
+    /// Lily `tool_dispatch` names a tool that is not registered.
+    #[error("skill `{skill}` dispatches to tool `{tool}`, which is not registered")]
+    ToolNotRegistered {
+        /// The skill.
+        skill: String,
+        /// The tool.
+        tool: String,
+    },
+    /// The skill's `command_tool` is not among the tools the profile allows.
+    #[error("tool `{tool}` is not allowed for skill `{skill}` under this profile")]
+    ToolNotAllowed {
+        /// The skill.
+        skill: String,
+        /// The tool.
+        tool: String,
+    },
+    /// A `tool_dispatch` skill without a `command_tool`.
+    #[error("skill `{0}` is tool_dispatch but has no command_tool")]
+    NoCommandTool(String),
+    /// A script entry that is not a safe path inside the skill folder.
+    #[error("script `{script}` of skill `{skill}` is not allowed: {reason}")]
+    ScriptPath {
+        /// The skill.
+        skill: String,
+        /// The entry as listed.
+        script: String,
+        /// Why.
+        reason: String,
+    },
+    /// The script could not be started.
+    #[error("cannot start script {}: {message}", path.display())]
+    Spawn {
+        /// The script.
+        path: PathBuf,
+        /// The operating system's error.
+        message: String,
+    },
+    /// The script exited unsuccessfully.
+    #[error("script {} {status}", path.display())]
+    ScriptFailed {
+        /// The script.
+        path: PathBuf,
+        /// `exited with status 3`, `was killed by signal 9`.
+        status: String,
+    },
+    /// A script limit was hit.
+    #[error("{message}")]
+    Limit {
+        /// Which limit.
+        limit: Limit,
+        /// What happened, with the limit's value.
+        message: String,
+    },
+    /// The runtime is shutting down and starts nothing new; running work was stopped.
+    #[error("the runtime is shutting down")]
+    ShuttingDown,
+    /// Too many forked tasks are queued or running.
+    #[error(
+        "{pending} forked tasks are already queued or running (limit {limit}); try again later"
+    )]
+    TooManyTasks {
+        /// Queued or running now.
+        pending: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A forked task was cancelled.
+    #[error("the task was cancelled")]
+    Cancelled,
+    /// A built-in slash command (`/help`, `/exit`, ...) the host handles itself.
+    #[error("/{0} is a built-in command for the host to handle")]
+    BuiltinCommand(String),
+    /// A user line that is not a slash command.
+    #[error("{0}")]
+    NotACommand(String),
+    /// The sources could not be watched for changes.
+    #[error("cannot watch the skill sources: {0}")]
+    Watch(String),
+    /// The search or notes index could not be built.
+    #[error("search index: {0}")]
+    Index(String),
+    /// The scheduler could not start.
+    #[error("scheduler: {0}")]
+    Scheduler(String),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {message}")]
+    Bind {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// What the system said.
+        message: String,
+    },
+    /// A failure inside the runtime (a task that ended without an answer).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The stable snake_case code.
+    pub fn code(&self) -> &str {
+        match self {
+            Error::Route { code, .. } | Error::Handler { code, .. } => code,
+            Error::UnknownSkill(_) => "unknown_skill",
+            Error::HandlerNotRegistered { .. } => "handler_not_registered",
+            Error::ToolNotRegistered { .. } => "tool_not_registered",
+            Error::ToolNotAllowed { .. } => "tool_not_allowed",
+            Error::NoCommandTool(_) => "no_command_tool",
+            Error::ScriptPath { .. } => "script_path",
+            Error::Spawn { .. } => "script_spawn",
+            Error::ScriptFailed { .. } => "script_failed",
+            Error::Limit { .. } => "limit_exceeded",
+            Error::ShuttingDown => "shutting_down",
+            Error::TooManyTasks { .. } => "too_many_tasks",
+            Error::Cancelled => "cancelled",
+            Error::BuiltinCommand(_) => "builtin_command",
+            Error::NotACommand(_) => "not_a_command",
+            Error::Watch(_) => "watch_failed",
+            Error::Index(_) => "index_failed",
+            Error::Scheduler(_) => "scheduler_failed",
+            Error::Bind { .. } => "bind_failed",
+            Error::Internal(_) => "internal",
+        }
+    }
+
+    /// The script limit, for [`Error::Limit`].
+    pub fn limit(&self) -> Option<Limit> {
+        match self {
+            Error::Limit { limit, .. } => Some(*limit),
+            _ => None,
+        }
+    }
+
+    /// `{code, message}` for an [`Outcome`](crate::exec::Outcome).
+    pub fn info(&self) -> crate::exec::ErrorInfo {
+        crate::exec::ErrorInfo {
+            code: self.code().to_owned(),
+            message: self.to_string(),
+        }
+    }
+
+    /// A lookup failure, with the router's code for it (`unknown_skill`,
+    /// `model_invocation_disabled`, `not_user_invocable`, `not_for_profile`, ...) so a
+    /// direct execution and a routed one report the same code.
+    pub(crate) fn from_registry(e: skill_registry::Error) -> Self {
+        let e = skill_router::Error::Lookup(e);
+        Error::Route {
+            code: e.code().replace('-', "_"),
+            message: e.to_string(),
+        }
+    }
+}

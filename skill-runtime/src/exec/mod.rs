@@ -1,0 +1,985 @@
+//! Execution: a routed command runs by its skill's kind (SPEC section 9).
+//!
+//! [`Runtime::execute`] takes a [`skill_router::Invocation`] and a [`Context`] (caller,
+//! profile, snapshot) and picks, in this order:
+//!
+//! 1. **handler**: a tower service registered under the skill's name, or under the name
+//!    its actions `handler:` field gives ([`Kind::Handler`]). A skill that declares a
+//!    `handler:` nobody registered fails with `handler_not_registered` (after the two
+//!    kinds below had their chance), so a host never mistakes it for a template;
+//! 2. **tool**: lily `invocation_mode: tool_dispatch` calls the tool registered under its
+//!    `command_tool` directly ([`Kind::Tool`]); the tool must be among the allowed tools
+//!    when a profile restricts them;
+//! 3. **script**: the toolsets `scripts:` list, run as a child process with limits (see
+//!    the `script` module docs below and [`ScriptLimits`]) ([`Kind::Script`]);
+//! 4. **template**: anything else returns its body after `$ARGUMENTS` substitution with
+//!    `requires_interpretation: true` ([`Kind::Template`]).
+//!
+//! A skill with pegasus `context: fork` runs the same way as a background task instead
+//! ([`Kind::Fork`]): the outcome carries the task id at once, and the task's status and
+//! result are read with [`Runtime::tasks`], [`Runtime::task`] and [`Runtime::wait_task`].
+//! At most [`RuntimeConfig::fork_concurrency`] tasks run at once; more wait in the queue
+//! (status `queued`) up to [`RuntimeConfig::max_pending_tasks`], beyond which forks are
+//! refused; the last [`RuntimeConfig::task_history`] finished tasks are kept.
+//!
+//! The skill's `allowed-tools`, intersected with the profile's tools ([`effective_tools`]),
+//! travels with the call to handlers and tools ([`Call::allowed_tools`]) and is reported in
+//! the [`Outcome`].
+//!
+//! [`Runtime::execute_output`] routes a whole model output and executes every command in
+//! order (a failure does not stop the rest); [`Runtime::invoke`] runs a user's slash line.
+//! The runtime is also the scheduler's [`Dispatcher`](skill_scheduler::Dispatcher): a
+//! fired skill runs through [`Runtime::execute`], and the outcome is the run's result.
+//!
+//! ## Scripts
+//!
+//! * Which script: when the first positional is a listed script's file name or stem
+//!   (`run` or `run.sh` for `scripts/run.sh`), that script runs and the positional is
+//!   consumed; otherwise the first listed script runs.
+//! * The entry must be a relative path without `..` that resolves (symbolic links
+//!   followed) to a regular file inside the skill's folder; it is executed directly (no
+//!   shell; it needs its executable bit and, for a script, a `#!` line), with the skill's
+//!   folder as working directory.
+//! * Argument vector: the remaining positionals in order, then each flag in name order:
+//!   `--name` for a switch, `--name value` for one value, `--name v1 --name v2` for
+//!   several values.
+//! * Environment: cleared, then [`RuntimeConfig::env_allowlist`] copied from the runtime's
+//!   environment (default [`DEFAULT_ENV_ALLOWLIST`]; `PATH` falls back to
+//!   [`FALLBACK_PATH`]), plus `SKILL_NAME` and `SKILL_DIR`.
+//! * Limits ([`ScriptLimits`]): too many arguments or argument bytes are refused before
+//!   anything starts; past the timeout, or once stdout and stderr together pass the output
+//!   limit, the script's whole process group is killed with `SIGKILL`. When the script
+//!   exits, anything it left running in its process group is killed as well, and the same
+//!   happens at [`Runtime::shutdown`] and when an execution future is dropped. The
+//!   outcome's `limit` says which limit was hit; `output` has `exit_code`, `stdout` and
+//!   `stderr` (lossy UTF-8, cut at the output limit).
+//! * A process that leaves the script's process group (`setsid`) is out of reach; that
+//!   would need cgroups. Grandchildren killed with the group are reaped by the system's
+//!   init, the script itself always by the runtime.
+
+mod config;
+mod outcome;
+mod schedule;
+mod script;
+mod tasks;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use skill_format::ContextMode;
+use skill_format::InvocationMode;
+use skill_registry::{Caller, Disclosure, Registry, Skill, Snapshot};
+use skill_router::{Invocation, Route, Router, RouterConfig, access_of, parse_flags, tokenize};
+use tokio::sync::{broadcast, watch};
+use tower::ServiceExt;
+use tower::util::BoxCloneSyncService;
+
+pub use crate::error::Error;
+pub use config::{
+    DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
+    DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
+    MAX_SCRIPT_OUTPUT_BYTES, Profile, RuntimeConfig, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
+};
+pub use outcome::{
+    BoxError, Call, CommandOutcome, ErrorInfo, HandlerError, Kind, Limit, Outcome, Output,
+};
+pub use schedule::{SCHEDULED_RUNS_CAPACITY, ScheduledRun};
+pub use tasks::{TaskInfo, TaskStatus};
+
+/// A handler or tool: a cloneable, shareable tower service from [`Call`] to [`Output`].
+pub type HandlerService = BoxCloneSyncService<Call, Output, BoxError>;
+
+/// Who runs an execution and against what.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The model or a user: trigger control (`disable-model-invocation`,
+    /// `user-invocable`) follows it.
+    pub caller: Caller,
+    /// The profile (affinity exclusions and the tool allowlist).
+    pub profile: Option<String>,
+    /// The snapshot to resolve skills in (`None`: the registry's current one).
+    pub snapshot: Option<Arc<Snapshot>>,
+    /// A scheduled run: trigger control does not apply (the skill's own `schedule` asked
+    /// for it), only that the skill is loaded and not excluded for the profile.
+    pub scheduler: bool,
+}
+
+impl Context {
+    /// The model, no profile, the current snapshot.
+    pub fn model() -> Self {
+        Context::default()
+    }
+
+    /// A user (slash commands), no profile, the current snapshot.
+    pub fn user() -> Self {
+        Context {
+            caller: Caller::User,
+            ..Context::default()
+        }
+    }
+
+    /// The scheduler.
+    pub fn scheduler() -> Self {
+        Context {
+            scheduler: true,
+            ..Context::default()
+        }
+    }
+
+    /// The same context under a profile.
+    pub fn with_profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = Some(profile.into());
+        self
+    }
+
+    /// The same context pinned to a snapshot.
+    pub fn with_snapshot(mut self, snapshot: Arc<Snapshot>) -> Self {
+        self.snapshot = Some(snapshot);
+        self
+    }
+}
+
+/// Builds a [`Runtime`].
+pub struct RuntimeBuilder {
+    registry: Arc<Registry>,
+    handlers: BTreeMap<String, HandlerService>,
+    tools: BTreeMap<String, HandlerService>,
+    config: RuntimeConfig,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("handlers", &self.handlers.keys().collect::<Vec<_>>())
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn boxed<S, E>(service: S) -> HandlerService
+where
+    S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
+    E: Into<BoxError> + 'static,
+{
+    BoxCloneSyncService::new(service.map_err(Into::into))
+}
+
+impl RuntimeBuilder {
+    /// Register a handler under a skill name (or a name an actions `handler:` field
+    /// gives). A later registration under the same name replaces the earlier one.
+    pub fn handler<S, E>(mut self, name: impl Into<String>, service: S) -> Self
+    where
+        S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
+        S::Future: Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        self.handlers.insert(name.into(), boxed(service));
+        self
+    }
+
+    /// Register an async function as a handler.
+    pub fn handler_fn<F, Fut>(self, name: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Output, BoxError>> + Send + 'static,
+    {
+        self.handler(name, tower::service_fn(f))
+    }
+
+    /// Register a tool for lily `tool_dispatch` under its tool name.
+    pub fn tool<S, E>(mut self, name: impl Into<String>, service: S) -> Self
+    where
+        S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
+        S::Future: Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        self.tools.insert(name.into(), boxed(service));
+        self
+    }
+
+    /// Register an async function as a tool.
+    pub fn tool_fn<F, Fut>(self, name: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Output, BoxError>> + Send + 'static,
+    {
+        self.tool(name, tower::service_fn(f))
+    }
+
+    /// Register the built-in `workflow.build` handler (writing into the registry's
+    /// writable sources).
+    pub fn workflow_builder(self) -> Self {
+        let service = crate::builtin::WorkflowBuild::new(self.registry.clone());
+        self.handler(crate::builtin::WORKFLOW_BUILD, service)
+    }
+
+    /// Register the built-in `markdown.search` handler over a notes index. Keep a clone of
+    /// the `Arc` to update the index when notes change.
+    pub fn markdown_search(self, index: Arc<skill_search::NotesIndex>) -> Self {
+        let service = crate::builtin::MarkdownSearch::new(index);
+        self.handler(crate::builtin::MARKDOWN_SEARCH, service)
+    }
+
+    /// Use this configuration (default [`RuntimeConfig::default`]).
+    pub fn config(mut self, config: RuntimeConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The runtime.
+    pub fn build(self) -> Runtime {
+        let (shutdown, _) = watch::channel(false);
+        let (scripts, _) = watch::channel(0usize);
+        let (scheduled, _) = broadcast::channel(SCHEDULED_RUNS_CAPACITY);
+        let c = &self.config;
+        let tasks = tasks::Tasks::new(c.fork_concurrency, c.max_pending_tasks, c.task_history);
+        Runtime {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                handlers: self.handlers,
+                tools: self.tools,
+                config: self.config,
+                tasks,
+                shutdown,
+                scripts,
+                scheduled,
+            }),
+        }
+    }
+}
+
+struct Inner {
+    registry: Arc<Registry>,
+    handlers: BTreeMap<String, HandlerService>,
+    tools: BTreeMap<String, HandlerService>,
+    config: RuntimeConfig,
+    tasks: tasks::Tasks,
+    shutdown: watch::Sender<bool>,
+    /// Scripts running now.
+    scripts: watch::Sender<usize>,
+    scheduled: broadcast::Sender<ScheduledRun>,
+}
+
+/// Executes routed skills. Cheap to clone (an `Arc` inside); clones share handlers, tasks
+/// and shutdown.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("handlers", &self.inner.handlers.keys().collect::<Vec<_>>())
+            .field("tools", &self.inner.tools.keys().collect::<Vec<_>>())
+            .field("tasks", &self.inner.tasks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a skill will run as.
+enum Plan {
+    Handler(HandlerService),
+    Tool(String, Option<HandlerService>),
+    Script,
+    MissingHandler(String),
+    Template,
+}
+
+/// Decrements the running-scripts count when dropped.
+struct ScriptSlot<'a>(&'a watch::Sender<usize>);
+
+impl Drop for ScriptSlot<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// The argument text after the command word of a model line.
+fn arguments_of(inv: &Invocation) -> String {
+    let raw = inv.raw.trim();
+    match raw.split_once(|c: char| c.is_whitespace()) {
+        Some((_, rest)) => rest.trim().to_owned(),
+        None => String::new(),
+    }
+}
+
+impl Runtime {
+    /// Start building a runtime over a registry.
+    pub fn builder(registry: Arc<Registry>) -> RuntimeBuilder {
+        RuntimeBuilder {
+            registry,
+            handlers: BTreeMap::new(),
+            tools: BTreeMap::new(),
+            config: RuntimeConfig::default(),
+        }
+    }
+
+    /// The registry it executes from.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
+    }
+
+    /// Names of the registered handlers, sorted.
+    pub fn handler_names(&self) -> Vec<String> {
+        self.inner.handlers.keys().cloned().collect()
+    }
+
+    /// Names of the registered tools, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner.tools.keys().cloned().collect()
+    }
+
+    /// Execute one routed command (see the module docs for the order of kinds).
+    pub async fn execute(&self, invocation: &Invocation, ctx: &Context) -> Outcome {
+        let arguments = arguments_of(invocation);
+        self.execute_with(invocation, arguments, ctx).await
+    }
+
+    async fn execute_with(&self, inv: &Invocation, arguments: String, ctx: &Context) -> Outcome {
+        let started = Instant::now();
+        let mut outcome = self.prepare_and_run(inv, arguments, ctx).await;
+        outcome.duration_ms = elapsed_ms(started);
+        outcome
+    }
+
+    async fn prepare_and_run(&self, inv: &Invocation, arguments: String, ctx: &Context) -> Outcome {
+        if *self.inner.shutdown.borrow() {
+            return Outcome::failure(Some(&inv.skill), None, &Error::ShuttingDown);
+        }
+        let snapshot = ctx
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.inner.registry.snapshot());
+        let skill = match lookup(&snapshot, &inv.skill, ctx) {
+            Ok(s) => s,
+            Err(e) => return Outcome::failure(Some(&inv.skill), None, &e),
+        };
+        let profile = ctx
+            .profile
+            .as_deref()
+            .and_then(|p| self.inner.config.profiles.get(p));
+        let allowed_tools = effective_tools(skill.manifest.allowed_tools.as_deref(), profile);
+        let call = Call {
+            skill: skill.clone(),
+            invocation: inv.clone(),
+            arguments,
+            caller: ctx.caller,
+            profile: ctx.profile.clone(),
+            allowed_tools,
+            snapshot,
+            scheduled: ctx.scheduler,
+        };
+        if skill.manifest.context == Some(ContextMode::Fork) {
+            self.fork(call)
+        } else {
+            self.run(call).await
+        }
+    }
+
+    fn plan(&self, skill: &Skill) -> Plan {
+        let handlers = &self.inner.handlers;
+        let by_field = skill.manifest.handler.as_deref();
+        if let Some(h) = handlers
+            .get(&skill.name)
+            .or_else(|| by_field.and_then(|f| handlers.get(f)))
+        {
+            return Plan::Handler(h.clone());
+        }
+        if skill.manifest.invocation_mode == Some(InvocationMode::ToolDispatch) {
+            let tool = skill.manifest.command_tool.clone().unwrap_or_default();
+            let service = self.inner.tools.get(&tool).cloned();
+            return Plan::Tool(tool, service);
+        }
+        if !skill.manifest.scripts.is_empty() {
+            return Plan::Script;
+        }
+        if let Some(h) = by_field {
+            return Plan::MissingHandler(h.to_owned());
+        }
+        Plan::Template
+    }
+
+    /// Run a prepared call in place (no fork).
+    async fn run(&self, call: Call) -> Outcome {
+        let allowed = call.allowed_tools.clone();
+        let mut outcome = match self.plan(&call.skill) {
+            Plan::Handler(service) => {
+                let name = call.skill.name.clone();
+                match service.oneshot(call).await {
+                    Ok(out) => Outcome::success(&name, Kind::Handler, out.into_value()),
+                    Err(e) => Outcome::failure(
+                        Some(&name),
+                        Some(Kind::Handler),
+                        &service_error(&*e, "handler_failed"),
+                    ),
+                }
+            }
+            Plan::Tool(tool, service) => self.run_tool(call, tool, service).await,
+            Plan::Script => self.run_script(&call).await,
+            Plan::MissingHandler(handler) => Outcome::failure(
+                Some(&call.skill.name),
+                Some(Kind::Handler),
+                &Error::HandlerNotRegistered {
+                    skill: call.skill.name.clone(),
+                    handler,
+                },
+            ),
+            Plan::Template => {
+                let body =
+                    skill_format::args::substitute_arguments(&call.skill.body, &call.arguments);
+                let mut o = Outcome::success(
+                    &call.skill.name,
+                    Kind::Template,
+                    serde_json::Value::String(body),
+                );
+                o.requires_interpretation = true;
+                o
+            }
+        };
+        outcome.allowed_tools = allowed;
+        outcome
+    }
+
+    async fn run_tool(&self, call: Call, tool: String, service: Option<HandlerService>) -> Outcome {
+        let name = call.skill.name.clone();
+        let fail = |e: Error| Outcome::failure(Some(&name), Some(Kind::Tool), &e);
+        if tool.is_empty() {
+            return fail(Error::NoCommandTool(name.clone()));
+        }
+        if let Some(allowed) = &call.allowed_tools {
+            if !allowed.contains(&tool) {
+                return fail(Error::ToolNotAllowed {
+                    skill: name.clone(),
+                    tool,
+                });
+            }
+        }
+        let Some(service) = service else {
+            return fail(Error::ToolNotRegistered {
+                skill: name.clone(),
+                tool,
+            });
+        };
+        match service.oneshot(call).await {
+            Ok(out) => Outcome::success(&name, Kind::Tool, out.into_value()),
+            Err(e) => fail(service_error(&*e, "tool_failed")),
+        }
+    }
+
+    async fn run_script(&self, call: &Call) -> Outcome {
+        let skill = &call.skill;
+        let plan = match script::plan(skill, &call.invocation, &self.inner.config) {
+            Ok(p) => p,
+            Err(e) => return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e),
+        };
+        self.inner.scripts.send_modify(|n| *n += 1);
+        let _slot = ScriptSlot(&self.inner.scripts);
+        let ran = script::run(
+            skill,
+            &plan,
+            &self.inner.config,
+            self.inner.shutdown.subscribe(),
+        )
+        .await;
+        let relative = plan
+            .path
+            .strip_prefix(
+                skill
+                    .dir
+                    .canonicalize()
+                    .unwrap_or_else(|_| skill.dir.clone()),
+            )
+            .unwrap_or(&plan.path)
+            .to_string_lossy()
+            .into_owned();
+        let mut output = serde_json::json!({
+            "script": relative,
+            "stdout": String::from_utf8_lossy(&ran.stdout),
+            "stderr": String::from_utf8_lossy(&ran.stderr),
+        });
+        match ran.result {
+            Ok(code) => {
+                output["exit_code"] = code.into();
+                Outcome::success(&skill.name, Kind::Script, output)
+            }
+            Err(e) => {
+                let mut o = Outcome::failure(Some(&skill.name), Some(Kind::Script), &e);
+                o.output = output;
+                o
+            }
+        }
+    }
+
+    /// Start a call as a background task and answer with its id.
+    fn fork(&self, call: Call) -> Outcome {
+        let name = call.skill.name.clone();
+        let allowed = call.allowed_tools.clone();
+        let id = match self.inner.tasks.create(&name) {
+            Ok(id) => id,
+            Err(e) => return Outcome::failure(Some(&name), Some(Kind::Fork), &e),
+        };
+        let rt = self.clone();
+        let outer = tokio::spawn(async move {
+            let tasks = &rt.inner.tasks;
+            let Ok(_permit) = tasks.slots.clone().acquire_owned().await else {
+                tasks.cancel(id, cancelled_outcome);
+                return;
+            };
+            if !tasks.start(id) {
+                return;
+            }
+            let started = Instant::now();
+            let worker = rt.clone();
+            let inner = tokio::spawn(async move { worker.run(call).await });
+            tasks.set_abort(id, inner.abort_handle());
+            let (status, outcome) = match inner.await {
+                Ok(mut o) => {
+                    o.duration_ms = elapsed_ms(started);
+                    o.task = Some(id);
+                    let s = if o.ok {
+                        TaskStatus::Succeeded
+                    } else {
+                        TaskStatus::Failed
+                    };
+                    (s, o)
+                }
+                Err(e) if e.is_cancelled() => {
+                    (TaskStatus::Cancelled, cancelled_outcome(&rt_name(&rt, id)))
+                }
+                Err(e) => (
+                    TaskStatus::Failed,
+                    Outcome::failure(
+                        Some(&rt_name(&rt, id)),
+                        None,
+                        &Error::Internal(format!("the task ended without an answer: {e}")),
+                    ),
+                ),
+            };
+            tasks.finish(id, status, outcome);
+        });
+        self.inner.tasks.set_abort(id, outer.abort_handle());
+        let mut o = Outcome::success(
+            &name,
+            Kind::Fork,
+            serde_json::json!({ "task_id": id, "status": "spawned" }),
+        );
+        o.task = Some(id);
+        o.allowed_tools = allowed;
+        o
+    }
+
+    /// Call a registered handler by name directly, bypassing routing and kind selection
+    /// (no fork). The skill record passed to it is the snapshot's skill of that name when
+    /// one is loaded, else a minimal built-in record, so a built-in such as
+    /// `workflow.build` works even when no skill file declares it (the HTTP `workflows`
+    /// endpoint uses this). Fails with `handler_not_registered` when no handler has
+    /// that name.
+    pub async fn call_handler(
+        &self,
+        name: &str,
+        invocation: &Invocation,
+        ctx: &Context,
+    ) -> Outcome {
+        let started = Instant::now();
+        let mut outcome = self.call_handler_inner(name, invocation, ctx).await;
+        outcome.duration_ms = elapsed_ms(started);
+        outcome
+    }
+
+    async fn call_handler_inner(&self, name: &str, inv: &Invocation, ctx: &Context) -> Outcome {
+        if *self.inner.shutdown.borrow() {
+            return Outcome::failure(Some(name), Some(Kind::Handler), &Error::ShuttingDown);
+        }
+        let Some(service) = self.inner.handlers.get(name).cloned() else {
+            return Outcome::failure(
+                Some(name),
+                Some(Kind::Handler),
+                &Error::HandlerNotRegistered {
+                    skill: name.to_owned(),
+                    handler: name.to_owned(),
+                },
+            );
+        };
+        let snapshot = ctx
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.inner.registry.snapshot());
+        let skill = snapshot
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(builtin_record(name)));
+        let profile = ctx
+            .profile
+            .as_deref()
+            .and_then(|p| self.inner.config.profiles.get(p));
+        let allowed_tools = effective_tools(skill.manifest.allowed_tools.as_deref(), profile);
+        let call = Call {
+            skill,
+            invocation: inv.clone(),
+            arguments: arguments_of(inv),
+            caller: ctx.caller,
+            profile: ctx.profile.clone(),
+            allowed_tools: allowed_tools.clone(),
+            snapshot,
+            scheduled: ctx.scheduler,
+        };
+        let mut o = match service.oneshot(call).await {
+            Ok(out) => Outcome::success(name, Kind::Handler, out.into_value()),
+            Err(e) => Outcome::failure(
+                Some(name),
+                Some(Kind::Handler),
+                &service_error(&*e, "handler_failed"),
+            ),
+        };
+        o.allowed_tools = allowed_tools;
+        o
+    }
+
+    /// Run the built-in `workflow.build` with these flags (`name`, `description`,
+    /// `domain`, `steps`, `schedule`, `overwrite`) through [`Runtime::call_handler`].
+    pub async fn build_workflow(&self, flags: skill_router::Flags, ctx: &Context) -> Outcome {
+        let mut words = vec![crate::builtin::WORKFLOW_BUILD.to_owned()];
+        for (name, value) in flags.iter() {
+            words.push(format!("--{name}"));
+            words.extend(value.values().iter().cloned());
+        }
+        let inv = Invocation {
+            skill: crate::builtin::WORKFLOW_BUILD.to_owned(),
+            flags,
+            positionals: Vec::new(),
+            raw: skill_router::join(&words),
+            access: access_of(crate::builtin::WORKFLOW_BUILD),
+            handler: Some(crate::builtin::WORKFLOW_BUILD.to_owned()),
+            layer: "builtin".to_owned(),
+        };
+        self.call_handler(crate::builtin::WORKFLOW_BUILD, &inv, ctx)
+            .await
+    }
+
+    /// Every retained forked task, by id.
+    pub fn tasks(&self) -> Vec<TaskInfo> {
+        self.inner.tasks.list()
+    }
+
+    /// One forked task.
+    pub fn task(&self, id: u64) -> Option<TaskInfo> {
+        self.inner.tasks.get(id)
+    }
+
+    /// Wait until a forked task is finished and return it (`None`: unknown id).
+    pub async fn wait_task(&self, id: u64) -> Option<TaskInfo> {
+        self.inner.tasks.wait(id).await
+    }
+
+    /// Cancel a queued or running task (its script, if any, is killed). False when the id
+    /// is unknown or the task is already over.
+    pub fn cancel_task(&self, id: u64) -> bool {
+        self.inner.tasks.cancel(id, cancelled_outcome)
+    }
+
+    /// Route a whole model output and execute every command in order. Each command gets
+    /// its own result (help text, route errors and failures included); one failure does
+    /// not stop the others. All commands resolve against the same snapshot.
+    pub async fn execute_output(&self, output: &str, ctx: &Context) -> Vec<CommandOutcome> {
+        let snapshot = ctx
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.inner.registry.snapshot());
+        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
+        ctx.caller = Caller::Model;
+        let steps: Vec<(String, u32, Result<Invocation, Outcome>)> = {
+            let router = Router::with_config(&snapshot, self.router_config(&ctx));
+            router
+                .route_output(output)
+                .routes
+                .into_iter()
+                .map(|r| {
+                    let step = match r.route {
+                        Route::Invoke(inv) => Ok(inv),
+                        other => Err(route_outcome(other)),
+                    };
+                    (r.command.to_owned(), r.line, step)
+                })
+                .collect()
+        };
+        let mut out = Vec::with_capacity(steps.len());
+        for (command, line, step) in steps {
+            let outcome = match step {
+                Ok(inv) => self.execute(&inv, &ctx).await,
+                Err(o) => o,
+            };
+            out.push(CommandOutcome {
+                command,
+                line,
+                outcome,
+            });
+        }
+        out
+    }
+
+    /// Run a user's slash line (`/name args`, `/skill name args`, lily `/<command>`).
+    /// The arguments are the text after the command as written (`$ARGUMENTS`); for
+    /// handlers and scripts they are also parsed into flags and positionals. `/skills` is
+    /// answered as help; other built-in commands (`/help`, `/exit`, ...) fail with
+    /// `builtin_command` and plain messages with `not_a_command`, with the route as
+    /// `output`, for the host to handle.
+    pub async fn invoke(&self, line: &str, ctx: &Context) -> Outcome {
+        let started = Instant::now();
+        let snapshot = ctx
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.inner.registry.snapshot());
+        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
+        ctx.caller = Caller::User;
+        let step = {
+            let router = Router::with_config(&snapshot, self.router_config(&ctx));
+            match router.route_user(line) {
+                Route::Slash(s) => {
+                    let (flags, positionals) = match tokenize(&s.args) {
+                        Ok(tokens) => {
+                            let parsed = parse_flags(tokens);
+                            (parsed.flags, parsed.positionals)
+                        }
+                        Err(_) => (skill_router::Flags::new(), s.arguments.clone()),
+                    };
+                    let (handler, layer) = snapshot
+                        .entry(&s.skill)
+                        .map(|k| (k.manifest.handler.clone(), k.layer.clone()))
+                        .unwrap_or_default();
+                    Ok((
+                        Invocation {
+                            access: access_of(&s.skill),
+                            skill: s.skill,
+                            flags,
+                            positionals,
+                            raw: line.trim().to_owned(),
+                            handler,
+                            layer,
+                        },
+                        s.args,
+                    ))
+                }
+                other => Err(route_outcome(other)),
+            }
+        };
+        let mut outcome = match step {
+            Ok((inv, args)) => self.execute_with(&inv, args, &ctx).await,
+            Err(o) => o,
+        };
+        outcome.duration_ms = elapsed_ms(started);
+        outcome
+    }
+
+    fn router_config(&self, ctx: &Context) -> RouterConfig {
+        RouterConfig {
+            profile: ctx.profile.clone(),
+            ..RouterConfig::default()
+        }
+    }
+
+    /// Scheduled runs as they finish (see [`ScheduledRun`]); a slow receiver misses the
+    /// oldest ones (the channel keeps [`SCHEDULED_RUNS_CAPACITY`]).
+    pub fn scheduled_runs(&self) -> broadcast::Receiver<ScheduledRun> {
+        self.inner.scheduled.subscribe()
+    }
+
+    /// Whether [`Runtime::shutdown`] was called.
+    pub fn is_shut_down(&self) -> bool {
+        *self.inner.shutdown.borrow()
+    }
+
+    /// Stop: refuse new executions, cancel every queued or running task, kill every
+    /// running script's process group, and return once no script is running.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.send_replace(true);
+        self.inner.tasks.slots.close();
+        for id in self.inner.tasks.unfinished() {
+            self.cancel_task(id);
+        }
+        let mut running = self.inner.scripts.subscribe();
+        let _ = running.wait_for(|n| *n == 0).await;
+    }
+
+    /// Number of scripts running now.
+    pub fn running_scripts(&self) -> usize {
+        *self.inner.scripts.borrow()
+    }
+}
+
+/// The skill record handed to a handler called by name with no skill file loaded.
+fn builtin_record(name: &str) -> Skill {
+    Skill {
+        name: name.to_owned(),
+        description: String::new(),
+        dialect: skill_format::Dialect::Actions,
+        kind: skill_format::FileKind::Skill,
+        layer: "builtin".to_owned(),
+        source: 0,
+        path: std::path::PathBuf::new(),
+        dir: std::path::PathBuf::new(),
+        domain: name.split_once('.').map(|(d, _)| d.to_owned()),
+        manifest: skill_format::Manifest {
+            handler: Some(name.to_owned()),
+            ..skill_format::Manifest::default()
+        },
+        body: String::new(),
+        body_line: 1,
+        status: skill_registry::Status::Loaded,
+        diagnostics: Vec::new(),
+    }
+}
+
+fn rt_name(rt: &Runtime, id: u64) -> String {
+    rt.task(id).map(|t| t.skill).unwrap_or_default()
+}
+
+fn cancelled_outcome(skill: &str) -> Outcome {
+    Outcome::failure(Some(skill), Some(Kind::Fork), &Error::Cancelled)
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A handler's or tool's error: its own code when it is a [`HandlerError`].
+fn service_error(e: &(dyn std::error::Error + Send + Sync + 'static), default: &str) -> Error {
+    match e.downcast_ref::<HandlerError>() {
+        Some(h) => Error::Handler {
+            code: h.code.clone(),
+            message: h.message.clone(),
+        },
+        None => Error::Handler {
+            code: default.to_owned(),
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Find the skill for this context.
+fn lookup(snapshot: &Snapshot, name: &str, ctx: &Context) -> Result<Arc<Skill>, Error> {
+    if ctx.scheduler {
+        return match snapshot.get(name) {
+            Some(s) => Ok(s.clone()),
+            None => Err(Error::UnknownSkill(format!(
+                "Unknown skill: {name} (not loaded in generation {})",
+                snapshot.generation()
+            ))),
+        };
+    }
+    Disclosure::new(snapshot)
+        .caller(ctx.caller)
+        .profile(ctx.profile.as_deref())
+        .skill(name)
+        .cloned()
+        .map_err(Error::from_registry)
+}
+
+/// The outcome of a route that executes nothing.
+fn route_outcome(route: Route) -> Outcome {
+    let skill = route.skill().map(str::to_owned);
+    match route {
+        Route::Help { text, .. } => {
+            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
+            o.skill = None;
+            o
+        }
+        Route::SkillList { text, .. } => {
+            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
+            o.skill = None;
+            o
+        }
+        Route::Error(e) => Outcome::failure(
+            skill.as_deref(),
+            None,
+            &Error::Route {
+                code: e.code().replace('-', "_"),
+                message: e.to_string(),
+            },
+        ),
+        Route::Builtin { ref command, .. } => {
+            let mut o = Outcome::failure(None, None, &Error::BuiltinCommand(command.clone()));
+            o.output = serde_json::to_value(&route).unwrap_or_default();
+            o
+        }
+        Route::Message {
+            ref text, ref note, ..
+        } => {
+            let message = match note {
+                Some(n) => format!("{n}: {text}"),
+                None => format!("not a slash command: {text}"),
+            };
+            let mut o = Outcome::failure(None, None, &Error::NotACommand(message));
+            o.output = serde_json::to_value(&route).unwrap_or_default();
+            o
+        }
+        other => Outcome::failure(
+            skill.as_deref(),
+            None,
+            &Error::Internal(format!("unexpected route: {other:?}")),
+        ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn send<T: Send>(_: &T) {}
+    fn send_sync<T: Send + Sync + Clone + 'static>() {}
+
+    #[test]
+    fn the_runtime_and_its_futures_can_cross_threads() {
+        send_sync::<Runtime>();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let _enter = rt.enter();
+        let registry = Arc::new(Registry::load(
+            skill_registry::RegistryConfig::with_sources(vec![]),
+        ));
+        let runtime = Runtime::builder(registry).build();
+        let inv = Invocation {
+            skill: "x".into(),
+            flags: skill_router::Flags::new(),
+            positionals: vec![],
+            raw: "x".into(),
+            access: access_of("x"),
+            handler: None,
+            layer: "user".into(),
+        };
+        let ctx = Context::model();
+        send(&runtime.execute(&inv, &ctx));
+        send(&runtime.execute_output("```cmd\nx\n```", &ctx));
+        send(&runtime.invoke("/x", &ctx));
+        send(&runtime.call_handler("x", &inv, &ctx));
+        send(&runtime.build_workflow(skill_router::Flags::new(), &ctx));
+        send(&runtime.shutdown());
+    }
+
+    #[test]
+    fn arguments_are_the_text_after_the_command_word() {
+        let mut inv = Invocation {
+            skill: "greet".into(),
+            flags: skill_router::Flags::new(),
+            positionals: vec![],
+            raw: "  greet   'a b'  --loud ".into(),
+            access: access_of("greet"),
+            handler: None,
+            layer: "user".into(),
+        };
+        assert_eq!(arguments_of(&inv), "'a b'  --loud");
+        inv.raw = "greet".into();
+        assert_eq!(arguments_of(&inv), "");
+    }
+}

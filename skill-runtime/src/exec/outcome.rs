@@ -1,0 +1,206 @@
+//! What an execution returns: [`Outcome`], and what a handler or tool receives: [`Call`].
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use skill_registry::{Caller, Skill, Snapshot};
+use skill_router::Invocation;
+
+/// The error type handler and tool services return (any error, boxed).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// How an invocation was executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A handler registered by name (host code or a built-in).
+    Handler,
+    /// Lily `tool_dispatch`: the skill's `command_tool` called directly.
+    Tool,
+    /// A script from the skill's `scripts:` list, run as a child process.
+    Script,
+    /// No handler: the body, after `$ARGUMENTS` substitution, for the model to interpret.
+    Template,
+    /// `context: fork`: started as a background task (see the task id).
+    Fork,
+    /// Help text (`get_skill` tiers, `--help`, `/skills`): nothing was executed.
+    Help,
+}
+
+/// Which script limit stopped a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// It ran longer than the timeout and was killed.
+    Timeout,
+    /// It wrote more than the output limit (stdout and stderr together) and was killed.
+    Output,
+    /// It was given more arguments than allowed; it was not started.
+    Arguments,
+    /// Its arguments were longer than allowed in bytes; it was not started.
+    ArgumentBytes,
+}
+
+impl Limit {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Timeout => "timeout",
+            Limit::Output => "output",
+            Limit::Arguments => "arguments",
+            Limit::ArgumentBytes => "argument_bytes",
+        }
+    }
+}
+
+/// A machine-readable code and a message a person can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorInfo {
+    /// A stable snake_case code (`unknown_skill`, `limit_exceeded`, `conflict`, ...).
+    pub code: String,
+    /// What went wrong and what to do about it.
+    pub message: String,
+}
+
+/// The result of executing one invocation. Serialises to the JSON the HTTP layer returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// The skill, when the command named one.
+    pub skill: Option<String>,
+    /// How it was executed (`None`: it never reached execution, see `error`).
+    pub kind: Option<Kind>,
+    /// Whether it succeeded. A forked task reports `true` once it is started; its own
+    /// result is in the task.
+    pub ok: bool,
+    /// What it produced: text (a JSON string) or a JSON value; `null` when nothing.
+    pub output: serde_json::Value,
+    /// True when `output` is instructions for the model to carry out (templates).
+    pub requires_interpretation: bool,
+    /// The background task's id for `context: fork`.
+    pub task: Option<u64>,
+    /// Why it failed.
+    pub error: Option<ErrorInfo>,
+    /// The script limit that stopped it, if one did.
+    pub limit: Option<Limit>,
+    /// The tools the skill may use: its `allowed-tools` intersected with the profile's
+    /// tools (`None`: no restriction is known).
+    pub allowed_tools: Option<Vec<String>>,
+    /// Wall-clock time taken, in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl Outcome {
+    pub(crate) fn failure(
+        skill: Option<&str>,
+        kind: Option<Kind>,
+        error: &crate::exec::Error,
+    ) -> Self {
+        Outcome {
+            skill: skill.map(str::to_owned),
+            kind,
+            ok: false,
+            output: serde_json::Value::Null,
+            requires_interpretation: false,
+            task: None,
+            error: Some(error.info()),
+            limit: error.limit(),
+            allowed_tools: None,
+            duration_ms: 0,
+        }
+    }
+
+    pub(crate) fn success(skill: &str, kind: Kind, output: serde_json::Value) -> Self {
+        Outcome {
+            skill: Some(skill.to_owned()),
+            kind: Some(kind),
+            ok: true,
+            output,
+            requires_interpretation: false,
+            task: None,
+            error: None,
+            limit: None,
+            allowed_tools: None,
+            duration_ms: 0,
+        }
+    }
+
+    /// The error code, when it failed.
+    pub fn code(&self) -> Option<&str> {
+        self.error.as_ref().map(|e| e.code.as_str())
+    }
+}
+
+/// The result of one command of a model output ([`Runtime::execute_output`]).
+///
+/// [`Runtime::execute_output`]: crate::exec::Runtime::execute_output
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandOutcome {
+    /// The command line as extracted.
+    pub command: String,
+    /// Its 1-based line in the output.
+    pub line: u32,
+    /// What executing it gave.
+    pub outcome: Outcome,
+}
+
+/// What a handler or tool service returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Output {
+    /// Plain text.
+    Text(String),
+    /// A JSON value.
+    Json(serde_json::Value),
+}
+
+impl Output {
+    pub(crate) fn into_value(self) -> serde_json::Value {
+        match self {
+            Output::Text(t) => serde_json::Value::String(t),
+            Output::Json(v) => v,
+        }
+    }
+}
+
+/// An error a handler or tool returns to choose its own code. Any other error becomes
+/// `handler_failed` / `tool_failed` with the error's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HandlerError {
+    /// A snake_case code.
+    pub code: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl HandlerError {
+    /// An error with this code and message.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        HandlerError {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Everything a handler or tool service is called with.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// The skill as the snapshot holds it.
+    pub skill: Arc<Skill>,
+    /// The routed command (flags, positionals, raw text, access).
+    pub invocation: Invocation,
+    /// The argument text after the skill name, as written (what `$ARGUMENTS` is).
+    pub arguments: String,
+    /// Who invoked it.
+    pub caller: Caller,
+    /// The profile it runs under.
+    pub profile: Option<String>,
+    /// The skill's `allowed-tools` intersected with the profile's tools (`None`: no
+    /// restriction is known).
+    pub allowed_tools: Option<Vec<String>>,
+    /// The snapshot it was resolved against.
+    pub snapshot: Arc<Snapshot>,
+    /// Whether the scheduler started it (its `schedule` fired).
+    pub scheduled: bool,
+}

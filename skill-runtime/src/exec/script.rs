@@ -1,0 +1,372 @@
+//! Scripts: a child process with no shell, in its own process group, within limits.
+//!
+//! * **Which script**: the skill's `scripts:` list (toolsets). When the first positional is
+//!   a listed script's file name or stem (`run` or `run.sh` for `scripts/run.sh`), that
+//!   script runs and the positional is consumed; otherwise the first listed script runs.
+//! * **Where**: the entry must be a relative path with no `..`, resolving (symbolic links
+//!   followed) to a regular file inside the skill's folder. The working directory is the
+//!   skill's folder.
+//! * **Arguments**: the remaining positionals in order, then each flag in name order:
+//!   `--name` for a switch, `--name value` for one value, `--name v1 --name v2` for
+//!   several. More than [`ScriptLimits::max_args`] arguments, or more than
+//!   [`ScriptLimits::max_arg_bytes`] bytes of them together, are refused before anything
+//!   starts.
+//! * **Environment**: cleared, then the allowlisted variables copied from the runtime's
+//!   own environment (`PATH` falls back to [`FALLBACK_PATH`]), plus `SKILL_NAME` and
+//!   `SKILL_DIR`.
+//! * **Limits**: past the timeout, or once stdout and stderr together pass the output
+//!   limit, the whole process group is killed with `SIGKILL`. When the script itself
+//!   exits, whatever it left running in its group is killed too, so background children
+//!   never outlive it. The same happens at runtime shutdown and when the execution is
+//!   dropped. The script is always waited for (no zombie of ours); a process that moves
+//!   itself to another process group or session escapes this (that needs cgroups).
+//!
+//! [`ScriptLimits::max_args`]: crate::exec::ScriptLimits::max_args
+//! [`ScriptLimits::max_arg_bytes`]: crate::exec::ScriptLimits::max_arg_bytes
+//! [`FALLBACK_PATH`]: crate::exec::FALLBACK_PATH
+
+use std::path::{Component, Path, PathBuf};
+use std::process::Stdio;
+
+use skill_registry::Skill;
+use skill_router::{FlagValue, Invocation};
+use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
+
+use crate::exec::config::{FALLBACK_PATH, RuntimeConfig};
+use crate::exec::{Error, Limit};
+
+/// The script chosen for an invocation and its argument vector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Plan {
+    pub(crate) path: PathBuf,
+    pub(crate) args: Vec<String>,
+}
+
+/// What a finished script produced.
+#[derive(Debug)]
+pub(crate) struct Ran {
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+    pub(crate) result: Result<i32, Error>,
+}
+
+fn stem(entry: &str) -> (&str, &str) {
+    let file = entry.rsplit('/').next().unwrap_or(entry);
+    let stem = file.split_once('.').map_or(file, |(s, _)| s);
+    (file, stem)
+}
+
+/// Choose the script and build the argument vector (see the module docs).
+pub(crate) fn plan(skill: &Skill, inv: &Invocation, config: &RuntimeConfig) -> Result<Plan, Error> {
+    let scripts = &skill.manifest.scripts;
+    let mut positionals = inv.positionals.as_slice();
+    let chosen = match positionals.first() {
+        Some(first) => match scripts.iter().find(|s| {
+            let (file, stem) = stem(s);
+            first == file || first == stem
+        }) {
+            Some(s) => {
+                positionals = positionals.get(1..).unwrap_or(&[]);
+                s
+            }
+            None => scripts.first().ok_or_else(|| no_script(skill))?,
+        },
+        None => scripts.first().ok_or_else(|| no_script(skill))?,
+    };
+    let path = resolve(skill, chosen)?;
+    let mut args: Vec<String> = positionals.to_vec();
+    for (name, value) in inv.flags.iter() {
+        match value {
+            FlagValue::Switch(_) => args.push(format!("--{name}")),
+            other => {
+                for v in other.values() {
+                    args.push(format!("--{name}"));
+                    args.push(v.clone());
+                }
+            }
+        }
+    }
+    let limits = &config.limits;
+    if args.len() > limits.max_args {
+        return Err(Error::Limit {
+            limit: Limit::Arguments,
+            message: format!(
+                "{} arguments given; scripts take at most {} (not started)",
+                args.len(),
+                limits.max_args
+            ),
+        });
+    }
+    let bytes: usize = args.iter().map(String::len).sum();
+    if bytes > limits.max_arg_bytes {
+        return Err(Error::Limit {
+            limit: Limit::ArgumentBytes,
+            message: format!(
+                "arguments are {bytes} bytes; scripts take at most {} bytes (not started)",
+                limits.max_arg_bytes
+            ),
+        });
+    }
+    if let Some(a) = args.iter().find(|a| a.contains('\0')) {
+        return Err(Error::ScriptPath {
+            skill: skill.name.clone(),
+            script: chosen.clone(),
+            reason: format!("argument {a:?} contains a NUL byte"),
+        });
+    }
+    Ok(Plan { path, args })
+}
+
+fn no_script(skill: &Skill) -> Error {
+    Error::ScriptPath {
+        skill: skill.name.clone(),
+        script: String::new(),
+        reason: "the skill lists no scripts".into(),
+    }
+}
+
+/// Resolve a `scripts:` entry to a regular file inside the skill folder.
+pub(crate) fn resolve(skill: &Skill, entry: &str) -> Result<PathBuf, Error> {
+    let bad = |reason: &str| Error::ScriptPath {
+        skill: skill.name.clone(),
+        script: entry.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let rel = Path::new(entry);
+    if entry.is_empty() || entry.contains('\0') {
+        return Err(bad("empty path or NUL byte"));
+    }
+    for c in rel.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => return Err(bad("`..` is not allowed")),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(bad("absolute paths are not allowed"));
+            }
+        }
+    }
+    let root = skill
+        .dir
+        .canonicalize()
+        .map_err(|e| bad(&format!("the skill folder cannot be read: {e}")))?;
+    let full = root
+        .join(rel)
+        .canonicalize()
+        .map_err(|e| bad(&format!("not found: {e}")))?;
+    if !full.starts_with(&root) {
+        return Err(bad("it resolves outside the skill folder"));
+    }
+    if !full.is_file() {
+        return Err(bad("not a regular file"));
+    }
+    Ok(full)
+}
+
+/// Kill a whole process group; a group that is already gone is fine.
+#[cfg(unix)]
+pub(crate) fn kill_group(pgid: u32) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    if let Ok(raw) = i32::try_from(pgid) {
+        if raw > 0 {
+            let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn kill_group(_pgid: u32) {}
+
+/// Kills the process group when dropped, unless disarmed: a dropped execution never leaves
+/// its script running.
+struct GroupGuard {
+    pgid: Option<u32>,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(p) = self.pgid {
+            kill_group(p);
+        }
+    }
+}
+
+fn status_text(status: std::process::ExitStatus) -> (i32, String) {
+    if let Some(code) = status.code() {
+        return (code, format!("exited with status {code}"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return (128 + sig, format!("was killed by signal {sig}"));
+        }
+    }
+    (-1, "ended without a status".to_owned())
+}
+
+/// Run a planned script. `shutdown` turning true stops it.
+pub(crate) async fn run(
+    skill: &Skill,
+    plan: &Plan,
+    config: &RuntimeConfig,
+    mut shutdown: watch::Receiver<bool>,
+) -> Ran {
+    let fail = |e: Error| Ran {
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        result: Err(e),
+    };
+    let mut cmd = tokio::process::Command::new(&plan.path);
+    cmd.args(&plan.args)
+        .current_dir(&skill.dir)
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for name in &config.env_allowlist {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
+        }
+    }
+    if !config.env_allowlist.iter().any(|n| n == "PATH") || std::env::var_os("PATH").is_none() {
+        cmd.env("PATH", FALLBACK_PATH);
+    }
+    cmd.env("SKILL_NAME", &skill.name)
+        .env("SKILL_DIR", &skill.dir);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    if *shutdown.borrow() {
+        return fail(Error::ShuttingDown);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return fail(Error::Spawn {
+                path: plan.path.clone(),
+                message: e.to_string(),
+            });
+        }
+    };
+    // With process_group(0) the group id is the child's pid.
+    let mut guard = GroupGuard { pgid: child.id() };
+    let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+        return fail(Error::Internal("script pipes were not set up".into()));
+    };
+    let limits = &config.limits;
+    let deadline = tokio::time::sleep(limits.timeout);
+    tokio::pin!(deadline);
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let mut buf_out = [0u8; 8192];
+    let mut buf_err = [0u8; 8192];
+    let (mut out_open, mut err_open) = (true, true);
+    let mut exited: Option<std::process::ExitStatus> = None;
+    let mut stopped: Option<Error> = None;
+    while stopped.is_none() && (exited.is_none() || out_open || err_open) {
+        tokio::select! {
+            status = child.wait(), if exited.is_none() => {
+                match status {
+                    Ok(s) => exited = Some(s),
+                    Err(e) => stopped = Some(Error::Internal(format!("waiting for the script failed: {e}"))),
+                }
+                // Whatever the script left running in its group goes with it; this also
+                // closes pipes its children still hold.
+                if let Some(p) = guard.pgid { kill_group(p); }
+            }
+            n = out.read(&mut buf_out), if out_open => match n {
+                Ok(0) | Err(_) => out_open = false,
+                Ok(n) => stdout.extend_from_slice(buf_out.get(..n).unwrap_or(&[])),
+            },
+            n = err.read(&mut buf_err), if err_open => match n {
+                Ok(0) | Err(_) => err_open = false,
+                Ok(n) => stderr.extend_from_slice(buf_err.get(..n).unwrap_or(&[])),
+            },
+            () = &mut deadline => {
+                stopped = Some(Error::Limit {
+                    limit: Limit::Timeout,
+                    message: format!("the script ran longer than {:?} and was killed", limits.timeout),
+                });
+            }
+            _ = shutdown.wait_for(|v| *v) => {
+                stopped = Some(Error::ShuttingDown);
+            }
+        }
+        if stopped.is_none() && stdout.len() + stderr.len() > limits.max_output_bytes {
+            stopped = Some(Error::Limit {
+                limit: Limit::Output,
+                message: format!(
+                    "the script wrote more than {} bytes (stdout and stderr together) and was killed",
+                    limits.max_output_bytes
+                ),
+            });
+        }
+    }
+    if let Some(e) = stopped {
+        if let Some(p) = guard.pgid {
+            kill_group(p);
+        }
+        if exited.is_none() {
+            // SIGKILL cannot be ignored: this returns promptly and reaps the child.
+            let _ = child.wait().await;
+        }
+        guard.pgid = None;
+        truncate(&mut stdout, &mut stderr, limits.max_output_bytes);
+        return Ran {
+            stdout,
+            stderr,
+            result: Err(e),
+        };
+    }
+    guard.pgid = None;
+    let Some(status) = exited else {
+        return fail(Error::Internal("the script ended without a status".into()));
+    };
+    let (code, text) = status_text(status);
+    Ran {
+        stdout,
+        stderr,
+        result: if status.success() {
+            Ok(code)
+        } else {
+            Err(Error::ScriptFailed {
+                path: plan.path.clone(),
+                status: text,
+            })
+        },
+    }
+}
+
+/// Keep at most `limit` bytes of output in total, stdout first.
+fn truncate(stdout: &mut Vec<u8>, stderr: &mut Vec<u8>, limit: usize) {
+    stdout.truncate(limit);
+    stderr.truncate(limit.saturating_sub(stdout.len()));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_and_file_names() {
+        assert_eq!(stem("scripts/run.sh"), ("run.sh", "run"));
+        assert_eq!(
+            stem("scripts/archive.tar.gz"),
+            ("archive.tar.gz", "archive")
+        );
+        assert_eq!(stem("plain"), ("plain", "plain"));
+    }
+
+    #[test]
+    fn truncation_keeps_the_limit() {
+        let mut out = vec![1u8; 10];
+        let mut err = vec![2u8; 10];
+        truncate(&mut out, &mut err, 15);
+        assert_eq!((out.len(), err.len()), (10, 5));
+        truncate(&mut out, &mut err, 4);
+        assert_eq!((out.len(), err.len()), (4, 0));
+    }
+}

@@ -1,0 +1,51 @@
+//! `skill-runtime`: executing routed skills, and the whole skills engine over HTTP.
+//!
+//! It owns:
+//! - [`exec`]: execution of routed skills by kind (host handlers as tower services, lily
+//!   `tool_dispatch`, scripts under limits, templates for the model, `context: fork` as
+//!   background tasks), multi-command model output in order, user slash commands, and the
+//!   scheduler's [`Dispatcher`](skill_scheduler::Dispatcher);
+//! - [`builtin`]: the built-in handlers `workflow.build` and `markdown.search`;
+//! - [`Engine`]: the composition a server runs: one registry with its search index, notes
+//!   index, scheduler, executor and event stream, all kept in step by registry change sets;
+//! - [`http`]: the JSON API under `/v1` on hyper 1.x and tower middleware, with an event
+//!   stream of change sets and an OpenAPI document generated from the same route table.
+//!
+//! `skill-server serve` only reads configuration and composes these.
+//!
+//! ```no_run
+//! use skill_registry::{RegistryConfig, Source};
+//! use skill_runtime::http::{App, HttpConfig};
+//! use skill_runtime::{Engine, EngineConfig};
+//!
+//! # async fn run() -> Result<(), skill_runtime::Error> {
+//! let config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+//!     "packs/actions",
+//!     "builtin",
+//! )]));
+//! let engine = Engine::start(config)?;
+//! let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().map_err(|_| {
+//!     skill_runtime::Error::Internal("bad address".into())
+//! })?)
+//! .await?;
+//! println!("listening on http://{addr}/v1/");
+//! let app = App::new(engine.clone(), HttpConfig::default());
+//! skill_runtime::http::serve(listener, app, async {
+//!     let _ = tokio::signal::ctrl_c().await;
+//! })
+//! .await?;
+//! engine.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod builtin;
+mod engine;
+mod error;
+pub mod exec;
+pub mod http;
+
+pub use engine::{EVENT_BUFFER, Engine, EngineConfig, Event};
+pub use error::Error;

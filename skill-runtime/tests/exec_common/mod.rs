@@ -1,0 +1,103 @@
+//! Helpers shared by the `exec*` integration tests: temp skill folders and invocations.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use skill_registry::{Registry, RegistryConfig, Source};
+use skill_router::{FlagValue, Flags, Invocation, access_of};
+
+/// Write `text` to `root/rel`, creating folders.
+pub fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Write an executable script.
+#[cfg(unix)]
+pub fn script(root: &Path, rel: &str, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    write(root, rel, text);
+    let path = root.join(rel);
+    let mut perm = std::fs::metadata(&path).unwrap().permissions();
+    perm.set_mode(0o755);
+    std::fs::set_permissions(&path, perm).unwrap();
+}
+
+/// A registry over one folder source.
+pub fn registry(root: &Path, writable: bool) -> Arc<Registry> {
+    let mut source = Source::new(root, "user");
+    source.writable = writable;
+    Arc::new(Registry::load(RegistryConfig::with_sources(vec![source])))
+}
+
+/// An invocation as the router would produce it for `skill pos... --flag value...`.
+pub fn inv(skill: &str, positionals: &[&str], flags: &[(&str, &[&str])]) -> Invocation {
+    let mut f = Flags::new();
+    let mut raw = skill.to_owned();
+    for p in positionals {
+        raw.push(' ');
+        raw.push_str(p);
+    }
+    for (name, values) in flags {
+        raw.push_str(&format!(" --{name}"));
+        for v in *values {
+            raw.push_str(&format!(" {v}"));
+        }
+        let value = match values.len() {
+            0 => FlagValue::Switch(true),
+            1 => FlagValue::One(values[0].to_owned()),
+            _ => FlagValue::Many(values.iter().map(|v| (*v).to_owned()).collect()),
+        };
+        f.insert(*name, value);
+    }
+    Invocation {
+        skill: skill.to_owned(),
+        flags: f,
+        positionals: positionals.iter().map(|p| (*p).to_owned()).collect(),
+        raw,
+        access: access_of(skill),
+        handler: None,
+        layer: "user".to_owned(),
+    }
+}
+
+/// Whether a process is gone (no entry) or dead and waiting to be reaped by its parent
+/// (a zombie: it no longer runs). Linux reads `/proc`; elsewhere `kill(pid, 0)`.
+#[cfg(unix)]
+pub fn is_dead(pid: i32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => {
+                // The state follows the parenthesised command name.
+                let state = stat.rsplit_once(") ").map(|(_, r)| r.chars().next());
+                matches!(state, Some(Some('Z' | 'X')))
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err()
+    }
+}
+
+/// Wait (bounded, polling) until every pid is dead. Processes killed with their group are
+/// not our children, so no event tells us when they are gone; SIGKILL takes effect within
+/// milliseconds, and this gives up after five seconds.
+#[cfg(unix)]
+pub fn all_dead(pids: &[i32]) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        if pids.iter().all(|p| is_dead(*p)) {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

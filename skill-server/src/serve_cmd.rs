@@ -1,0 +1,428 @@
+//! `skill-server serve`: the whole engine over HTTP.
+//!
+//! Configuration comes from, lowest precedence first: built-in defaults, a TOML file
+//! (`--config`), environment variables (`SKILLS_LISTEN`, `SKILLS_TOKEN`), then flags. With
+//! no configuration at all, `serve --skills DIR` serves those folders on 127.0.0.1:7878.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use serde::Deserialize;
+use skill_registry::{RegistryConfig, Source, WatchOptions};
+use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::{Engine, EngineConfig};
+
+use crate::DialectArg;
+
+/// The default listen address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+/// Environment variable overriding the listen address.
+pub const LISTEN_ENV: &str = "SKILLS_LISTEN";
+/// Environment variable holding the bearer token for action endpoints.
+pub const TOKEN_ENV: &str = "SKILLS_TOKEN";
+/// Largest configuration file read.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// `serve`'s flags.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A TOML configuration file.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// A skills folder; repeat for layers, lowest precedence first (added after the
+    /// configuration file's sources).
+    #[arg(long = "skills")]
+    skills: Vec<PathBuf>,
+    /// The address to listen on (default 127.0.0.1:7878; port 0 picks a free port).
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// A folder of markdown notes to index for `markdown.search`.
+    #[arg(long)]
+    notes: Option<PathBuf>,
+    /// Do not watch the sources for changes (reload with `POST /v1/reload`).
+    #[arg(long)]
+    no_watch: bool,
+    /// Read every file as this dialect instead of detecting it per file.
+    #[arg(long, value_enum)]
+    dialect: Option<DialectArg>,
+}
+
+/// The configuration file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<SocketAddr>,
+    /// The token itself (prefer `token_env`).
+    token: Option<String>,
+    /// The environment variable holding the token.
+    token_env: Option<String>,
+    notes: Option<PathBuf>,
+    watch: Option<bool>,
+    debounce_ms: Option<u64>,
+    request_timeout_ms: Option<u64>,
+    max_body_bytes: Option<usize>,
+    /// IANA zone schedules are read in (default UTC).
+    timezone: Option<String>,
+    /// Folder for the scheduler's state (last fires); default: in memory only.
+    state_dir: Option<PathBuf>,
+    /// Turn the scheduler off.
+    scheduler: Option<bool>,
+    #[serde(default)]
+    sources: Vec<SourceConfig>,
+    #[serde(default)]
+    profiles: std::collections::BTreeMap<String, ProfileConfig>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileConfig {
+    /// The tools the profile allows (intersected with a skill's `allowed-tools`).
+    tools: Option<Vec<String>>,
+    /// The catalog budget for the profile, in characters.
+    budget_chars: Option<usize>,
+    /// The catalog budget from a context window, in tokens.
+    context_window_tokens: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourceConfig {
+    path: PathBuf,
+    layer: Option<String>,
+    dialect: Option<String>,
+    #[serde(default)]
+    writable: bool,
+}
+
+fn read_config(path: &Path) -> Result<FileConfig, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(format!(
+            "{}: the configuration file is over {MAX_CONFIG_BYTES} bytes",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut config: FileConfig =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Relative paths in the file are relative to the file.
+    let base = path.parent().unwrap_or(Path::new("."));
+    for s in &mut config.sources {
+        if s.path.is_relative() {
+            s.path = base.join(&s.path);
+        }
+    }
+    for p in [&mut config.notes, &mut config.state_dir]
+        .into_iter()
+        .flatten()
+    {
+        if p.is_relative() {
+            *p = base.join(&*p);
+        }
+    }
+    Ok(config)
+}
+
+fn dialect_named(name: &str) -> Result<Option<skill_format::Dialect>, String> {
+    use skill_format::Dialect;
+    Ok(match name {
+        "auto" => None,
+        "agentskills" => Some(Dialect::AgentSkills),
+        "actions" => Some(Dialect::Actions),
+        "lily" => Some(Dialect::Lily),
+        "pegasus" => Some(Dialect::Pegasus),
+        "toolsets" => Some(Dialect::Toolsets),
+        other => {
+            return Err(format!(
+                "unknown dialect `{other}`: use auto, agentskills, actions, lily, pegasus or toolsets"
+            ));
+        }
+    })
+}
+
+/// Everything `serve` needs, resolved from file, environment and flags.
+#[derive(Debug)]
+struct Resolved {
+    engine: EngineConfig,
+    http: HttpConfig,
+    listen: SocketAddr,
+}
+
+fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Resolved, String> {
+    let file = match &args.config {
+        Some(p) => read_config(p)?,
+        None => FileConfig::default(),
+    };
+    let mut sources = Vec::new();
+    for (i, s) in file.sources.iter().enumerate() {
+        let mut source = Source::new(
+            s.path.clone(),
+            s.layer.clone().unwrap_or_else(|| format!("layer{}", i + 1)),
+        );
+        source.dialect = match &s.dialect {
+            Some(d) => dialect_named(d)?,
+            None => None,
+        };
+        source.writable = s.writable;
+        sources.push(source);
+    }
+    let offset = sources.len();
+    for (i, p) in args.skills.iter().enumerate() {
+        let mut source = Source::new(p.clone(), format!("layer{}", offset + i + 1));
+        source.dialect = args.dialect.and_then(DialectArg::dialect);
+        sources.push(source);
+    }
+    if sources.is_empty() {
+        return Err(
+            "no skill sources: give --skills DIR or a --config file with [[sources]]".into(),
+        );
+    }
+    let listen = match (args.listen, env(LISTEN_ENV), file.listen) {
+        (Some(a), _, _) => a,
+        (None, Some(e), _) => e
+            .parse()
+            .map_err(|_| format!("{LISTEN_ENV}=`{e}` is not an address such as 127.0.0.1:7878"))?,
+        (None, None, Some(a)) => a,
+        (None, None, None) => DEFAULT_LISTEN
+            .parse()
+            .map_err(|_| "the default listen address does not parse".to_owned())?,
+    };
+    let token = match (env(TOKEN_ENV), &file.token_env, &file.token) {
+        (Some(t), _, _) => Some(t),
+        (None, Some(var), _) => Some(env(var).ok_or_else(|| {
+            format!("the configuration names token_env = \"{var}\" but it is not set")
+        })?),
+        (None, None, t) => t.clone(),
+    }
+    .filter(|t| !t.is_empty());
+    let mut engine = EngineConfig::new(RegistryConfig::with_sources(sources));
+    let watch = !args.no_watch && file.watch.unwrap_or(true);
+    engine.watch = watch.then(|| WatchOptions {
+        debounce: file
+            .debounce_ms
+            .map_or(skill_registry::DEFAULT_DEBOUNCE, Duration::from_millis),
+        ..WatchOptions::default()
+    });
+    engine.notes = args.notes.clone().or(file.notes);
+    let mut http = HttpConfig {
+        token,
+        ..HttpConfig::default()
+    };
+    if let Some(ms) = file.request_timeout_ms {
+        http.request_timeout = Duration::from_millis(ms);
+    }
+    if let Some(b) = file.max_body_bytes {
+        http.max_body_bytes = b;
+    }
+    for (name, p) in &file.profiles {
+        if let Some(tools) = &p.tools {
+            engine.runtime.profiles.insert(
+                name.clone(),
+                skill_runtime::exec::Profile {
+                    tools: tools.clone(),
+                },
+            );
+        }
+        if p.budget_chars.is_some() || p.context_window_tokens.is_some() {
+            http.profile_budgets.insert(
+                name.clone(),
+                skill_registry::Budget {
+                    budget_chars: p.budget_chars,
+                    context_window_tokens: p.context_window_tokens,
+                    entry_cap_chars: None,
+                },
+            );
+        }
+    }
+    engine.schedule = if file.scheduler == Some(false) {
+        None
+    } else {
+        let timezone = match &file.timezone {
+            Some(z) => skill_scheduler::parse_timezone(z).map_err(|e| e.to_string())?,
+            None => skill_scheduler::Tz::UTC,
+        };
+        Some(skill_scheduler::SchedulerConfig {
+            timezone,
+            state_path: file
+                .state_dir
+                .as_ref()
+                .map(|d| d.join("schedule-state.json")),
+            ..skill_scheduler::SchedulerConfig::default()
+        })
+    };
+    Ok(Resolved {
+        engine,
+        http,
+        listen,
+    })
+}
+
+/// Run the server until SIGINT or SIGTERM.
+pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let resolved = match resolve(args, &|k| std::env::var(k).ok()) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return 2;
+        }
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let result = runtime.block_on(async {
+        let engine = Engine::start(resolved.engine).map_err(|e| e.to_string())?;
+        let snapshot = engine.registry().snapshot();
+        let (listener, local) = skill_runtime::http::bind(resolved.listen)
+            .await
+            .map_err(|e| e.to_string())?;
+        let _ = writeln!(
+            out,
+            "skill-server: {} skills ({} errors, {} warnings) on http://{local}/v1/ (OpenAPI at /v1/openapi.json)",
+            snapshot.skills().count(),
+            snapshot.error_count(),
+            snapshot.warning_count()
+        );
+        let _ = out.flush();
+        let app = App::new(engine.clone(), resolved.http);
+        skill_runtime::http::serve(listener, app, shutdown_signal())
+            .await
+            .map_err(|e| e.to_string())?;
+        // Requests are done: stop watchers, the scheduler, scripts and forked tasks.
+        engine.shutdown().await;
+        tracing::info!("stopped");
+        Ok::<(), String>(())
+    });
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            2
+        }
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn args(skills: &[&str]) -> ServeArgs {
+        ServeArgs {
+            config: None,
+            skills: skills.iter().map(PathBuf::from).collect(),
+            listen: None,
+            notes: None,
+            no_watch: false,
+            dialect: None,
+        }
+    }
+
+    #[test]
+    fn defaults_flags_env_and_file_in_order() {
+        let none = |_: &str| None;
+        let r = resolve(&args(&["packs/pegasus"]), &none).unwrap();
+        assert_eq!(r.listen.to_string(), DEFAULT_LISTEN);
+        assert!(r.http.token.is_none());
+        assert!(r.engine.watch.is_some());
+        assert!(resolve(&args(&[]), &none).is_err());
+
+        let env = |k: &str| match k {
+            LISTEN_ENV => Some("127.0.0.1:9000".to_owned()),
+            TOKEN_ENV => Some("s3cret".to_owned()),
+            _ => None,
+        };
+        let r = resolve(&args(&["x"]), &env).unwrap();
+        assert_eq!(r.listen.port(), 9000);
+        assert_eq!(r.http.token.as_deref(), Some("s3cret"));
+        let mut a = args(&["x"]);
+        a.listen = Some("127.0.0.1:0".parse().unwrap());
+        assert_eq!(resolve(&a, &env).unwrap().listen.port(), 0);
+        let bad = |k: &str| (k == LISTEN_ENV).then(|| "nope".to_owned());
+        assert!(
+            resolve(&args(&["x"]), &bad)
+                .unwrap_err()
+                .contains(LISTEN_ENV)
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("skills.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:7000\"\ntoken_env = \"MY_TOKEN\"\nwatch = false\n\
+             timezone = \"Europe/Berlin\"\nstate_dir = \"state\"\n\
+             [profiles.kids]\ntools = [\"read\"]\nbudget_chars = 500\n\
+             [[sources]]\npath = \"builtin\"\nlayer = \"builtin\"\n\
+             [[sources]]\npath = \"mine\"\nlayer = \"user\"\nwritable = true\ndialect = \"actions\"\n",
+        )
+        .unwrap();
+        let mut a = args(&[]);
+        a.config = Some(file.clone());
+        let env = |k: &str| (k == "MY_TOKEN").then(|| "t".to_owned());
+        let r = resolve(&a, &env).unwrap();
+        assert_eq!(r.listen.port(), 7000);
+        assert_eq!(r.http.token.as_deref(), Some("t"));
+        assert!(r.engine.watch.is_none());
+        let s = &r.engine.registry.sources;
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].path, dir.path().join("builtin"));
+        assert!(s[1].writable);
+        assert_eq!(s[1].dialect, Some(skill_format::Dialect::Actions));
+        let sched = r.engine.schedule.as_ref().unwrap();
+        assert_eq!(sched.timezone.name(), "Europe/Berlin");
+        assert_eq!(
+            sched.state_path.as_deref(),
+            Some(dir.path().join("state/schedule-state.json").as_path())
+        );
+        assert_eq!(r.engine.runtime.profiles["kids"].tools, ["read"]);
+        assert_eq!(r.http.profile_budgets["kids"].budget_chars, Some(500));
+        // The named variable must exist.
+        assert!(resolve(&a, &none).unwrap_err().contains("MY_TOKEN"));
+
+        std::fs::write(&file, "listen = 5\n").unwrap();
+        assert!(resolve(&a, &none).is_err());
+        std::fs::write(&file, "nonsense = true\n").unwrap();
+        assert!(resolve(&a, &none).unwrap_err().contains("nonsense"));
+    }
+}

@@ -1,0 +1,103 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The real binary: `skill-server serve` on the bundled packs (the README's first command),
+//! answering over HTTP, and stopping cleanly on SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+fn get(addr: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = raw.split_once("\r\n\r\n").unwrap().1.to_owned();
+    (status, body)
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_answers_and_stops_on_sigterm() {
+    let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--no-watch"];
+    for pack in [
+        "packs/agentskills",
+        "packs/actions",
+        "packs/lily",
+        "packs/pegasus",
+        "packs/toolsets",
+    ] {
+        args.extend(["--skills", pack]);
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .args(&args)
+        .current_dir(repo())
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Logs go to stderr (info level here, so the test also covers logging from the
+    // server's threads while it starts); drain them so the pipe never fills.
+    let mut stderr = child.stderr.take().unwrap();
+    let logs = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // "skill-server: N skills (...) on http://127.0.0.1:PORT/v1/ ..."
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let (status, body) = get(&addr, "/v1/skills");
+    assert_eq!(status, 200);
+    assert!(body.contains("\"pdf-forms\"") && body.contains("\"email.send\""));
+    let (status, body) = get(&addr, "/v1/search?q=pdf+form");
+    assert_eq!(status, 200);
+    assert!(body.contains("pdf-forms"));
+
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let logs = logs.join().unwrap();
+    assert!(logs.contains("shutting down"), "{logs}");
+    assert!(
+        logs.contains("/v1/skills"),
+        "request logs carry the path: {logs}"
+    );
+}
+
+#[test]
+fn serve_without_sources_is_a_usage_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .arg("serve")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no skill sources"));
+}

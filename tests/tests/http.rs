@@ -1,0 +1,783 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The HTTP API end to end: a real server on an ephemeral loopback port, driven over TCP
+//! with a small HTTP/1.1 client, through every endpoint, with the bundled packs.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use skill_registry::{RegistryConfig, Source, WatchOptions};
+use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::{Engine, EngineConfig};
+use skills_tests::{repo_root, skill_md, write};
+
+const PACKS: &[&str] = &[
+    "packs/agentskills",
+    "packs/actions",
+    "packs/lily",
+    "packs/pegasus",
+    "packs/toolsets",
+];
+const TOKEN: &str = "test-token-123";
+/// Long enough for a loaded CI machine; the happy path takes milliseconds.
+const IO_TIMEOUT: Duration = Duration::from_secs(30);
+
+struct Server {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn start(sources: Vec<Source>, watch: bool, http: HttpConfig) -> Server {
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(sources));
+    if !watch {
+        config.watch = None;
+    } else {
+        config.watch = Some(WatchOptions::default());
+    }
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let engine = Engine::start(config).unwrap();
+            let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+                .await
+                .unwrap();
+            addr_tx.send(addr).unwrap();
+            let app = App::new(engine, http);
+            skill_runtime::http::serve(listener, app, async {
+                let _ = stop_rx.await;
+            })
+            .await
+            .unwrap();
+        });
+    });
+    let addr = addr_rx.recv_timeout(IO_TIMEOUT).unwrap();
+    Server {
+        addr,
+        stop: Some(stop_tx),
+        thread: Some(thread),
+    }
+}
+
+fn packs() -> Vec<Source> {
+    let root = repo_root();
+    PACKS
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Source::new(root.join(p), format!("layer{}", i + 1)))
+        .collect()
+}
+
+fn bundled() -> Server {
+    start(
+        packs(),
+        false,
+        HttpConfig {
+            token: Some(TOKEN.into()),
+            ..HttpConfig::default()
+        },
+    )
+}
+
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    s
+}
+
+/// One request on its own connection (`Connection: close`), read to the end.
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut s = connect(addr);
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Reply {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("no end of headers");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    if chunked {
+        body = dechunk(&body);
+    }
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = data.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&data[..end]).unwrap().trim(), 16).unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&data[end + 2..end + 2 + size]);
+        data = &data[end + 2 + size + 2..];
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> Reply {
+    request(addr, "GET", path, &[], b"")
+}
+
+fn post(addr: SocketAddr, path: &str, json: &Value) -> Reply {
+    request(
+        addr,
+        "POST",
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &format!("Bearer {TOKEN}")),
+        ],
+        json.to_string().as_bytes(),
+    )
+}
+
+// --- Read endpoints ----------------------------------------------------------------------
+
+#[test]
+fn health_ready_skills_and_detail() {
+    let s = bundled();
+    let h = get(s.addr, "/v1/health");
+    assert_eq!(h.status, 200);
+    assert_eq!(h.json()["status"], "ok");
+    assert!(h.header("x-request-id").unwrap().starts_with("req-"));
+    assert_eq!(get(s.addr, "/v1/ready").status, 200);
+
+    let all = get(s.addr, "/v1/skills").json();
+    let names: Vec<&str> = all["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"pdf-forms") && names.contains(&"email.send"));
+    let email = get(s.addr, "/v1/skills?domain=email").json();
+    assert_eq!(email["count"], 4);
+    let by_user = get(s.addr, "/v1/skills?invocable_by=user").json();
+    assert!(!by_user.to_string().contains("\"project-conventions\""));
+    let by_model = get(s.addr, "/v1/skills?invocable_by=model").json();
+    assert!(!by_model.to_string().contains("\"name\":\"commit\""));
+    let layer = get(s.addr, "/v1/skills?layer=layer4").json();
+    assert!(
+        layer["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["layer"] == "layer4")
+    );
+    let kids = get(s.addr, "/v1/skills?profile=kids_mode").json();
+    assert!(!kids.to_string().contains("\"meeting-notes\""));
+    assert_eq!(get(s.addr, "/v1/skills?status=bogus").status, 400);
+
+    let d = get(s.addr, "/v1/skills/pdf-forms").json();
+    assert_eq!(d["name"], "pdf-forms");
+    assert!(d["body"].as_str().unwrap().contains("PDF"));
+    let missing = get(s.addr, "/v1/skills/pdf-form");
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["error"]["code"], "unknown_skill");
+    assert!(
+        missing.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("pdf-forms")
+    );
+}
+
+#[test]
+fn resources_get_skill_catalog_and_diagnostics() {
+    let s = bundled();
+    let list = get(s.addr, "/v1/skills/pdf-forms/resources").json();
+    assert!(list.to_string().contains("references/FORMS.md"));
+    let file = get(s.addr, "/v1/skills/pdf-forms/resources/references/FORMS.md");
+    assert_eq!(file.status, 200);
+    assert!(
+        file.header("content-type")
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    let encoded = get(
+        s.addr,
+        "/v1/skills/pdf-forms/resources/references%2FFORMS.md",
+    );
+    assert_eq!(encoded.body, file.body);
+    for bad in [
+        "/v1/skills/pdf-forms/resources/..%2Frelease-checklist%2FSKILL.md",
+        "/v1/skills/pdf-forms/resources/%2Fetc%2Fpasswd",
+        "/v1/skills/pdf-forms/resources/a%00b",
+    ] {
+        let r = get(s.addr, bad);
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+        assert_eq!(r.json()["error"]["code"], "bad_resource_path");
+    }
+    assert_eq!(
+        get(s.addr, "/v1/skills/pdf-forms/resources/nope.txt").status,
+        404
+    );
+
+    let top = get(s.addr, "/v1/get_skill").json();
+    assert!(
+        top["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Available skill domains:")
+    );
+    let send = get(s.addr, "/v1/get_skill?path=email.send").json();
+    assert!(send["text"].as_str().unwrap().contains("## Usage"));
+    let unknown = get(s.addr, "/v1/get_skill?path=emial");
+    assert_eq!(unknown.status, 404);
+    assert_eq!(
+        unknown.json()["error"]["message"],
+        "Unknown domain: emial. Did you mean: email?"
+    );
+
+    let c = get(s.addr, "/v1/catalog?budget_chars=900").json();
+    assert!(c["report"]["used_chars"].as_u64().unwrap() <= 900);
+    assert!(!c["report"]["omitted"].as_array().unwrap().is_empty());
+    let xml = get(s.addr, "/v1/catalog?format=xml").json();
+    assert!(
+        xml["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("<available_skills>")
+    );
+    assert_eq!(get(s.addr, "/v1/catalog?format=yaml").status, 400);
+    assert_eq!(get(s.addr, "/v1/catalog?budget_chars=-1").status, 400);
+
+    let d = get(s.addr, "/v1/diagnostics").json();
+    assert!(d["warnings"].as_u64().is_some());
+    let sched = get(s.addr, "/v1/schedules?next=3").json();
+    let digest = sched["schedules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["skill"] == "workflows.daily_digest")
+        .expect("the daily digest is scheduled");
+    assert_eq!(digest["expression"], "0 8 * * 1-5");
+    assert_eq!(digest["next"].as_array().unwrap().len(), 3);
+    assert_eq!(get(s.addr, "/v1/schedules?tz=Mars/Base").status, 400);
+}
+
+#[test]
+fn search_select_extract_and_route() {
+    let s = bundled();
+    let r = get(s.addr, "/v1/search?q=fill+a+pdf+form").json();
+    assert_eq!(r["matches"][0]["name"], "pdf-forms");
+    let weird = get(s.addr, "/v1/search?q=AND+%28%28%22*+%3A");
+    assert_eq!(weird.status, 200, "{}", weird.text());
+
+    let sel = post(
+        s.addr,
+        "/v1/select",
+        &serde_json::json!({ "message": "please convert 5 miles to kilometres" }),
+    );
+    assert_eq!(sel.status, 200, "{}", sel.text());
+    assert_eq!(
+        sel.json()["selected_skills"][0]["skill_id"],
+        "unit-converter"
+    );
+
+    let ex = post(
+        s.addr,
+        "/v1/extract",
+        &serde_json::json!({ "output": "Sure.\n```cmd\nemail.send --to a@b.c\n```\n" }),
+    );
+    assert_eq!(ex.status, 200, "{}", ex.text());
+    assert!(ex.text().contains("email.send --to a@b.c"));
+
+    let route = post(
+        s.addr,
+        "/v1/route",
+        &serde_json::json!({ "text": "tasks.search --status open" }),
+    )
+    .json();
+    assert_eq!(route["route"], "invoke");
+    let slash = post(
+        s.addr,
+        "/v1/route",
+        &serde_json::json!({ "text": "/skills", "from": "user" }),
+    )
+    .json();
+    assert_eq!(slash["route"], "skill_list");
+    let out = post(
+        s.addr,
+        "/v1/route",
+        &serde_json::json!({ "output": "```cmd\nget_skill: email\nemail.sned --to x\n```" }),
+    )
+    .json();
+    assert_eq!(out["routes"].as_array().unwrap().len(), 2);
+    let both = post(
+        s.addr,
+        "/v1/route",
+        &serde_json::json!({ "text": "a", "output": "b" }),
+    );
+    assert_eq!(both.status, 400);
+}
+
+// --- Protocol, errors and safety ----------------------------------------------------------
+
+#[test]
+fn errors_methods_bodies_and_tokens() {
+    let s = bundled();
+    let r = get(s.addr, "/v1/nothing-here");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"]["code"], "not_found");
+    let r = request(s.addr, "DELETE", "/v1/skills", &[], b"");
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("GET"));
+
+    let auth = format!("Bearer {TOKEN}");
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/route",
+        &[("Content-Type", "application/json")],
+        b"{}",
+    );
+    assert_eq!(r.status, 401);
+    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/route",
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", "Bearer wrong"),
+        ],
+        b"{\"text\":\"x\"}",
+    );
+    assert_eq!(r.status, 401);
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/route",
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &auth),
+        ],
+        b"{not json",
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], "bad_json");
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/route",
+        &[("Content-Type", "text/plain"), ("Authorization", &auth)],
+        b"{\"text\":\"x\"}",
+    );
+    assert_eq!(r.status, 415);
+    let big = vec![b'a'; skill_runtime::http::DEFAULT_MAX_BODY_BYTES + 1];
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/route",
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &auth),
+        ],
+        &big,
+    );
+    assert_eq!(r.status, 413);
+    // Reading endpoints need no token; the request id is echoed.
+    let r = request(
+        s.addr,
+        "GET",
+        "/v1/health",
+        &[("x-request-id", "abc-1")],
+        b"",
+    );
+    assert_eq!(r.header("x-request-id"), Some("abc-1"));
+}
+
+#[test]
+fn slow_and_idle_clients_do_not_block_others() {
+    let s = bundled();
+    // A client that sends half a request line and stalls, and many idle connections.
+    let mut slow = connect(s.addr);
+    slow.write_all(b"GET /v1/hea").unwrap();
+    let idle: Vec<TcpStream> = (0..200).map(|_| connect(s.addr)).collect();
+    let r = get(s.addr, "/v1/health");
+    assert_eq!(r.status, 200);
+    drop(idle);
+}
+
+#[test]
+fn the_openapi_document_matches_the_served_routes() {
+    let s = bundled();
+    let doc = get(s.addr, "/v1/openapi.json").json();
+    assert_eq!(doc["openapi"], "3.0.3");
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() >= 18);
+    for (path, methods) in paths {
+        for (method, op) in methods.as_object().unwrap() {
+            // Every documented operation exists: it never answers 404 not_found or 405.
+            let concrete = path
+                .replace("{name}", "pdf-forms")
+                .replace("{path}", "references/FORMS.md")
+                .replace("{id}", "1");
+            if concrete == "/v1/events" {
+                continue;
+            }
+            let r = request(
+                s.addr,
+                &method.to_uppercase(),
+                &concrete,
+                &[
+                    ("Content-Type", "application/json"),
+                    ("Authorization", &format!("Bearer {TOKEN}")),
+                ],
+                b"{}",
+            );
+            assert!(
+                r.status != 405 && !(r.status == 404 && r.text().contains("\"not_found\"")),
+                "{method} {path}: {} {}",
+                r.status,
+                r.text()
+            );
+            let secured = op.get("security").is_some();
+            assert_eq!(secured, method == "post" && path != "/v1/select", "{path}");
+        }
+    }
+}
+
+// --- Live reload through the API ----------------------------------------------------------
+
+#[test]
+fn hot_reload_is_seen_through_the_api_and_the_event_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &skill_md("a", "First."));
+    let s = start(
+        vec![Source::new(root, "project")],
+        true,
+        HttpConfig::default(),
+    );
+    let mut events = connect(s.addr);
+    events
+        .write_all(b"GET /v1/events HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(events);
+    let mut line = String::new();
+    // Wait for the stream's greeting so the edit below happens after it subscribed.
+    while !line.contains("skills engine events") {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+    }
+    write(root, "a/SKILL.md", &skill_md("a", "Second."));
+    let mut data = String::new();
+    while !data.contains("\"changed\":[\"a\"]") {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "stream ended");
+        if line.starts_with("data: ") {
+            data = line.clone();
+        }
+    }
+    let d = get(s.addr, "/v1/skills/a").json();
+    assert_eq!(d["description"], "Second.");
+
+    // An explicit reload answers with its change set.
+    write(root, "b/SKILL.md", &skill_md("b", "Bee."));
+    let r = post(s.addr, "/v1/reload", &serde_json::json!({}));
+    assert_eq!(r.status, 200);
+    let _ = Path::new("");
+}
+
+// --- Execution over HTTP -----------------------------------------------------------------
+
+fn start_with(
+    sources: Vec<Source>,
+    tweak: impl FnOnce(&mut EngineConfig) + Send + 'static,
+) -> Server {
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(sources));
+    config.watch = None;
+    tweak(&mut config);
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let engine = Engine::start(config).unwrap();
+            let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+                .await
+                .unwrap();
+            addr_tx.send(addr).unwrap();
+            let app = App::new(engine.clone(), HttpConfig::default());
+            skill_runtime::http::serve(listener, app, async {
+                let _ = stop_rx.await;
+            })
+            .await
+            .unwrap();
+            engine.shutdown().await;
+        });
+    });
+    let addr = addr_rx.recv_timeout(IO_TIMEOUT).unwrap();
+    Server {
+        addr,
+        stop: Some(stop_tx),
+        thread: Some(thread),
+    }
+}
+
+/// Ask again until `done` holds, at most `IO_TIMEOUT`. Used only where the server offers no
+/// event to wait on (a background task's or a schedule's progress).
+fn poll(addr: SocketAddr, path: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        let v = get(addr, path).json();
+        if done(&v) {
+            return v;
+        }
+        assert!(start.elapsed() < IO_TIMEOUT, "{path} never got there: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn execute_templates_forks_and_slash_commands() {
+    let s = start_with(packs(), |_| {});
+    // A template: the body comes back for the model, arguments substituted.
+    let r = post(
+        s.addr,
+        "/v1/execute",
+        &serde_json::json!({ "command": "explain the borrow checker" }),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["route"]["route"], "invoke");
+    assert_eq!(v["outcome"]["kind"], "template");
+    assert_eq!(v["outcome"]["requires_interpretation"], true);
+
+    // A fork: a task id now, the result later.
+    let v = post(
+        s.addr,
+        "/v1/execute",
+        &serde_json::json!({ "command": "code-review src/lib.rs" }),
+    )
+    .json();
+    assert_eq!(v["outcome"]["kind"], "fork", "{v}");
+    let id = v["outcome"]["task"].as_u64().unwrap();
+    let t = poll(s.addr, &format!("/v1/tasks/{id}"), |t| {
+        t["status"] == "succeeded" || t["status"] == "failed"
+    });
+    assert_eq!(t["status"], "succeeded", "{t}");
+    assert!(
+        get(s.addr, "/v1/tasks")
+            .text()
+            .contains(&format!("\"id\":{id}"))
+    );
+    assert_eq!(get(s.addr, "/v1/tasks/999999").status, 404);
+
+    // Multi-command output: every command reported, in order, a failure in the middle.
+    let v = post(
+        s.addr,
+        "/v1/execute",
+        &serde_json::json!({ "output": "```cmd\nexplain a\nnope.nothing\nget_skill: email\n```" }),
+    )
+    .json();
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{v}");
+    assert_eq!(results[0]["outcome"]["ok"], true);
+    assert_eq!(results[1]["outcome"]["ok"], false);
+    assert_eq!(results[2]["outcome"]["ok"], true);
+
+    // The model cannot run `commit`; a user can, by slash command.
+    let v = post(
+        s.addr,
+        "/v1/execute",
+        &serde_json::json!({ "command": "commit" }),
+    )
+    .json();
+    assert!(v["outcome"].is_null(), "{v}");
+    let v = post(
+        s.addr,
+        "/v1/invoke",
+        &serde_json::json!({ "line": "/commit fix typo" }),
+    )
+    .json();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["skill"], "commit");
+}
+
+#[cfg(unix)]
+#[test]
+fn scripts_hit_each_limit_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let skill =
+        "---\nname: tool\ndescription: Runs a script.\nscripts:\n  - scripts/run.sh\n---\nbody\n";
+    write(root, "tool/SKILL.md", skill);
+    write(
+        root,
+        "tool/scripts/run.sh",
+        "#!/bin/sh\ncase \"$1\" in\n  sleep) sleep 30 ;;\n  flood) yes flood ;;\n  *) echo \"ran with $# args\" ;;\nesac\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        root.join("tool/scripts/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let s = start_with(vec![Source::new(root, "project")], |c| {
+        c.runtime.limits.timeout = Duration::from_secs(1);
+    });
+    let run = |command: &str| {
+        post(
+            s.addr,
+            "/v1/execute",
+            &serde_json::json!({ "command": command }),
+        )
+        .json()
+    };
+    let ok = run("tool hello");
+    assert_eq!(ok["outcome"]["ok"], true, "{ok}");
+    assert_eq!(ok["outcome"]["kind"], "script");
+    assert_eq!(run("tool sleep")["outcome"]["limit"], "timeout");
+    assert_eq!(run("tool flood")["outcome"]["limit"], "output");
+    let many = format!("tool {}", vec!["a"; 101].join(" "));
+    assert_eq!(run(&many)["outcome"]["limit"], "arguments");
+    let long = format!("tool {}", "x".repeat(5000));
+    assert_eq!(run(&long)["outcome"]["limit"], "argument_bytes");
+}
+
+#[test]
+fn a_workflow_built_over_http_is_listed_and_fires_on_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    let actions = repo_root().join("packs/actions");
+    let mut builtin = Source::new(&actions, "builtin");
+    builtin.writable = false;
+    let mut mine = Source::new(&root, "user");
+    mine.writable = true;
+    std::fs::create_dir_all(&root).unwrap();
+    let s = start_with(vec![builtin, mine], |_| {});
+    let r = post(
+        s.addr,
+        "/v1/workflows",
+        &serde_json::json!({
+            "name": "tick",
+            "description": "Say hello every second",
+            "steps": "tasks.search --status open",
+            "schedule": "* * * * * *",
+        }),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    let d = get(s.addr, "/v1/skills/workflows.tick").json();
+    assert_eq!(d["schedule"], "* * * * * *", "{d}");
+    // Refused: a builtin's name, and a name that tries to leave the folder.
+    let r = post(
+        s.addr,
+        "/v1/workflows",
+        &serde_json::json!({ "name": "daily_digest", "description": "x" }),
+    );
+    assert_eq!(r.status, 422, "{}", r.text());
+    let r = post(
+        s.addr,
+        "/v1/workflows",
+        &serde_json::json!({ "name": "../../evil", "description": "x" }),
+    );
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert!(!dir.path().join("evil.md").exists());
+    // The scheduler picked it up and it fires.
+    let v = poll(s.addr, "/v1/schedules", |v| {
+        v["history"]
+            .as_array()
+            .is_some_and(|h| h.iter().any(|r| r["skill"] == "workflows.tick"))
+    });
+    let job = v["schedules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["skill"] == "workflows.tick")
+        .unwrap()
+        .clone();
+    assert_eq!(job["expression"], "* * * * * *");
+}
