@@ -322,6 +322,7 @@ fn corpus_pass(args: &Args, table: &mut Table) {
             format,
             &Budget {
                 budget_chars: Some(usize::MAX),
+                entry_cap_chars: Some(usize::MAX),
                 ..Budget::default()
             },
         );
