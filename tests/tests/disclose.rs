@@ -46,6 +46,24 @@ fn both(run: &skills_tests::Run) -> String {
     )
 }
 
+/// [`both`], for XML and JSON catalogs: their text holds each skill's absolute path, so the
+/// character count in the budget report depends on where the checkout is; it is masked.
+fn both_path_independent(run: &skills_tests::Run) -> String {
+    let mut out = both(run);
+    if let Some(i) = out.find(" chars of a ") {
+        let start = out[..i].rfind(", ").map_or(i, |j| j + 2);
+        out.replace_range(start..i, "[N]");
+    }
+    if let Some(i) = out.find("\"used_chars\": ") {
+        let start = i + "\"used_chars\": ".len();
+        let end = out[start..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(out.len(), |e| start + e);
+        out.replace_range(start..end, "\"[N]\"");
+    }
+    out
+}
+
 // --- Catalogs ---------------------------------------------------------------------------
 
 #[test]
@@ -57,14 +75,14 @@ fn catalog_markdown_over_every_pack() {
 fn catalog_xml_and_json_over_agentskills() {
     insta::assert_snapshot!(
         "catalog_xml",
-        both(&cli(
+        both_path_independent(&cli(
             &["catalog", "--format", "xml"],
             &["packs/agentskills"]
         ))
     );
     insta::assert_snapshot!(
         "catalog_json",
-        both(&cli(
+        both_path_independent(&cli(
             &["catalog", "--format", "json"],
             &["packs/agentskills"]
         ))
@@ -80,12 +98,13 @@ fn catalog_budget_cases() {
         &["catalog", "--budget-chars", "2500"],
         &["catalog", "--context-window-tokens", "20000"],
         &["catalog", "--entry-cap-chars", "80"],
-        &["catalog", "--format", "xml", "--budget-chars", "700"],
     ] {
         out.push_str(&format!("=== {}\n", args.join(" ")));
         out.push_str(&both(&cli(args, ALL_PACKS)));
     }
     insta::assert_snapshot!(out);
+    // (XML and JSON budgets hold absolute paths, so which entries fit depends on the
+    // checkout's location: they are covered by the property test below, not a snapshot.)
 }
 
 #[test]
