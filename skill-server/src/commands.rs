@@ -101,14 +101,7 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
     let text = if args.json {
         let value = json!({
             "skills": entries.iter().map(|s| skill_json(s)).collect::<Vec<_>>(),
-            "diagnostics": diagnostics.iter().map(|d| json!({
-                "path": d.path,
-                "line": d.line,
-                "column": d.column,
-                "severity": d.severity.as_str(),
-                "code": d.code.as_str(),
-                "message": d.message,
-            })).collect::<Vec<_>>(),
+            "diagnostics": diagnostics,
             "summary": { "skills": entries.len(), "errors": errors, "warnings": warnings },
         });
         format!("{value:#}\n")

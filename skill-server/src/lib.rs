@@ -21,7 +21,7 @@ mod serve_cmd;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
+pub(crate) enum Format {
     /// Human text.
     Text,
     /// JSON.

@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
+
+use crate::Format;
 use serde_json::json;
 use skill_scheduler::{DateTime, Tz, Utc, parse_timezone, scheduled_skills};
 
@@ -14,15 +16,6 @@ const DEFAULT_NEXT: usize = 5;
 
 /// Most fire times `--next` may ask for per skill.
 pub const MAX_NEXT: usize = 1000;
-
-/// Output format of `schedules`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Human text.
-    Text,
-    /// JSON.
-    Json,
-}
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
@@ -45,8 +38,8 @@ pub enum Commands {
         #[arg(long)]
         from: Option<String>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
 }
 
@@ -75,7 +68,7 @@ fn schedules(
     next: usize,
     tz: &str,
     from: Option<&str>,
-    format: OutputFormat,
+    format: Format,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, String> {
@@ -106,8 +99,8 @@ fn schedules(
         })
         .collect();
     let text = match format {
-        OutputFormat::Json => json_text(&rows, &diagnostics, zone, from),
-        OutputFormat::Text => {
+        Format::Json => json_text(&rows, &diagnostics, zone, from),
+        Format::Text => {
             for d in &diagnostics {
                 let _ = writeln!(err, "{d}");
             }
@@ -172,14 +165,7 @@ fn json_text(
             "path": r.path,
             "next": r.next.iter().map(|t| rfc3339(*t, zone)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "diagnostics": diagnostics.iter().map(|d| json!({
-            "path": d.path,
-            "line": d.line,
-            "column": d.column,
-            "severity": d.severity.as_str(),
-            "code": d.code.as_str(),
-            "message": d.message,
-        })).collect::<Vec<_>>(),
+        "diagnostics": diagnostics,
     });
     format!("{value:#}\n")
 }

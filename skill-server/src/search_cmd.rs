@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
+
+use crate::Format;
 use serde_json::json;
 use skill_registry::{Registry, RegistryConfig, Source};
 use skill_search::{
@@ -13,15 +15,6 @@ use skill_search::{
 
 /// Default number of search results.
 const DEFAULT_LIMIT: usize = 10;
-
-/// Output format of `search` and `notes-search`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Human text.
-    Text,
-    /// JSON.
-    Json,
-}
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
@@ -40,8 +33,8 @@ pub enum Commands {
         #[arg(long)]
         profile: Option<String>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
         /// The query (several words are joined with spaces). Treated as plain text.
         #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
         query: Vec<String>,
@@ -80,8 +73,8 @@ pub enum Commands {
         #[arg(long, default_value_t = DEFAULT_LIMIT)]
         limit: usize,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
         /// The query (several words are joined with spaces). Treated as plain text.
         #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
         query: Vec<String>,
@@ -179,7 +172,7 @@ fn search(
     skills: &[PathBuf],
     limit: usize,
     profile: Option<String>,
-    format: OutputFormat,
+    format: Format,
     query: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -197,7 +190,7 @@ fn search(
         })
         .map_err(|e| e.to_string())?;
     let text = match format {
-        OutputFormat::Json => {
+        Format::Json => {
             let results: Vec<_> = hits
                 .iter()
                 .map(|m| {
@@ -221,7 +214,7 @@ fn search(
                 serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
             )
         }
-        OutputFormat::Text => {
+        Format::Text => {
             let mut t = String::new();
             if hits.is_empty() {
                 t.push_str("no matching skills\n");
@@ -258,7 +251,7 @@ fn select(
 fn notes_search(
     notes: PathBuf,
     limit: usize,
-    format: OutputFormat,
+    format: Format,
     query: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -269,7 +262,7 @@ fn notes_search(
     }
     let hits = index.search(query, limit).map_err(|e| e.to_string())?;
     let text = match format {
-        OutputFormat::Json => {
+        Format::Json => {
             let results: Vec<_> = hits
                 .iter()
                 .map(|h| {
@@ -287,7 +280,7 @@ fn notes_search(
                 serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
             )
         }
-        OutputFormat::Text => {
+        Format::Text => {
             let mut t = String::new();
             if hits.is_empty() {
                 t.push_str("no matching notes\n");

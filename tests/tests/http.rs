@@ -43,11 +43,12 @@ impl Drop for Server {
 
 fn start(sources: Vec<Source>, watch: bool, http: HttpConfig) -> Server {
     let mut config = EngineConfig::new(RegistryConfig::with_sources(sources));
-    if !watch {
-        config.watch = None;
-    } else {
-        config.watch = Some(WatchOptions::default());
-    }
+    config.watch = watch.then(WatchOptions::default);
+    launch(config, http)
+}
+
+/// Run an engine and the server on their own runtime thread until the `Server` drops.
+fn launch(config: EngineConfig, http: HttpConfig) -> Server {
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
@@ -62,12 +63,13 @@ fn start(sources: Vec<Source>, watch: bool, http: HttpConfig) -> Server {
                 .await
                 .unwrap();
             addr_tx.send(addr).unwrap();
-            let app = App::new(engine, http);
+            let app = App::new(engine.clone(), http);
             skill_runtime::http::serve(listener, app, async {
                 let _ = stop_rx.await;
             })
             .await
             .unwrap();
+            engine.shutdown().await;
         });
     });
     let addr = addr_rx.recv_timeout(IO_TIMEOUT).unwrap();
@@ -569,42 +571,11 @@ fn hot_reload_is_seen_through_the_api_and_the_event_stream() {
 
 // --- Execution over HTTP -----------------------------------------------------------------
 
-fn start_with(
-    sources: Vec<Source>,
-    tweak: impl FnOnce(&mut EngineConfig) + Send + 'static,
-) -> Server {
+fn start_with(sources: Vec<Source>, tweak: impl FnOnce(&mut EngineConfig)) -> Server {
     let mut config = EngineConfig::new(RegistryConfig::with_sources(sources));
     config.watch = None;
     tweak(&mut config);
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let engine = Engine::start(config).unwrap();
-            let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
-                .await
-                .unwrap();
-            addr_tx.send(addr).unwrap();
-            let app = App::new(engine.clone(), HttpConfig::default());
-            skill_runtime::http::serve(listener, app, async {
-                let _ = stop_rx.await;
-            })
-            .await
-            .unwrap();
-            engine.shutdown().await;
-        });
-    });
-    let addr = addr_rx.recv_timeout(IO_TIMEOUT).unwrap();
-    Server {
-        addr,
-        stop: Some(stop_tx),
-        thread: Some(thread),
-    }
+    launch(config, HttpConfig::default())
 }
 
 /// Ask again until `done` holds, at most `IO_TIMEOUT`. Used only where the server offers no
