@@ -273,3 +273,8 @@ impl Registry {
         &self.config
     }
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -83,3 +83,8 @@ pub use route::{
 };
 pub use skill_registry::Caller;
 pub use tokenize::{MAX_COMMAND_BYTES, MAX_TOKENS, Token, join, quote, tokenize};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

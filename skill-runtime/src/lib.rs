@@ -49,3 +49,8 @@ pub mod http;
 
 pub use engine::{EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -136,3 +136,8 @@ pub enum Error {
     #[error("the scheduler must be started inside a tokio runtime")]
     NoRuntime,
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -134,3 +134,8 @@ pub use select::{
 };
 pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS, clip};
 pub use triggers::{MAX_PATTERN_DFA_BYTES, TriggerHit, TriggerKind};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod commands;
 mod disclose_cmd;
+mod report_cmd;
 mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
@@ -117,6 +118,9 @@ enum Command {
     /// Schedules: `schedules`.
     #[command(flatten)]
     Schedule(schedule_cmd::Commands),
+    /// Pack report: `report`.
+    #[command(flatten)]
+    Report(report_cmd::Commands),
 }
 
 /// Run the command line with `args` (the first item is the program name), writing normal
@@ -163,6 +167,7 @@ where
         Command::Route(c) => return route_cmd::run(c, out, err),
         Command::Search(c) => return search_cmd::run(c, out, err),
         Command::Schedule(c) => return schedule_cmd::run(c, out, err),
+        Command::Report(c) => return report_cmd::run(c, out, err),
     };
     match result {
         Ok(code) => code,
@@ -172,3 +177,8 @@ where
         }
     }
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

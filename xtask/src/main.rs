@@ -11,6 +11,9 @@
 //!   re-runs itself as `cargo run --release -p xtask -- bench ...` so the figures are always
 //!   measured in the release profile (the dev build only forwards). With no name it runs every
 //!   benchmark with its defaults.
+//! - `cargo xtask snapshot [--update]`: the skill-pack report of every bundled pack (and
+//!   `packs/broken`), compared with the committed `tests/pack-reports/<pack>.txt`; fails with a
+//!   summary of changed lines on drift, `--update` rewrites them.
 //! - `cargo xtask ci`: the CI steps (`cargo fmt`, `cargo clippy`, `cargo test`), which
 //!   `.ci/run` must match (see [`ci::STEPS`]).
 //!
@@ -20,6 +23,7 @@
 mod bench;
 mod ci;
 mod process;
+mod snapshot;
 mod validate;
 
 use std::process::ExitCode;
@@ -31,7 +35,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "cargo xtask",
     bin_name = "cargo xtask",
-    about = "Repository automation: validate, bench, ci."
+    about = "Repository automation: validate, snapshot, bench, ci."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,9 +49,17 @@ enum Command {
     /// bundled pack (packs/agentskills, actions, lily, pegasus, toolsets), each with its
     /// dialect; `packs/broken` is deliberately invalid and left out.
     Validate(validate::ValidateArgs),
-    /// Run benchmarks in release mode and print one table. Without a name, runs them all.
+    /// Render the pack report (skill-pack) of every bundled pack, packs/broken included,
+    /// and compare it with the committed tests/pack-reports/<pack>.txt. Exit 1 with a
+    /// summary of changed lines on drift; `--update` rewrites the files.
+    Snapshot(snapshot::SnapshotArgs),
+    /// Run benchmarks in release mode and print one table of figures, each with its ratio
+    /// against a baseline measured in the same run. Without a name, runs them all with
+    /// their defaults; `cargo xtask bench NAME --help` lists a benchmark's options.
     Bench(bench::BenchArgs),
-    /// Run the CI steps in order (what `.ci/run` runs), stopping at the first failure.
+    /// Run the CI steps in order, stopping at the first failure: `cargo fmt --check`,
+    /// `cargo clippy --workspace --all-targets -D warnings`, `cargo test --workspace` (what
+    /// `.ci/run` runs; `--print` lists them).
     Ci(ci::CiArgs),
 }
 
@@ -55,6 +67,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::Snapshot(args) => snapshot::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Ci(args) => ci::run(&args),
     };

@@ -1,0 +1,748 @@
+//! `skill-pack`: one deterministic text report of a skill pack, for review and snapshot tests.
+//!
+//! A pack is one or more source folders (lowest precedence first). [`report`] loads them the
+//! way a host would and renders, in a fixed order:
+//!
+//! 1. every skill and domain index with its layer, dialect and status (eligibility);
+//! 2. the shadowed entries;
+//! 3. the diagnostics, as `skill-server validate` reports them (file diagnostics, example
+//!    lint, schedules that do not parse);
+//! 4. the catalog in each format (markdown, XML, JSON) with its budget report;
+//! 5. the `get_skill` tiers: the top level and each domain;
+//! 6. every `## Examples` line with the route it takes;
+//! 7. every schedule with its next fire times from a fixed instant;
+//! 8. the top selections for the pack's sample requests ([`REQUESTS_FILE`] at a root).
+//!
+//! The report holds no absolute path (paths are shown relative to their root, prefixed by the
+//! root's label, see [`ReportConfig`]), no timestamp but the configured instant, and no
+//! hash-map order, so the same pack renders the same bytes on every machine. Eligibility is
+//! judged against a fixed host ([`fixed_environment`]) unless the configuration says
+//! otherwise, so a report does not change with the `PATH` of whoever runs it.
+//!
+//! ```no_run
+//! let text = skill_pack::report(&["skills"]).unwrap();
+//! println!("{text}");
+//! ```
+
+#![deny(missing_docs)]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use skill_format::{Diagnostic, Dialect, FileKind, Mode};
+use skill_registry::{
+    Budget, BudgetReport, CatalogFormat, Disclosure, Environment, Registry, RegistryConfig, Skill,
+    Snapshot, Source,
+};
+use skill_router::{Route, Router};
+use skill_scheduler::{DateTime, SecondsFormat, Tz, Utc};
+use skill_search::{SelectOptions, SkillIndex};
+
+/// The file at a pack root that holds sample requests: one request a line; blank lines and
+/// lines starting with `#` are skipped. Each request is run through selection
+/// ([`skill_search::SkillIndex::select`]) and its top selections are reported.
+pub const REQUESTS_FILE: &str = "requests.txt";
+
+/// Most sample requests read from one [`REQUESTS_FILE`]; the rest are named as skipped.
+pub const MAX_REQUESTS: usize = 200;
+
+/// Largest [`REQUESTS_FILE`] read, in bytes.
+pub const MAX_REQUESTS_BYTES: u64 = 256 * 1024;
+
+/// Fire times listed per schedule unless the configuration says otherwise.
+pub const DEFAULT_NEXT_FIRES: usize = 3;
+
+/// Most fire times listed per schedule.
+pub const MAX_NEXT_FIRES: usize = 100;
+
+/// The instant schedules are computed from by default: 2026-01-01T00:00:00Z.
+pub const DEFAULT_INSTANT: &str = "2026-01-01T00:00:00Z";
+
+/// Problems that stop a report (problems *in* skill files are diagnostics in the report).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No source folder was given.
+    #[error("no pack folder given: pass at least one folder of skills")]
+    NoRoots,
+    /// A source folder cannot be read.
+    #[error("{}: cannot read the pack folder: {source}", path.display())]
+    Root {
+        /// The folder as given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A sample requests file exists but cannot be read.
+    #[error("{}: cannot read the sample requests: {source}", path.display())]
+    Requests {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The instant is not RFC 3339.
+    #[error("`{0}` is not an RFC 3339 instant such as 2026-01-01T00:00:00Z")]
+    Instant(String),
+    /// More fire times asked for than [`MAX_NEXT_FIRES`].
+    #[error("{0} fire times asked for per schedule; at most {MAX_NEXT_FIRES}")]
+    TooManyFires(usize),
+    /// The search index could not be built or queried.
+    #[error("search: {0}")]
+    Search(#[from] skill_search::Error),
+}
+
+/// What a report is rendered with. [`ReportConfig::default`] is what [`report`] uses.
+#[derive(Debug, Clone)]
+pub struct ReportConfig {
+    /// The profile the catalog, tiers and selections are disclosed for.
+    pub profile: Option<String>,
+    /// The instant schedules' next fire times are computed from.
+    pub at: DateTime<Utc>,
+    /// The time zone schedules are read in.
+    pub timezone: Tz,
+    /// Fire times listed per schedule (at most [`MAX_NEXT_FIRES`]).
+    pub next_fires: usize,
+    /// The catalog budget.
+    pub budget: Budget,
+    /// Read every file as this dialect instead of detecting it per file.
+    pub dialect: Option<Dialect>,
+    /// Lenient (default) or strict validation.
+    pub mode: Mode,
+    /// The host facts eligibility is judged against ([`fixed_environment`] by default).
+    pub environment: Environment,
+}
+
+impl Default for ReportConfig {
+    fn default() -> Self {
+        ReportConfig {
+            profile: None,
+            at: default_instant(),
+            timezone: Tz::UTC,
+            next_fires: DEFAULT_NEXT_FIRES,
+            budget: Budget::default(),
+            dialect: None,
+            mode: Mode::Lenient,
+            environment: fixed_environment(),
+        }
+    }
+}
+
+fn default_instant() -> DateTime<Utc> {
+    // A constant that parses; the fallback is never taken.
+    parse_instant(DEFAULT_INSTANT).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// Parse an RFC 3339 instant (`2026-01-01T00:00:00Z`, `2026-01-01T09:00:00+09:00`).
+pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, Error> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| Error::Instant(text.to_owned()))
+}
+
+/// A host that is the same everywhere: OS `linux`, every environment variable and binary
+/// present, every tool allowed, registered tools and toolsets unknown (not checked). A
+/// report made with it depends only on the pack's files.
+pub fn fixed_environment() -> Environment {
+    Environment {
+        os: "linux".to_owned(),
+        env_present: Arc::new(|_| true),
+        binary_present: Arc::new(|_| true),
+        ..Environment::default()
+    }
+}
+
+/// The report of the pack in `roots` (lowest precedence first) with the default
+/// configuration. See the crate documentation for what it holds.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let skill = dir.path().join("hello");
+/// std::fs::create_dir(&skill).unwrap();
+/// std::fs::write(
+///     skill.join("SKILL.md"),
+///     "---\nname: hello\ndescription: Say hello.\n---\nSay hello.\n",
+/// )
+/// .unwrap();
+/// let text = skill_pack::report(&[dir.path()]).unwrap();
+/// assert!(text.contains("hello"));
+/// assert!(!text.contains(&dir.path().display().to_string()));
+/// ```
+pub fn report<P: AsRef<Path>>(roots: &[P]) -> Result<String, Error> {
+    report_with(roots, &ReportConfig::default())
+}
+
+/// The report of the pack in `roots` (lowest precedence first) rendered with `config`.
+///
+/// Each root is its own layer, named by its label: the folder's name (`skills`), with
+/// `-2`, `-3`, ... added when two roots share a name. Paths are shown as `label/relative`.
+pub fn report_with<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result<String, Error> {
+    if roots.is_empty() {
+        return Err(Error::NoRoots);
+    }
+    if config.next_fires > MAX_NEXT_FIRES {
+        return Err(Error::TooManyFires(config.next_fires));
+    }
+    let roots: Vec<Root> = labelled(roots)?;
+    let sources = roots
+        .iter()
+        .map(|r| {
+            let mut s = Source::new(r.given.clone(), r.label.clone());
+            s.dialect = config.dialect;
+            s
+        })
+        .collect();
+    let mut registry_config = RegistryConfig::with_sources(sources);
+    registry_config.mode = config.mode;
+    registry_config.environment = config.environment.clone();
+    let registry = Registry::load(registry_config);
+    let snapshot = registry.snapshot();
+    let mut requests = Vec::new();
+    for r in &roots {
+        requests.extend(read_requests(&r.given.join(REQUESTS_FILE), &r.label)?);
+    }
+    let mut out = String::new();
+    header(&mut out, &roots, config);
+    skills(&mut out, &snapshot, &roots);
+    diagnostics(&mut out, &snapshot, &roots);
+    catalogs(&mut out, &snapshot, &roots, config);
+    tiers(&mut out, &snapshot, config);
+    examples(&mut out, &snapshot, config);
+    schedules(&mut out, &snapshot, &roots, config);
+    selections(&mut out, snapshot.clone(), &requests, config)?;
+    Ok(scrub(out, &roots))
+}
+
+/// One source folder and how the report names it.
+struct Root {
+    given: PathBuf,
+    canonical: Option<PathBuf>,
+    label: String,
+}
+
+fn labelled<P: AsRef<Path>>(roots: &[P]) -> Result<Vec<Root>, Error> {
+    let mut out: Vec<Root> = Vec::new();
+    for p in roots {
+        let given = p.as_ref().to_path_buf();
+        if let Err(source) = std::fs::metadata(&given) {
+            return Err(Error::Root {
+                path: given,
+                source,
+            });
+        }
+        let canonical = std::fs::canonicalize(&given).ok();
+        let base = canonical
+            .as_deref()
+            .and_then(Path::file_name)
+            .or_else(|| given.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "pack".to_owned());
+        let mut label = base.clone();
+        let mut n = 1;
+        while out.iter().any(|r| r.label == label) {
+            n += 1;
+            label = format!("{base}-{n}");
+        }
+        out.push(Root {
+            given,
+            canonical,
+            label,
+        });
+    }
+    Ok(out)
+}
+
+/// `path` as `label/relative` when it is inside a root, else as written.
+fn rel(path: &Path, roots: &[Root]) -> String {
+    let mut best: Option<(usize, String)> = None;
+    for r in roots {
+        for base in std::iter::once(&r.given).chain(r.canonical.as_ref()) {
+            if let Ok(rest) = path.strip_prefix(base) {
+                let depth = base.components().count();
+                if best.as_ref().is_none_or(|(d, _)| depth > *d) {
+                    let rest = rest.to_string_lossy().replace('\\', "/");
+                    let text = if rest.is_empty() {
+                        r.label.clone()
+                    } else {
+                        format!("{}/{rest}", r.label)
+                    };
+                    best = Some((depth, text));
+                }
+            }
+        }
+    }
+    best.map_or_else(|| path.display().to_string(), |(_, t)| t)
+}
+
+/// Replace every remaining mention of a root's absolute path (in messages, the XML and JSON
+/// catalogs' locations) by its label, longest first.
+fn scrub(mut text: String, roots: &[Root]) -> String {
+    let mut pairs: Vec<(String, &str)> = Vec::new();
+    for r in roots {
+        for base in std::iter::once(&r.given).chain(r.canonical.as_ref()) {
+            if base.is_absolute() || base.components().count() > 1 {
+                let s = base.display().to_string();
+                if !s.is_empty() {
+                    pairs.push((s, &r.label));
+                }
+            }
+        }
+    }
+    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+    for (from, to) in pairs {
+        text = text.replace(&from, to);
+    }
+    text
+}
+
+fn read_requests(path: &Path, label: &str) -> Result<Vec<(String, String)>, Error> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(Error::Requests {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if meta.len() > MAX_REQUESTS_BYTES {
+        return Err(Error::Requests {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(format!(
+                "the file has {} bytes; at most {MAX_REQUESTS_BYTES} are read",
+                meta.len()
+            )),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Requests {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| (format!("{label}/{REQUESTS_FILE}"), l.to_owned()))
+        .collect())
+}
+
+fn section(out: &mut String, title: &str) {
+    let _ = write!(out, "\n== {title} ==\n\n");
+}
+
+fn ensure_newline(out: &mut String) {
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+fn header(out: &mut String, roots: &[Root], config: &ReportConfig) {
+    out.push_str("# skill pack report\n\n");
+    out.push_str("sources (lowest precedence first):\n");
+    for (i, r) in roots.iter().enumerate() {
+        let _ = writeln!(out, "  {}. {}", i + 1, r.label);
+    }
+    let _ = writeln!(
+        out,
+        "profile: {}",
+        config.profile.as_deref().unwrap_or("(none)")
+    );
+    let _ = writeln!(
+        out,
+        "dialect: {}",
+        config.dialect.map_or("detected per file", Dialect::as_str)
+    );
+    let _ = writeln!(
+        out,
+        "mode: {}",
+        if config.mode == Mode::Strict {
+            "strict"
+        } else {
+            "lenient"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "instant: {} ({})",
+        config.at.to_rfc3339_opts(SecondsFormat::Secs, true),
+        config.timezone.name()
+    );
+    let _ = writeln!(out, "host os: {}", config.environment.os);
+}
+
+fn kind_and_status(s: &Skill) -> String {
+    if s.kind == FileKind::DomainIndex {
+        "domain".to_owned()
+    } else {
+        s.status.as_str().to_owned()
+    }
+}
+
+fn table(out: &mut String, rows: &[Vec<String>]) {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0usize; cols];
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    for r in rows {
+        let mut line = String::new();
+        for (i, (w, c)) in widths.iter().zip(r).enumerate() {
+            if i + 1 == r.len() {
+                line.push_str(c);
+            } else {
+                let _ = write!(line, "{c:<w$}  ");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+fn skills(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
+    let mut all: Vec<&Skill> = snapshot
+        .entries()
+        .chain(snapshot.domains())
+        .map(AsRef::as_ref)
+        .collect();
+    all.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    section(out, &format!("skills ({})", all.len()));
+    let mut rows = vec![
+        ["NAME", "LAYER", "DIALECT", "STATUS", "INVOCABLE", "PATH"]
+            .map(str::to_owned)
+            .to_vec(),
+    ];
+    for s in &all {
+        rows.push(vec![
+            s.name.clone(),
+            s.layer.clone(),
+            s.dialect.as_str().to_owned(),
+            kind_and_status(s),
+            match (s.model_invocable(), s.user_invocable()) {
+                (true, true) => "model,user",
+                (true, false) => "model",
+                (false, true) => "user",
+                (false, false) => "-",
+            }
+            .to_owned(),
+            rel(&s.path, roots),
+        ]);
+    }
+    table(out, &rows);
+    let mut shadowed: Vec<&Skill> = snapshot.shadowed().iter().map(AsRef::as_ref).collect();
+    shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    section(out, &format!("shadowed ({})", shadowed.len()));
+    if shadowed.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for s in shadowed {
+        let winner = snapshot
+            .entry(&s.name)
+            .map_or_else(|| "(nothing)".to_owned(), |w| rel(&w.path, roots));
+        let _ = writeln!(
+            out,
+            "{} ({}) {} -- shadowed by {}",
+            s.name,
+            s.layer,
+            rel(&s.path, roots),
+            winner
+        );
+    }
+}
+
+/// A diagnostic as the report sorts and prints it: path, line, column, code, text.
+type DiagnosticRow = (String, Option<u32>, Option<u32>, &'static str, String);
+
+fn diagnostics(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
+    let mut all: Vec<Diagnostic> = snapshot.diagnostics().to_vec();
+    all.extend(skill_router::lint_examples(snapshot));
+    all.extend(skill_scheduler::scheduled_skills(snapshot).1);
+    let mut rows: Vec<DiagnosticRow> = all
+        .iter()
+        .map(|d| {
+            (
+                rel(&d.path, roots),
+                d.line,
+                d.column,
+                d.code.as_str(),
+                format!(
+                    "{}[{}]: {}",
+                    d.severity.as_str(),
+                    d.code.as_str(),
+                    d.message
+                ),
+            )
+        })
+        .collect();
+    rows.sort();
+    let errors = all.iter().filter(|d| d.is_error()).count();
+    section(
+        out,
+        &format!(
+            "diagnostics ({errors} error{}, {} warning{})",
+            plural(errors),
+            all.len() - errors,
+            plural(all.len() - errors)
+        ),
+    );
+    if rows.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for (path, line, column, _, text) in rows {
+        let place = match (line, column) {
+            (Some(l), Some(c)) => format!("{path}:{l}:{c}"),
+            (Some(l), None) => format!("{path}:{l}"),
+            _ => path,
+        };
+        let _ = writeln!(out, "{place}: {text}");
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The budget report; `shown_chars` counts the text as the report shows it (locations
+/// relative), so the figure does not depend on where the pack is checked out.
+fn budget_text(r: &BudgetReport, shown_chars: usize) -> String {
+    let mut t = format!(
+        "budget: {} of {} skills listed, {} of {} chars",
+        r.included.len(),
+        r.candidates,
+        shown_chars,
+        r.budget_chars
+    );
+    if r.is_complete() {
+        t.push_str("; nothing shortened or omitted\n");
+        return t;
+    }
+    t.push('\n');
+    if !r.truncated.is_empty() {
+        let _ = writeln!(t, "  shortened: {}", r.truncated.join(", "));
+    }
+    if !r.omitted.is_empty() {
+        let _ = writeln!(t, "  omitted: {}", r.omitted.join(", "));
+    }
+    t
+}
+
+fn catalogs(out: &mut String, snapshot: &Snapshot, roots: &[Root], config: &ReportConfig) {
+    let view = Disclosure::new(snapshot).profile(config.profile.as_deref());
+    for (name, format) in [
+        ("markdown", CatalogFormat::Markdown),
+        ("xml", CatalogFormat::Xml),
+        ("json", CatalogFormat::Json),
+    ] {
+        let catalog = view.catalog(format, &config.budget);
+        section(out, &format!("catalog: {name}"));
+        let shown = scrub(catalog.text, roots);
+        out.push_str(&shown);
+        ensure_newline(out);
+        out.push_str("--\n");
+        out.push_str(&budget_text(&catalog.report, shown.chars().count()));
+    }
+}
+
+fn tiers(out: &mut String, snapshot: &Snapshot, config: &ReportConfig) {
+    let view = Disclosure::new(snapshot).profile(config.profile.as_deref());
+    let mut paths: Vec<Option<String>> = vec![None];
+    paths.extend(snapshot.domains().map(|d| Some(d.name.clone())));
+    for path in paths {
+        let title = match &path {
+            None => "get_skill".to_owned(),
+            Some(p) => format!("get_skill: {p}"),
+        };
+        section(out, &title);
+        match view.get_skill(path.as_deref()) {
+            Ok(text) => out.push_str(&text),
+            Err(e) => {
+                let _ = write!(out, "error: {e}");
+            }
+        }
+        ensure_newline(out);
+    }
+}
+
+/// One line saying where a route goes.
+fn route_text(route: &Route) -> String {
+    let name = |v: serde_json::Value| v.as_str().map(str::to_owned).unwrap_or_default();
+    match route {
+        Route::Invoke(i) => {
+            let mut t = format!(
+                "invoke {} ({})",
+                i.skill,
+                name(serde_json::to_value(i.access).unwrap_or_default())
+            );
+            if !i.flags.is_empty() {
+                let flags: Vec<String> = i
+                    .flags
+                    .iter()
+                    .map(|(k, v)| {
+                        if v.is_switch() {
+                            format!("--{k}")
+                        } else {
+                            let joined = v.values().join(",");
+                            if joined.contains(char::is_whitespace) || joined.is_empty() {
+                                format!("--{k}={joined:?}")
+                            } else {
+                                format!("--{k}={joined}")
+                            }
+                        }
+                    })
+                    .collect();
+                let _ = write!(t, " flags {}", flags.join(" "));
+            }
+            if !i.positionals.is_empty() {
+                let _ = write!(t, " args {:?}", i.positionals);
+            }
+            t
+        }
+        Route::Help { topic, .. } => {
+            format!("help {}", topic.as_deref().unwrap_or("(top level)"))
+        }
+        Route::Slash(s) => format!(
+            "slash {} via {} ({})",
+            s.skill,
+            name(serde_json::to_value(s.via).unwrap_or_default()),
+            name(serde_json::to_value(s.delivery).unwrap_or_default())
+        ),
+        Route::SkillList { skills, .. } => format!("skill list ({} skills)", skills.len()),
+        Route::Builtin { command, .. } => format!("builtin /{command}"),
+        Route::Message { note, .. } => match note {
+            Some(n) => format!("message ({n})"),
+            None => "message".to_owned(),
+        },
+        Route::Error(e) => format!("error[{}]: {e}", e.code()),
+    }
+}
+
+fn examples(out: &mut String, snapshot: &Snapshot, config: &ReportConfig) {
+    let router = Router::with_config(
+        snapshot,
+        skill_router::RouterConfig {
+            profile: config.profile.clone(),
+            ..skill_router::RouterConfig::default()
+        },
+    );
+    let mut lines = Vec::new();
+    for skill in snapshot.skills() {
+        for example in skill_format::sections::example_lines(&skill.body) {
+            let route = if example.text.starts_with('/') {
+                router.route_user(example.text)
+            } else {
+                router.route_model(example.text)
+            };
+            let own = match &route {
+                Route::Help { topic: Some(t), .. } => t == &skill.name,
+                other => other.skill() == Some(skill.name.as_str()),
+            };
+            lines.push(format!(
+                "{}: `{}`\n  -> {}{}\n",
+                skill.name,
+                example.text,
+                route_text(&route),
+                if own { "" } else { "  [not this skill]" }
+            ));
+        }
+    }
+    section(out, &format!("examples ({})", lines.len()));
+    if lines.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for l in lines {
+        out.push_str(&l);
+    }
+}
+
+fn schedules(out: &mut String, snapshot: &Snapshot, roots: &[Root], config: &ReportConfig) {
+    let (jobs, _) = skill_scheduler::scheduled_skills(snapshot);
+    section(out, &format!("schedules ({})", jobs.len()));
+    if jobs.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for job in jobs {
+        let _ = writeln!(
+            out,
+            "{}  `{}`  {}",
+            job.skill.name,
+            job.schedule.as_str(),
+            rel(&job.skill.path, roots)
+        );
+        let next = job
+            .schedule
+            .upcoming(config.at, config.timezone, config.next_fires);
+        if next.is_empty() && config.next_fires > 0 {
+            out.push_str("  (no fire time within the search horizon)\n");
+        }
+        for t in next {
+            let _ = writeln!(
+                out,
+                "  {}",
+                t.with_timezone(&config.timezone)
+                    .to_rfc3339_opts(SecondsFormat::Secs, true)
+            );
+        }
+    }
+}
+
+fn selections(
+    out: &mut String,
+    snapshot: Arc<Snapshot>,
+    requests: &[(String, String)],
+    config: &ReportConfig,
+) -> Result<(), Error> {
+    section(
+        out,
+        &format!("selections ({})", requests.len().min(MAX_REQUESTS)),
+    );
+    if requests.is_empty() {
+        let _ = writeln!(out, "(no {REQUESTS_FILE} at a pack root)");
+        return Ok(());
+    }
+    let index = SkillIndex::build(snapshot)?;
+    let options = SelectOptions {
+        profile: config.profile.clone(),
+        ..SelectOptions::default()
+    };
+    for (_, request) in requests.iter().take(MAX_REQUESTS) {
+        let selection = index.select(request, &options)?;
+        let _ = writeln!(out, "> {request}");
+        if selection.selected_skills.is_empty() {
+            out.push_str("  (no skill selected)\n");
+        }
+        for s in &selection.selected_skills {
+            let _ = writeln!(out, "  {} {:.2}  {}", s.skill_id, s.confidence, s.reason);
+        }
+        let _ = writeln!(
+            out,
+            "  tier {}: {} included{}",
+            selection.disclosure.tier as u8,
+            selection.disclosure.included.len(),
+            if selection.disclosure.omitted.is_empty() {
+                String::new()
+            } else {
+                format!(", omitted {}", selection.disclosure.omitted.join(", "))
+            }
+        );
+    }
+    if requests.len() > MAX_REQUESTS {
+        let _ = writeln!(
+            out,
+            "({} more requests skipped; at most {MAX_REQUESTS} are run)",
+            requests.len() - MAX_REQUESTS
+        );
+    }
+    Ok(())
+}
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests;

@@ -1,0 +1,72 @@
+//! `report`: the skill-pack crate's deterministic pack report, for review and snapshots.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use skill_pack::{ReportConfig, parse_instant};
+use skill_registry::Budget;
+
+use crate::commands::write_out;
+
+/// The subcommands this module adds.
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Print one deterministic report of a pack: skills, diagnostics, shadowed entries,
+    /// catalogs with budget reports, get_skill tiers, routed examples, schedules and the
+    /// selections for the pack's `requests.txt`. No absolute paths or clock time, so it
+    /// can be committed as a snapshot.
+    Report {
+        /// A pack folder; repeat for layers, lowest precedence first.
+        #[arg(required = true)]
+        packs: Vec<PathBuf>,
+        /// The profile to disclose and select for.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Compute schedules' next fire times from this RFC 3339 instant
+        /// (default 2026-01-01T00:00:00Z).
+        #[arg(long)]
+        at: Option<String>,
+        /// The catalog budget in characters.
+        #[arg(long)]
+        budget_chars: Option<usize>,
+        /// Read every file as this dialect instead of detecting it per file.
+        #[arg(long, value_enum, default_value_t = crate::DialectArg::Auto)]
+        dialect: crate::DialectArg,
+    },
+}
+
+/// Run `report`; returns the exit code (0, or 2 on usage or I/O problems).
+pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match run_inner(command, out) {
+        Ok(()) => 0,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            2
+        }
+    }
+}
+
+fn run_inner(command: Commands, out: &mut dyn Write) -> Result<(), String> {
+    let Commands::Report {
+        packs,
+        profile,
+        at,
+        budget_chars,
+        dialect,
+    } = command;
+    let mut config = ReportConfig {
+        profile,
+        dialect: dialect.dialect(),
+        budget: Budget {
+            budget_chars,
+            ..Budget::default()
+        },
+        ..ReportConfig::default()
+    };
+    if let Some(at) = at {
+        config.at = parse_instant(&at).map_err(|e| format!("--at: {e}"))?;
+    }
+    let text = skill_pack::report_with(&packs, &config).map_err(|e| e.to_string())?;
+    write_out(out, &text)
+}

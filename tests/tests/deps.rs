@@ -1,0 +1,100 @@
+//! A host that picks `skill-format` alone gets a small dependency tree: the exact list of
+//! crates below is committed, so any new dependency is a visible change here. The registry
+//! without features pulls no file watcher, and search keeps its index in memory without
+//! tokio or hyper.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// Every crate in `cargo tree -p skill-format -e normal` (normal dependencies, default
+/// features), by name.
+const SKILL_FORMAT_TREE: &[&str] = &[
+    "aho-corasick",
+    "equivalent",
+    "hashbrown",
+    "indexmap",
+    "itoa",
+    "memchr",
+    "nom",
+    "proc-macro2",
+    "quote",
+    "regex",
+    "regex-automata",
+    "regex-syntax",
+    "ryu",
+    "serde",
+    "serde_core",
+    "serde_derive",
+    "serde_yaml",
+    "skill-format",
+    "syn",
+    "thiserror",
+    "thiserror-impl",
+    "tinyvec",
+    "unicode-general-category",
+    "unicode-ident",
+    "unicode-normalization",
+    "unsafe-libyaml",
+];
+
+/// The crate names in `cargo tree -p <package> -e normal`.
+fn tree(package: &str) -> BTreeSet<String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let out = Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "-p",
+            package,
+        ])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn skill_format_dependency_tree_is_the_committed_list() {
+    let got = tree("skill-format");
+    let want: BTreeSet<String> = SKILL_FORMAT_TREE.iter().map(|s| (*s).to_owned()).collect();
+    let added: Vec<_> = got.difference(&want).collect();
+    let removed: Vec<_> = want.difference(&got).collect();
+    assert!(
+        added.is_empty() && removed.is_empty(),
+        "skill-format's dependencies changed: added {added:?}, removed {removed:?}; \
+         update SKILL_FORMAT_TREE in tests/tests/deps.rs if that is intended"
+    );
+    for heavy in ["tokio", "tantivy", "hyper", "notify"] {
+        assert!(!got.contains(heavy), "skill-format pulls {heavy}");
+    }
+}
+
+#[test]
+fn registry_and_search_without_features_stay_light() {
+    let registry = tree("skill-registry");
+    for heavy in ["notify", "tokio", "tantivy", "hyper"] {
+        assert!(!registry.contains(heavy), "skill-registry pulls {heavy}");
+    }
+    let search = tree("skill-search");
+    for heavy in ["tokio", "hyper", "notify", "memmap2"] {
+        assert!(!search.contains(heavy), "skill-search pulls {heavy}");
+    }
+}
