@@ -5,15 +5,11 @@
 //! a `report`. Also: the documentation pages the README links exist, and the pack author's
 //! page lists every diagnostic code.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::Path;
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-}
+mod common;
+use common::{get, repo, request};
 
 fn readme() -> String {
     std::fs::read_to_string(repo().join("README.md")).unwrap()
@@ -59,35 +55,15 @@ fn skill_server_args(subcommand: &str) -> Vec<String> {
         .collect()
 }
 
-fn get(addr: &str, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = raw.split_once("\r\n\r\n").unwrap().1.to_owned();
-    (status, body)
-}
-
 fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{json}",
-        json.len()
+    request(
+        addr,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            json.len()
+        ),
+        json,
     )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = raw.split_once("\r\n\r\n").unwrap().1.to_owned();
-    (status, body)
 }
 
 fn run(args: &[String]) -> (i32, String) {
