@@ -110,18 +110,26 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     let base_time = Duration::from_secs_f64(1.0 / base.per_second());
     // One "item" is one request, so the items/s column reads as requests/s.
     table.baseline("http: bare hyper, fixed body (req)", 1, 0, base_time);
-    for (label, req) in [
+    // Only skill detail has a target (70% of the bare server's requests/s); the others
+    // are reported beside it.
+    for (label, req, target) in [
         (
-            "http: GET /v1/skills/{name}",
+            "http: GET /v1/skills/{name} (req)",
             Request::get("/v1/skills/pdf-forms"),
+            1.0 / THROUGHPUT_TARGET,
         ),
-        ("http: GET /v1/catalog", Request::get("/v1/catalog")),
         (
-            "http: POST /v1/route",
+            "http: GET /v1/catalog (req)",
+            Request::get("/v1/catalog"),
+            f64::INFINITY,
+        ),
+        (
+            "http: POST /v1/route (req)",
             Request::post_json(
                 "/v1/route",
                 r#"{"text":"tasks.search --status open --limit 5"}"#,
             ),
+            f64::INFINITY,
         ),
     ] {
         let l = load(skills, n, duration, &req);
@@ -131,14 +139,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         }
         let per_request = Duration::from_secs_f64(1.0 / l.per_second());
         // The target is on throughput: time per request at most 1/0.7 of the bare one.
-        table.compared(
-            label,
-            l.requests,
-            0,
-            per_request,
-            base_time,
-            1.0 / THROUGHPUT_TARGET,
-        );
+        table.compared(label, 1, 0, per_request, base_time, target);
         table.note(format!(
             "{label}: {:.0} req/s ({:.0}% of bare), p50 {:.2} ms, p99 {:.2} ms",
             l.per_second(),
