@@ -33,6 +33,25 @@ pub enum Error {
         /// The closest existing names, best first.
         suggestions: Vec<String>,
     },
+    /// `load_skill` for a name no skill this caller may load has: the seed's text
+    /// (agent-skills-integration 3.8), `Skill 'x' not found. Available: ...`, then the
+    /// closest names.
+    #[error(
+        "Skill '{name}' not found. Available: {}{}",
+        available_list(available, *more),
+        did_you_mean(suggestions)
+    )]
+    SkillNotFound {
+        /// The name asked for.
+        name: String,
+        /// The skills this caller may load, by name (at most
+        /// [`MAX_AVAILABLE_NAMES`](crate::MAX_AVAILABLE_NAMES)).
+        available: Vec<String>,
+        /// How many more could be loaded but are not named.
+        more: usize,
+        /// The closest existing names, best first.
+        suggestions: Vec<String>,
+    },
     /// No actions domain has this name.
     #[error("Unknown domain: {domain}{}", did_you_mean(suggestions))]
     UnknownDomain {
@@ -115,6 +134,18 @@ fn did_you_mean(suggestions: &[String]) -> String {
     }
 }
 
+fn available_list(available: &[String], more: usize) -> String {
+    let mut out = if available.is_empty() {
+        "none".to_owned()
+    } else {
+        available.join(", ")
+    };
+    if more > 0 {
+        out.push_str(&format!(" and {more} more"));
+    }
+    out
+}
+
 fn unknown_list(names: &[(String, Vec<String>)]) -> String {
     names
         .iter()
@@ -163,6 +194,33 @@ mod tests {
             suggestions: vec![],
         };
         assert_eq!(e.to_string(), "Unknown skill: zzz");
+        let e = Error::SkillNotFound {
+            name: "pdf-form".into(),
+            available: vec!["docx".into(), "pdf-forms".into()],
+            more: 0,
+            suggestions: vec!["pdf-forms".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "Skill 'pdf-form' not found. Available: docx, pdf-forms. Did you mean: pdf-forms?"
+        );
+        let e = Error::SkillNotFound {
+            name: "x".into(),
+            available: vec!["a".into()],
+            more: 2,
+            suggestions: vec![],
+        };
+        assert_eq!(
+            e.to_string(),
+            "Skill 'x' not found. Available: a and 2 more"
+        );
+        let e = Error::SkillNotFound {
+            name: "x".into(),
+            available: vec![],
+            more: 0,
+            suggestions: vec![],
+        };
+        assert_eq!(e.to_string(), "Skill 'x' not found. Available: none");
         let e = Error::UnknownSkills {
             names: vec![("a.b".into(), vec!["a.c".into()]), ("q".into(), vec![])],
         };

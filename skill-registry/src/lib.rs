@@ -58,9 +58,9 @@ use change::Subscribers;
 pub use change::{ChangeSet, Subscription};
 pub use disclose::{
     Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Caller, Catalog, CatalogEntry,
-    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, MAX_RESOURCE_BYTES,
-    MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, MIN_DESCRIPTION_CHARS, Resource, ResourceKind,
-    TRUNCATION_MARK, UseSkill, UseSkillMode,
+    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, MAX_AVAILABLE_NAMES,
+    MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, MIN_DESCRIPTION_CHARS, Resource,
+    ResourceKind, ResourceListing, TRUNCATION_MARK, UseSkill, UseSkillMode,
 };
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,
@@ -189,6 +189,29 @@ pub struct Registry {
 
 impl Registry {
     /// Load every source and publish the first snapshot (generation 1).
+    ///
+    /// ```
+    /// use skill_registry::{Budget, CatalogFormat, Disclosure, Registry, RegistryConfig, Source};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("pdf-forms"))?;
+    /// std::fs::write(
+    ///     dir.path().join("pdf-forms/SKILL.md"),
+    ///     "---\nname: pdf-forms\ndescription: Fill in PDF forms.\n---\nSteps.\n",
+    /// )?;
+    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+    ///     dir.path(),
+    ///     "project",
+    /// )]));
+    /// let snapshot = registry.snapshot();
+    /// assert_eq!(snapshot.generation(), 1);
+    /// assert_eq!(snapshot.get("pdf-forms").map(|s| s.body.as_str()), Some("Steps.\n"));
+    ///
+    /// let catalog = Disclosure::new(&snapshot).catalog(CatalogFormat::Markdown, &Budget::default());
+    /// assert_eq!(catalog.text, "Available skills:\n- pdf-forms: Fill in PDF forms.\n");
+    /// assert!(catalog.report.is_complete());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
@@ -253,13 +276,18 @@ impl Registry {
             };
         }
         self.current.store(next);
-        drop(loader);
+        // Published before the reload lock is released, so change sets reach subscribers
+        // in generation order, each one following the last (`previous_generation` is the
+        // generation they saw before). Readers never take this lock, so they do not wait.
         self.subscribers.publish(&change);
+        drop(loader);
         change
     }
 
-    /// Call `f` with every change set published from now on, on the thread that reloaded.
-    /// Keep `f` short (hand the change set to a channel or task); dropping the returned
+    /// Call `f` with every change set published from now on, in generation order, on the
+    /// thread that reloaded, while that reload still holds the registry's reload lock: keep
+    /// `f` short (hand the change set to a channel or task), and do not reload this
+    /// registry from inside `f` (it would wait on itself). Dropping the returned
     /// [`Subscription`] unsubscribes.
     pub fn subscribe<F>(&self, f: F) -> Subscription
     where

@@ -86,22 +86,39 @@ pub fn slug(name: &str) -> String {
     out
 }
 
-fn parse_one(path: &Path, origin: Origin, source: &Source, config: &RegistryConfig) -> SkillFile {
-    let opts = ParseOptions {
+fn parse_options(
+    path: &Path,
+    origin: Origin,
+    source: &Source,
+    config: &RegistryConfig,
+) -> ParseOptions {
+    ParseOptions {
         path: path.to_path_buf(),
-        origin: origin.clone(),
+        origin,
         dialect: source.dialect,
         mode: config.mode,
-    };
-    match read_checked(path) {
-        Ok(bytes) => parse_skill(&bytes, &opts),
-        Err(d) => {
-            let mut f = parse_skill(b"", &opts);
-            f.diagnostics = vec![d];
-            f.kind = FileKind::Skill;
-            f
-        }
     }
+}
+
+fn parse_one(path: &Path, origin: Origin, source: &Source, config: &RegistryConfig) -> SkillFile {
+    match read_checked(path) {
+        Ok(bytes) => parse_skill(&bytes, &parse_options(path, origin, source, config)),
+        Err(d) => unparsed_file(path, origin, source, config, d),
+    }
+}
+
+/// A skill file that could not be parsed, with the one diagnostic that says why.
+fn unparsed_file(
+    path: &Path,
+    origin: Origin,
+    source: &Source,
+    config: &RegistryConfig,
+    diagnostic: Diagnostic,
+) -> SkillFile {
+    let mut f = parse_skill(b"", &parse_options(path, origin, source, config));
+    f.diagnostics = vec![diagnostic];
+    f.kind = FileKind::Skill;
+    f
 }
 
 fn to_skill(
@@ -489,8 +506,13 @@ impl Loader {
                 out.push(served);
                 continue;
             }
-            let Some(skill) = parsed.next() else { break };
-            let skill = Arc::new(skill);
+            // `run_parallel` answers every request; should one ever be missing, the file is
+            // reported, never dropped.
+            let skill = Arc::new(
+                parsed
+                    .next()
+                    .unwrap_or_else(|| crashed_request(req, config)),
+            );
             let previous = self
                 .files
                 .get(&req.path)
@@ -581,6 +603,25 @@ fn serve_last_good(good: &Arc<Skill>, now: &Skill) -> Arc<Skill> {
 fn parse_request(req: &Request, config: &RegistryConfig) -> Skill {
     let source = &config.sources[req.source];
     let file = parse_one(&req.path, req.origin.clone(), source, config);
+    finish_request(req, config, file)
+}
+
+/// What a file whose parse crashed (a bug in the parser) is loaded as: an entry with an
+/// error naming the file, so the crash costs that one file and is reported, never a skill
+/// dropped or mislabelled.
+fn crashed_request(req: &Request, config: &RegistryConfig) -> Skill {
+    let source = &config.sources[req.source];
+    let diagnostic = Diagnostic::error(
+        Code::Unreadable,
+        &req.path,
+        "the parser failed on this file (an internal error: please report it with the file); it is not loaded",
+    );
+    let file = unparsed_file(&req.path, req.origin.clone(), source, config, diagnostic);
+    finish_request(req, config, file)
+}
+
+fn finish_request(req: &Request, config: &RegistryConfig, file: SkillFile) -> Skill {
+    let source = &config.sources[req.source];
     let mut skill = to_skill(file, req.source, source, &req.dir, req.domain.clone());
     if let Origin::Note { .. } = req.origin {
         skill.name = slug(&skill.name);
@@ -600,8 +641,26 @@ fn parse_request(req: &Request, config: &RegistryConfig) -> Skill {
     skill
 }
 
-/// Parse the requests on up to `threads` threads, keeping their order in the result.
+/// Parse one request with `parse`; a panic costs only this file ([`crashed_request`]).
+fn parse_guarded<F>(parse: &F, req: &Request, config: &RegistryConfig) -> Skill
+where
+    F: Fn(&Request, &RegistryConfig) -> Skill,
+{
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(req, config)))
+        .unwrap_or_else(|_| crashed_request(req, config))
+}
+
+/// Parse the requests on up to `threads` threads. The result has one skill per request, in
+/// request order: each result carries its request's index, and a request without a result
+/// (its parse crashed) is loaded as [`crashed_request`] says.
 fn run_parallel(requests: &[&Request], config: &RegistryConfig) -> Vec<Skill> {
+    run_parallel_with(requests, config, &parse_request)
+}
+
+fn run_parallel_with<F>(requests: &[&Request], config: &RegistryConfig, parse: &F) -> Vec<Skill>
+where
+    F: Fn(&Request, &RegistryConfig) -> Skill + Sync,
+{
     let threads = if config.threads == 0 {
         std::thread::available_parallelism().map_or(1, usize::from)
     } else {
@@ -609,10 +668,16 @@ fn run_parallel(requests: &[&Request], config: &RegistryConfig) -> Vec<Skill> {
     }
     .min(requests.len().max(1));
     if threads <= 1 || requests.len() < 64 {
-        return requests.iter().map(|r| parse_request(r, config)).collect();
+        return requests
+            .iter()
+            .map(|r| parse_guarded(parse, r, config))
+            .collect();
     }
     let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Skill)> = std::thread::scope(|scope| {
+    let mut slots: Vec<Option<Skill>> = std::iter::repeat_with(|| None)
+        .take(requests.len())
+        .collect();
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -620,19 +685,26 @@ fn run_parallel(requests: &[&Request], config: &RegistryConfig) -> Vec<Skill> {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(req) = requests.get(i) else { break };
-                        local.push((i, parse_request(req, config)));
+                        local.push((i, parse_guarded(parse, req, config)));
                     }
                     local
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        for handle in handles {
+            // A worker that died took its results with it; those slots stay empty.
+            for (i, skill) in handle.join().unwrap_or_default() {
+                if let Some(slot) = slots.get_mut(i) {
+                    *slot = Some(skill);
+                }
+            }
+        }
     });
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, s)| s).collect()
+    slots
+        .into_iter()
+        .zip(requests)
+        .map(|(slot, req)| slot.unwrap_or_else(|| crashed_request(req, config)))
+        .collect()
 }
 
 /// Build a snapshot from the configuration's sources in one go (no reload state kept).
@@ -791,6 +863,63 @@ mod tests {
         assert!(loader.load_edits(&config, &second, 3, &created).is_none());
         let third = loader.load(&config, 3, Scope::Paths(&created));
         assert!(third.get("c").is_some());
+    }
+
+    /// A parse that panics costs only its own file, which is reported by path; every other
+    /// file keeps its own result, in order, on the threaded path and the sequential one.
+    #[test]
+    fn a_crashing_parse_costs_one_file_and_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let names: Vec<String> = (0..100).map(|i| format!("s{i:03}")).collect();
+        for n in &names {
+            write(root, &format!("{n}/SKILL.md"), &md(n, "A skill."));
+        }
+        let requests: Vec<Request> = names
+            .iter()
+            .map(|n| Request {
+                path: root.join(n).join("SKILL.md"),
+                origin: Origin::Folder {
+                    folder_name: n.clone(),
+                },
+                source: 0,
+                dir: root.join(n),
+                domain: None,
+            })
+            .collect();
+        let refs: Vec<&Request> = requests.iter().collect();
+        let crashes = |req: &Request| {
+            let n = file_name(&req.dir);
+            n.ends_with('3') || n == "s000"
+        };
+        let parse = |req: &Request, config: &RegistryConfig| {
+            if crashes(req) {
+                panic!("injected parser crash");
+            }
+            parse_request(req, config)
+        };
+        for threads in [1, 2, 4] {
+            let mut config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+            config.threads = threads;
+            let out = run_parallel_with(&refs, &config, &parse);
+            assert_eq!(out.len(), requests.len(), "threads {threads}");
+            for (req, skill) in requests.iter().zip(&out) {
+                assert_eq!(skill.path, req.path, "threads {threads}");
+                assert_eq!(skill.name, file_name(&req.dir), "threads {threads}");
+                let failed: Vec<&Diagnostic> = skill
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.code == Code::Unreadable)
+                    .collect();
+                if crashes(req) {
+                    assert_eq!(failed.len(), 1, "{}", req.path.display());
+                    assert!(failed[0].message.contains("parser failed"));
+                    assert!(failed[0].is_error());
+                } else {
+                    assert!(skill.diagnostics.is_empty(), "{:?}", skill.diagnostics);
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
-use skill_registry::{Budget, CatalogFormat, Disclosure, Skill};
+use skill_registry::{
+    Budget, CatalogFormat, Disclosure, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Skill, Snapshot,
+    closest_names,
+};
 
 use crate::Format;
 use crate::commands::{load_layers, write_out};
@@ -53,7 +56,9 @@ pub enum Commands {
         #[arg(long)]
         entry_cap_chars: Option<usize>,
     },
-    /// Print one skill's metadata and body.
+    /// Print one skill's metadata, diagnostics and body: any entry whatever its status
+    /// (loaded, invalid, ineligible, model- or user-only, excluded for a profile) or a domain
+    /// index, with the entries it shadows.
     Show {
         #[command(flatten)]
         source: SkillsArgs,
@@ -71,7 +76,7 @@ pub enum Commands {
         /// The dot path.
         path: Option<String>,
     },
-    /// List a skill's files, or print one of them.
+    /// List a skill's files, or print one of them (any entry, as `show` finds it).
     Resources {
         #[command(flatten)]
         source: SkillsArgs,
@@ -134,8 +139,9 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 let value = json!({ "entries": catalog.entries, "report": catalog.report });
                 write_out(out, &format!("{value:#}\n"))?;
             } else {
+                // An empty catalog (a budget too small for anything) prints nothing at all.
                 let mut text = catalog.text.clone();
-                if !text.ends_with('\n') {
+                if !text.is_empty() && !text.ends_with('\n') {
                     text.push('\n');
                 }
                 write_out(out, &text)?;
@@ -143,9 +149,9 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             }
             Ok(0)
         }
-        Commands::Show { format, name, .. } => match view.skill(&name) {
+        Commands::Show { format, name, .. } => match inspect(&snapshot, &name) {
             Ok(skill) => {
-                write_out(out, &show(skill, format))?;
+                write_out(out, &show(skill, snapshot.shadowed(), format))?;
                 Ok(0)
             }
             Err(e) => failed(err, e),
@@ -163,7 +169,7 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
         Commands::Resources {
             format, name, file, ..
         } => match file {
-            Some(file) => match view.read_resource(&name, &file) {
+            Some(file) => match inspect(&snapshot, &name).and_then(|s| s.read_resource(&file)) {
                 Ok(bytes) => match out.write_all(&bytes).and_then(|()| out.flush()) {
                     Ok(()) => Ok(0),
                     Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
@@ -171,15 +177,24 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 },
                 Err(e) => failed(err, e),
             },
-            None => match view.resources(&name) {
-                Ok(list) => {
+            None => match inspect(&snapshot, &name).and_then(Skill::resource_listing) {
+                Ok(listing) => {
                     let text = if format == Format::Json {
-                        format!("{:#}\n", json!({ "skill": name, "resources": list }))
-                    } else if list.is_empty() {
+                        format!(
+                            "{:#}\n",
+                            json!({
+                                "skill": name,
+                                "resources": listing.resources,
+                                "truncated": listing.is_truncated(),
+                                "too_many": listing.too_many,
+                                "too_deep": listing.too_deep,
+                            })
+                        )
+                    } else if listing.resources.is_empty() && !listing.is_truncated() {
                         format!("{name} has no resources\n")
                     } else {
                         let mut t = String::new();
-                        for r in &list {
+                        for r in &listing.resources {
                             t.push_str(&format!(
                                 "{:<9} {:>9}  {}\n",
                                 format!("{:?}", r.kind).to_lowercase(),
@@ -190,6 +205,22 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                         t
                     };
                     write_out(out, &text)?;
+                    if listing.too_many {
+                        write_out(
+                            err,
+                            &format!(
+                                "listing truncated: only the first {MAX_RESOURCE_ENTRIES} files are listed\n"
+                            ),
+                        )?;
+                    }
+                    if listing.too_deep {
+                        write_out(
+                            err,
+                            &format!(
+                                "listing truncated: folders deeper than {MAX_RESOURCE_DEPTH} levels are not listed\n"
+                            ),
+                        )?;
+                    }
                     Ok(0)
                 }
                 Err(e) => failed(err, e),
@@ -229,8 +260,34 @@ fn report_text(r: &skill_registry::BudgetReport) -> String {
     t
 }
 
-fn show(s: &Skill, format: Format) -> String {
+/// The entry `show` and `resources` inspect: the winning entry of that name whatever its
+/// status or who may use it, else the domain index of that name. These are operator
+/// commands, so a skill the model may not invoke (or that is invalid) is still shown.
+fn inspect<'s>(snapshot: &'s Snapshot, name: &str) -> Result<&'s Skill, skill_registry::Error> {
+    let name = name.trim();
+    snapshot
+        .entry(name)
+        .or_else(|| snapshot.domain(name))
+        .map(|s| &**s)
+        .ok_or_else(|| skill_registry::Error::UnknownSkill {
+            name: name.to_owned(),
+            suggestions: closest_names(
+                name,
+                snapshot
+                    .entries()
+                    .chain(snapshot.domains())
+                    .map(|s| s.name.as_str()),
+            ),
+        })
+}
+
+fn show(s: &Skill, shadowed: &[std::sync::Arc<Skill>], format: Format) -> String {
     let m = &s.manifest;
+    let hidden: Vec<&Skill> = shadowed
+        .iter()
+        .filter(|h| h.name == s.name && h.kind == s.kind)
+        .map(|h| &**h)
+        .collect();
     if format == Format::Json {
         let value = json!({
             "name": s.name,
@@ -244,6 +301,11 @@ fn show(s: &Skill, format: Format) -> String {
             "user_invocable": s.user_invocable(),
             "allowed_tools": m.allowed_tools,
             "schedule": m.schedule,
+            "shadows": hidden
+                .iter()
+                .map(|h| json!({ "layer": h.layer, "path": h.path }))
+                .collect::<Vec<_>>(),
+            "diagnostics": s.diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "body": s.body,
         });
         return format!("{value:#}\n");
@@ -273,6 +335,13 @@ fn show(s: &Skill, format: Format) -> String {
     }
     if let Some(cron) = &m.schedule {
         line("schedule:", cron);
+    }
+    for h in &hidden {
+        line("shadows:", &format!("{} ({})", h.path.display(), h.layer));
+    }
+    // Why an entry is invalid or ineligible, and any warnings.
+    for d in &s.diagnostics {
+        line("diagnostic:", &d.to_string());
     }
     t.push_str("---\n");
     t.push_str(&s.body);

@@ -1,8 +1,20 @@
 //! `skill-server`: the command line over the skills engine.
 //!
-//! Subcommands: `validate` (check skill files, compiler-style or JSON, exit 1 on errors) and
-//! `list` (what a set of layered sources loads, with shadowed entries). The binary is a thin
-//! wrapper over [`run`], which tests drive in-process.
+//! Subcommands:
+//! - `validate` (check skill files, compiler-style or JSON, exit 1 on errors) and `list`
+//!   (what a set of layered sources loads, with shadowed entries);
+//! - `serve` (the whole engine over HTTP, JSON under `/v1`);
+//! - disclosure: `catalog` (the system-prompt catalog within a budget, the budget report on
+//!   stderr), `show` (one entry's metadata and body, whatever its status), `get-skill` (the
+//!   `get_skill` tiers) and `resources` (a skill's files, or one of them);
+//! - routing: `route` (one command line to help, an invocation, a slash command or an error)
+//!   and `extract` (the commands of model output, in order);
+//! - search: `search` (rank skills for a query), `select` (the skills to pre-load for a
+//!   message) and `notes-search` (ranked markdown notes);
+//! - `schedules` (every scheduled skill's next fire times);
+//! - `report` (a pack's deterministic text report).
+//!
+//! The binary is a thin wrapper over [`run`], which tests drive in-process.
 
 #![deny(missing_docs)]
 

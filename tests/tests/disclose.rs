@@ -5,8 +5,9 @@
 use std::path::Path;
 
 use skill_registry::{
-    Budget, Caller, CatalogFormat, Disclosure, Error, MAX_RESOURCE_BYTES, Registry, RegistryConfig,
-    ResourceKind, Source, TRUNCATION_MARK, Unavailable, UseSkillMode,
+    Budget, Caller, CatalogFormat, Disclosure, Error, MAX_AVAILABLE_NAMES, MAX_RESOURCE_BYTES,
+    MAX_RESOURCE_DEPTH, Registry, RegistryConfig, ResourceKind, Source, TRUNCATION_MARK,
+    Unavailable, UseSkillMode,
 };
 use skills_tests::{repo_root, skill_md, skill_server, write};
 
@@ -103,8 +104,60 @@ fn catalog_budget_cases() {
         out.push_str(&both(&cli(args, ALL_PACKS)));
     }
     insta::assert_snapshot!(out);
-    // (XML and JSON budgets hold absolute paths, so which entries fit depends on the
-    // checkout's location: they are covered by the property test below, not a snapshot.)
+}
+
+/// XML and JSON catalogs hold each listed skill's absolute path, so which entries fit a
+/// fixed budget would depend on where the checkout is. The budget here is `base` plus the
+/// checkout root's length once per entry expected to fit (`k`): when exactly `k` entries
+/// are listed (checked), what is listed, shortened and omitted is the same in every
+/// checkout. The budget and the character count are masked as `both_path_independent` does.
+#[test]
+fn catalog_budget_cases_xml_and_json() {
+    let root_chars = std::fs::canonicalize(repo_root())
+        .unwrap()
+        .display()
+        .to_string()
+        .chars()
+        .count();
+    let mut out = String::new();
+    // (format, base, k): base lies between the smallest budget that lists k entries and
+    // the smallest that lists k + 1, both less k (or k + 1) root lengths.
+    for (format, base, k) in [("xml", 820, 4), ("json", 1000, 6), ("xml", 0, 0)] {
+        let budget = base + k * root_chars;
+        let budget_arg = budget.to_string();
+        let run = cli(
+            &["catalog", "--format", format, "--budget-chars", &budget_arg],
+            ALL_PACKS,
+        );
+        assert_eq!(run.code, 0, "{}", both(&run));
+        let listed = if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+            v["report"]["included"].as_array().unwrap().len()
+        } else {
+            run.stdout.matches("<skill>").count()
+        };
+        assert_eq!(listed, k, "{format} {budget}: {}", both(&run));
+        let shown = if k == 0 {
+            base.to_string()
+        } else {
+            format!("{base} + {k} x root")
+        };
+        out.push_str(&format!(
+            "=== catalog --format {format} --budget-chars ({shown})\n"
+        ));
+        out.push_str(
+            &both_path_independent(&run)
+                .replace(
+                    &format!("a {budget}-char budget"),
+                    &format!("a ({shown})-char budget"),
+                )
+                .replace(
+                    &format!("\"budget_chars\": {budget},"),
+                    &format!("\"budget_chars\": \"({shown})\","),
+                ),
+        );
+    }
+    insta::assert_snapshot!(out);
 }
 
 #[test]
@@ -147,6 +200,7 @@ fn every_budget_is_respected_and_nothing_is_dropped_silently() {
     let r = registry(ALL_PACKS);
     let snap = r.snapshot();
     let view = Disclosure::new(&snap);
+    let mut shortened_json = false;
     for format in [
         CatalogFormat::Markdown,
         CatalogFormat::Xml,
@@ -184,6 +238,17 @@ fn every_budget_is_respected_and_nothing_is_dropped_silently() {
                 assert_eq!(e.truncated, e.description.ends_with(TRUNCATION_MARK));
                 assert_eq!(e.truncated, c.report.truncated.contains(&e.name));
             }
+            // The JSON text says which entries it shortened, as the entries do.
+            if format == CatalogFormat::Json && !c.text.is_empty() {
+                let parsed: Vec<serde_json::Value> = serde_json::from_str(&c.text).unwrap();
+                assert_eq!(parsed.len(), c.entries.len());
+                for (v, e) in parsed.iter().zip(&c.entries) {
+                    assert_eq!(v["name"], e.name.as_str());
+                    assert_eq!(v["description"], e.description.as_str());
+                    assert_eq!(v["truncated"], e.truncated, "{budget}: {}", c.text);
+                }
+                shortened_json |= c.entries.iter().any(|e| e.truncated);
+            }
             // Deterministic.
             assert_eq!(
                 c,
@@ -197,6 +262,7 @@ fn every_budget_is_respected_and_nothing_is_dropped_silently() {
             );
         }
     }
+    assert!(shortened_json, "no budget shortened a JSON entry");
     // An absurd budget is just "everything".
     let huge = view.catalog(
         CatalogFormat::Markdown,
@@ -306,10 +372,65 @@ fn load_skill_shape_and_profile_rules() {
         e.to_string(),
         "Skill 'meeting-notes' is not available for this profile."
     );
+    // The seed's text (agent-skills-integration 3.8): every skill this caller may load,
+    // then the closest names.
     let e = view.load_skill("pdf-form").unwrap_err();
+    let loadable: Vec<&str> = snap
+        .skills()
+        .filter(|s| view.skill(&s.name).is_ok())
+        .map(|s| s.name.as_str())
+        .collect();
+    assert!(loadable.contains(&"home-automation") && !loadable.contains(&"commit"));
     assert_eq!(
         e.to_string(),
-        "Unknown skill: pdf-form. Did you mean: pdf-forms?"
+        format!(
+            "Skill 'pdf-form' not found. Available: {}. Did you mean: pdf-forms?",
+            loadable.join(", ")
+        )
+    );
+    assert!(matches!(e, Error::SkillNotFound { more: 0, .. }));
+}
+
+/// The "not found" answer names at most `MAX_AVAILABLE_NAMES` skills and counts the rest.
+#[test]
+fn load_skill_not_found_lists_at_most_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..=MAX_AVAILABLE_NAMES {
+        let name = format!("s{i:03}");
+        write(
+            dir.path(),
+            &format!("{name}/SKILL.md"),
+            &skill_md(&name, "A skill."),
+        );
+    }
+    let r = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+        dir.path(),
+        "project",
+    )]));
+    let snap = r.snapshot();
+    let view = Disclosure::new(&snap);
+    match view.load_skill("zzz").unwrap_err() {
+        Error::SkillNotFound {
+            available, more, ..
+        } => {
+            assert_eq!(available.len(), MAX_AVAILABLE_NAMES);
+            assert_eq!(available[0], "s000");
+            assert_eq!(more, 1);
+        }
+        e => panic!("{e}"),
+    }
+    // At the cap exactly: everything named, nothing counted.
+    std::fs::remove_dir_all(dir.path().join(format!("s{MAX_AVAILABLE_NAMES:03}"))).unwrap();
+    r.reload();
+    let snap = r.snapshot();
+    let e = Disclosure::new(&snap).load_skill("zzz").unwrap_err();
+    assert!(
+        matches!(&e, Error::SkillNotFound { available, more: 0, .. } if available.len() == MAX_AVAILABLE_NAMES),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains(&format!(", s{:03}", MAX_AVAILABLE_NAMES - 1)) && !text.contains(" more")
     );
 }
 
@@ -366,6 +487,24 @@ fn scoped_listing_for_a_sub_agent() {
         e.to_string(),
         "Unknown skills for the scoped listing: emial.send (did you mean: email.send, email.read?), zzz"
     );
+    // A skill that exists but is not for this caller is never reported as unknown, before
+    // or after an unknown name.
+    for names in [["zzz", "commit"], ["commit", "zzz"]] {
+        match view.scoped_listing(&names).unwrap_err() {
+            Error::UnknownSkills { names } => {
+                assert_eq!(names, [("zzz".to_owned(), vec![])]);
+            }
+            e => panic!("{e}"),
+        }
+    }
+    assert!(matches!(
+        view.scoped_listing(&["tasks.search", "commit"])
+            .unwrap_err(),
+        Error::NotAvailable {
+            reason: Unavailable::ModelInvocationDisabled,
+            ..
+        }
+    ));
 }
 
 // --- Resources ---------------------------------------------------------------------------
@@ -385,6 +524,64 @@ fn resources_cli() {
         out.push_str(&both(&cli(args, &["packs/agentskills", "packs/actions"])));
     }
     insta::assert_snapshot!(out);
+}
+
+/// `show` and `resources` are operator commands: they inspect any entry (model-only or
+/// user-only, invalid, excluded for the profile, a domain index), with what it shadows.
+#[test]
+fn show_and_resources_inspect_any_entry() {
+    let mut out = String::new();
+    let pegasus_twice = &["packs/pegasus", "packs/pegasus"][..];
+    for (args, packs) in [
+        (&["show", "commit"][..], pegasus_twice),
+        (&["show", "commit", "--format", "json"], pegasus_twice),
+        (&["resources", "commit"], pegasus_twice),
+        (&["resources", "commit", "SKILL.md"], pegasus_twice),
+        (&["show", "missing-description"], &["packs/broken"]),
+        (&["show", "email"], &["packs/actions"]),
+        (
+            &["show", "meeting-notes", "--profile", "kids_mode"],
+            &["packs/agentskills"],
+        ),
+        (&["show", "comit"], pegasus_twice),
+    ] {
+        out.push_str(&format!("=== {} ({})\n", args.join(" "), packs.join(" ")));
+        out.push_str(&both(&cli(args, packs)));
+    }
+    insta::assert_snapshot!(out);
+}
+
+/// A listing cut short by a limit says so, in text (on stderr) and in JSON.
+#[test]
+fn resources_cli_says_when_the_listing_is_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    write(&root, "s/SKILL.md", &skill_md("s", "A skill."));
+    let deep: Vec<String> = (1..=MAX_RESOURCE_DEPTH + 1)
+        .map(|i| format!("d{i}"))
+        .collect();
+    write(
+        &root,
+        &format!("s/{}/hidden-by-depth.txt", deep.join("/")),
+        "x",
+    );
+    write(&root, "s/top.txt", "x");
+    let skills = root.display().to_string();
+    let run = skill_server(&["resources", "s", "--skills", &skills]);
+    assert_eq!(run.code, 0, "{}", both(&run));
+    assert_eq!(run.stdout, "other             1  top.txt\n");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "listing truncated: folders deeper than {MAX_RESOURCE_DEPTH} levels are not listed\n"
+        )
+    );
+    let run = skill_server(&["resources", "s", "--format", "json", "--skills", &skills]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["too_deep"], true);
+    assert_eq!(v["too_many"], false);
+    assert_eq!(v["resources"].as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -492,4 +689,140 @@ fn actions_skills_and_notes_have_no_resources() {
         Err(Error::ResourceNotFound { .. })
     ));
     let _ = Path::new("");
+}
+
+// --- The shared corpus --------------------------------------------------------------------
+
+/// Every disclosure path over every skill of `../shared/corpus` (next to the checkout):
+/// nothing errors or panics, catalogs keep their budget and name every skill they leave
+/// out. Skipped when the corpus is not there: unit tests never need it.
+#[test]
+fn every_disclosure_path_over_the_shared_corpus() {
+    let dir = repo_root().join("..").join("shared").join("corpus");
+    if !dir.is_dir() {
+        eprintln!("skipped: no corpus at {}", dir.display());
+        return;
+    }
+    let r = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+        &dir, "corpus",
+    )]));
+    let snap = r.snapshot();
+    assert!(
+        snap.skills().next().is_some(),
+        "no skill loaded from the corpus"
+    );
+    let view = Disclosure::new(&snap);
+    let mut failures: Vec<String> = Vec::new();
+
+    for format in [
+        CatalogFormat::Markdown,
+        CatalogFormat::Xml,
+        CatalogFormat::Json,
+    ] {
+        let all = view.catalog(
+            format,
+            &Budget {
+                budget_chars: Some(usize::MAX),
+                entry_cap_chars: Some(usize::MAX),
+                ..Budget::default()
+            },
+        );
+        assert!(all.report.is_complete(), "{format:?}");
+        let mut everything = all.report.included.clone();
+        everything.sort();
+        for budget in [
+            Budget::default(),
+            Budget {
+                budget_chars: Some(2_000),
+                ..Budget::default()
+            },
+        ] {
+            let c = view.catalog(format, &budget);
+            let used = c.text.chars().count();
+            assert!(
+                used <= budget.chars(),
+                "{format:?}: {used} > {}",
+                budget.chars()
+            );
+            assert_eq!(c.report.used_chars, used);
+            // Every candidate is listed or named as omitted, once.
+            let mut named: Vec<String> = c
+                .report
+                .included
+                .iter()
+                .chain(&c.report.omitted)
+                .cloned()
+                .collect();
+            named.sort();
+            assert_eq!(named, everything, "{format:?} {}", budget.chars());
+            if format == CatalogFormat::Json && !c.text.is_empty() {
+                let parsed: Vec<serde_json::Value> = serde_json::from_str(&c.text).unwrap();
+                assert_eq!(parsed.len(), c.entries.len());
+            }
+            if format == CatalogFormat::Xml {
+                assert_eq!(c.text.matches("<skill>").count(), c.entries.len());
+            }
+        }
+    }
+
+    if let Err(e) = view.get_skill(None) {
+        failures.push(format!("get_skill: {e}"));
+    }
+    for d in snap.domains() {
+        for path in [d.name.clone(), format!("{}.all", d.name)] {
+            match view.get_skill(Some(&path)) {
+                Ok(_) | Err(Error::EmptyDomain { .. } | Error::UnknownDomain { .. }) => {}
+                Err(e) => failures.push(format!("get_skill: {path}: {e}")),
+            }
+        }
+    }
+    let mut usable = Vec::new();
+    for skill in snap.skills() {
+        let name = &skill.name;
+        if view.skill(name).is_err() {
+            continue;
+        }
+        usable.push(name.as_str());
+        match view.get_skill(Some(name)) {
+            Ok(text) if text == skill.body => {}
+            Ok(_) => failures.push(format!("get_skill: {name} is not the body")),
+            Err(e) => failures.push(format!("get_skill: {name}: {e}")),
+        }
+        match view.load_skill(name) {
+            Ok(text) if text.starts_with(&format!("# {name}\n\n")) => {}
+            Ok(_) => failures.push(format!("load_skill: {name}: not `# name`")),
+            Err(e) => failures.push(format!("load_skill: {name}: {e}")),
+        }
+        if let Err(e) = view.use_skill(name, Some("corpus check")) {
+            failures.push(format!("use_skill: {name}: {e}"));
+        }
+        match view.resource_listing(name) {
+            Ok(listing) => {
+                for res in &listing.resources {
+                    match view.read_resource(name, &res.path) {
+                        Ok(b) if b.len() as u64 == res.size => {}
+                        Ok(b) => failures.push(format!(
+                            "{name}/{}: read {} of {} bytes",
+                            res.path,
+                            b.len(),
+                            res.size
+                        )),
+                        Err(Error::ResourceTooLarge { .. }) if res.size > MAX_RESOURCE_BYTES => {}
+                        Err(e) => failures.push(format!("{name}/{}: {e}", res.path)),
+                    }
+                }
+            }
+            Err(e) => failures.push(format!("resources: {name}: {e}")),
+        }
+    }
+    assert!(!usable.is_empty());
+    if let Err(e) = view.scoped_listing(&usable[..usable.len().min(20)]) {
+        failures.push(format!("scoped_listing: {e}"));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures, first: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(10)]
+    );
 }

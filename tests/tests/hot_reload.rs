@@ -126,6 +126,58 @@ fn a_broken_edit_keeps_the_last_good_version_served() {
     assert_eq!(c.removed, ["a"]);
 }
 
+/// Two threads reload at once (as the watcher and an explicit `reload()` can): subscribers
+/// still get every change set in generation order, each following the one before.
+#[test]
+fn concurrent_reloads_publish_in_generation_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &skill_md("a", "A 0."));
+    write(root, "b/SKILL.md", &skill_md("b", "B 0."));
+    let r = registry(root);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = r.subscribe(move |c| {
+        // Widen the window in which an unordered publish would overtake this one.
+        std::thread::yield_now();
+        sink.lock()
+            .unwrap()
+            .push((c.previous_generation, c.generation));
+    });
+    const ROUNDS: usize = 60;
+    std::thread::scope(|scope| {
+        for name in ["a", "b"] {
+            let r = &r;
+            scope.spawn(move || {
+                for i in 1..=ROUNDS {
+                    let file = format!("{name}/SKILL.md");
+                    write(root, &file, &skill_md(name, &format!("{name} {i}.")));
+                    if i % 2 == 0 {
+                        r.reload();
+                    } else {
+                        r.reload_paths([root.join(&file)]);
+                    }
+                }
+            });
+        }
+    });
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty());
+    let mut last = 1;
+    for &(previous, generation) in seen.iter() {
+        assert_eq!(
+            (previous, generation),
+            (last, last + 1),
+            "published out of order: {seen:?}"
+        );
+        last = generation;
+    }
+    assert_eq!(last, r.snapshot().generation());
+    let snap = r.snapshot();
+    assert_eq!(snap.get("a").unwrap().description, format!("a {ROUNDS}."));
+    assert_eq!(snap.get("b").unwrap().description, format!("b {ROUNDS}."));
+}
+
 // --- The watcher -----------------------------------------------------------------------
 
 #[test]

@@ -75,7 +75,8 @@ impl Budget {
         }
         match self.context_window_tokens {
             Some(tokens) => {
-                let chars = tokens.saturating_mul(CHARS_PER_TOKEN) / 100 * CONTEXT_WINDOW_PERCENT;
+                // One rounding, at the end: 2% of 1,049 tokens x 4 is 83 chars, not 82.
+                let chars = tokens.saturating_mul(CHARS_PER_TOKEN * CONTEXT_WINDOW_PERCENT) / 100;
                 usize::try_from(chars).unwrap_or(usize::MAX)
             }
             None => DEFAULT_BUDGET_CHARS,
@@ -151,6 +152,8 @@ struct Candidate<'a> {
     location: PathBuf,
     /// Characters of the entry's text other than the description.
     fixed: usize,
+    /// The same for a shortened description (JSON marks it `"truncated":true`).
+    fixed_cut: usize,
     /// Characters the whole description takes, escaped.
     full_cost: usize,
 }
@@ -253,7 +256,8 @@ impl Layout {
         }
     }
 
-    fn entry(&self, c: &Candidate<'_>, description: &str) -> String {
+    /// One entry's text; `truncated` tells whether `description` was shortened.
+    fn entry(&self, c: &Candidate<'_>, description: &str, truncated: bool) -> String {
         match self.format {
             CatalogFormat::Markdown if c.description.is_empty() => {
                 format!("- {}\n", one_line(&c.skill.name))
@@ -271,7 +275,7 @@ impl Layout {
                     description: description.to_owned(),
                     location: c.location.clone(),
                     domain: c.skill.domain.clone(),
-                    truncated: false,
+                    truncated,
                 };
                 // The comma that separates it from the previous entry is counted with it.
                 format!(",{}", serde_json::to_string(&e).unwrap_or_default())
@@ -347,8 +351,10 @@ impl<'a> Disclosure<'a> {
                 description,
                 location: location(&roots, s),
                 fixed: 0,
+                fixed_cut: 0,
             };
-            c.fixed = chars(&layout.entry(&c, ""));
+            c.fixed = chars(&layout.entry(&c, "", false));
+            c.fixed_cut = chars(&layout.entry(&c, "", true));
             // The per-entry cap: the longest description this entry may show.
             let max_desc = if c.fixed + c.full_cost <= cap {
                 c.description_chars
@@ -460,7 +466,7 @@ impl<'a> Disclosure<'a> {
         match format {
             CatalogFormat::Markdown => {
                 let mut group: Option<Option<&str>> = None;
-                for (i, d, _) in &listed {
+                for (i, d, cut) in &listed {
                     let c = &candidates[*i];
                     let g = c.skill.domain.as_deref();
                     if group != Some(g) {
@@ -473,7 +479,7 @@ impl<'a> Disclosure<'a> {
                         text.push_str(&self.group_text(&layout, g));
                         group = Some(g);
                     }
-                    text.push_str(&layout.entry(c, d));
+                    text.push_str(&layout.entry(c, d, *cut));
                 }
                 if group.is_some_and(|g| g.is_some()) {
                     text.push_str(layout.domains_block().1);
@@ -482,8 +488,8 @@ impl<'a> Disclosure<'a> {
             CatalogFormat::Xml | CatalogFormat::Json => {
                 if !listed.is_empty() || chars(open) + chars(close) <= budget_chars {
                     text.push_str(open);
-                    for (n, (i, d, _)) in listed.iter().enumerate() {
-                        let entry = layout.entry(&candidates[*i], d);
+                    for (n, (i, d, cut)) in listed.iter().enumerate() {
+                        let entry = layout.entry(&candidates[*i], d, *cut);
                         let entry = if format == CatalogFormat::Json && n == 0 {
                             entry.trim_start_matches(',').to_owned()
                         } else {
@@ -545,8 +551,8 @@ impl<'a> Disclosure<'a> {
 fn entry_cost(format: CatalogFormat, c: &Candidate<'_>, limit: usize) -> usize {
     match cut_point(&c.description, c.description_chars, limit) {
         (_, false) => c.fixed + c.full_cost,
-        (head, true) if head.is_empty() && limit < chars(TRUNCATION_MARK) => c.fixed,
-        (head, true) => c.fixed + escaped_chars(format, head) + chars(TRUNCATION_MARK),
+        (head, true) if head.is_empty() && limit < chars(TRUNCATION_MARK) => c.fixed_cut,
+        (head, true) => c.fixed_cut + escaped_chars(format, head) + chars(TRUNCATION_MARK),
     }
 }
 
@@ -596,6 +602,11 @@ mod tests {
         assert_eq!(b(Some(10), Some(200_000)).chars(), 10);
         assert_eq!(b(Some(0), None).chars(), 0);
         assert_eq!(b(None, Some(0)).chars(), 0);
+        // One rounding at the end: 1,049 x 8 / 100 = 83.92, so 83 (not 1,049 x 4 / 100 x 2).
+        assert_eq!(b(None, Some(1_049)).chars(), 83);
+        assert_eq!(b(None, Some(1_050)).chars(), 84);
+        assert_eq!(b(None, Some(12)).chars(), 0);
+        assert_eq!(b(None, Some(13)).chars(), 1);
         assert!(b(None, Some(u64::MAX)).chars() > 1 << 40);
         assert_eq!(b(None, None).entry_cap(), DEFAULT_ENTRY_CAP_CHARS);
     }

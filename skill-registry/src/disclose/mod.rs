@@ -24,8 +24,9 @@ pub use catalog::{
 };
 pub use resources::{
     MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Resource, ResourceKind,
+    ResourceListing,
 };
-pub use tiers::{UseSkill, UseSkillMode};
+pub use tiers::{MAX_AVAILABLE_NAMES, UseSkill, UseSkillMode};
 
 /// Who is asking: the model (through its tools) or a user (through slash commands).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -14,9 +14,9 @@ use super::Disclosure;
 use crate::error::Error;
 use crate::snapshot::Skill;
 
-/// The largest resource [`Disclosure::read_resource`] reads.
+/// The largest resource [`Skill::read_resource`] reads.
 pub const MAX_RESOURCE_BYTES: u64 = 1024 * 1024;
-/// The most entries [`Disclosure::resources`] lists for one skill.
+/// The most files [`Skill::resource_listing`] lists for one skill.
 pub const MAX_RESOURCE_ENTRIES: usize = 10_000;
 /// How deep below the skill folder the listing goes.
 pub const MAX_RESOURCE_DEPTH: usize = 8;
@@ -69,31 +69,98 @@ fn kind_of(rel: &str) -> ResourceKind {
     }
 }
 
+/// A skill's files as [`Skill::resource_listing`] found them, and whether the listing
+/// was cut short by one of its limits (nothing is left out without saying so).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ResourceListing {
+    /// The files, sorted by path.
+    pub resources: Vec<Resource>,
+    /// More than [`MAX_RESOURCE_ENTRIES`] files: the rest (in walk order: sorted names,
+    /// depth first) are not listed.
+    pub too_many: bool,
+    /// Folders deeper than [`MAX_RESOURCE_DEPTH`] levels exist and were not entered.
+    pub too_deep: bool,
+}
+
+impl ResourceListing {
+    /// Whether a limit left files out of the listing.
+    pub fn is_truncated(&self) -> bool {
+        self.too_many || self.too_deep
+    }
+}
+
+/// The bounds of one listing (the public constants, smaller in unit tests).
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    entries: usize,
+    depth: usize,
+}
+
+const LIMITS: Limits = Limits {
+    entries: MAX_RESOURCE_ENTRIES,
+    depth: MAX_RESOURCE_DEPTH,
+};
+
 impl Disclosure<'_> {
-    /// The files of a skill's folder (its `SKILL.md` excepted), sorted by path. Hidden
-    /// entries, `.git` and `node_modules` are skipped; links are listed only when they
-    /// resolve inside the folder. At most [`MAX_RESOURCE_ENTRIES`], down to
-    /// [`MAX_RESOURCE_DEPTH`] levels.
+    /// The files of a skill this caller may use, as [`Skill::resource_listing`] lists them.
+    pub fn resource_listing(&self, name: &str) -> Result<ResourceListing, Error> {
+        self.skill(name)?.resource_listing()
+    }
+
+    /// The files of [`Disclosure::resource_listing`], without saying whether a limit cut
+    /// the list short; use `resource_listing` where that matters.
     pub fn resources(&self, name: &str) -> Result<Vec<Resource>, Error> {
-        let skill = self.skill(name)?;
-        let Some(root) = resource_root(skill) else {
-            return Ok(Vec::new());
+        self.resource_listing(name).map(|l| l.resources)
+    }
+
+    /// Read one resource of a skill this caller may use, as [`Skill::read_resource`] does.
+    pub fn read_resource(&self, name: &str, relative: &str) -> Result<Vec<u8>, Error> {
+        self.skill(name)?.read_resource(relative)
+    }
+}
+
+impl Skill {
+    /// The files of the skill's folder (its `SKILL.md` excepted), sorted by path. Hidden
+    /// entries, `.git` and `node_modules` are skipped; links are listed only when they
+    /// resolve inside the folder; named pipes, sockets and devices are not listed. At most
+    /// [`MAX_RESOURCE_ENTRIES`] files, down to [`MAX_RESOURCE_DEPTH`] levels of folders; the
+    /// listing says when either limit left files out. Skills without a folder of their own
+    /// have none.
+    ///
+    /// This does not ask who may see the skill: a host serving a model or a user goes
+    /// through [`Disclosure::resource_listing`].
+    pub fn resource_listing(&self) -> Result<ResourceListing, Error> {
+        self.listing_within(LIMITS)
+    }
+
+    fn listing_within(&self, limits: Limits) -> Result<ResourceListing, Error> {
+        let Some(root) = resource_root(self) else {
+            return Ok(ResourceListing::default());
         };
         let canon_root = fs::canonicalize(root).map_err(|source| Error::Io {
             path: root.to_path_buf(),
             source,
         })?;
-        let mut out = Vec::new();
-        walk(&canon_root, &canon_root, "", 0, &skill.path, &mut out);
-        out.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut walk = Walk {
+            root: &canon_root,
+            skill_file: &self.path,
+            limits,
+            out: ResourceListing::default(),
+        };
+        walk.dir(&canon_root, "", 0);
+        let mut out = walk.out;
+        out.resources.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
 
     /// Read one resource by its path relative to the skill folder. Absolute paths, NUL
-    /// bytes, and paths that leave the folder (by `..` or through a link) are refused, as
-    /// are folders and files over [`MAX_RESOURCE_BYTES`].
-    pub fn read_resource(&self, name: &str, relative: &str) -> Result<Vec<u8>, Error> {
-        let skill = self.skill(name)?;
+    /// bytes, hidden files and paths that leave the folder (by `..` or through a link) are
+    /// refused, as are folders, anything but a regular file (checked before opening, so a
+    /// named pipe never blocks the read) and files over [`MAX_RESOURCE_BYTES`].
+    ///
+    /// Like [`Skill::resource_listing`], this does not ask who may see the skill.
+    pub fn read_resource(&self, relative: &str) -> Result<Vec<u8>, Error> {
+        let skill = self;
         let refuse = |reason| Error::ResourcePath {
             path: relative.to_owned(),
             reason,
@@ -164,16 +231,19 @@ impl Disclosure<'_> {
         if !target.starts_with(&canon_root) || target == canon_root {
             return Err(refuse("it resolves outside the skill folder"));
         }
-        let mut file = fs::File::open(&target).map_err(|source| Error::Io {
+        // Checked before opening: opening a named pipe would wait for a writer forever,
+        // and a device could be endless.
+        let meta = fs::metadata(&target).map_err(|source| Error::Io {
             path: root.join(rel),
             source,
         })?;
-        let meta = file.metadata().map_err(|source| Error::Io {
-            path: root.join(rel),
-            source,
-        })?;
-        if !meta.is_file() {
+        if meta.is_dir() {
             return Err(refuse("it is a folder, not a file"));
+        }
+        if !meta.is_file() {
+            return Err(refuse(
+                "it is not a regular file (a named pipe, socket or device)",
+            ));
         }
         if meta.len() > MAX_RESOURCE_BYTES {
             return Err(Error::ResourceTooLarge {
@@ -182,6 +252,10 @@ impl Disclosure<'_> {
                 limit: MAX_RESOURCE_BYTES,
             });
         }
+        let mut file = fs::File::open(&target).map_err(|source| Error::Io {
+            path: root.join(rel),
+            source,
+        })?;
         // Read at most one byte past the cap, in case the file grew since `metadata`.
         let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         file.by_ref()
@@ -202,69 +276,191 @@ impl Disclosure<'_> {
     }
 }
 
-fn walk(
-    root: &Path,
-    dir: &Path,
-    prefix: &str,
-    depth: usize,
-    skill_file: &Path,
-    out: &mut Vec<Resource>,
-) {
-    if depth > MAX_RESOURCE_DEPTH || out.len() >= MAX_RESOURCE_ENTRIES {
-        return;
+/// One listing's walk: the folder, its bounds, and what it found so far.
+struct Walk<'a> {
+    root: &'a Path,
+    skill_file: &'a Path,
+    limits: Limits,
+    out: ResourceListing,
+}
+
+impl Walk<'_> {
+    /// List `dir`, which is `depth` folders below the skill folder (0 for the folder itself).
+    fn dir(&mut self, dir: &Path, prefix: &str, depth: usize) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        let skill_name = self.skill_file.file_name();
+        for entry in entries {
+            if self.out.too_many {
+                return;
+            }
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') || name == "node_modules" {
+                continue;
+            }
+            if depth == 0 && Some(entry.file_name().as_os_str()) == skill_name {
+                continue;
+            }
+            let rel = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let path: PathBuf = entry.path();
+            let (is_dir, size) = if file_type.is_symlink() {
+                match fs::canonicalize(&path) {
+                    Ok(t) if t.starts_with(self.root) && t != self.root => {
+                        match fs::metadata(&t) {
+                            // Linked folders are not entered (no loops, no double listing).
+                            Ok(m) if m.is_file() => (false, m.len()),
+                            _ => continue,
+                        }
+                    }
+                    _ => continue,
+                }
+            } else if file_type.is_dir() {
+                (true, 0)
+            } else if file_type.is_file() {
+                match entry.metadata() {
+                    Ok(m) => (false, m.len()),
+                    Err(_) => continue,
+                }
+            } else {
+                // Named pipes, sockets and devices are not resources (they cannot be read).
+                continue;
+            };
+            if is_dir {
+                if depth + 1 > self.limits.depth {
+                    self.out.too_deep = true;
+                } else {
+                    self.dir(&path, &rel, depth + 1);
+                }
+            } else if self.out.resources.len() >= self.limits.entries {
+                self.out.too_many = true;
+            } else {
+                self.out.resources.push(Resource {
+                    kind: kind_of(&rel),
+                    path: rel,
+                    size,
+                });
+            }
+        }
     }
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    let skill_name = skill_file.file_name();
-    for entry in entries {
-        if out.len() >= MAX_RESOURCE_ENTRIES {
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::{Registry, RegistryConfig, Source};
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    /// A registry over one skill `s` at `root/s`.
+    fn one_skill(root: &Path) -> Registry {
+        write(
+            root,
+            "s/SKILL.md",
+            "---\nname: s\ndescription: A skill.\n---\nbody\n",
+        );
+        Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            root, "project",
+        )]))
+    }
+
+    fn paths(l: &ResourceListing) -> Vec<&str> {
+        l.resources.iter().map(|r| r.path.as_str()).collect()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = one_skill(dir.path());
+        write(dir.path(), "s/notes.md", "notes\n");
+        let fifo = dir.path().join("s/pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: `mkfifo` is not available here");
             return;
         }
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') || name == "node_modules" {
-            continue;
-        }
-        if depth == 0 && Some(entry.file_name().as_os_str()) == skill_name {
-            continue;
-        }
-        let rel = if prefix.is_empty() {
-            name.to_string()
-        } else {
-            format!("{prefix}/{name}")
+        let snap = r.snapshot();
+        // Run the read on its own thread so a regression fails the test instead of
+        // hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = snap.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(
+                Disclosure::new(&reader)
+                    .read_resource("s", "pipe")
+                    .map_err(|e| e.to_string()),
+            );
+        });
+        let result = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading a named pipe hung");
+        let message = result.unwrap_err();
+        assert!(message.contains("not a regular file"), "{message}");
+        // It is not listed either; the other files are.
+        let listing = Disclosure::new(&snap).resource_listing("s").unwrap();
+        assert_eq!(paths(&listing), ["notes.md"]);
+        assert!(!listing.is_truncated());
+    }
+
+    #[test]
+    fn the_entry_limit_is_exact_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = one_skill(dir.path());
+        let limits = Limits {
+            entries: 3,
+            depth: MAX_RESOURCE_DEPTH,
         };
-        let Ok(file_type) = entry.file_type() else {
-            continue;
-        };
-        let path: PathBuf = entry.path();
-        let (is_dir, size) = if file_type.is_symlink() {
-            match fs::canonicalize(&path) {
-                Ok(t) if t.starts_with(root) && t != root => match fs::metadata(&t) {
-                    // Linked folders are not entered (no loops, no double listing).
-                    Ok(m) if m.is_file() => (false, m.len()),
-                    _ => continue,
-                },
-                _ => continue,
-            }
-        } else if file_type.is_dir() {
-            (true, 0)
-        } else {
-            match entry.metadata() {
-                Ok(m) => (false, m.len()),
-                Err(_) => continue,
-            }
-        };
-        if is_dir {
-            walk(root, &path, &rel, depth + 1, skill_file, out);
-        } else {
-            out.push(Resource {
-                kind: kind_of(&rel),
-                path: rel,
-                size,
-            });
+        for f in ["a.txt", "b/c.txt", "d.txt"] {
+            write(dir.path(), &format!("s/{f}"), "x");
         }
+        let snap = r.snapshot();
+        let skill = snap.get("s").unwrap();
+        let at = skill.listing_within(limits).unwrap();
+        assert_eq!(paths(&at), ["a.txt", "b/c.txt", "d.txt"]);
+        assert!(!at.too_many && !at.is_truncated());
+        write(dir.path(), "s/e.txt", "x");
+        let over = skill.listing_within(limits).unwrap();
+        assert_eq!(paths(&over), ["a.txt", "b/c.txt", "d.txt"]);
+        assert!(over.too_many && !over.too_deep && over.is_truncated());
+    }
+
+    #[test]
+    fn the_depth_limit_is_exact_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = one_skill(dir.path());
+        // A file in a folder MAX_RESOURCE_DEPTH levels down is listed.
+        let deepest: Vec<String> = (1..=MAX_RESOURCE_DEPTH).map(|i| format!("d{i}")).collect();
+        let at = format!("{}/f.txt", deepest.join("/"));
+        write(dir.path(), &format!("s/{at}"), "x");
+        let snap = r.snapshot();
+        let listing = Disclosure::new(&snap).resource_listing("s").unwrap();
+        assert_eq!(paths(&listing), [at.as_str()]);
+        assert!(!listing.is_truncated());
+        // One level more is not entered, and the listing says so.
+        let below = format!("{}/d{}/g.txt", deepest.join("/"), MAX_RESOURCE_DEPTH + 1);
+        write(dir.path(), &format!("s/{below}"), "x");
+        let listing = Disclosure::new(&snap).resource_listing("s").unwrap();
+        assert_eq!(paths(&listing), [at.as_str()]);
+        assert!(listing.too_deep && !listing.too_many);
+        assert_eq!(
+            Disclosure::new(&snap).resources("s").unwrap(),
+            listing.resources
+        );
     }
 }

@@ -8,6 +8,9 @@ use crate::error::Error;
 use crate::snapshot::{Skill, Status};
 use crate::suggest::closest_names;
 
+/// The most skill names a `load_skill` "not found" answer lists; the rest are counted.
+pub const MAX_AVAILABLE_NAMES: usize = 100;
+
 /// Width the seed pads names to in `get_skill` and scoped listings.
 const NAME_COLUMN: usize = 12;
 
@@ -157,9 +160,31 @@ impl Disclosure<'_> {
 
     /// `load_skill` (agent-skills-integration 3.8): `# <name>\n\n<instructions>`. Skills left
     /// out of the catalog (`include_in_prompt_default: false`) can still be loaded; skills
-    /// excluded for the profile cannot.
+    /// excluded for the profile cannot. An unknown name gives the seed's text,
+    /// `Skill '<id>' not found. Available: <names>` (the first [`MAX_AVAILABLE_NAMES`] this
+    /// caller may load, by name, and how many more), then the closest names.
     pub fn load_skill(&self, id: &str) -> Result<String, Error> {
-        let skill = self.skill(id)?;
+        let skill = match self.skill(id) {
+            Ok(skill) => skill,
+            Err(Error::UnknownSkill { name, suggestions }) => {
+                let mut available: Vec<String> = Vec::new();
+                let mut more = 0;
+                for s in self.visible() {
+                    if available.len() < MAX_AVAILABLE_NAMES {
+                        available.push(s.name.clone());
+                    } else {
+                        more += 1;
+                    }
+                }
+                return Err(Error::SkillNotFound {
+                    name,
+                    available,
+                    more,
+                    suggestions,
+                });
+            }
+            Err(e) => return Err(e),
+        };
         Ok(format!("# {}\n\n{}", skill.name, skill.body))
     }
 
@@ -182,23 +207,29 @@ impl Disclosure<'_> {
     }
 
     /// The sub-agent listing of markdown-first 11.1 for exactly these skills, in the order
-    /// given. Every name must be a skill this caller may use: unknown or unavailable names
-    /// are an error that lists each of them, never silently dropped.
+    /// given. Every name must be a skill this caller may use, or the listing is an error,
+    /// never a list with names silently dropped: names that do not exist are reported
+    /// together, each with its closest names; when every name exists, the first that this
+    /// caller may not use is reported with the reason.
     pub fn scoped_listing<S: AsRef<str>>(&self, names: &[S]) -> Result<String, Error> {
         let mut unknown = Vec::new();
+        let mut unavailable = None;
         let mut found = Vec::new();
         for name in names {
             let name = name.as_ref().trim();
             match self.skill(name) {
                 Ok(s) => found.push(s),
-                Err(Error::NotAvailable { name, reason }) if unknown.is_empty() => {
-                    return Err(Error::NotAvailable { name, reason });
+                Err(Error::UnknownSkill { name, suggestions }) => unknown.push((name, suggestions)),
+                Err(e) => {
+                    unavailable.get_or_insert(e);
                 }
-                Err(_) => unknown.push((name.to_owned(), self.suggest(name))),
             }
         }
         if !unknown.is_empty() {
             return Err(Error::UnknownSkills { names: unknown });
+        }
+        if let Some(e) = unavailable {
+            return Err(e);
         }
         let width = found
             .iter()

@@ -238,8 +238,9 @@ fn latency(
     for round in 0..args.edits {
         let index = 1 + (round * 104_729) % n.max(1);
         let name = generate::folder_name(index, n);
-        edit(root, index, n, 1000 + round)?;
+        // The clock starts before the write: the write itself is part of the latency.
         let written = Instant::now();
+        edit(root, index, n, 1000 + round)?;
         loop {
             match rx.recv_timeout(EDIT_TIMEOUT) {
                 Ok((at, changed)) if changed.contains(&name) => {
