@@ -152,6 +152,18 @@ pub enum Error {
     /// `/skill` without a skill name.
     #[error("/skill needs a skill name: /skill <name> [args] (see /skills)")]
     MissingSkillName,
+    /// `/<command>` that several loaded skills declare as their lily `command`: dispatch
+    /// must be deterministic (lily 5.2), so it invokes none of them.
+    #[error(
+        "/{command} is the command of several skills ({}), so none of them is run: use /skill <name> to pick one",
+        skills.join(", ")
+    )]
+    AmbiguousCommand {
+        /// The command word, without the slash.
+        command: String,
+        /// The skills declaring it, by name.
+        skills: Vec<String>,
+    },
     /// `get_skill` with more than one argument.
     #[error(
         "get_skill takes one dot path (`get_skill: email`, `get_skill: email.send`, `get_skill: email.all`), got: {given}"
@@ -261,6 +273,7 @@ impl Error {
             Error::SlashFromModel { .. } => "slash-from-model",
             Error::Pipe { .. } => "pipe",
             Error::MissingSkillName => "missing-skill-name",
+            Error::AmbiguousCommand { .. } => "ambiguous-command",
             Error::GetSkillArguments { .. } => "get-skill-arguments",
             Error::Lookup(e) => match e {
                 skill_registry::Error::UnknownSkill { .. } => "unknown-skill",

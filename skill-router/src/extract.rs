@@ -7,7 +7,8 @@ use crate::Error;
 /// One command line from a ```` ```cmd ```` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Command<'a> {
-    /// The line, trimmed (a trailing `\r` included).
+    /// The line, trimmed of surrounding whitespace; the `\r` of a CRLF line ending is
+    /// removed with it.
     pub text: &'a str,
     /// 1-based line in the output.
     pub line: u32,

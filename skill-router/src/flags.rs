@@ -136,13 +136,17 @@ pub struct Parsed {
     pub help: bool,
 }
 
-/// Whether a token is a flag: unquoted, `--` and at least one more character (`--` alone
-/// ends the flags; a single dash, as in `-5`, is a value).
+/// Whether a token is a flag: `--` and at least one more character (`--` alone ends the
+/// flags; a single dash, as in `-5`, is a value), and unquoted. A quoted token is a flag
+/// only when its `--name=` part is unquoted and quotes start in the value
+/// (`--subject="Q1 Report"`); `"--to"` and `"--to=x"` are values.
 fn flag_name(token: &Token) -> Option<&str> {
-    if token.quoted {
-        return None;
+    let name = token.text.strip_prefix("--").filter(|n| !n.is_empty())?;
+    if !token.quoted {
+        return Some(name);
     }
-    token.text.strip_prefix("--").filter(|n| !n.is_empty())
+    let unquoted = token.text.get(2..token.unquoted_prefix)?;
+    unquoted.contains('=').then_some(name)
 }
 
 /// Parse the words after the skill name, best effort (markdown-first 5.1, Approach A):
@@ -153,7 +157,9 @@ fn flag_name(token: &Token) -> Option<&str> {
 ///   are not its values.
 /// * A repeated flag keeps all its values.
 /// * `--` alone ends the flags: every word after it is positional.
-/// * Quoted words are never flags (`"--to"` is a value or a positional).
+/// * Quoted words are never flags (`"--to"` is a value or a positional), except a
+///   `--flag="quoted value"` whose `--flag=` is unquoted: that is `--flag=value` with the
+///   quotes removed (`--subject="Q1 Report"` is the subject `Q1 Report`).
 /// * Words before the first flag (and after `--`) are positionals, kept in order, never
 ///   dropped.
 /// * An unquoted `--help` sets [`Parsed::help`] instead of becoming a flag.
@@ -250,6 +256,43 @@ mod tests {
         assert!(!p.flags.contains("d"));
         let p = parse("--=x y");
         assert_eq!(p.positionals, ["--=x", "y"]);
+        assert!(p.flags.is_empty());
+    }
+
+    #[test]
+    fn quoted_values_after_an_unquoted_name_are_flags() {
+        let p = parse(r#"--subject="Q1 Report" --a='x y' --b= --c='' --d=x"y"z --e="""#);
+        assert_eq!(p.flags.get("subject"), Some(&one("Q1 Report")));
+        assert_eq!(p.flags.get("a"), Some(&one("x y")));
+        assert_eq!(p.flags.get("b"), Some(&one("")));
+        assert_eq!(p.flags.get("c"), Some(&one("")));
+        assert_eq!(p.flags.get("d"), Some(&one("xyz")));
+        assert_eq!(p.flags.get("e"), Some(&one("")));
+        assert!(p.positionals.is_empty(), "{:?}", p.positionals);
+        // The words after `--a='x y'` are not its values.
+        let p = parse("--a='x y' z");
+        assert_eq!(p.flags.get("a"), Some(&one("x y")));
+        assert_eq!(p.positionals, ["z"]);
+    }
+
+    #[test]
+    fn quoted_names_stay_values() {
+        // Fully quoted, or quoted before the `=`: never a flag.
+        let p = parse(r#""--to" '--x=1' --"y"=2 "--"z=3 --w\=4 --v'='5"#);
+        assert!(p.flags.is_empty(), "{:?}", p.flags);
+        assert_eq!(
+            p.positionals,
+            ["--to", "--x=1", "--y=2", "--z=3", "--w=4", "--v=5"]
+        );
+        // A quoted name after a flag is that flag's value.
+        let p = parse(r#"--c "--to" x"#);
+        assert_eq!(
+            p.flags.get("c"),
+            Some(&FlagValue::Many(vec!["--to".into(), "x".into()]))
+        );
+        // An empty name stays a positional, quoted value or not.
+        let p = parse(r#"--="x y""#);
+        assert_eq!(p.positionals, ["--=x y"]);
         assert!(p.flags.is_empty());
     }
 

@@ -7,14 +7,17 @@
 //!   indented fences understood, an unterminated block reported (and not run).
 //! * **Tokenizing** ([`tokenize`]): shell-style words (single quotes, double quotes with
 //!   escapes, backslashes, adjacent parts, Unicode); an unterminated quote is an error with
-//!   its column. [`join`] quotes words back into a line that tokenizes to the same words.
+//!   its column. [`join_tokens`] quotes tokens back into a line that tokenizes to the same
+//!   tokens, quoting kept ([`join`] does it for plain words).
 //! * **Flags** ([`parse_flags`]): best effort, as markdown-first Approach A: `--flag v1 v2`
-//!   is a list, `--flag` alone is true, `--flag=value`, `--` ends flags, positionals kept in
-//!   order.
+//!   is a list, `--flag` alone is true, `--flag=value` (also `--flag="a value"`), `--` ends
+//!   flags, positionals kept in order.
 //! * **Routing** ([`Router`]): a model line is help (`get_skill` tiers, `<name> --help`), an
 //!   [`Invocation`] (skill, flags, positionals, raw text, [`Access`] read-only or
 //!   mutating) or an error; a user line is a slash command (`/skills`, `/skill <name>`,
-//!   lily `/<command>`, pegasus `/<name>`), a built-in command, or a plain message.
+//!   lily `/<command>`, pegasus `/<name>`), a built-in command, or a plain message. Lily
+//!   commands dispatch deterministically: only loaded skills, and a command several of them
+//!   declare runs none ([`Error::AmbiguousCommand`], [`Router::diagnostics`]).
 //!   Matching is exact; errors list the closest names, which are never acted on.
 //! * **Trigger control**: model output cannot invoke `disable-model-invocation` skills;
 //!   slash commands cannot invoke `user-invocable: false` skills, and `/skills` hides
@@ -26,7 +29,8 @@
 //!   [`validate::date`], [`validate::apply_defaults`]) and opt-in schema pre-validation
 //!   against a skill's `## Flags` section ([`RouterConfig::prevalidate`], Approach B).
 //! * **Example linting** ([`lint_examples`]): every `## Examples` line must route to its own
-//!   skill and pass its flag schema.
+//!   skill and pass its flag schema, for every skill that parsed (loaded, ineligible,
+//!   shadowed), so the findings do not depend on the machine.
 //!
 //! Help text, suggestions and trigger checks come from `skill-registry`'s
 //! [`Disclosure`](skill_registry::Disclosure), so the router answers exactly what the
@@ -82,7 +86,9 @@ pub use route::{
     Router, RouterConfig, SlashInvocation, Via, access_of,
 };
 pub use skill_registry::Caller;
-pub use tokenize::{MAX_COMMAND_BYTES, MAX_TOKENS, Token, join, quote, tokenize};
+pub use tokenize::{
+    MAX_COMMAND_BYTES, MAX_TOKENS, Token, join, join_tokens, quote, quote_token, tokenize,
+};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1,10 +1,11 @@
 //! Example linting: a skill's `## Examples` lines must route to that skill.
 
 use skill_format::sections::example_lines;
-use skill_format::{Code, Diagnostic};
-use skill_registry::{Skill, Snapshot};
+use skill_format::{Code, Diagnostic, FileKind, Severity};
+use skill_registry::{Skill, Snapshot, Status};
 
-use crate::route::{Mode, Route, Router};
+use crate::route::{Mode, Route, Router, SlashTarget};
+use crate::validate::prevalidate;
 
 /// The diagnostic code example findings carry (`example-does-not-route`); their message
 /// starts with [`EXAMPLE_MESSAGE_PREFIX`].
@@ -13,21 +14,29 @@ pub const EXAMPLE_CODE: Code = Code::ExampleDoesNotRoute;
 /// How every example finding's message starts.
 pub const EXAMPLE_MESSAGE_PREFIX: &str = "example does not route to";
 
-/// Check every `## Examples` line of every loaded skill (warnings, one per failing line,
-/// at the line in the file, in path then line order):
+/// Check every `## Examples` line of every skill that parsed (warnings, one per failing
+/// line, at the line in the file, in path then line order). That is every skill without
+/// errors: loaded, ineligible on this machine (so the findings do not depend on the
+/// machine) and shadowed by a higher layer; invalid skills have errors of their own.
 ///
 /// * a line starting with `/` must be a slash command that resolves to the skill (by lily
 ///   `command` or by name, `/skill <name>` included);
-/// * any other line must route, as a model command, to the skill (`<name> --help` counts)
-///   and, when the skill has a `## Flags` schema, pass it (unknown flags, missing required
-///   flags, values outside `One of:`).
+/// * any other line must route, as a model command, to the skill (`<name> --help` and
+///   `get_skill: <name>` count) and, when the skill has a `## Flags` schema, pass it
+///   (unknown flags, missing required flags, values outside `One of:`). A shadowed skill's
+///   examples are checked against its own schema.
 ///
-/// Trigger control and profiles are not applied: examples document syntax, and who may
-/// invoke a skill is a separate question.
+/// Trigger control, profiles and eligibility are not applied, to invocations and help
+/// alike: examples document syntax, and who may invoke a skill is a separate question.
 pub fn lint_examples(snapshot: &Snapshot) -> Vec<Diagnostic> {
     let router = Router::new(snapshot);
     let mut out = Vec::new();
-    for skill in snapshot.skills() {
+    let parsed = |s: &&std::sync::Arc<Skill>| {
+        s.kind == FileKind::Skill
+            && s.status != Status::Invalid
+            && !s.diagnostics.iter().any(|d| d.severity == Severity::Error)
+    };
+    for skill in snapshot.entries().chain(snapshot.shadowed()).filter(parsed) {
         lint_skill(&router, skill, &mut out);
     }
     out.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
@@ -61,20 +70,34 @@ fn lint_skill(router: &Router<'_>, skill: &Skill, out: &mut Vec<Diagnostic>) {
 fn check(router: &Router<'_>, skill: &Skill, example: &str) -> Option<String> {
     if let Some(after) = example.strip_prefix('/') {
         let word = after.split_ascii_whitespace().next().unwrap_or("");
-        let (word, target) = if word == "skill" {
+        if word == "skill" {
             let name = after.split_ascii_whitespace().nth(1).unwrap_or("");
-            (name, router.snapshot_entry(name))
-        } else {
-            (word, router.slash_target(word))
-        };
-        return match target {
-            Some(t) if t.name == skill.name => None,
-            Some(t) => Some(format!("`/{word}` invokes `{}`", t.name)),
-            None => Some(format!("`/{word}` is not a command for this skill")),
+            return match router.snapshot_entry(name) {
+                Some(t) if t.name == skill.name => None,
+                Some(t) => Some(format!("`/skill {name}` invokes `{}`", t.name)),
+                None => Some(format!("`/skill {name}` names no skill")),
+            };
+        }
+        return match router.slash_target(word) {
+            SlashTarget::Skill(t) if t.name == skill.name => None,
+            SlashTarget::Skill(t) => Some(format!("`/{word}` invokes `{}`", t.name)),
+            SlashTarget::Builtin => Some(format!(
+                "`/{word}` is a built-in command, not a command for this skill"
+            )),
+            SlashTarget::Ambiguous(names) => Some(format!(
+                "`/{word}` is the command of several skills ({names}), so it invokes none"
+            )),
+            // A shadowed skill's own command, which the winner does not declare.
+            SlashTarget::Nothing if skill.manifest.command.as_deref() == Some(word) => None,
+            SlashTarget::Nothing => Some(format!("`/{word}` is not a command for this skill")),
         };
     }
     match router.model_line(example, Mode::Lint) {
-        Route::Invoke(i) if i.skill == skill.name => None,
+        Route::Invoke(i) if i.skill == skill.name => {
+            prevalidate(&skill.name, &skill.body, &i.flags)
+                .err()
+                .map(|e| e.to_string())
+        }
         Route::Help { topic: Some(t), .. } if t == skill.name => None,
         Route::Invoke(i) => Some(format!("it invokes `{}`", i.skill)),
         Route::Help { topic, .. } => Some(format!(
@@ -175,6 +198,104 @@ mod tests {
         let msgs: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(msgs.len(), 2, "{msgs:#?}");
         assert!(msgs[0].contains("`/other` is not a command for this skill"));
-        assert!(msgs[1].contains("`/help` is not a command for this skill"));
+        assert!(
+            msgs[1].contains("`/help` is a built-in command, not a command for this skill"),
+            "{}",
+            msgs[1]
+        );
+    }
+
+    /// Load `layers` (each a list of files) as sources `l0`, `l1`, ... on a machine whose
+    /// OS is `plan9`.
+    fn layered(layers: &[&[(&str, &str)]]) -> (tempfile::TempDir, std::sync::Arc<Snapshot>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sources = Vec::new();
+        for (i, files) in layers.iter().enumerate() {
+            let root = dir.path().join(format!("l{i}"));
+            for (rel, text) in *files {
+                let p = root.join(rel);
+                fs::create_dir_all(p.parent().unwrap()).unwrap();
+                fs::write(p, text).unwrap();
+            }
+            sources.push(Source::new(root, format!("l{i}")));
+        }
+        let mut config = RegistryConfig::with_sources(sources);
+        config.environment.os = "plan9".into();
+        let snap = Registry::load(config).snapshot();
+        (dir, snap)
+    }
+
+    #[test]
+    fn help_examples_ignore_trigger_control() {
+        let commit = "---\nname: commit\ndescription: Commit staged changes\ndisable-model-invocation: true\n---\n# commit\n\n## Examples\n\n- `commit --help`\n- `get_skill: commit`\n- `commit fix typo`\n- `/commit`\n";
+        let hidden = "---\nname: conventions\ndescription: House rules\nuser-invocable: false\n---\n# conventions\n\n## Examples\n\n- `conventions --help`\n- `/conventions`\n";
+        let (_dir, snap) = layered(&[&[
+            ("commit/SKILL.md", commit),
+            ("conventions/SKILL.md", hidden),
+        ]]);
+        assert_eq!(snap.skills().count(), 2, "{:?}", snap.diagnostics());
+        let found = lint_examples(&snap);
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn ineligible_and_shadowed_skills_are_linted_too() {
+        // Ineligible on this (plan9) machine: its examples are still checked.
+        let elsewhere = "---\nsummary: Only elsewhere\ncommand: away\neligibility:\n  os: [darwin, linux, win32]\n---\n# Away\n\n## Examples\n\n- `/away now`\n- `/gone`\n- `away_skill --help`\n";
+        // Shadowed: checked against its own schema, not the winner's.
+        let low = "---\nname: mail\ndescription: Low mail\n---\n# mail\n\n## Usage\n\nmail --to <addr>\n\n## Flags\n\n--to  Recipient (required)\n\n## Examples\n\n- `mail --to a@b.c`\n- `mail --bogus`\n";
+        let high = "---\nname: mail\ndescription: High mail\n---\n# mail\n\n## Usage\n\nmail --id <n>\n\n## Flags\n\n--id  Message (required)\n";
+        let (dir, snap) = layered(&[
+            &[("away_skill/SKILL.md", elsewhere), ("mail/SKILL.md", low)],
+            &[("mail/SKILL.md", high)],
+        ]);
+        assert_eq!(
+            snap.entry("away_skill").map(|s| s.status),
+            Some(Status::Ineligible)
+        );
+        assert_eq!(snap.shadowed().len(), 1);
+        let found = lint_examples(&snap);
+        let got: Vec<(String, &str)> = found
+            .iter()
+            .map(|d| {
+                (
+                    d.path
+                        .strip_prefix(dir.path())
+                        .unwrap()
+                        .display()
+                        .to_string(),
+                    d.message.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert_eq!(got[0].0, "l0/away_skill/SKILL.md");
+        assert!(
+            got[0].1.contains("`/gone` is not a command"),
+            "{}",
+            got[0].1
+        );
+        assert_eq!(got[1].0, "l0/mail/SKILL.md");
+        assert!(
+            got[1].1.contains("unknown flag --bogus")
+                && got[1].1.contains("missing required flag --to")
+                && got[1].1.contains("Usage: mail --to <addr>"),
+            "{}",
+            got[1].1
+        );
+    }
+
+    #[test]
+    fn invalid_skills_are_not_linted() {
+        // lily: `tool_dispatch` without `command_tool` is malformed.
+        let broken = "---\nsummary: Broken\ninvocation_mode: tool_dispatch\n---\n# x\n\n## Examples\n\n- `nothing --here`\n";
+        let (_dir, snap) = layered(&[&[("bad/SKILL.md", broken)]]);
+        assert_eq!(
+            snap.entry("bad").map(|s| s.status),
+            Some(Status::Invalid),
+            "{:?}",
+            snap.diagnostics()
+        );
+        assert!(lint_examples(&snap).is_empty());
     }
 }

@@ -1,14 +1,15 @@
 //! The router: one command line (from the model or a user) to one [`Route`].
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde::Serialize;
 use skill_format::args::split_arguments;
-use skill_format::{ContextMode, InvocationMode};
+use skill_format::{Code, ContextMode, Diagnostic, InvocationMode};
 use skill_registry::{
-    Caller, DEFAULT_BUILTIN_COMMANDS, Disclosure, Skill, Snapshot, closest_names,
+    Caller, DEFAULT_BUILTIN_COMMANDS, Disclosure, Skill, Snapshot, Status, closest_names,
 };
 
 use crate::Error;
@@ -50,9 +51,17 @@ pub struct RouterConfig {
     /// lily 5.3 ("no did-you-mean") turns this off. Suggestions are never acted on either
     /// way.
     pub suggestions: bool,
-    /// Built-in slash commands (default [`DEFAULT_BUILTIN_COMMANDS`]). They win over every
-    /// skill. `/skills` and `/skill` are answered by the router itself; the others come back
-    /// as [`Route::Builtin`] for the host.
+    /// Built-in slash commands (default [`DEFAULT_BUILTIN_COMMANDS`], the same constant the
+    /// registry's `Environment::builtin_commands` starts from). They win over every skill.
+    /// `/skills` and `/skill` are answered by the router itself; the others come back as
+    /// [`Route::Builtin`] for the host.
+    ///
+    /// A built-in added here (say `quit`) is not known to the registry, which excludes a
+    /// skill whose lily `command` collides with a built-in only for the registry's own list.
+    /// The router still lets the built-in win: `/quit` is [`Route::Builtin`], the skill's
+    /// `command` is never routed, and [`Router::diagnostics`] reports the collision. To have
+    /// the skill excluded as lily 3.3 says, list the same extra built-ins in the registry's
+    /// `RegistryConfig::environment.builtin_commands`.
     pub builtin_commands: BTreeSet<String>,
     /// Schema pre-validation (default off).
     pub prevalidate: Prevalidate,
@@ -163,6 +172,36 @@ pub struct SlashInvocation {
     pub content: Option<String>,
 }
 
+impl SlashInvocation {
+    /// The user message to inject for an inline slash command, as pegasus writes it:
+    /// `[Skill: <name>]`, a blank line, then the content. `None` for fork and tool delivery
+    /// (a fork runs the bare content as a task; a tool call has no content). The model's
+    /// `use_skill` result is the bare content, without this wrapper.
+    ///
+    /// ```
+    /// use skill_router::{Delivery, SlashInvocation, Via};
+    ///
+    /// let call = SlashInvocation {
+    ///     skill: "code-review".into(),
+    ///     via: Via::Name,
+    ///     args: "PR #42".into(),
+    ///     arguments: vec!["PR".into(), "#42".into()],
+    ///     delivery: Delivery::Inline,
+    ///     tool: None,
+    ///     content: Some("Review PR #42.".into()),
+    /// };
+    /// assert_eq!(call.user_message().as_deref(), Some("[Skill: code-review]\n\nReview PR #42."));
+    /// ```
+    pub fn user_message(&self) -> Option<String> {
+        match (&self.delivery, &self.content) {
+            (Delivery::Inline, Some(content)) => {
+                Some(format!("[Skill: {}]\n\n{content}", self.skill))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// One line of `/skills`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ListedSkill {
@@ -257,13 +296,25 @@ pub struct RoutedOutput<'a> {
     pub routes: Vec<RoutedCommand<'a>>,
 }
 
+/// Where a lily `command` leads.
+#[derive(Debug)]
+enum CommandTarget<'s> {
+    /// The one loaded skill that declares it; when no loaded skill does, the first entry
+    /// not in use (invalid, ineligible) that declares it, so that `/<command>` fails
+    /// clearly (lily 5.2) instead of becoming a plain message.
+    One(&'s Arc<Skill>),
+    /// Several loaded skills declare it, by name: it invokes none of them.
+    Ambiguous(Vec<&'s str>),
+}
+
 /// Which trigger rules a routing pass applies.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     /// Normal routing.
     Normal,
-    /// Example linting: trigger control and profiles are ignored (examples document
-    /// syntax) and every schema is checked.
+    /// Example linting: trigger control, profiles and the skill's status are ignored
+    /// (examples document syntax), for invocations and help alike; schemas are checked by
+    /// the linter against the example's own skill.
     Lint,
 }
 
@@ -271,12 +322,20 @@ pub(crate) enum Mode {
 ///
 /// Building a router indexes lily `command` aliases once (linear in the skills); routing
 /// a line is then a tokenize, a map lookup and the flag parse.
+///
+/// Command dispatch is deterministic (lily 3.3, 5.2): `/<command>` goes to the one loaded
+/// skill that declares it. When several loaded skills declare the same `command`, it goes
+/// to none of them: routing it is [`Error::AmbiguousCommand`] (naming them all), and
+/// [`Router::diagnostics`] reports it, because picking one would silently run a skill the
+/// user may not have meant. Each stays reachable by `/skill <name>` and `/<name>`.
 #[derive(Debug)]
 pub struct Router<'s> {
     snapshot: &'s Snapshot,
     config: RouterConfig,
-    /// Lily `command` -> the skill declaring it (first by name when several do).
-    commands: HashMap<&'s str, &'s Arc<Skill>>,
+    /// Lily `command` -> where it leads (built-in commands excluded).
+    commands: HashMap<&'s str, CommandTarget<'s>>,
+    /// Command collisions found while indexing.
+    diagnostics: Vec<Diagnostic>,
 }
 
 impl<'s> Router<'s> {
@@ -287,22 +346,84 @@ impl<'s> Router<'s> {
 
     /// A router over `snapshot` with `config`.
     pub fn with_config(snapshot: &'s Snapshot, config: RouterConfig) -> Self {
-        let mut commands = HashMap::new();
-        for skill in snapshot.entries() {
+        let mut commands: HashMap<&'s str, CommandTarget<'s>> = HashMap::new();
+        let mut diagnostics = Vec::new();
+        for skill in snapshot.skills() {
+            let Some(c) = skill.manifest.command.as_deref() else {
+                continue;
+            };
+            if config.builtin_commands.contains(c) {
+                diagnostics.push(Diagnostic::warning(
+                    Code::CommandCollision,
+                    &skill.path,
+                    format!(
+                        "command `/{c}` of `{}` is a built-in command of this router; built-ins win, so `/{c}` never reaches the skill: rename the command, or list `{c}` among the registry's built-in commands to exclude the skill",
+                        skill.name
+                    ),
+                ));
+                continue;
+            }
+            match commands.entry(c) {
+                Entry::Vacant(e) => {
+                    e.insert(CommandTarget::One(skill));
+                }
+                Entry::Occupied(mut e) => {
+                    let target = e.get_mut();
+                    match target {
+                        CommandTarget::One(first) => {
+                            *target = CommandTarget::Ambiguous(vec![&first.name, &skill.name]);
+                        }
+                        CommandTarget::Ambiguous(names) => names.push(&skill.name),
+                    }
+                }
+            }
+        }
+        for (command, target) in &commands {
+            if let CommandTarget::Ambiguous(names) = target {
+                for name in names {
+                    let Some(skill) = snapshot.get(name) else {
+                        continue;
+                    };
+                    diagnostics.push(Diagnostic::warning(
+                        Code::CommandCollision,
+                        &skill.path,
+                        format!(
+                            "command `/{command}` is declared by several skills ({}), so it invokes none of them: give each its own command (until then, use /skill <name>)",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        diagnostics.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
+        // Commands of skills not in use: `/<command>` fails clearly rather than falling
+        // through to a name or a plain message. A loaded skill's claim always wins.
+        for skill in snapshot.entries().filter(|s| s.status != Status::Loaded) {
             if let Some(c) = skill.manifest.command.as_deref() {
-                commands.entry(c).or_insert(skill);
+                if !config.builtin_commands.contains(c) {
+                    commands.entry(c).or_insert(CommandTarget::One(skill));
+                }
             }
         }
         Router {
             snapshot,
             config,
             commands,
+            diagnostics,
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &RouterConfig {
         &self.config
+    }
+
+    /// Warnings about the snapshot's lily `command`s as this router sees them, by path: a
+    /// command that is one of [`RouterConfig::builtin_commands`] (the built-in wins) and a
+    /// command declared by several loaded skills (it invokes none of them). Each carries
+    /// [`Code::CommandCollision`] and the declaring skill's path.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
     }
 
     fn disclosure(&self, caller: Caller) -> Disclosure<'s> {
@@ -320,6 +441,44 @@ impl<'s> Router<'s> {
     }
 
     /// Route one line from `caller`: [`Router::route_model`] or [`Router::route_user`].
+    ///
+    /// ```
+    /// use skill_registry::{Registry, RegistryConfig, Source};
+    /// use skill_router::{Caller, Route, Router};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("email"))?;
+    /// std::fs::write(
+    ///     dir.path().join("email/SKILL.md"),
+    ///     "---\ndomain: email\ndescription: Mail tools\n---\n# Email\n",
+    /// )?;
+    /// std::fs::write(
+    ///     dir.path().join("email/send.md"),
+    ///     "---\nname: email.send\ndescription: Send mail\n---\n# email.send\n",
+    /// )?;
+    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+    ///     dir.path(),
+    ///     "user",
+    /// )]));
+    /// let snapshot = registry.snapshot();
+    /// let router = Router::new(&snapshot);
+    ///
+    /// match router.route(r#"email.send --to bob@co.com --subject="Q1 Report""#, Caller::Model) {
+    ///     Route::Invoke(call) => {
+    ///         assert_eq!(call.skill, "email.send");
+    ///         assert_eq!(call.flags.get("subject").and_then(|v| v.as_str()), Some("Q1 Report"));
+    ///     }
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// assert!(matches!(router.route("email.send --help", Caller::Model), Route::Help { .. }));
+    /// match router.route("email.sned", Caller::Model) {
+    ///     Route::Error(e) => assert_eq!(e.suggestions(), ["email.send"]),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// assert!(matches!(router.route("/help", Caller::User), Route::Builtin { .. }));
+    /// assert!(matches!(router.route("hello", Caller::User), Route::Message { .. }));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn route(&self, line: &str, caller: Caller) -> Route {
         match caller {
             Caller::Model => self.route_model(line),
@@ -372,7 +531,7 @@ impl<'s> Router<'s> {
                     command: command.to_owned(),
                 });
             }
-            if let Some(route) = self.get_skill(&tokens) {
+            if let Some(route) = self.get_skill(&tokens, mode) {
                 return route;
             }
         }
@@ -386,7 +545,7 @@ impl<'s> Router<'s> {
         let name = name.as_str();
         let parsed = parse_flags(tokens);
         if parsed.help {
-            return self.help(Some(name));
+            return self.help(Some(name), mode);
         }
         let skill = match mode {
             Mode::Normal => match self.disclosure(Caller::Model).skill(name) {
@@ -403,7 +562,7 @@ impl<'s> Router<'s> {
                 }
             },
         };
-        if mode == Mode::Lint || self.config.prevalidate.applies(skill) {
+        if mode == Mode::Normal && self.config.prevalidate.applies(skill) {
             if let Err(e) = prevalidate(&skill.name, &skill.body, &parsed.flags) {
                 return self.fail(e);
             }
@@ -420,7 +579,7 @@ impl<'s> Router<'s> {
     }
 
     /// `get_skill` forms, or `None` when the line is not one.
-    fn get_skill(&self, tokens: &[Token]) -> Option<Route> {
+    fn get_skill(&self, tokens: &[Token], mode: Mode) -> Option<Route> {
         let first = tokens.first()?;
         let rest = tokens.get(1..).unwrap_or(&[]);
         let mut args: Vec<&str> = Vec::new();
@@ -437,16 +596,27 @@ impl<'s> Router<'s> {
             return None;
         }
         Some(match args.as_slice() {
-            [] => self.help(None),
-            [path] => self.help(Some(path)),
+            [] => self.help(None, mode),
+            [path] => self.help(Some(path), mode),
             many => self.fail(Error::GetSkillArguments {
                 given: many.join(" "),
             }),
         })
     }
 
-    fn help(&self, path: Option<&str>) -> Route {
+    /// Help for `path` through the model's `get_skill` tiers. When linting, a skill's own
+    /// help is its body whoever may invoke it (examples document syntax, so a
+    /// `disable-model-invocation` skill's `<name> --help` example is fine).
+    fn help(&self, path: Option<&str>, mode: Mode) -> Route {
         let path = path.map(str::trim).filter(|p| !p.is_empty());
+        if mode == Mode::Lint {
+            if let Some(skill) = path.and_then(|p| self.snapshot.entry(p)) {
+                return Route::Help {
+                    topic: Some(skill.name.clone()),
+                    text: skill.body.clone(),
+                };
+            }
+        }
         match self.disclosure(Caller::Model).get_skill(path) {
             Ok(text) => Route::Help {
                 topic: path.map(str::to_owned),
@@ -513,8 +683,15 @@ impl<'s> Router<'s> {
                 },
             };
         }
-        if let Some(skill) = self.commands.get(word) {
-            return self.slash(&skill.name, args, Via::Command);
+        match self.commands.get(word) {
+            Some(CommandTarget::One(skill)) => return self.slash(&skill.name, args, Via::Command),
+            Some(CommandTarget::Ambiguous(names)) => {
+                return self.fail(Error::AmbiguousCommand {
+                    command: word.to_owned(),
+                    skills: names.iter().map(|n| (*n).to_owned()).collect(),
+                });
+            }
+            None => {}
         }
         if self.snapshot.entry(word).is_some() {
             return self.slash(word, args, Via::Name);
@@ -526,7 +703,10 @@ impl<'s> Router<'s> {
                 .builtin_commands
                 .iter()
                 .map(String::as_str)
-                .chain(self.commands.keys().copied())
+                .chain(self.commands.iter().filter_map(|(c, t)| match t {
+                    CommandTarget::One(s) if user.skill(&s.name).is_ok() => Some(*c),
+                    _ => None,
+                }))
                 .chain(
                     self.snapshot
                         .skills()
@@ -596,7 +776,11 @@ impl<'s> Router<'s> {
                     .split_whitespace()
                     .collect::<Vec<_>>()
                     .join(" "),
-                command: s.manifest.command.clone(),
+                command: s
+                    .manifest
+                    .command
+                    .clone()
+                    .filter(|c| self.command_of(c, &s.name)),
                 argument_hint: s.manifest.argument_hint.clone(),
             })
             .collect();
@@ -659,21 +843,42 @@ impl<'s> Router<'s> {
         RoutedOutput { extraction, routes }
     }
 
+    /// Whether `/<command>` leads to the skill `name`.
+    fn command_of(&self, command: &str, name: &str) -> bool {
+        matches!(self.commands.get(command), Some(CommandTarget::One(s)) if s.name == name)
+    }
+
     /// The winning registry entry of a name, whatever its status (for linting).
     pub(crate) fn snapshot_entry(&self, name: &str) -> Option<&'s Arc<Skill>> {
         self.snapshot.entry(name)
     }
 
-    /// The skill a slash word resolves to, without trigger control (for linting).
-    pub(crate) fn slash_target(&self, word: &str) -> Option<&'s Arc<Skill>> {
+    /// What a slash word resolves to, without trigger control or status (for linting).
+    pub(crate) fn slash_target(&self, word: &str) -> SlashTarget<'s> {
         if self.config.builtin_commands.contains(word) {
-            return None;
+            return SlashTarget::Builtin;
         }
-        self.commands
-            .get(word)
-            .copied()
-            .or_else(|| self.snapshot.entry(word))
+        match self.commands.get(word) {
+            Some(CommandTarget::One(skill)) => SlashTarget::Skill(skill),
+            Some(CommandTarget::Ambiguous(names)) => SlashTarget::Ambiguous(names.join(", ")),
+            None => self
+                .snapshot
+                .entry(word)
+                .map_or(SlashTarget::Nothing, SlashTarget::Skill),
+        }
     }
+}
+
+/// What a slash word resolves to (for linting).
+pub(crate) enum SlashTarget<'s> {
+    /// A built-in command.
+    Builtin,
+    /// A skill, by lily `command` or by name.
+    Skill(&'s Arc<Skill>),
+    /// A command several loaded skills declare (their names, joined).
+    Ambiguous(String),
+    /// Nothing: an unknown command.
+    Nothing,
 }
 
 fn message(text: &str, note: Option<String>, suggestions: Vec<String>) -> Route {

@@ -18,8 +18,13 @@ pub struct Token {
     /// The word after quotes and escapes are removed.
     pub text: String,
     /// Some of it was quoted or escaped. A quoted word is never a flag (`"--to"` is a
-    /// value), and a quoted `/` word is never a slash command.
+    /// value) unless its `--name=` part is unquoted (`--subject="Q1 Report"`, see
+    /// [`Token::unquoted_prefix`]), and a quoted `/` word is never a slash command.
     pub quoted: bool,
+    /// How many bytes at the start of `text` were written without quotes or escapes:
+    /// `text.len()` when nothing was quoted, 0 when the word starts with a quote, 4 for
+    /// `--a='x y'`. It tells `--name="value"` (a flag) from `"--name=value"` (a value).
+    pub unquoted_prefix: usize,
     /// 1-based column (in characters) where the word starts.
     pub column: u32,
 }
@@ -50,6 +55,8 @@ pub fn tokenize(input: &str) -> Result<Vec<Token>, Error> {
     let mut current = String::new();
     let mut in_word = false;
     let mut quoted = false;
+    // Bytes of `current` before its first quoted or escaped part.
+    let mut prefix = 0usize;
     let mut start = 0u32;
     let mut column = 0u32;
     // Byte offset where the current run of plain characters started: plain runs are
@@ -78,7 +85,9 @@ pub fn tokenize(input: &str) -> Result<Vec<Token>, Error> {
         }
         if c.is_ascii_whitespace() {
             if in_word {
-                push_token(&mut tokens, std::mem::take(&mut current), quoted, start)?;
+                let text = std::mem::take(&mut current);
+                let prefix = if quoted { prefix } else { text.len() };
+                push_token(&mut tokens, text, quoted, prefix, start)?;
                 in_word = false;
                 quoted = false;
             }
@@ -88,7 +97,10 @@ pub fn tokenize(input: &str) -> Result<Vec<Token>, Error> {
             in_word = true;
             start = column;
         }
-        quoted = true;
+        if !quoted {
+            prefix = current.len();
+            quoted = true;
+        }
         match c {
             '\'' => {
                 let open = column;
@@ -174,7 +186,8 @@ pub fn tokenize(input: &str) -> Result<Vec<Token>, Error> {
         current.push_str(input.get(from..).unwrap_or(""));
     }
     if in_word {
-        push_token(&mut tokens, current, quoted, start)?;
+        let prefix = if quoted { prefix } else { current.len() };
+        push_token(&mut tokens, current, quoted, prefix, start)?;
     }
     Ok(tokens)
 }
@@ -183,6 +196,7 @@ fn push_token(
     tokens: &mut Vec<Token>,
     text: String,
     quoted: bool,
+    unquoted_prefix: usize,
     column: u32,
 ) -> Result<(), Error> {
     if tokens.len() == MAX_TOKENS {
@@ -191,6 +205,7 @@ fn push_token(
     tokens.push(Token {
         text,
         quoted,
+        unquoted_prefix,
         column,
     });
     Ok(())
@@ -206,13 +221,18 @@ fn is_plain(word: &str) -> bool {
         })
 }
 
-/// Quote one word so that [`tokenize`] reads it back as exactly that word: plain words
-/// stay as they are, anything else goes in single quotes (a `'` inside becomes `'\''`).
-pub fn quote(word: &str) -> String {
-    if is_plain(word) {
-        return word.to_owned();
-    }
-    let mut out = String::with_capacity(word.len() + 2);
+/// Whether [`tokenize`] reads a word written as is back as that same, unquoted word: not
+/// empty, and no ASCII whitespace, quote or backslash.
+fn is_bare(word: &str) -> bool {
+    !word.is_empty()
+        && !word
+            .chars()
+            .any(|c| c.is_ascii_whitespace() || matches!(c, '\'' | '"' | '\\'))
+}
+
+/// Append `word` in single quotes (a `'` inside becomes `'\''`).
+fn push_single_quoted(out: &mut String, word: &str) {
+    out.reserve(word.len() + 2);
     out.push('\'');
     for c in word.chars() {
         if c == '\'' {
@@ -222,16 +242,62 @@ pub fn quote(word: &str) -> String {
         }
     }
     out.push('\'');
+}
+
+/// Quote one word so that [`tokenize`] reads it back as exactly that word: plain words
+/// stay as they are, anything else goes in single quotes (a `'` inside becomes `'\''`).
+///
+/// Only the text is kept: a plain word comes back unquoted (so `--to` is a flag again).
+/// To keep whether a word was quoted, use [`quote_token`].
+pub fn quote(word: &str) -> String {
+    if is_plain(word) {
+        return word.to_owned();
+    }
+    let mut out = String::new();
+    push_single_quoted(&mut out, word);
     out
 }
 
-/// Join words into one command line with [`quote`], separated by single spaces.
+/// Quote one token so that [`tokenize`] reads it back as the same text, quoted or not, with
+/// the same [`Token::unquoted_prefix`]: a quoted token is written as its unquoted prefix
+/// followed by the rest in single quotes (`"--to"` stays quoted, so it stays a value;
+/// `--subject="Q1 Report"` stays a flag), an unquoted one as it is.
+///
+/// A token that no command line could produce (an unquoted one with spaces, quotes or
+/// nothing in it, or a prefix that is not a bare word) is quoted whole instead.
+pub fn quote_token(token: &Token) -> String {
+    let text = token.text.as_str();
+    if !token.quoted {
+        return if is_bare(text) {
+            text.to_owned()
+        } else {
+            quote(text)
+        };
+    }
+    let (head, rest) = match text.split_at_checked(token.unquoted_prefix) {
+        Some((head, rest)) if head.is_empty() || is_bare(head) => (head, rest),
+        _ => ("", text),
+    };
+    let mut out = head.to_owned();
+    push_single_quoted(&mut out, rest);
+    out
+}
+
+/// Join words into one command line with [`quote`], separated by single spaces. Words are
+/// text only: `"--to"` comes back as the flag `--to`; [`join_tokens`] keeps quoting.
 pub fn join<S: AsRef<str>>(words: &[S]) -> String {
     words
         .iter()
         .map(|w| quote(w.as_ref()))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Join tokens into one command line with [`quote_token`], separated by single spaces:
+/// [`tokenize`] reads the line back as the same tokens (text, quoted and unquoted prefix;
+/// columns aside), so a quoted `"--to"` stays a value.
+pub fn join_tokens(tokens: &[Token]) -> String {
+    tokens.iter().map(quote_token).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -352,6 +418,60 @@ mod tests {
             tokenize(&over_ws),
             Err(Error::TooManyTokens { .. })
         ));
+    }
+
+    #[test]
+    fn unquoted_prefix_marks_where_quoting_starts() {
+        let got: Vec<(String, bool, usize)> = tokenize(r#"--a='x y' "--b" --c= --d=x"é" a\ b ''"#)
+            .unwrap()
+            .into_iter()
+            .map(|t| (t.text, t.quoted, t.unquoted_prefix))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("--a=x y".to_owned(), true, 4),
+                ("--b".to_owned(), true, 0),
+                ("--c=".to_owned(), false, 4),
+                ("--d=xé".to_owned(), true, 5),
+                ("a b".to_owned(), true, 1),
+                (String::new(), true, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn join_tokens_keeps_quoting() {
+        let line = r#"email.send "--to" --subject="Q1 Report" x 'plain' a'b c' --e=''"#;
+        let tokens = tokenize(line).unwrap();
+        let joined = join_tokens(&tokens);
+        assert_eq!(
+            joined,
+            r#"email.send '--to' --subject='Q1 Report' x 'plain' a'b c' --e=''"#
+        );
+        let strip = |t: Vec<Token>| -> Vec<(String, bool, usize)> {
+            t.into_iter()
+                .map(|t| (t.text, t.quoted, t.unquoted_prefix))
+                .collect()
+        };
+        assert_eq!(strip(tokenize(&joined).unwrap()), strip(tokens));
+        // Tokens no line could produce are quoted whole.
+        let odd = Token {
+            text: "a b".into(),
+            quoted: false,
+            unquoted_prefix: 3,
+            column: 1,
+        };
+        assert_eq!(quote_token(&odd), "'a b'");
+        let odd = Token {
+            text: "x y".into(),
+            quoted: true,
+            unquoted_prefix: 2,
+            column: 1,
+        };
+        assert_eq!(quote_token(&odd), "'x y'");
+        // `join` keeps only the text: a quoted `--to` comes back as a flag.
+        assert_eq!(join(&["--to"]), "--to");
     }
 
     #[test]

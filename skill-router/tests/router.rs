@@ -62,7 +62,161 @@ fn help_and_error_texts() {
             text_of(&router.route(input, caller))
         );
     }
+    // Schema pre-validation errors quote the skill's usage line.
+    let prevalidating = Router::with_config(
+        &snapshot,
+        RouterConfig {
+            prevalidate: Prevalidate::All,
+            ..RouterConfig::default()
+        },
+    );
+    for input in [
+        "tasks.search --status overdue --bogus",
+        "email.send --to a",
+        "tasks.create --title x --priority urgent --priority low",
+    ] {
+        let _ = writeln!(
+            out,
+            "=== model, prevalidated: {input:?}\n{}",
+            text_of(&prevalidating.route(input, Caller::Model))
+        );
+    }
     insta::assert_snapshot!(out);
+}
+
+#[test]
+fn quoted_flag_values_after_an_unquoted_name() {
+    let (_dir, snapshot) = seed_snapshot();
+    let router = Router::new(&snapshot);
+    match router.route(
+        r#"email.send --to=bob@co.com --subject="Q1 Report" --body='See attached.' --cc="" "--bcc""#,
+        Caller::Model,
+    ) {
+        Route::Invoke(i) => {
+            let get = |f: &str| i.flags.get(f).and_then(|v| v.as_str()).map(str::to_owned);
+            assert_eq!(get("to").as_deref(), Some("bob@co.com"));
+            assert_eq!(get("subject").as_deref(), Some("Q1 Report"));
+            assert_eq!(get("body").as_deref(), Some("See attached."));
+            assert_eq!(get("cc").as_deref(), Some(""));
+            // Fully quoted: a value, here the `--cc=""` flag's neighbour, so a positional.
+            assert!(!i.flags.contains("bcc"));
+            assert_eq!(i.positionals, ["--bcc"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Pre-validation sees the quoted value as the flag's value.
+    let config = RouterConfig {
+        prevalidate: Prevalidate::All,
+        ..RouterConfig::default()
+    };
+    assert!(matches!(
+        Router::with_config(&snapshot, config).route(
+            r#"email.send --to a --subject="Q1 Report" --body="x y""#,
+            Caller::Model
+        ),
+        Route::Invoke(_)
+    ));
+}
+
+#[test]
+fn commands_route_to_loaded_skills_only_and_never_ambiguously() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    // `a_plan` sorts first but is invalid (tool_dispatch without command_tool); `b_plan`
+    // is the valid skill declaring `/plan`.
+    write(
+        "a_plan/SKILL.md",
+        "---\nsummary: Broken planner\ninvocation_mode: tool_dispatch\ncommand: plan\n---\nbroken\n",
+    );
+    write(
+        "b_plan/SKILL.md",
+        "---\nsummary: Planner\ncommand: plan\n---\nPlan: $ARGUMENTS\n",
+    );
+    // Two valid skills declaring `/dup`.
+    write(
+        "dup_one/SKILL.md",
+        "---\nsummary: One\ncommand: dup\n---\none\n",
+    );
+    write(
+        "dup_two/SKILL.md",
+        "---\nsummary: Two\ncommand: dup\n---\ntwo\n",
+    );
+    // Only an invalid skill declares `/gone`: it fails clearly, not a plain message.
+    write(
+        "gone/SKILL.md",
+        "---\nsummary: Gone\ninvocation_mode: tool_dispatch\ncommand: vanished\n---\nx\n",
+    );
+    let snapshot = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+        dir.path(),
+        "l",
+    )]))
+    .snapshot();
+    let router = Router::new(&snapshot);
+    assert_eq!(
+        summary(&router.route("/plan ship it", Caller::User)),
+        r#"slash b_plan Command Inline args="ship it""#
+    );
+    match router.route("/dup x", Caller::User) {
+        Route::Error(e) => {
+            assert_eq!(e.code(), "ambiguous-command");
+            assert_eq!(
+                e.to_string(),
+                "/dup is the command of several skills (dup_one, dup_two), so none of them is run: use /skill <name> to pick one"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Each stays reachable by name.
+    assert_eq!(
+        summary(&router.route("/skill dup_two", Caller::User)),
+        r#"slash dup_two Skill Inline args="""#
+    );
+    assert_eq!(
+        summary(&router.route("/vanished", Caller::User)),
+        "error skill-invalid"
+    );
+    // `/skills` shows a command only where it leads to that skill.
+    match router.route("/skills", Caller::User) {
+        Route::SkillList { skills, .. } => {
+            let got: Vec<(&str, Option<&str>)> = skills
+                .iter()
+                .map(|s| (s.name.as_str(), s.command.as_deref()))
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    ("b_plan", Some("plan")),
+                    ("dup_one", None),
+                    ("dup_two", None)
+                ]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let reported: Vec<String> = router
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.path
+                    .parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy(),
+                d.code
+            )
+        })
+        .collect();
+    assert_eq!(
+        reported,
+        ["dup_one command-collision", "dup_two command-collision"]
+    );
 }
 
 #[test]
@@ -124,9 +278,33 @@ fn builtins_win_over_skill_commands_and_names() {
         "l",
     )]))
     .snapshot();
+    // The registry only knows its own built-ins: `quitter` loads.
+    assert!(snapshot.get("quitter").is_some());
+    assert!(Router::new(&snapshot).diagnostics().is_empty());
     let mut config = RouterConfig::default();
     config.builtin_commands.insert("quit".into());
     let router = Router::with_config(&snapshot, config);
+    // The router's extra built-in wins, and the collision is reported.
+    let reported: Vec<(String, String)> = router
+        .diagnostics()
+        .iter()
+        .map(|d| (d.code.to_string(), d.message.clone()))
+        .collect();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert_eq!(reported[0].0, "command-collision");
+    assert!(
+        reported[0]
+            .1
+            .starts_with("command `/quit` of `quitter` is a built-in command"),
+        "{}",
+        reported[0].1
+    );
+    match router.route("/skills", Caller::User) {
+        Route::SkillList { skills, .. } => {
+            assert!(skills.iter().all(|s| s.command.is_none()), "{skills:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(
         summary(&router.route("/help", Caller::User)),
         r#"builtin help """#

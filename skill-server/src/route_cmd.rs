@@ -1,6 +1,7 @@
 //! Routing subcommands: `route` (one command line to a JSON route) and `extract` (model
 //! output to commands and text).
 
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -45,8 +46,9 @@ pub enum Commands {
         /// Check flags against each skill's `## Flags` schema before routing (Approach B).
         #[arg(long)]
         prevalidate: bool,
-        /// The command line.
-        text: String,
+        /// The command line. Bytes that are not UTF-8 give the router's `invalid-utf8`
+        /// error (as JSON, exit 1), not a usage error.
+        text: OsString,
     },
     /// Read model output (from FILE, or stdin when FILE is absent or `-`) and print its
     /// commands, text and unterminated `cmd` blocks as JSON, in order. With `--skills`,
@@ -97,7 +99,7 @@ fn route(
     profile: Option<String>,
     no_suggestions: bool,
     prevalidate: bool,
-    text: &str,
+    text: &OsString,
     out: &mut dyn Write,
 ) -> Result<u8, String> {
     let registry = load_layers(skills)?;
@@ -117,7 +119,7 @@ fn route(
         Author::Model => Caller::Model,
         Author::User => Caller::User,
     };
-    let routed = router.route(text, caller);
+    let routed = router.route_bytes(text.as_encoded_bytes(), caller);
     let value = serde_json::to_value(&routed).map_err(|e| format!("cannot render JSON: {e}"))?;
     write_out(out, &format!("{value:#}\n"))?;
     Ok(u8::from(matches!(routed, Route::Error(_))))

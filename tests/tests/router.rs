@@ -156,3 +156,33 @@ fn extract_cli_reads_a_file_and_routes() {
         run.stderr
     );
 }
+
+/// A command line that is not UTF-8 reaches the router, whose `invalid-utf8` error is
+/// printed as JSON (exit 1), not refused by the argument parser.
+#[cfg(unix)]
+#[test]
+fn route_cli_reports_invalid_utf8_as_a_route_error() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    let root = skills_tests::repo_root();
+    let args = vec![
+        OsString::from("skill-server"),
+        OsString::from("route"),
+        OsString::from("--skills"),
+        root.join("packs/actions").into_os_string(),
+        OsString::from_vec(b"tasks.get --id \xff".to_vec()),
+    ];
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = skill_server::run(args, &mut out, &mut err);
+    assert_eq!(code, 1, "{}", String::from_utf8_lossy(&err));
+    assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["route"], "error");
+    assert_eq!(v["code"], "invalid-utf8");
+    assert_eq!(
+        v["message"],
+        "the input is not valid UTF-8 (first bad byte at offset 15)"
+    );
+}
