@@ -2,9 +2,11 @@
 //! index, the notes index, the event stream, the scheduler), and the executor.
 //!
 //! The registry's subscriber runs on the reloading thread: it applies the change set to the
-//! search index (only the changed documents) and then publishes an [`Event`] on a bounded
-//! broadcast channel, which the HTTP event stream relays. A slow event reader loses old
-//! events (and is told how many), never blocks a reload.
+//! search index (only the changed documents) and then publishes an [`Event::Change`] on a
+//! bounded broadcast channel, which the HTTP event stream relays. Scheduled runs reach the
+//! same channel as [`Event::Scheduled`] (SPEC section 8: a fire that needs a model, such as
+//! a template or a workflow of instructions, is delivered to the host on the event stream).
+//! A slow event reader loses old events (and is told how many), never blocks a reload.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -16,14 +18,14 @@ use skill_registry::{
 };
 use skill_router::RouterConfig;
 use skill_scheduler::{JobInfo, RunRecord, Scheduler, SchedulerConfig};
-use skill_search::{NotesIndex, SkillIndex};
+use skill_search::{NotesIndex, SkillIndex, Storage};
 use tokio::sync::broadcast;
 
-use crate::exec::{Runtime, RuntimeBuilder, RuntimeConfig};
+use crate::exec::{Outcome, Runtime, RuntimeBuilder, RuntimeConfig, ScheduledRun};
 
 use crate::error::Error;
 
-/// How many change events a slow event-stream reader may fall behind before it loses some.
+/// How many events a slow event-stream reader may fall behind before it loses some.
 pub const EVENT_BUFFER: usize = 256;
 
 /// What to start.
@@ -41,6 +43,10 @@ pub struct EngineConfig {
     pub runtime: RuntimeConfig,
     /// Run scheduled skills (`None`: no scheduler; `/v1/schedules` still lists next fires).
     pub schedule: Option<SchedulerConfig>,
+    /// Keep the skill search index in this folder, memory-mapped, instead of in RAM
+    /// (`None`, the default). Use a folder of its own: it is cleared and rebuilt from the
+    /// skills at start.
+    pub index_dir: Option<PathBuf>,
 }
 
 impl EngineConfig {
@@ -54,13 +60,15 @@ impl EngineConfig {
             router: RouterConfig::default(),
             runtime: RuntimeConfig::default(),
             schedule: Some(SchedulerConfig::default()),
+            index_dir: None,
         }
     }
 }
 
-/// One registry change, as the event stream sends it.
+/// One registry change, as the event stream sends it (`event: change`) and
+/// `POST /v1/reload` answers it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Event {
+pub struct ChangeEvent {
     /// The generation before.
     pub previous_generation: u64,
     /// The new generation.
@@ -75,9 +83,9 @@ pub struct Event {
     pub domains: Vec<String>,
 }
 
-impl From<&ChangeSet> for Event {
+impl From<&ChangeSet> for ChangeEvent {
     fn from(c: &ChangeSet) -> Self {
-        Event {
+        ChangeEvent {
             previous_generation: c.previous_generation,
             generation: c.generation,
             added: c.added.clone(),
@@ -85,6 +93,36 @@ impl From<&ChangeSet> for Event {
             removed: c.removed.clone(),
             domains: c.domains.clone(),
         }
+    }
+}
+
+/// One event of the engine's event stream ([`Engine::events`], `GET /v1/events`).
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The registry changed (`event: change`).
+    Change(ChangeEvent),
+    /// A scheduled run finished (`event: scheduled`). When its outcome has
+    /// `requires_interpretation` (a template, a workflow of instructions), the host hands
+    /// `outcome.output` to its model.
+    Scheduled(ScheduledRun),
+}
+
+impl Event {
+    /// The SSE event name: `change` or `scheduled`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::Change(_) => "change",
+            Event::Scheduled(_) => "scheduled",
+        }
+    }
+
+    /// The event's payload as one line of JSON.
+    pub fn to_json(&self) -> String {
+        let json = match self {
+            Event::Change(c) => serde_json::to_string(c),
+            Event::Scheduled(r) => serde_json::to_string(r),
+        };
+        json.unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
     }
 }
 
@@ -114,7 +152,33 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// Load the registry, build the indexes, subscribe them to change sets, build the
     /// executor with the built-in handlers, start the scheduler and the watchers. Call it
-    /// within a tokio runtime when the scheduler is on.
+    /// within a tokio runtime when the scheduler is on (finished scheduled runs are then
+    /// relayed to [`Engine::events`] by a task on that runtime).
+    ///
+    /// ```
+    /// use skill_registry::{RegistryConfig, Source};
+    /// use skill_runtime::{Engine, EngineConfig};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(dir.path().join("greet"))?;
+    /// std::fs::write(
+    ///     dir.path().join("greet/SKILL.md"),
+    ///     "---\nname: greet\ndescription: Greet the user by name.\n---\nSay hello to $ARGUMENTS.\n",
+    /// )?;
+    /// let mut config =
+    ///     EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(dir.path(), "project")]));
+    /// config.watch = None; // reload on request only
+    /// config.schedule = None; // no scheduler, so no tokio runtime is needed
+    /// let engine = Engine::start(config)?;
+    ///
+    /// let snapshot = engine.registry().snapshot();
+    /// assert_eq!(snapshot.skills().count(), 1);
+    /// let request = skill_search::SearchRequest { text: "greet someone", limit: 3, ..Default::default() };
+    /// assert_eq!(engine.index().search(&request)?[0].name, "greet");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn start(config: EngineConfig) -> Result<Arc<Engine>, Error> {
         Engine::start_with(config, |b| b)
     }
@@ -125,8 +189,13 @@ impl Engine {
         customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
     ) -> Result<Arc<Engine>, Error> {
         let registry = Arc::new(Registry::load(config.registry));
+        let storage = match config.index_dir {
+            Some(dir) => Storage::Disk(dir),
+            None => Storage::Ram,
+        };
         let index = Arc::new(
-            SkillIndex::build(registry.snapshot()).map_err(|e| Error::Index(e.to_string()))?,
+            SkillIndex::build_in(registry.snapshot(), storage)
+                .map_err(|e| Error::Index(e.to_string()))?,
         );
         let notes = match &config.notes {
             Some(root) => Some(Arc::new(
@@ -150,7 +219,7 @@ impl Engine {
                     }
                 }
                 // No receiver is fine: nobody is listening.
-                let _ = events.send(Arc::new(Event::from(change)));
+                let _ = events.send(Arc::new(Event::Change(ChangeEvent::from(change))));
             })
         };
         let mut builder = Runtime::builder(registry.clone())
@@ -160,6 +229,7 @@ impl Engine {
             builder = builder.markdown_search(n.clone());
         }
         let runtime = customize(builder).build();
+        forward_scheduled_runs(&runtime, &events);
         let scheduler = match config.schedule {
             Some(sc) => Some(
                 Scheduler::start(registry.clone(), Arc::new(runtime.clone()), sc)
@@ -207,6 +277,21 @@ impl Engine {
         Ok(Arc::new(engine))
     }
 
+    /// Record that the host used a skill (executed or loaded it): recent use breaks ties
+    /// in search ranking.
+    pub fn record_use(&self, skill: &str) {
+        self.index.record_use(skill);
+    }
+
+    /// Record a use of the skill of each successful outcome (see [`Engine::record_use`]).
+    pub fn record_outcomes<'a>(&self, outcomes: impl IntoIterator<Item = &'a Outcome>) {
+        for o in outcomes {
+            if let (true, Some(skill)) = (o.ok, &o.skill) {
+                self.record_use(skill);
+            }
+        }
+    }
+
     fn keep(&self, watcher: Watcher) {
         if let Ok(mut w) = self.watchers.lock() {
             w.push(watcher);
@@ -233,7 +318,8 @@ impl Engine {
         &self.router
     }
 
-    /// A receiver of every change event from now on.
+    /// A receiver of every event from now on: registry changes and finished scheduled
+    /// runs.
     pub fn events(&self) -> broadcast::Receiver<Arc<Event>> {
         self.events.subscribe()
     }
@@ -289,4 +375,30 @@ impl Engine {
             w.stop();
         }
     }
+}
+
+/// Relay the runtime's finished scheduled runs onto the event channel, from a task on the
+/// current tokio runtime. Without one there is no scheduler either (it needs one), so no
+/// scheduled run to relay. The task ends when the runtime is dropped.
+fn forward_scheduled_runs(runtime: &Runtime, events: &broadcast::Sender<Arc<Event>>) {
+    use tokio::sync::broadcast::error::RecvError;
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let mut runs = runtime.scheduled_runs();
+    let events = events.clone();
+    handle.spawn(async move {
+        loop {
+            match runs.recv().await {
+                Ok(run) => {
+                    // No receiver is fine: nobody is listening.
+                    let _ = events.send(Arc::new(Event::Scheduled(run)));
+                }
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "scheduled runs lost before the event stream");
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
 }

@@ -9,7 +9,8 @@
 //! - [`Engine`]: the composition a server runs: one registry with its search index, notes
 //!   index, scheduler, executor and event stream, all kept in step by registry change sets;
 //! - [`http`]: the JSON API under `/v1` on hyper 1.x and tower middleware, with an event
-//!   stream of change sets and an OpenAPI document generated from the same route table.
+//!   stream (registry change sets and finished scheduled runs) and an OpenAPI document
+//!   generated from the same route table.
 //!
 //! `skill-server serve` only reads configuration and composes these.
 //!
@@ -47,7 +48,7 @@ mod error;
 pub mod exec;
 pub mod http;
 
-pub use engine::{EVENT_BUFFER, Engine, EngineConfig, Event};
+pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
 
 /// The README's examples, compiled and run as doc tests.

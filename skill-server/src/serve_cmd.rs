@@ -3,6 +3,9 @@
 //! Configuration comes from, lowest precedence first: built-in defaults, a TOML file
 //! (`--config`), environment variables (`SKILLS_LISTEN`, `SKILLS_TOKEN`), then flags. With
 //! no configuration at all, `serve --skills DIR` serves those folders on 127.0.0.1:7878.
+//! A listen address other than loopback needs a token, or an explicit
+//! `allow_unauthenticated` (`--allow-unauthenticated`): the server refuses to start
+//! otherwise.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -48,6 +51,10 @@ pub struct ServeArgs {
     /// Read every file as this dialect instead of detecting it per file.
     #[arg(long, value_enum)]
     dialect: Option<DialectArg>,
+    /// Serve a non-loopback address without a token (every action endpoint open to the
+    /// network).
+    #[arg(long)]
+    allow_unauthenticated: bool,
 }
 
 /// The configuration file.
@@ -59,17 +66,29 @@ struct FileConfig {
     token: Option<String>,
     /// The environment variable holding the token.
     token_env: Option<String>,
+    /// Listen on a non-loopback address without a token.
+    allow_unauthenticated: Option<bool>,
     notes: Option<PathBuf>,
     watch: Option<bool>,
     debounce_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
     max_body_bytes: Option<usize>,
+    header_read_timeout_ms: Option<u64>,
+    max_connections: Option<usize>,
+    concurrency: Option<usize>,
+    max_event_streams: Option<usize>,
+    /// A folder for the search index (memory-mapped); default: in RAM.
+    index_dir: Option<PathBuf>,
     /// IANA zone schedules are read in (default UTC).
     timezone: Option<String>,
     /// Folder for the scheduler's state (last fires); default: in memory only.
     state_dir: Option<PathBuf>,
     /// Turn the scheduler off.
     scheduler: Option<bool>,
+    /// Missed fires at start: `skip` (default) or `run_once_on_start` (needs `state_dir`).
+    catch_up: Option<String>,
+    /// Scheduled runs kept in the history.
+    history_limit: Option<usize>,
     #[serde(default)]
     sources: Vec<SourceConfig>,
     #[serde(default)]
@@ -115,9 +134,13 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
             s.path = base.join(&s.path);
         }
     }
-    for p in [&mut config.notes, &mut config.state_dir]
-        .into_iter()
-        .flatten()
+    for p in [
+        &mut config.notes,
+        &mut config.state_dir,
+        &mut config.index_dir,
+    ]
+    .into_iter()
+    .flatten()
     {
         if p.is_relative() {
             *p = base.join(&*p);
@@ -149,6 +172,16 @@ struct Resolved {
     engine: EngineConfig,
     http: HttpConfig,
     listen: SocketAddr,
+    /// Settings that work but deserve a line in the log at start.
+    warnings: Vec<String>,
+}
+
+/// A duration in milliseconds from the file; 0 is refused (it would fail every request).
+fn millis(key: &str, value: Option<u64>) -> Result<Option<Duration>, String> {
+    match value {
+        Some(0) => Err(format!("`{key}` must be at least 1 millisecond")),
+        v => Ok(v.map(Duration::from_millis)),
+    }
 }
 
 fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Resolved, String> {
@@ -198,6 +231,17 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         (None, None, t) => t.clone(),
     }
     .filter(|t| !t.is_empty());
+    let allow_unauthenticated =
+        args.allow_unauthenticated || file.allow_unauthenticated.unwrap_or(false);
+    if token.is_none() && !listen.ip().is_loopback() && !allow_unauthenticated {
+        return Err(format!(
+            "refusing to listen on {listen} without a token: anyone who can reach it could \
+             execute skills and write workflows. Set {TOKEN_ENV} (or token_env in the \
+             configuration), listen on a loopback address such as 127.0.0.1, or pass \
+             --allow-unauthenticated (allow_unauthenticated = true) to accept the risk"
+        ));
+    }
+    let mut warnings = Vec::new();
     let mut engine = EngineConfig::new(RegistryConfig::with_sources(sources));
     let watch = !args.no_watch && file.watch.unwrap_or(true);
     engine.watch = watch.then(|| WatchOptions {
@@ -207,15 +251,28 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         ..WatchOptions::default()
     });
     engine.notes = args.notes.clone().or(file.notes);
+    engine.index_dir = file.index_dir;
     let mut http = HttpConfig {
         token,
         ..HttpConfig::default()
     };
-    if let Some(ms) = file.request_timeout_ms {
-        http.request_timeout = Duration::from_millis(ms);
+    if let Some(t) = millis("request_timeout_ms", file.request_timeout_ms)? {
+        http.request_timeout = t;
+    }
+    if let Some(t) = millis("header_read_timeout_ms", file.header_read_timeout_ms)? {
+        http.header_read_timeout = t;
     }
     if let Some(b) = file.max_body_bytes {
         http.max_body_bytes = b;
+    }
+    if let Some(n) = file.max_connections {
+        http.max_connections = n;
+    }
+    if let Some(n) = file.concurrency {
+        http.concurrency = n;
+    }
+    if let Some(n) = file.max_event_streams {
+        http.max_event_streams = n;
     }
     for (name, p) in &file.profiles {
         if let Some(tools) = &p.tools {
@@ -244,12 +301,45 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             Some(z) => skill_scheduler::parse_timezone(z).map_err(|e| e.to_string())?,
             None => skill_scheduler::Tz::UTC,
         };
+        let catch_up = match file.catch_up.as_deref() {
+            None | Some("skip") => skill_scheduler::CatchUp::Skip,
+            Some("run_once_on_start") => skill_scheduler::CatchUp::RunOnceOnStart,
+            Some(other) => {
+                return Err(format!(
+                    "unknown catch_up `{other}`: use skip or run_once_on_start"
+                ));
+            }
+        };
+        if file.state_dir.is_none() {
+            if catch_up == skill_scheduler::CatchUp::RunOnceOnStart {
+                return Err("catch_up = \"run_once_on_start\" needs state_dir: without \
+                            saved last fires there is nothing to catch up from"
+                    .into());
+            }
+            warnings.push(
+                "no state_dir: the scheduler keeps its last fires in memory only, so a \
+                 restart within a scheduled minute may fire that instant twice; set state_dir \
+                 to persist them"
+                    .to_owned(),
+            );
+        }
         Some(skill_scheduler::SchedulerConfig {
             timezone,
             state_path: file
                 .state_dir
                 .as_ref()
                 .map(|d| d.join("schedule-state.json")),
+            catch_up,
+            history_limit: match file.history_limit {
+                None => skill_scheduler::DEFAULT_HISTORY_LIMIT,
+                Some(n) if (1..=skill_scheduler::MAX_HISTORY_LIMIT).contains(&n) => n,
+                Some(n) => {
+                    return Err(format!(
+                        "history_limit = {n} is out of range: keep between 1 and {} runs",
+                        skill_scheduler::MAX_HISTORY_LIMIT
+                    ));
+                }
+            },
             ..skill_scheduler::SchedulerConfig::default()
         })
     };
@@ -257,8 +347,13 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         engine,
         http,
         listen,
+        warnings,
     })
 }
+
+/// The log filter when `RUST_LOG` is unset: our request and lifecycle lines, without
+/// tantivy's per-commit chatter (every index update logs several lines at `info`).
+const DEFAULT_LOG_FILTER: &str = "info,tantivy=warn";
 
 /// Run the server until SIGINT or SIGTERM.
 pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
@@ -272,10 +367,14 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER)),
         )
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
+    for w in &resolved.warnings {
+        tracing::warn!("{w}");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -286,6 +385,19 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     };
+    // The scheduler writes its state file into state_dir but does not create the folder.
+    let state_dir = resolved
+        .engine
+        .schedule
+        .as_ref()
+        .and_then(|s| s.state_path.as_deref())
+        .and_then(Path::parent);
+    if let Some(dir) = state_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            let _ = writeln!(err, "error: cannot create state_dir {}: {e}", dir.display());
+            return 2;
+        }
+    }
     let result = runtime.block_on(async {
         let engine = Engine::start(resolved.engine).map_err(|e| e.to_string())?;
         let snapshot = engine.registry().snapshot();
@@ -356,7 +468,91 @@ mod tests {
             notes: None,
             no_watch: false,
             dialect: None,
+            allow_unauthenticated: false,
         }
+    }
+
+    fn with_file(text: &str) -> (tempfile::TempDir, ServeArgs) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("skills.toml");
+        std::fs::write(&file, format!("{text}\n[[sources]]\npath = \"skills\"\n")).unwrap();
+        let mut a = args(&[]);
+        a.config = Some(file);
+        (dir, a)
+    }
+
+    #[test]
+    fn a_non_loopback_address_needs_a_token_or_an_explicit_opt_in() {
+        let none = |_: &str| None;
+        let mut a = args(&["x"]);
+        a.listen = Some("0.0.0.0:7878".parse().unwrap());
+        let e = resolve(&a, &none).unwrap_err();
+        assert!(
+            e.contains("0.0.0.0:7878") && e.contains("--allow-unauthenticated"),
+            "{e}"
+        );
+        let token = |k: &str| (k == TOKEN_ENV).then(|| "t".to_owned());
+        assert!(resolve(&a, &token).is_ok());
+        a.allow_unauthenticated = true;
+        assert!(resolve(&a, &none).is_ok());
+        // The same from the file; an IPv6 loopback needs nothing.
+        let (_d, a) = with_file("listen = \"0.0.0.0:7878\"\nallow_unauthenticated = true");
+        assert!(resolve(&a, &none).is_ok());
+        let (_d, a) = with_file("listen = \"0.0.0.0:7878\"");
+        assert!(resolve(&a, &none).is_err());
+        let (_d, a) = with_file("listen = \"[::1]:7878\"");
+        assert!(resolve(&a, &none).is_ok());
+    }
+
+    #[test]
+    fn http_index_and_scheduler_settings_from_the_file() {
+        let none = |_: &str| None;
+        let (dir, a) = with_file(
+            "index_dir = \"index\"\nstate_dir = \"state\"\ncatch_up = \"run_once_on_start\"\n\
+             history_limit = 7\nmax_connections = 3\nconcurrency = 2\nmax_event_streams = 1\n\
+             header_read_timeout_ms = 250\nrequest_timeout_ms = 900",
+        );
+        let r = resolve(&a, &none).unwrap();
+        assert_eq!(r.engine.index_dir, Some(dir.path().join("index")));
+        let sched = r.engine.schedule.as_ref().unwrap();
+        assert_eq!(sched.catch_up, skill_scheduler::CatchUp::RunOnceOnStart);
+        assert_eq!(sched.history_limit, 7);
+        assert_eq!(r.http.max_connections, 3);
+        assert_eq!(r.http.concurrency, 2);
+        assert_eq!(r.http.max_event_streams, 1);
+        assert_eq!(r.http.header_read_timeout, Duration::from_millis(250));
+        assert_eq!(r.http.request_timeout, Duration::from_millis(900));
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+
+        // Defaults: RAM index, skip, and a warning about the missing state folder.
+        let r = resolve(&args(&["x"]), &none).unwrap();
+        assert_eq!(r.engine.index_dir, None);
+        let sched = r.engine.schedule.as_ref().unwrap();
+        assert_eq!(sched.catch_up, skill_scheduler::CatchUp::Skip);
+        assert_eq!(sched.history_limit, skill_scheduler::DEFAULT_HISTORY_LIMIT);
+        assert_eq!(r.warnings.len(), 1);
+        assert!(r.warnings[0].contains("twice"), "{:?}", r.warnings);
+        let (_d, a) = with_file("scheduler = false");
+        assert!(resolve(&a, &none).unwrap().warnings.is_empty());
+
+        let over = format!("history_limit = {}", skill_scheduler::MAX_HISTORY_LIMIT + 1);
+        for (bad, needle) in [
+            ("catch_up = \"always\"", "run_once_on_start"),
+            ("catch_up = \"run_once_on_start\"", "state_dir"),
+            ("history_limit = 0", "history_limit"),
+            (over.as_str(), "history_limit"),
+            ("request_timeout_ms = 0", "request_timeout_ms"),
+            ("header_read_timeout_ms = 0", "header_read_timeout_ms"),
+        ] {
+            let (_d, a) = with_file(bad);
+            let e = resolve(&a, &none).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+        let (_d, a) = with_file(&format!(
+            "history_limit = {}",
+            skill_scheduler::MAX_HISTORY_LIMIT
+        ));
+        assert!(resolve(&a, &none).is_ok());
     }
 
     #[test]

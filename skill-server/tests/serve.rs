@@ -3,7 +3,7 @@
 //! answering over HTTP, and stopping cleanly on SIGTERM.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 mod common;
 use common::{get, repo};
@@ -67,6 +67,8 @@ fn serve_answers_and_stops_on_sigterm() {
     assert!(status.success(), "{status:?}");
     let logs = logs.join().unwrap();
     assert!(logs.contains("shutting down"), "{logs}");
+    // No state_dir: the operator is told what that means for restarts.
+    assert!(logs.contains("no state_dir"), "{logs}");
     assert!(
         logs.contains("/v1/skills"),
         "request logs carry the path: {logs}"
@@ -81,4 +83,102 @@ fn serve_without_sources_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no skill sources"));
+}
+
+/// Start `serve` with these arguments; the child, its address, and a thread collecting
+/// its logs.
+fn spawn_serve(args: &[&str]) -> (Child, String, std::thread::JoinHandle<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .args(args)
+        .current_dir(repo())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let logs = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (child, addr, logs)
+}
+
+#[cfg(unix)]
+fn terminate(mut child: Child) {
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_keeps_the_index_on_disk_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("skills.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\nwatch = false\nindex_dir = \"index\"\nstate_dir = \"state\"\n\
+             [[sources]]\npath = \"{}\"\n",
+            repo().join("packs/agentskills").display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let (child, addr, logs) = spawn_serve(&["serve", "--config", &config]);
+    let index = dir.path().join("index");
+    assert!(
+        index.join("meta.json").is_file(),
+        "no index in {}",
+        index.display()
+    );
+    let (status, body) = get(&addr, "/v1/search?q=fill+a+pdf+form");
+    assert_eq!(status, 200);
+    assert!(body.contains("\"pdf-forms\""), "{body}");
+    // The state folder is created, so the scheduler's state can be written there.
+    assert!(dir.path().join("state").is_dir());
+    terminate(child);
+    let logs = logs.join().unwrap();
+    assert!(!logs.contains("no state_dir"), "{logs}");
+}
+
+#[test]
+fn serve_refuses_an_open_non_loopback_address() {
+    let out = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .args([
+            "serve",
+            "--skills",
+            "packs/agentskills",
+            "--listen",
+            "0.0.0.0:0",
+        ])
+        .current_dir(repo())
+        .env_remove("SKILLS_TOKEN")
+        .env_remove("SKILLS_LISTEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("without a token") && err.contains("--allow-unauthenticated"),
+        "{err}"
+    );
 }

@@ -4,11 +4,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use skill_registry::{RegistryConfig, Source, WatchOptions};
+use skill_runtime::exec::{BoxError, Call, Output, RuntimeBuilder};
 use skill_runtime::http::{App, HttpConfig};
 use skill_runtime::{Engine, EngineConfig};
 use skills_tests::{repo_root, skill_md, write};
@@ -30,6 +30,25 @@ struct Server {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+impl Server {
+    /// Ask the server to shut down, without waiting.
+    fn begin_stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+
+    /// Shut down (the HTTP server, then the engine) and return how long it took.
+    fn stop(mut self) -> Duration {
+        let started = Instant::now();
+        self.begin_stop();
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        started.elapsed()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(s) = self.stop.take() {
@@ -49,6 +68,15 @@ fn start(sources: Vec<Source>, watch: bool, http: HttpConfig) -> Server {
 
 /// Run an engine and the server on their own runtime thread until the `Server` drops.
 fn launch(config: EngineConfig, http: HttpConfig) -> Server {
+    launch_with(config, http, |b| b)
+}
+
+/// [`launch`], with the host's own handlers registered on the executor.
+fn launch_with(
+    config: EngineConfig,
+    http: HttpConfig,
+    customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder + Send + 'static,
+) -> Server {
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
@@ -58,7 +86,7 @@ fn launch(config: EngineConfig, http: HttpConfig) -> Server {
             .build()
             .unwrap();
         rt.block_on(async move {
-            let engine = Engine::start(config).unwrap();
+            let engine = Engine::start_with(config, customize).unwrap();
             let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
                 .await
                 .unwrap();
@@ -465,6 +493,27 @@ fn errors_methods_bodies_and_tokens() {
         &big,
     );
     assert_eq!(r.status, 413);
+    // The scheme is case-insensitive (RFC 7235); the token is read from that header only.
+    let route = |path: &str, headers: &[(&str, &str)]| {
+        let mut all = vec![("Content-Type", "application/json")];
+        all.extend_from_slice(headers);
+        request(s.addr, "POST", path, &all, b"{\"text\":\"x\"}").status
+    };
+    let lower = format!("bearer {TOKEN}");
+    let upper = format!("BEARER  {TOKEN} ");
+    assert_eq!(route("/v1/route", &[("Authorization", &lower)]), 200);
+    assert_eq!(route("/v1/route", &[("Authorization", &upper)]), 200);
+    let in_query = format!("/v1/route?access_token={TOKEN}&token={TOKEN}");
+    assert_eq!(route(&in_query, &[]), 401);
+    let cookie = format!("token={TOKEN}; access_token={TOKEN}");
+    assert_eq!(route("/v1/route", &[("Cookie", &cookie)]), 401);
+    let basic = format!("Basic {TOKEN}");
+    assert_eq!(route("/v1/route", &[("Authorization", &basic)]), 401);
+    assert_eq!(route("/v1/route", &[("Authorization", TOKEN)]), 401);
+    let prefix = format!("Bearer {}", &TOKEN[..TOKEN.len() - 1]);
+    assert_eq!(route("/v1/route", &[("Authorization", &prefix)]), 401);
+    let longer = format!("Bearer {TOKEN}4");
+    assert_eq!(route("/v1/route", &[("Authorization", &longer)]), 401);
     // Reading endpoints need no token; the request id is echoed.
     let r = request(
         s.addr,
@@ -488,6 +537,17 @@ fn slow_and_idle_clients_do_not_block_others() {
     drop(idle);
 }
 
+/// A value of a documented body field's type.
+fn sample(ty: &str) -> Value {
+    match ty {
+        "string" => Value::from("x"),
+        "integer" => Value::from(1),
+        "boolean" => Value::from(false),
+        "array" => serde_json::json!(["x"]),
+        other => panic!("the OpenAPI document uses an unexpected type {other}"),
+    }
+}
+
 #[test]
 fn the_openapi_document_matches_the_served_routes() {
     let s = bundled();
@@ -495,6 +555,8 @@ fn the_openapi_document_matches_the_served_routes() {
     assert_eq!(doc["openapi"], "3.0.3");
     let paths = doc["paths"].as_object().unwrap();
     assert!(paths.len() >= 18);
+    let auth = format!("Bearer {TOKEN}");
+    let mut bodies_checked = 0;
     for (path, methods) in paths {
         for (method, op) in methods.as_object().unwrap() {
             // Every documented operation exists: it never answers 404 not_found or 405.
@@ -505,15 +567,28 @@ fn the_openapi_document_matches_the_served_routes() {
             if concrete == "/v1/events" {
                 continue;
             }
+            // A body with every documented field: none of them is unknown to the server.
+            let schema = &op["requestBody"]["content"]["application/json"]["schema"];
+            let body = match schema["properties"].as_object() {
+                Some(props) => {
+                    bodies_checked += 1;
+                    let fields: serde_json::Map<String, Value> = props
+                        .iter()
+                        .map(|(k, v)| (k.clone(), sample(v["type"].as_str().unwrap())))
+                        .collect();
+                    Value::Object(fields).to_string()
+                }
+                None => String::new(),
+            };
             let r = request(
                 s.addr,
                 &method.to_uppercase(),
                 &concrete,
                 &[
                     ("Content-Type", "application/json"),
-                    ("Authorization", &format!("Bearer {TOKEN}")),
+                    ("Authorization", &auth),
                 ],
-                b"{}",
+                body.as_bytes(),
             );
             assert!(
                 r.status != 405 && !(r.status == 404 && r.text().contains("\"not_found\"")),
@@ -521,9 +596,25 @@ fn the_openapi_document_matches_the_served_routes() {
                 r.status,
                 r.text()
             );
+            assert!(
+                !r.text().contains("unknown field"),
+                "{method} {path} with {body}: {}",
+                r.text()
+            );
             let secured = op.get("security").is_some();
             assert_eq!(secured, method == "post" && path != "/v1/select", "{path}");
         }
+    }
+    assert_eq!(bodies_checked, 6, "every POST with a body was checked");
+    // And a field that is not documented is refused, for the free-form workflow body too.
+    for (path, known) in [("/v1/route", "text"), ("/v1/workflows", "name")] {
+        let r = post(
+            s.addr,
+            path,
+            &serde_json::json!({ known: "x", "nmae": "y" }),
+        );
+        assert_eq!(r.status, 400, "{path}: {}", r.text());
+        assert!(r.text().contains("unknown field `nmae`"), "{}", r.text());
     }
 }
 
@@ -561,12 +652,30 @@ fn hot_reload_is_seen_through_the_api_and_the_event_stream() {
     }
     let d = get(s.addr, "/v1/skills/a").json();
     assert_eq!(d["description"], "Second.");
+}
 
-    // An explicit reload answers with its change set.
+#[test]
+fn an_explicit_reload_answers_with_its_change_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &skill_md("a", "First."));
+    // No watcher: only the reload can see the new skill.
+    let s = start(
+        vec![Source::new(root, "project")],
+        false,
+        HttpConfig::default(),
+    );
+    assert_eq!(get(s.addr, "/v1/skills/b").status, 404);
     write(root, "b/SKILL.md", &skill_md("b", "Bee."));
     let r = post(s.addr, "/v1/reload", &serde_json::json!({}));
-    assert_eq!(r.status, 200);
-    let _ = Path::new("");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let change = r.json();
+    assert_eq!(change["added"], serde_json::json!(["b"]), "{change}");
+    assert_eq!(change["changed"], serde_json::json!([]), "{change}");
+    assert!(change["generation"].as_u64() > change["previous_generation"].as_u64());
+    let b = get(s.addr, "/v1/skills/b");
+    assert_eq!(b.status, 200, "{}", b.text());
+    assert_eq!(b.json()["description"], "Bee.");
 }
 
 // --- Execution over HTTP -----------------------------------------------------------------
@@ -678,7 +787,7 @@ fn scripts_hit_each_limit_over_http() {
     )
     .unwrap();
     let s = start_with(vec![Source::new(root, "project")], |c| {
-        c.runtime.limits.timeout = Duration::from_secs(1);
+        c.runtime.limits.timeout = Duration::from_secs(2);
     });
     let run = |command: &str| {
         post(
@@ -751,4 +860,484 @@ fn a_workflow_built_over_http_is_listed_and_fires_on_schedule() {
         .unwrap()
         .clone();
     assert_eq!(job["expression"], "* * * * * *");
+}
+
+// --- Event stream, limits, timeouts and shutdown -----------------------------------------
+
+/// Open `/v1/events` and read up to its greeting (the server has subscribed by then).
+/// `Err(status)` when the server refused the stream.
+fn try_open_events(addr: SocketAddr) -> Result<BufReader<TcpStream>, u16> {
+    let mut stream = connect(addr);
+    stream
+        .write_all(b"GET /v1/events HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let status: u16 = line.split(' ').nth(1).unwrap().parse().unwrap();
+    if status != 200 {
+        return Err(status);
+    }
+    while !line.contains("skills engine events") {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "stream ended");
+    }
+    Ok(reader)
+}
+
+fn open_events(addr: SocketAddr) -> BufReader<TcpStream> {
+    try_open_events(addr).unwrap_or_else(|s| panic!("the event stream answered {s}"))
+}
+
+/// The data of the next event called `name` on the stream.
+fn next_event(reader: &mut BufReader<TcpStream>, name: &str) -> Value {
+    let wanted = format!("event: {name}");
+    let mut line = String::new();
+    let mut found = false;
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "stream ended");
+        if line.trim_end() == wanted {
+            found = true;
+        } else if found {
+            if let Some(data) = line.strip_prefix("data: ") {
+                return serde_json::from_str(data).unwrap();
+            }
+        }
+    }
+}
+
+/// The property names of a schema in the OpenAPI document, sorted.
+fn schema_keys(schema: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn keys_of(v: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn scheduled_runs_that_need_a_model_reach_the_event_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "stretch/SKILL.md",
+        "---\nname: stretch\ndescription: Remind the user to stretch.\nschedule: \"* * * * * *\"\n---\nRemind the user to stand up and stretch.\n",
+    );
+    let s = start_with(vec![Source::new(dir.path(), "project")], |_| {});
+    let doc = get(s.addr, "/v1/openapi.json").json();
+    let schemas = &doc["components"]["schemas"];
+    let mut events = open_events(s.addr);
+    // It fires every second: a template, handed over for the host's model.
+    let run = next_event(&mut events, "scheduled");
+    assert_eq!(run["skill"], "stretch", "{run}");
+    assert_eq!(run["outcome"]["kind"], "template", "{run}");
+    assert_eq!(run["outcome"]["requires_interpretation"], true, "{run}");
+    assert!(
+        run["outcome"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("stretch"),
+        "{run}"
+    );
+    // The payloads are the ones the OpenAPI document names.
+    let scheduled = &schemas["ScheduledEvent"];
+    assert_eq!(keys_of(&run), schema_keys(scheduled));
+    assert_eq!(
+        keys_of(&run["outcome"]),
+        schema_keys(&scheduled["properties"]["outcome"])
+    );
+    let change = post(s.addr, "/v1/reload", &serde_json::json!({})).json();
+    assert_eq!(keys_of(&change), schema_keys(&schemas["ChangeEvent"]));
+    assert!(
+        doc["paths"]["/v1/events"]["get"]["responses"]["200"]["x-events"]["scheduled"].is_object()
+    );
+}
+
+/// A folder with one plain skill, for tests about the server rather than the skills.
+fn one_skill() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a/SKILL.md", &skill_md("a", "First."));
+    dir
+}
+
+#[test]
+fn event_streams_are_capped() {
+    let dir = one_skill();
+    let s = start(
+        vec![Source::new(dir.path(), "project")],
+        false,
+        HttpConfig {
+            max_event_streams: 2,
+            ..HttpConfig::default()
+        },
+    );
+    let first = open_events(s.addr);
+    let _second = open_events(s.addr);
+    // One more than the cap: refused at once, and other requests still answer.
+    let r = get(s.addr, "/v1/events");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], "overloaded");
+    assert_eq!(get(s.addr, "/v1/health").status, 200);
+    // A client that leaves frees its slot (once the server sees the connection close).
+    drop(first);
+    let started = Instant::now();
+    loop {
+        match try_open_events(s.addr) {
+            Ok(_third) => break,
+            Err(503) => {
+                assert!(started.elapsed() < IO_TIMEOUT, "the slot was never freed");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(other) => panic!("unexpected status {other}"),
+        }
+    }
+}
+
+#[test]
+fn shutdown_ends_open_event_streams_at_once() {
+    let dir = one_skill();
+    let s = start(
+        vec![Source::new(dir.path(), "project")],
+        false,
+        HttpConfig::default(),
+    );
+    let mut events = open_events(s.addr);
+    let took = s.stop();
+    assert!(
+        took < skill_runtime::http::SHUTDOWN_GRACE / 4,
+        "an open stream held shutdown for {took:?}"
+    );
+    // The stream ended cleanly: the reader reaches the end.
+    let mut rest = String::new();
+    events.read_to_string(&mut rest).unwrap();
+}
+
+#[test]
+fn a_client_that_stalls_in_its_headers_is_dropped() {
+    let dir = one_skill();
+    let timeout = Duration::from_millis(200);
+    let s = start(
+        vec![Source::new(dir.path(), "project")],
+        false,
+        HttpConfig {
+            header_read_timeout: timeout,
+            ..HttpConfig::default()
+        },
+    );
+    let mut slow = connect(s.addr);
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let started = Instant::now();
+    slow.write_all(b"GET /v1/hea").unwrap();
+    let mut buf = Vec::new();
+    match slow.read_to_end(&mut buf) {
+        Ok(_) => {}
+        Err(e) => assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::ConnectionReset,
+            "not dropped: {e}"
+        ),
+    }
+    let took = started.elapsed();
+    assert!(took >= timeout - Duration::from_millis(20), "{took:?}");
+    assert!(buf.is_empty(), "{}", String::from_utf8_lossy(&buf));
+    assert_eq!(get(s.addr, "/v1/health").status, 200);
+}
+
+/// Register a handler `name` that tells the test it started, then waits until the test
+/// opens the gate.
+fn gated(
+    b: RuntimeBuilder,
+    name: &str,
+    entered: std::sync::mpsc::Sender<()>,
+    gate: std::sync::Arc<tokio::sync::Semaphore>,
+) -> RuntimeBuilder {
+    b.handler_fn(name, move |_call: Call| {
+        let entered = entered.clone();
+        let gate = gate.clone();
+        async move {
+            let _ = entered.send(());
+            let _permit = gate.acquire().await?;
+            Ok::<_, BoxError>(Output::Text("done".into()))
+        }
+    })
+}
+
+#[test]
+fn requests_over_the_concurrency_limit_are_shed_with_503() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "block/SKILL.md",
+        &skill_md("block", "Waits for the test."),
+    );
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+        dir.path(),
+        "project",
+    )]));
+    config.watch = None;
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    let s = launch_with(
+        config,
+        HttpConfig {
+            concurrency: 1,
+            ..HttpConfig::default()
+        },
+        move |b| gated(b, "block", entered_tx, g),
+    );
+    let addr = s.addr;
+    let busy = std::thread::spawn(move || {
+        post(
+            addr,
+            "/v1/execute",
+            &serde_json::json!({ "command": "block" }),
+        )
+    });
+    entered.recv_timeout(IO_TIMEOUT).unwrap();
+    // The one slot is taken: the next request is shed at once, not queued.
+    let r = get(s.addr, "/v1/health");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], "overloaded");
+    gate.add_permits(1);
+    let done = busy.join().unwrap();
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert_eq!(done.json()["outcome"]["output"], "done");
+    assert_eq!(get(s.addr, "/v1/health").status, 200);
+}
+
+#[cfg(unix)]
+fn make_executable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_script_reports_its_own_timeout_and_a_hanging_handler_gets_504() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "tool/SKILL.md",
+        "---\nname: tool\ndescription: Runs a script.\nscripts:\n  - scripts/run.sh\n---\nbody\n",
+    );
+    write(root, "tool/scripts/run.sh", "#!/bin/sh\nexec sleep 30\n");
+    make_executable(&root.join("tool/scripts/run.sh"));
+    write(root, "hang/SKILL.md", &skill_md("hang", "Never answers."));
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+        root, "project",
+    )]));
+    config.watch = None;
+    config.runtime.limits.timeout = Duration::from_millis(300);
+    // The request timeout is shorter than the script's: execute gets the script's plus
+    // the margin instead.
+    let http = HttpConfig {
+        request_timeout: Duration::from_millis(100),
+        exec_timeout_margin: Duration::from_millis(1700),
+        ..HttpConfig::default()
+    };
+    let s = launch_with(config, http, |b| {
+        b.handler_fn("hang", |_call: Call| async {
+            std::future::pending::<Result<Output, BoxError>>().await
+        })
+    });
+    let r = post(
+        s.addr,
+        "/v1/execute",
+        &serde_json::json!({ "command": "tool" }),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["outcome"]["limit"], "timeout", "{}", r.text());
+
+    // Both endpoints that execute skills, at the same time.
+    let addr = s.addr;
+    let hanging: Vec<_> = [
+        ("/v1/execute", serde_json::json!({ "command": "hang" })),
+        ("/v1/invoke", serde_json::json!({ "line": "/hang" })),
+    ]
+    .into_iter()
+    .map(|(path, body)| {
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            (path, post(addr, path, &body), started.elapsed())
+        })
+    })
+    .collect();
+    for h in hanging {
+        let (path, r, took) = h.join().unwrap();
+        assert_eq!(r.status, 504, "{path}: {}", r.text());
+        assert_eq!(r.json()["error"]["code"], "timeout");
+        assert!(r.text().contains("2000 ms"), "{}", r.text());
+        assert!(took >= Duration::from_millis(1950), "{path}: {took:?}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn shutdown_finishes_requests_stops_scripts_and_keeps_the_schedule_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    write(
+        &root,
+        "block/SKILL.md",
+        &skill_md("block", "Waits for the test."),
+    );
+    write(
+        &root,
+        "bg/SKILL.md",
+        "---\nname: bg\ndescription: Runs in the background.\ncontext: fork\nscripts:\n  - scripts/bg.sh\n---\nbody\n",
+    );
+    // The script writes its pid in the skill folder (its working directory), then waits.
+    write(
+        &root,
+        "bg/scripts/bg.sh",
+        "#!/bin/sh\necho $$ > pid.tmp && mv pid.tmp pid\nexec sleep 30\n",
+    );
+    make_executable(&root.join("bg/scripts/bg.sh"));
+    write(
+        &root,
+        "tick/SKILL.md",
+        "---\nname: tick\ndescription: Every second.\nschedule: \"* * * * * *\"\n---\nTick.\n",
+    );
+    std::fs::create_dir_all(dir.path().join("state")).unwrap();
+    let state = dir.path().join("state/schedule-state.json");
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+        &root, "project",
+    )]));
+    config.watch = None;
+    config.schedule.as_mut().unwrap().state_path = Some(state.clone());
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    let mut s = launch_with(config, HttpConfig::default(), move |b| {
+        gated(b, "block", entered_tx, g)
+    });
+
+    // The scheduler fired once (its state is written before the run starts).
+    let mut events = open_events(s.addr);
+    assert_eq!(next_event(&mut events, "scheduled")["skill"], "tick");
+
+    // A forked script is running.
+    let v = post(
+        s.addr,
+        "/v1/execute",
+        &serde_json::json!({ "command": "bg" }),
+    )
+    .json();
+    assert_eq!(v["outcome"]["kind"], "fork", "{v}");
+    let pid_file = root.join("bg/pid");
+    let started = Instant::now();
+    while !pid_file.exists() {
+        assert!(started.elapsed() < IO_TIMEOUT, "the script never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let proc_dir = format!("/proc/{pid}");
+    assert!(std::path::Path::new(&proc_dir).exists());
+
+    // A request is in flight when shutdown starts.
+    let addr = s.addr;
+    let busy = std::thread::spawn(move || {
+        post(
+            addr,
+            "/v1/execute",
+            &serde_json::json!({ "command": "block" }),
+        )
+    });
+    entered.recv_timeout(IO_TIMEOUT).unwrap();
+    s.begin_stop();
+    // Shutdown has begun once the event stream ends.
+    let mut rest = String::new();
+    events.read_to_string(&mut rest).unwrap();
+    // The request still finishes, with its answer.
+    gate.add_permits(1);
+    let done = busy.join().unwrap();
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert_eq!(done.json()["outcome"]["output"], "done");
+    let took = s.stop();
+    assert!(took < skill_runtime::http::SHUTDOWN_GRACE / 4, "{took:?}");
+
+    // The script's process was killed: gone, or a zombie nobody waits for any more.
+    // (SIGKILL lands asynchronously, so give the kernel a moment to deliver it.)
+    let started = Instant::now();
+    loop {
+        let stat = std::fs::read_to_string(format!("{proc_dir}/stat")).unwrap_or_default();
+        let state_char = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next();
+        if stat.is_empty() || state_char == Some("Z") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the script still runs after shutdown: {stat}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The schedule's last fire is on disk for the next start.
+    let saved = std::fs::read_to_string(&state).unwrap();
+    assert!(saved.contains("\"tick\""), "{saved}");
+}
+
+#[test]
+fn executing_or_loading_a_skill_wins_ties_in_search() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["alpha-notes", "beta-notes"] {
+        write(
+            dir.path(),
+            &format!("{name}/SKILL.md"),
+            &skill_md(name, "Keep handy reminders about projects."),
+        );
+    }
+    let s = start_with(vec![Source::new(dir.path(), "project")], |_| {});
+    let ranking = || {
+        let v = get(s.addr, "/v1/search?q=handy+reminders").json();
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["name"].as_str().unwrap().to_owned(),
+                    m["last_used"].as_u64(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let names = |r: &[(String, Option<u64>)]| r.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let before = ranking();
+    assert_eq!(names(&before), ["alpha-notes", "beta-notes"], "{before:?}");
+    assert!(before.iter().all(|(_, used)| used.is_none()));
+
+    let r = post(
+        s.addr,
+        "/v1/execute",
+        &serde_json::json!({ "command": "beta-notes" }),
+    );
+    assert_eq!(r.json()["outcome"]["ok"], true, "{}", r.text());
+    let after = ranking();
+    assert_eq!(names(&after), ["beta-notes", "alpha-notes"], "{after:?}");
+    assert!(after[0].1.is_some());
+
+    // Loading a skill's instructions counts as a use too.
+    assert_eq!(get(s.addr, "/v1/get_skill?path=alpha-notes").status, 200);
+    assert_eq!(names(&ranking()), ["alpha-notes", "beta-notes"]);
 }

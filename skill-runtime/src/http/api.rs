@@ -335,7 +335,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         path: "/v1/events",
         op: Op::Events,
         action: false,
-        summary: "Server-sent events: one `change` event per registry change set.",
+        summary: "Server-sent events. `change`: a registry change set (the ChangeEvent schema; the SSE id is the new generation). `scheduled`: a scheduled run finished (the ScheduledEvent schema); when `outcome.requires_interpretation` is true (a template, a workflow of instructions) the host gives `outcome.output` to its model. `lagged`: `{\"missed\": n}` events this reader lost. Comment lines keep the connection alive. At most `max_event_streams` streams are open at once (503 `overloaded` beyond); streams end when the server shuts down.",
         query: &[],
         body: None,
     },
@@ -442,54 +442,65 @@ fn number<T: std::str::FromStr>(
     }
 }
 
-/// Whether the request is for the event stream (which skips the request timeout).
-pub(crate) fn is_event_stream(req: &Request<Incoming>) -> bool {
-    req.method() == Method::GET && req.uri().path().trim_end_matches('/') == "/v1/events"
-}
-
-/// Dispatch one API request.
+/// Answer one API request: find the endpoint, check the token, run it under its time
+/// limit.
 pub(crate) async fn handle(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
-    match dispatch(app, req).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
+    let (endpoint, params) = match find(app, &req) {
+        Ok(found) => found,
+        Err(e) => return e.into_response(),
+    };
+    let limit = match endpoint.op {
+        Op::Execute | Op::Invoke => app.exec_timeout(),
+        _ => app.config.request_timeout,
+    };
+    match tokio::time::timeout(limit, dispatch(app, endpoint, params, req)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => e.into_response(),
+        Err(_) => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "timeout",
+            format!(
+                "the request took longer than this endpoint's time limit ({} ms)",
+                limit.as_millis()
+            ),
+        )
+        .into_response(),
     }
 }
 
-async fn dispatch(app: &Arc<App>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
-    let path = req.uri().path().to_owned();
+type Params = HashMap<&'static str, String>;
+
+/// The endpoint for a request, after the token check; or why not (`404`, `405`, `401`).
+fn find(app: &App, req: &Request<Incoming>) -> Result<(&'static Endpoint, Params), ApiError> {
+    let path = req.uri().path();
     let mut allowed = Vec::new();
-    let mut found = None;
     for e in ENDPOINTS {
-        if let Some(params) = matches(e.path, &path) {
+        if let Some(params) = matches(e.path, path) {
             if e.method == *req.method() {
-                found = Some((e, params));
-                break;
+                if e.action {
+                    authorize(app, req)?;
+                }
+                return Ok((e, params));
             }
             allowed.push(e.method.as_str());
         }
     }
-    let Some((endpoint, params)) = found else {
-        if allowed.is_empty() {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                format!("no endpoint at {path}; see /v1/openapi.json"),
-            ));
-        }
-        let mut resp = ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            format!("{path} accepts {}", allowed.join(", ")),
-        )
-        .into_response();
-        if let Ok(v) = HeaderValue::from_str(&allowed.join(", ")) {
-            resp.headers_mut().insert(http::header::ALLOW, v);
-        }
-        return Ok(resp);
-    };
-    if endpoint.action {
-        authorize(app, &req)?;
+    if allowed.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no endpoint at {path}; see /v1/openapi.json"),
+        ));
     }
+    Err(ApiError::method_not_allowed(path, &allowed))
+}
+
+async fn dispatch(
+    app: &Arc<App>,
+    endpoint: &Endpoint,
+    params: Params,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, ApiError> {
     let query = query_map(&req)?;
     let snapshot = app.engine.registry().snapshot();
     let name = params.get("name").cloned().unwrap_or_default();
@@ -548,6 +559,10 @@ async fn dispatch(app: &Arc<App>, req: Request<Incoming>) -> Result<Response<Bod
             let text = view(&snapshot, &query)
                 .get_skill(path)
                 .map_err(registry_error)?;
+            // Loading one skill's instructions is a use of it (a domain listing is not).
+            if let Some(skill) = path.and_then(|p| snapshot.entry(p.trim())) {
+                app.engine.record_use(&skill.name);
+            }
             Ok(json_response(
                 StatusCode::OK,
                 &json!({ "path": path, "text": text }),
@@ -587,11 +602,12 @@ async fn dispatch(app: &Arc<App>, req: Request<Incoming>) -> Result<Response<Bod
             let body: InvokeBody = json_body(app, req).await?;
             let ctx = context(Caller::User, body.profile);
             let outcome = app.engine.runtime().invoke(&body.line, &ctx).await;
+            app.engine.record_outcomes([&outcome]);
             Ok(json_response(StatusCode::OK, &outcome))
         }
         Op::Workflows => {
             let body: serde_json::Map<String, Value> = json_body(app, req).await?;
-            let flags = workflow_flags(body)?;
+            let flags = workflow_flags(body, endpoint.body.unwrap_or(&[]))?;
             let outcome = app
                 .engine
                 .runtime()
@@ -637,10 +653,10 @@ async fn dispatch(app: &Arc<App>, req: Request<Incoming>) -> Result<Response<Bod
                 })?;
             Ok(json_response(
                 StatusCode::OK,
-                &crate::engine::Event::from(&change),
+                &crate::engine::ChangeEvent::from(&change),
             ))
         }
-        Op::Events => Ok(events(app, req).await),
+        Op::Events => events(app),
         Op::OpenApi => Ok(json_response(StatusCode::OK, &super::openapi())),
     }
 }
@@ -650,13 +666,14 @@ fn authorize(app: &App, req: &Request<Incoming>) -> Result<(), ApiError> {
     let Some(token) = &app.config.token else {
         return Ok(());
     };
+    // Only this header: a token in the query string or a cookie is never looked at.
     let given = req
         .headers()
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(bearer)
         .unwrap_or("");
-    if constant_time_eq(given.trim().as_bytes(), token.as_bytes()) {
+    if constant_time_eq(given.as_bytes(), token.as_bytes()) {
         Ok(())
     } else {
         Err(ApiError::new(
@@ -665,6 +682,15 @@ fn authorize(app: &App, req: &Request<Incoming>) -> Result<(), ApiError> {
             "this endpoint needs `Authorization: Bearer <token>` with the server's token",
         ))
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` value; the scheme is matched in any
+/// case (RFC 7235, section 2.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
 }
 
 async fn json_body<T: for<'de> Deserialize<'de>>(
@@ -1096,6 +1122,8 @@ async fn execute(
     match (body.output, body.command) {
         (Some(output), None) => {
             let results = runtime.execute_output(&output, &ctx).await;
+            app.engine
+                .record_outcomes(results.iter().map(|r| &r.outcome));
             Ok(json_response(
                 StatusCode::OK,
                 &json!({ "results": results }),
@@ -1111,6 +1139,7 @@ async fn execute(
                 skill_router::Route::Invoke(inv) => Some(runtime.execute(inv, &ctx).await),
                 _ => None,
             };
+            app.engine.record_outcomes(outcome.as_ref());
             Ok(json_response(
                 StatusCode::OK,
                 &json!({ "route": route, "outcome": outcome }),
@@ -1125,11 +1154,25 @@ async fn execute(
 }
 
 /// A JSON object of `workflow.build` flags: strings, booleans (switches) and arrays of
-/// strings.
-fn workflow_flags(body: serde_json::Map<String, Value>) -> Result<skill_router::Flags, ApiError> {
+/// strings. Only the documented fields are accepted, as every other endpoint does.
+fn workflow_flags(
+    body: serde_json::Map<String, Value>,
+    documented: &[(&str, &str, &str)],
+) -> Result<skill_router::Flags, ApiError> {
     use skill_router::FlagValue;
     let mut flags = skill_router::Flags::new();
     for (k, v) in body {
+        if !documented.iter().any(|(name, _, _)| *name == k) {
+            let names: Vec<String> = documented
+                .iter()
+                .map(|(n, _, _)| format!("`{n}`"))
+                .collect();
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_json",
+                format!("unknown field `{k}`, expected one of {}", names.join(", ")),
+            ));
+        }
         let value = match v {
             Value::String(s) => FlagValue::One(s),
             Value::Bool(b) => FlagValue::Switch(b),
@@ -1163,41 +1206,94 @@ fn workflow_flags(body: serde_json::Map<String, Value>) -> Result<skill_router::
     Ok(flags)
 }
 
-/// The event stream: `event: change` with the change set as JSON, keep-alive comments, and
-/// `event: lagged` when this reader fell behind and lost events.
-pub(crate) async fn events(app: &Arc<App>, _req: Request<Incoming>) -> Response<Body> {
+/// The body of an event stream. It holds the stream's permit, so the slot frees as soon
+/// as hyper drops the body (the client went away, or the stream ended).
+struct EventBody {
+    rx: tokio::sync::mpsc::Receiver<Bytes>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl hyper::body::Body for EventBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+/// Completes when the server starts shutting down (or the app is gone).
+async fn until_closing(closing: &mut tokio::sync::watch::Receiver<bool>) {
+    // The guard `wait_for` returns is dropped here, never held across an await.
+    let _ = closing.wait_for(|c| *c).await;
+}
+
+/// Chunks queued for one event stream before its writer waits for the client.
+const EVENT_STREAM_QUEUE: usize = 16;
+
+/// The event stream: `event: change` with the change set as JSON (its `id` is the new
+/// generation), `event: scheduled` with a finished scheduled run, keep-alive comments, and
+/// `event: lagged` when this reader fell behind and lost events. At most
+/// `max_event_streams` are open at once; every stream ends when the server shuts down.
+fn events(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
+    let permit = app.event_streams.clone().try_acquire_owned().map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "overloaded",
+            format!(
+                "{} event streams are open, the most this server allows; retry shortly",
+                app.config.max_event_streams
+            ),
+        )
+    })?;
     let mut rx = app.engine.events();
-    let (mut tx, body) =
-        http_body_util::channel::Channel::<Bytes, std::convert::Infallible>::new(16);
+    let mut closing = app.closing.subscribe();
+    let (tx, body_rx) = tokio::sync::mpsc::channel::<Bytes>(EVENT_STREAM_QUEUE);
     tokio::spawn(async move {
         use tokio::sync::broadcast::error::RecvError;
-        let hello = ": skills engine events\nretry: 2000\n\n".to_owned();
-        if tx.send(Frame::data(Bytes::from(hello))).await.is_err() {
-            return;
-        }
+        let mut msg = ": skills engine events\nretry: 2000\n\n".to_owned();
         loop {
-            let msg = tokio::select! {
+            // Wait for the client to take the message, unless the server is closing.
+            let sent = tokio::select! {
+                r = tx.send(Bytes::from(msg)) => r.is_ok(),
+                () = until_closing(&mut closing) => false,
+            };
+            if !sent {
+                return;
+            }
+            msg = tokio::select! {
                 r = rx.recv() => match r {
                     Ok(event) => {
-                        let data = serde_json::to_string(&*event).unwrap_or_default();
-                        format!("id: {}\nevent: change\ndata: {data}\n\n", event.generation)
+                        let id = match &*event {
+                            crate::engine::Event::Change(c) => format!("id: {}\n", c.generation),
+                            crate::engine::Event::Scheduled(_) => String::new(),
+                        };
+                        format!("{id}event: {}\ndata: {}\n\n", event.name(), event.to_json())
                     }
                     Err(RecvError::Lagged(n)) => format!("event: lagged\ndata: {{\"missed\":{n}}}\n\n"),
                     Err(RecvError::Closed) => return,
                 },
                 () = tokio::time::sleep(EVENT_KEEPALIVE) => ": keep-alive\n\n".to_owned(),
+                () = until_closing(&mut closing) => return,
+                () = tx.closed() => return,
             };
-            if tx.send(Frame::data(Bytes::from(msg))).await.is_err() {
-                return;
-            }
         }
     });
+    let body = EventBody {
+        rx: body_rx,
+        _permit: permit,
+    };
     let mut resp = Response::new(http_body_util::BodyExt::boxed_unsync(body));
     resp.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    resp
+    Ok(resp)
 }
 
 #[cfg(test)]
@@ -1234,6 +1330,17 @@ mod tests {
         assert_eq!(percent_decode("%4").as_deref(), Some("%4"));
         assert_eq!(percent_decode("%zz"), None);
         assert_eq!(percent_decode("%00").as_deref(), Some("\0"));
+    }
+
+    #[test]
+    fn bearer_scheme_in_any_case() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer abc"), Some("abc"));
+        assert_eq!(bearer(" BEARER   abc "), Some("abc"));
+        assert_eq!(bearer("Bearer"), None);
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearerabc"), None);
+        assert_eq!(bearer("abc"), None);
     }
 
     #[test]

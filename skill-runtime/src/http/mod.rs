@@ -4,13 +4,19 @@
 //! printable, else a counter), echoed in the response and carried by a tracing span. API
 //! requests then pass, outermost first: load shedding (over [`HttpConfig::concurrency`]
 //! requests in flight, the answer is `503 overloaded` at once instead of a queue), the
-//! concurrency limit, and a request timeout (`504 timeout`). The event stream bypasses the
-//! timeout. Bodies are read up to [`HttpConfig::max_body_bytes`] (`413`). Headers must arrive
-//! within [`HEADER_READ_TIMEOUT`] (slow clients are dropped), and at most
-//! [`HttpConfig::max_connections`] connections are served at once (more wait in the kernel's
-//! accept queue). Errors are `{"error": {"code", "message"}}` with a fitting status. When a
-//! token is configured, action endpoints (every `POST`) need `Authorization: Bearer <token>`,
-//! compared in constant time.
+//! concurrency limit, and a time limit (`504 timeout`): [`HttpConfig::request_timeout`],
+//! except for endpoints that execute skills (`/v1/execute`, `/v1/invoke`), which get
+//! [`App::exec_timeout`] so a script's own timeout is reported (as the outcome's `limit`)
+//! before the request's. An event stream's body is not timed; at most
+//! [`HttpConfig::max_event_streams`] are open at once (`503 overloaded` beyond), and all of
+//! them end when the server shuts down. Bodies are read up to [`HttpConfig::max_body_bytes`]
+//! (`413`). Headers must arrive within [`HttpConfig::header_read_timeout`] (slow clients
+//! are dropped), and at most [`HttpConfig::max_connections`] connections are served at once
+//! (more wait in the kernel's accept queue). Errors are `{"error": {"code", "message"}}`
+//! with a fitting status. When a token is configured, action endpoints (every `POST` but
+//! `/v1/select`) need `Authorization: Bearer <token>` (the scheme in any case, RFC 7235);
+//! the token is read from that header only, and compared in time independent of its
+//! content.
 
 mod api;
 mod openapi;
@@ -30,7 +36,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 use tracing::Instrument;
@@ -42,13 +48,19 @@ pub use openapi::openapi;
 
 /// Default request timeout.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time added to the runtime's script timeout to give the time limit of the
+/// endpoints that execute skills (see [`App::exec_timeout`]).
+pub const DEFAULT_EXEC_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
 /// Default limit on API requests in flight.
 pub const DEFAULT_CONCURRENCY: usize = 512;
 /// Default limit on request bodies.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Default limit on open connections.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
-/// Time a client has to send its request headers.
+/// Default limit on event streams open at once (each holds a connection for as long as
+/// the client listens).
+pub const DEFAULT_MAX_EVENT_STREAMS: usize = 64;
+/// Default time a client has to send its request headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long shutdown waits for in-flight requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -60,14 +72,24 @@ const MAX_REQUEST_ID: usize = 64;
 pub struct HttpConfig {
     /// Bearer token required on action endpoints (`None`: none required).
     pub token: Option<String>,
-    /// Request timeout (not applied to the event stream).
+    /// Time limit of a request ([`DEFAULT_REQUEST_TIMEOUT`]); the endpoints that execute
+    /// skills get at least [`App::exec_timeout`]. An event stream's body is not timed.
     pub request_timeout: Duration,
-    /// API requests in flight before new ones are shed with `503`.
+    /// Added to the runtime's script timeout for [`App::exec_timeout`]
+    /// ([`DEFAULT_EXEC_TIMEOUT_MARGIN`]).
+    pub exec_timeout_margin: Duration,
+    /// API requests in flight before new ones are shed with `503`
+    /// ([`DEFAULT_CONCURRENCY`], at least 1).
     pub concurrency: usize,
-    /// Largest request body.
+    /// Largest request body ([`DEFAULT_MAX_BODY_BYTES`]).
     pub max_body_bytes: usize,
-    /// Open connections served at once.
+    /// Open connections served at once ([`DEFAULT_MAX_CONNECTIONS`], at least 1).
     pub max_connections: usize,
+    /// Event streams open at once ([`DEFAULT_MAX_EVENT_STREAMS`]); more are refused with
+    /// `503 overloaded`. 0 turns the event stream off.
+    pub max_event_streams: usize,
+    /// Time a client has to send its request headers ([`HEADER_READ_TIMEOUT`]).
+    pub header_read_timeout: Duration,
     /// Catalog budgets by profile, used when a request gives none.
     pub profile_budgets: std::collections::BTreeMap<String, skill_registry::Budget>,
 }
@@ -77,9 +99,12 @@ impl Default for HttpConfig {
         HttpConfig {
             token: None,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            exec_timeout_margin: DEFAULT_EXEC_TIMEOUT_MARGIN,
             concurrency: DEFAULT_CONCURRENCY,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
+            header_read_timeout: HEADER_READ_TIMEOUT,
             profile_budgets: std::collections::BTreeMap::new(),
         }
     }
@@ -94,21 +119,41 @@ pub struct App {
     engine: Arc<Engine>,
     config: HttpConfig,
     next_id: AtomicU64,
+    /// One permit per open event stream.
+    event_streams: Arc<Semaphore>,
+    /// Becomes `true` when [`serve`] starts shutting down: event streams end.
+    closing: watch::Sender<bool>,
 }
 
 impl App {
     /// An application over an engine.
     pub fn new(engine: Arc<Engine>, config: HttpConfig) -> Arc<App> {
+        let event_streams = Arc::new(Semaphore::new(config.max_event_streams));
         Arc::new(App {
             engine,
             config,
             next_id: AtomicU64::new(1),
+            event_streams,
+            closing: watch::channel(false).0,
         })
     }
 
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The time limit of the endpoints that execute skills: the runtime's script timeout
+    /// plus [`HttpConfig::exec_timeout_margin`], and never less than
+    /// [`HttpConfig::request_timeout`]. A script past its own timeout is killed and
+    /// reported in the outcome (`"limit": "timeout"`) before this fires; a handler that
+    /// never answers gets `504 timeout`. A model output whose commands together run
+    /// longer than this also gets `504` (send them one by one to avoid that).
+    pub fn exec_timeout(&self) -> Duration {
+        let script = self.engine.runtime().config().limits.timeout;
+        script
+            .saturating_add(self.config.exec_timeout_margin)
+            .max(self.config.request_timeout)
     }
 }
 
@@ -118,6 +163,8 @@ pub(crate) struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    /// The methods a `405` names in its `Allow` header.
+    allow: Option<String>,
 }
 
 impl ApiError {
@@ -126,6 +173,18 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            allow: None,
+        }
+    }
+
+    /// The `405` for a path served with other methods.
+    pub(crate) fn method_not_allowed(path: &str, allowed: &[&str]) -> Self {
+        let allow = allowed.join(", ");
+        ApiError {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            code: "method_not_allowed",
+            message: format!("{path} accepts {allow}"),
+            allow: Some(allow),
         }
     }
 
@@ -139,6 +198,9 @@ impl ApiError {
                 http::header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer"),
             );
+        }
+        if let Some(v) = self.allow.and_then(|a| HeaderValue::from_str(&a).ok()) {
+            resp.headers_mut().insert(http::header::ALLOW, v);
         }
         resp
     }
@@ -161,14 +223,13 @@ pub(crate) fn json_response(status: StatusCode, value: &impl serde::Serialize) -
 
 type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, BoxError>;
 
-/// The API stack: load shedding, the concurrency limit and the timeout around the routes.
+/// The API stack: load shedding and the concurrency limit around the routes (which apply
+/// each endpoint's time limit themselves).
 fn api_service(app: Arc<App>) -> ApiService {
-    let timeout = app.config.request_timeout;
     let concurrency = app.config.concurrency.max(1);
     let svc = ServiceBuilder::new()
         .load_shed()
         .concurrency_limit(concurrency)
-        .timeout(timeout)
         .service_fn(move |req: Request<Incoming>| {
             let app = app.clone();
             async move { Ok::<_, BoxError>(api::handle(&app, req).await) }
@@ -178,13 +239,7 @@ fn api_service(app: Arc<App>) -> ApiService {
 
 /// The response for an error of the middleware stack.
 fn middleware_error(e: &BoxError) -> Response<Body> {
-    if e.is::<tower::timeout::error::Elapsed>() {
-        ApiError::new(
-            StatusCode::GATEWAY_TIMEOUT,
-            "timeout",
-            "the request took longer than the server's request timeout",
-        )
-    } else if e.is::<tower::load_shed::error::Overloaded>() {
+    if e.is::<tower::load_shed::error::Overloaded>() {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "overloaded",
@@ -215,13 +270,9 @@ async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) 
     let span = tracing::info_span!("request", id = %id, method = %method, path = %path);
     async move {
         let started = Instant::now();
-        let mut resp = if api::is_event_stream(&req) {
-            api::events(&app, req).await
-        } else {
-            match api.oneshot(req).await {
-                Ok(r) => r,
-                Err(e) => middleware_error(&e),
-            }
+        let mut resp = match api.oneshot(req).await {
+            Ok(r) => r,
+            Err(e) => middleware_error(&e),
         };
         if let Ok(v) = HeaderValue::from_str(&id) {
             resp.headers_mut().insert("x-request-id", v);
@@ -237,8 +288,8 @@ async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) 
     .await
 }
 
-/// Serve the API on `listener` until `shutdown` completes, then stop accepting, let
-/// in-flight requests finish (up to [`SHUTDOWN_GRACE`]) and return.
+/// Serve the API on `listener` until `shutdown` completes, then stop accepting, end the
+/// event streams, let in-flight requests finish (up to [`SHUTDOWN_GRACE`]) and return.
 pub async fn serve(
     listener: TcpListener,
     app: Arc<App>,
@@ -268,16 +319,16 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let app = app.clone();
+        let conn_app = app.clone();
         let api = api.clone();
         let service = hyper::service::service_fn(move |req| {
-            let app = app.clone();
+            let app = conn_app.clone();
             let api = api.clone();
             async move { Ok::<_, Infallible>(handle_request(app, api, req).await) }
         });
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
-            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .header_read_timeout(app.config.header_read_timeout)
             .serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
@@ -287,6 +338,8 @@ pub async fn serve(
             drop(permit);
         });
     }
+    // Event streams never finish on their own: end them so connections can close.
+    app.closing.send_replace(true);
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(SHUTDOWN_GRACE) => {
@@ -309,12 +362,18 @@ pub async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), Error> 
     Ok((listener, local))
 }
 
-/// Constant-time equality of two byte strings (time depends only on their lengths).
+/// Equality of two byte strings in time independent of their content: every byte up to
+/// the longer length is compared (the shorter one padded with zeros) and the lengths'
+/// difference is folded in, with no early exit.
 pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+    let n = a.len().max(b.len());
+    let mut diff = a.len() ^ b.len();
+    for i in 0..n {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    std::hint::black_box(diff) == 0
 }
 
 /// Read a whole request body, up to `limit` bytes.
@@ -344,6 +403,11 @@ mod tests {
         assert!(constant_time_eq(b"secret", b"secret"));
         assert!(!constant_time_eq(b"secret", b"secreT"));
         assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"secret2", b"secret"));
+        // A prefix padded with zeros is still not equal: the lengths differ.
+        assert!(!constant_time_eq(b"secret", b"secret\0"));
+        assert!(!constant_time_eq(b"", b"\0"));
+        assert!(!constant_time_eq(b"", b"x"));
         assert!(constant_time_eq(b"", b""));
     }
 }

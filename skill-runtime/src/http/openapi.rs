@@ -61,10 +61,16 @@ fn operation(e: &Endpoint) -> Value {
         _ => "application/json",
     };
     let mut responses = Map::new();
-    responses.insert(
-        "200".into(),
-        json!({ "description": "OK", "content": { content_type: {} } }),
-    );
+    let mut ok = json!({ "description": "OK", "content": { content_type: {} } });
+    if e.path == "/v1/events" {
+        // OpenAPI cannot describe an event stream; name each event's `data` schema.
+        ok["x-events"] = json!({
+            "change": { "$ref": "#/components/schemas/ChangeEvent" },
+            "scheduled": { "$ref": "#/components/schemas/ScheduledEvent" },
+            "lagged": { "type": "object", "properties": { "missed": { "type": "integer" } } },
+        });
+    }
+    responses.insert("200".into(), ok);
     responses.insert(
         "default".into(),
         json!({ "description": "An error", "content": { "application/json": {
@@ -98,7 +104,10 @@ pub fn openapi() -> Value {
         "paths": paths,
         "components": {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
-            "schemas": { "Error": {
+            "schemas": {
+                "ChangeEvent": change_event(),
+                "ScheduledEvent": scheduled_event(),
+                "Error": {
                 "type": "object",
                 "required": ["error"],
                 "properties": { "error": {
@@ -110,6 +119,56 @@ pub fn openapi() -> Value {
                     },
                 }},
             }},
+        },
+    })
+}
+
+fn strings() -> Value {
+    json!({ "type": "array", "items": { "type": "string" } })
+}
+
+/// The `data` of an `event: change` (and the answer of `POST /v1/reload`).
+fn change_event() -> Value {
+    json!({
+        "type": "object",
+        "description": "A registry change set.",
+        "properties": {
+            "previous_generation": { "type": "integer" },
+            "generation": { "type": "integer" },
+            "added": strings(),
+            "changed": strings(),
+            "removed": strings(),
+            "domains": strings(),
+        },
+    })
+}
+
+/// The `data` of an `event: scheduled`.
+fn scheduled_event() -> Value {
+    json!({
+        "type": "object",
+        "description": "A scheduled run that finished, with its outcome. A template or a workflow of instructions comes with `outcome.requires_interpretation: true` and its text in `outcome.output`: the host gives it to its model.",
+        "properties": {
+            "skill": { "type": "string" },
+            "scheduled": { "type": "string", "format": "date-time", "description": "the instant the schedule named (UTC)" },
+            "generation": { "type": "integer", "description": "the snapshot generation it fired from" },
+            "outcome": {
+                "type": "object",
+                "description": "what executing it gave (as `/v1/execute` reports an outcome)",
+                "properties": {
+                    "skill": { "type": "string", "nullable": true },
+                    "kind": { "type": "string", "nullable": true, "enum": ["handler", "tool", "script", "template", "fork", "help"] },
+                    "ok": { "type": "boolean" },
+                    "output": { "description": "text or JSON; null when nothing" },
+                    "requires_interpretation": { "type": "boolean" },
+                    "task": { "type": "integer", "nullable": true },
+                    "error": { "type": "object", "nullable": true, "properties": {
+                        "code": { "type": "string" }, "message": { "type": "string" } } },
+                    "limit": { "type": "string", "nullable": true },
+                    "allowed_tools": { "type": "array", "nullable": true, "items": { "type": "string" } },
+                    "duration_ms": { "type": "integer" },
+                },
+            },
         },
     })
 }
