@@ -10,9 +10,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use exec_common::{all_dead, inv, is_dead, registry, script, write};
+#[cfg(target_os = "linux")]
+use exec_common::{group_gone, running_in_group};
 use skill_runtime::exec::{
-    Context, Kind, Limit, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS, MAX_SCRIPT_OUTPUT_BYTES, Runtime,
-    RuntimeConfig,
+    Context, Kind, Limit, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS, MAX_SCRIPT_OUTPUT_BYTES,
+    MAX_SCRIPT_PROCESSES, Runtime, RuntimeConfig,
 };
 
 const SKILL: &str = "---
@@ -30,6 +32,8 @@ scripts:
   - scripts/leave.sh
   - scripts/fail.sh
   - scripts/marker.sh
+  - scripts/forkbomb.sh
+  - scripts/hold.sh
 ---
 
 # Lab
@@ -77,6 +81,22 @@ fn lab(root: &Path) {
         "#!/bin/sh\necho oops >&2\nexit 3\n",
     );
     script(root, "lab/scripts/marker.sh", "#!/bin/sh\ntouch started\n");
+    // An exponential fork bomb: every `f` starts two more in the background and exits (its
+    // children are orphaned, yet stay in the group). Capped at depth 8 (256 sleeping leaves,
+    // 511 processes in all) so that a broken limit cannot take the machine down. Its pid
+    // (the group id) goes to a file first; the script itself then stays alive as `sleep`.
+    script(
+        root,
+        "lab/scripts/forkbomb.sh",
+        "#!/bin/sh\necho $$ > bomb.pid\nf() { if [ \"$1\" -lt 8 ]; then f $(($1 + 1)) | f $(($1 + 1)) & else exec sleep 30; fi; }\nf 0\nexec sleep 30\n",
+    );
+    // `hold N T`: N background sleeps, then a foreground `sleep T`: N + 2 processes in the
+    // group (the shell, its N children, the foreground sleep) for T seconds.
+    script(
+        root,
+        "lab/scripts/hold.sh",
+        "#!/bin/sh\necho $$\ni=0\nwhile [ $i -lt \"$1\" ]; do sleep 30 & i=$((i+1)); done\nsleep \"$2\"\n",
+    );
 }
 
 fn runtime(root: &Path, timeout: Duration) -> Runtime {
@@ -231,7 +251,7 @@ async fn timeout_kills_the_script() {
 }
 
 #[tokio::test]
-async fn a_fork_bomb_is_killed_with_its_process_group() {
+async fn the_timeout_kills_background_children_with_the_group() {
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let rt = runtime(dir.path(), Duration::from_secs(1));
@@ -242,6 +262,101 @@ async fn a_fork_bomb_is_killed_with_its_process_group() {
     let all = pids(o.output["stdout"].as_str().unwrap());
     assert_eq!(all.len(), 21, "leader and 20 children: {all:?}");
     assert!(all_dead(&all), "some of {all:?} survived");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn an_exponential_fork_bomb_is_stopped_at_the_process_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    // A short timeout: were the process limit broken, the bomb would still die in 3 s.
+    let rt = runtime(dir.path(), Duration::from_secs(3));
+    assert_eq!(rt.config().limits.max_processes, MAX_SCRIPT_PROCESSES);
+    let o = rt
+        .execute(&inv("lab", &["forkbomb"], &[]), &Context::model())
+        .await;
+    let pgid: i32 = std::fs::read_to_string(dir.path().join("lab/bomb.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Whatever the outcome, nothing of the bomb may be left running.
+    assert!(
+        group_gone(pgid),
+        "still running: {:?}",
+        running_in_group(pgid)
+    );
+    assert_eq!(o.limit, Some(Limit::Processes), "{o:?}");
+    assert_eq!(o.code(), Some("limit_exceeded"));
+    let message = &o.error.as_ref().unwrap().message;
+    assert!(
+        message.contains(&format!("more than {MAX_SCRIPT_PROCESSES} processes")),
+        "{message}"
+    );
+    assert!(o.duration_ms < 2_000, "not prompt: {} ms", o.duration_ms);
+    assert_eq!(rt.running_scripts(), 0);
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn processes_exactly_at_the_limit_are_fine_and_one_more_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    let rt = runtime(dir.path(), Duration::from_secs(10));
+    let run = |children: usize, hold: &'static str| {
+        let rt = rt.clone();
+        async move {
+            let n = children.to_string();
+            rt.execute(&inv("lab", &["hold", &n, hold], &[]), &Context::model())
+                .await
+        }
+    };
+    // The shell, MAX - 2 background sleeps and the foreground sleep: MAX processes, held
+    // for many check intervals.
+    let o = run(MAX_SCRIPT_PROCESSES - 2, "0.3").await;
+    assert!(o.ok, "{o:?}");
+    assert_eq!(o.limit, None);
+    let pgid = pids(o.output["stdout"].as_str().unwrap())[0];
+    assert!(group_gone(pgid), "{:?}", running_in_group(pgid));
+    // One more: killed long before the foreground sleep (or the timeout) ends.
+    let o = run(MAX_SCRIPT_PROCESSES - 1, "5").await;
+    assert_eq!(o.limit, Some(Limit::Processes), "{o:?}");
+    assert!(o.duration_ms < 5_000, "{} ms", o.duration_ms);
+    let pgid = pids(o.output["stdout"].as_str().unwrap())[0];
+    assert!(group_gone(pgid), "{:?}", running_in_group(pgid));
+}
+
+#[tokio::test]
+async fn a_configured_process_limit_is_enforced() {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    let mut config = RuntimeConfig::default();
+    config.limits.timeout = Duration::from_secs(10);
+    config.limits.max_processes = 4;
+    let rt = Runtime::builder(registry(dir.path(), false))
+        .config(config)
+        .build();
+    // 2 children: 4 processes. 3 children: 5.
+    let o = rt
+        .execute(&inv("lab", &["hold", "2", "0.3"], &[]), &Context::model())
+        .await;
+    assert!(o.ok, "{o:?}");
+    let o = rt
+        .execute(&inv("lab", &["hold", "3", "5"], &[]), &Context::model())
+        .await;
+    if cfg!(target_os = "linux") {
+        assert_eq!(o.limit, Some(Limit::Processes), "{o:?}");
+        assert!(
+            o.error
+                .as_ref()
+                .unwrap()
+                .message
+                .contains("more than 4 processes")
+        );
+    } else {
+        // Not counted elsewhere (documented): it runs to its end.
+        assert!(o.ok, "{o:?}");
+    }
 }
 
 #[tokio::test]
@@ -381,6 +496,72 @@ async fn script_paths_must_stay_inside_the_skill_folder() {
         assert_eq!(o.kind, Some(Kind::Script));
     }
     assert!(!outside.path().join("pwned").exists());
+}
+
+#[tokio::test]
+async fn only_files_under_the_scripts_folder_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // Executables inside the skill folder but outside `scripts/`: at the top level, in
+    // another folder, reached with `..`, or through a link in `scripts/`.
+    for (name, entry) in [
+        ("top", "run.sh"),
+        ("other", "bin/run.sh"),
+        ("dotdot", "scripts/../run.sh"),
+        ("folder", "scripts"),
+        ("hop", "scripts/hop.sh"),
+    ] {
+        write(
+            dir.path(),
+            &format!("{name}/SKILL.md"),
+            &format!(
+                "---\nname: {name}\ndescription: A script outside scripts/.\nversion: 1.0.0\nscripts:\n  - {entry}\n---\nbody\n"
+            ),
+        );
+        script(
+            dir.path(),
+            &format!("{name}/run.sh"),
+            "#!/bin/sh\ntouch pwned\n",
+        );
+        script(
+            dir.path(),
+            &format!("{name}/bin/run.sh"),
+            "#!/bin/sh\ntouch pwned\n",
+        );
+        std::fs::create_dir_all(dir.path().join(format!("{name}/scripts"))).unwrap();
+    }
+    std::os::unix::fs::symlink("../run.sh", dir.path().join("hop/scripts/hop.sh")).unwrap();
+    let rt = runtime(dir.path(), Duration::from_secs(5));
+    for (name, reason) in [
+        ("top", "under the skill's `scripts/` folder"),
+        ("other", "under the skill's `scripts/` folder"),
+        ("dotdot", "`..` is not allowed"),
+        ("folder", "under the skill's `scripts/` folder"),
+        ("hop", "outside the skill's `scripts/` folder"),
+    ] {
+        let o = rt.execute(&inv(name, &[], &[]), &Context::model()).await;
+        assert_eq!(o.code(), Some("script_path"), "{name}: {o:?}");
+        let message = &o.error.as_ref().unwrap().message;
+        assert!(message.contains(reason), "{name}: {message}");
+        assert!(
+            !dir.path().join(format!("{name}/pwned")).exists(),
+            "{name} ran"
+        );
+    }
+    // The same file under `scripts/` runs.
+    write(
+        dir.path(),
+        "good/SKILL.md",
+        "---\nname: good\ndescription: A script under scripts/.\nversion: 1.0.0\nscripts:\n  - ./scripts/sub/run.sh\n---\nbody\n",
+    );
+    script(
+        dir.path(),
+        "good/scripts/sub/run.sh",
+        "#!/bin/sh\ntouch ran\n",
+    );
+    let rt = runtime(dir.path(), Duration::from_secs(5));
+    let o = rt.execute(&inv("good", &[], &[]), &Context::model()).await;
+    assert!(o.ok, "{o:?}");
+    assert!(dir.path().join("good/ran").exists());
 }
 
 #[tokio::test]

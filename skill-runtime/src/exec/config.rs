@@ -13,6 +13,13 @@ pub const MAX_SCRIPT_OUTPUT_BYTES: usize = 1024 * 1024;
 pub const MAX_SCRIPT_ARGS: usize = 100;
 /// Most bytes the arguments of a script may have together (each argument's UTF-8 length).
 pub const MAX_SCRIPT_ARG_BYTES: usize = 4096;
+/// Most processes a script may have at once in its process group, the script itself
+/// included (the guard against fork bombs). More, and the whole group is killed. Counted
+/// on Linux only, every [`PROCESS_CHECK_INTERVAL`]; on other systems it is not enforced.
+pub const MAX_SCRIPT_PROCESSES: usize = 64;
+/// How often the processes of a running script's group are counted against
+/// [`ScriptLimits::max_processes`] (Linux).
+pub const PROCESS_CHECK_INTERVAL: Duration = Duration::from_millis(20);
 /// Environment variables a script sees by default, when the runtime's own environment has
 /// them. Everything else is cleared. `HOME` and `USER` are deliberately not passed (a
 /// script should not find or write the host user's files); add them in
@@ -39,6 +46,9 @@ pub struct ScriptLimits {
     pub max_args: usize,
     /// Argument bytes cap ([`MAX_SCRIPT_ARG_BYTES`]).
     pub max_arg_bytes: usize,
+    /// Processes at once in the script's process group, itself included
+    /// ([`MAX_SCRIPT_PROCESSES`]; Linux only).
+    pub max_processes: usize,
 }
 
 impl Default for ScriptLimits {
@@ -48,6 +58,7 @@ impl Default for ScriptLimits {
             max_output_bytes: MAX_SCRIPT_OUTPUT_BYTES,
             max_args: MAX_SCRIPT_ARGS,
             max_arg_bytes: MAX_SCRIPT_ARG_BYTES,
+            max_processes: MAX_SCRIPT_PROCESSES,
         }
     }
 }
@@ -124,9 +135,12 @@ mod tests {
         assert_eq!(MAX_SCRIPT_OUTPUT_BYTES, 1_048_576);
         assert_eq!(MAX_SCRIPT_ARGS, 100);
         assert_eq!(MAX_SCRIPT_ARG_BYTES, 4096);
+        assert_eq!(MAX_SCRIPT_PROCESSES, 64);
+        assert_eq!(PROCESS_CHECK_INTERVAL, Duration::from_millis(20));
         let c = RuntimeConfig::default();
         assert_eq!(c.limits, ScriptLimits::default());
         assert_eq!(c.limits.timeout, SCRIPT_TIMEOUT);
+        assert_eq!(c.limits.max_processes, MAX_SCRIPT_PROCESSES);
         assert!(c.env_allowlist.iter().any(|v| v == "PATH"));
         assert!(!c.env_allowlist.iter().any(|v| v == "HOME"));
     }

@@ -36,10 +36,12 @@
 //! * Which script: when the first positional is a listed script's file name or stem
 //!   (`run` or `run.sh` for `scripts/run.sh`), that script runs and the positional is
 //!   consumed; otherwise the first listed script runs.
-//! * The entry must be a relative path without `..` that resolves (symbolic links
-//!   followed) to a regular file inside the skill's folder; it is executed directly (no
-//!   shell; it needs its executable bit and, for a script, a `#!` line), with the skill's
-//!   folder as working directory.
+//! * The entry must be a relative path without `..` under the skill's `scripts/` folder
+//!   (`scripts/run.sh`), and must resolve (symbolic links followed) to a regular file
+//!   inside `<skill folder>/scripts/`; an executable anywhere else in the skill's folder
+//!   is refused (`script_path`). It is executed directly (no shell; it needs its
+//!   executable bit and, for a script, a `#!` line), with the skill's folder as working
+//!   directory.
 //! * Argument vector: the remaining positionals in order, then each flag in name order:
 //!   `--name` for a switch, `--name value` for one value, `--name v1 --name v2` for
 //!   several values.
@@ -47,8 +49,11 @@
 //!   environment (default [`DEFAULT_ENV_ALLOWLIST`]; `PATH` falls back to
 //!   [`FALLBACK_PATH`]), plus `SKILL_NAME` and `SKILL_DIR`.
 //! * Limits ([`ScriptLimits`]): too many arguments or argument bytes are refused before
-//!   anything starts; past the timeout, or once stdout and stderr together pass the output
-//!   limit, the script's whole process group is killed with `SIGKILL`. When the script
+//!   anything starts; past the timeout, once stdout and stderr together pass the output
+//!   limit, or (Linux) once its process group has more than
+//!   [`ScriptLimits::max_processes`] processes (counted every [`PROCESS_CHECK_INTERVAL`]),
+//!   the script's whole process group is killed with `SIGKILL`. On other Unix systems the
+//!   process count is not enforced (only the timeout stops a fork bomb there). When the script
 //!   exits, anything it left running in its process group is killed as well, and the same
 //!   happens at [`Runtime::shutdown`] and when an execution future is dropped. The
 //!   outcome's `limit` says which limit was hit; `output` has `exit_code`, `stdout` and
@@ -80,7 +85,8 @@ pub use crate::error::Error;
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
     DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
-    MAX_SCRIPT_OUTPUT_BYTES, Profile, RuntimeConfig, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
+    MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
+    SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
 };
 pub use outcome::{
     BoxError, Call, CommandOutcome, ErrorInfo, HandlerError, Kind, Limit, Outcome, Output,

@@ -39,6 +39,9 @@ pub enum Limit {
     Arguments,
     /// Its arguments were longer than allowed in bytes; it was not started.
     ArgumentBytes,
+    /// It had more processes at once in its process group than allowed (a fork bomb) and
+    /// the whole group was killed.
+    Processes,
 }
 
 impl Limit {
@@ -49,6 +52,7 @@ impl Limit {
             Limit::Output => "output",
             Limit::Arguments => "arguments",
             Limit::ArgumentBytes => "argument_bytes",
+            Limit::Processes => "processes",
         }
     }
 }
@@ -203,4 +207,24 @@ pub struct Call {
     pub snapshot: Arc<Snapshot>,
     /// Whether the scheduler started it (its `schedule` fired).
     pub scheduled: bool,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_names_match_their_json() {
+        for l in [
+            Limit::Timeout,
+            Limit::Output,
+            Limit::Arguments,
+            Limit::ArgumentBytes,
+            Limit::Processes,
+        ] {
+            assert_eq!(serde_json::to_value(l).unwrap(), l.as_str());
+        }
+        assert_eq!(Limit::Processes.as_str(), "processes");
+    }
 }

@@ -3,9 +3,11 @@
 //! * **Which script**: the skill's `scripts:` list (toolsets). When the first positional is
 //!   a listed script's file name or stem (`run` or `run.sh` for `scripts/run.sh`), that
 //!   script runs and the positional is consumed; otherwise the first listed script runs.
-//! * **Where**: the entry must be a relative path with no `..`, resolving (symbolic links
-//!   followed) to a regular file inside the skill's folder. The working directory is the
-//!   skill's folder.
+//! * **Where**: the entry must be a relative path with no `..` under the skill's
+//!   `scripts/` folder (`scripts/run.sh`, `scripts/sub/x.py`), resolving (symbolic links
+//!   followed) to a regular file inside `<canonical skill folder>/scripts/`. Executables
+//!   elsewhere in the skill's folder (`run.sh` at its top level, or a link in `scripts/`
+//!   pointing out of it) are refused. The working directory is the skill's folder.
 //! * **Arguments**: the remaining positionals in order, then each flag in name order:
 //!   `--name` for a switch, `--name value` for one value, `--name v1 --name v2` for
 //!   several. More than [`ScriptLimits::max_args`] arguments, or more than
@@ -15,14 +17,26 @@
 //!   own environment (`PATH` falls back to [`FALLBACK_PATH`]), plus `SKILL_NAME` and
 //!   `SKILL_DIR`.
 //! * **Limits**: past the timeout, or once stdout and stderr together pass the output
-//!   limit, the whole process group is killed with `SIGKILL`. When the script itself
-//!   exits, whatever it left running in its group is killed too, so background children
-//!   never outlive it. The same happens at runtime shutdown and when the execution is
+//!   limit, the whole process group is killed with `SIGKILL`. On Linux the processes of
+//!   the group (the script included, zombies not yet reaped included, threads not
+//!   counted) are counted every [`PROCESS_CHECK_INTERVAL`] from `/proc`; more than
+//!   [`ScriptLimits::max_processes`] and the group is killed the same way. `killpg`
+//!   reaches every member at once, and a member forking at that moment has its fork
+//!   fail (the kernel refuses a fork while a fatal signal is pending), so a fork bomb
+//!   cannot outrun the kill. The count itself runs at the runtime's own priority: a bomb
+//!   that saturates the CPUs delays it (a 511-process bomb took about 0.2 s to stop on
+//!   two cores), so the limit bounds a bomb without making it harmless; a lower priority
+//!   for scripts or a cgroup's `pids.max` would. Other Unix systems do not count
+//!   processes (there a fork bomb runs until the timeout). When the script itself exits,
+//!   whatever it left running in its group is killed too, so background children never
+//!   outlive it. The same happens at runtime shutdown and when the execution is
 //!   dropped. The script is always waited for (no zombie of ours); a process that moves
 //!   itself to another process group or session escapes this (that needs cgroups).
 //!
 //! [`ScriptLimits::max_args`]: crate::exec::ScriptLimits::max_args
 //! [`ScriptLimits::max_arg_bytes`]: crate::exec::ScriptLimits::max_arg_bytes
+//! [`ScriptLimits::max_processes`]: crate::exec::ScriptLimits::max_processes
+//! [`PROCESS_CHECK_INTERVAL`]: crate::exec::PROCESS_CHECK_INTERVAL
 //! [`FALLBACK_PATH`]: crate::exec::FALLBACK_PATH
 
 use std::path::{Component, Path, PathBuf};
@@ -33,7 +47,7 @@ use skill_router::{FlagValue, Invocation};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-use crate::exec::config::{FALLBACK_PATH, RuntimeConfig};
+use crate::exec::config::{FALLBACK_PATH, PROCESS_CHECK_INTERVAL, RuntimeConfig};
 use crate::exec::{Error, Limit};
 
 /// The script chosen for an invocation and its argument vector.
@@ -126,7 +140,10 @@ fn no_script(skill: &Skill) -> Error {
     }
 }
 
-/// Resolve a `scripts:` entry to a regular file inside the skill folder.
+/// The folder of a skill that holds its scripts.
+const SCRIPTS_DIR: &str = "scripts";
+
+/// Resolve a `scripts:` entry to a regular file inside the skill's `scripts/` folder.
 pub(crate) fn resolve(skill: &Skill, entry: &str) -> Result<PathBuf, Error> {
     let bad = |reason: &str| Error::ScriptPath {
         skill: skill.name.clone(),
@@ -137,14 +154,21 @@ pub(crate) fn resolve(skill: &Skill, entry: &str) -> Result<PathBuf, Error> {
     if entry.is_empty() || entry.contains('\0') {
         return Err(bad("empty path or NUL byte"));
     }
+    let mut names = Vec::new();
     for c in rel.components() {
         match c {
-            Component::Normal(_) | Component::CurDir => {}
+            Component::Normal(name) => names.push(name),
+            Component::CurDir => {}
             Component::ParentDir => return Err(bad("`..` is not allowed")),
             Component::RootDir | Component::Prefix(_) => {
                 return Err(bad("absolute paths are not allowed"));
             }
         }
+    }
+    if names.len() < 2 || names.first().is_none_or(|n| *n != SCRIPTS_DIR) {
+        return Err(bad(
+            "scripts must be files under the skill's `scripts/` folder (for example `scripts/run.sh`)",
+        ));
     }
     let root = skill
         .dir
@@ -154,8 +178,10 @@ pub(crate) fn resolve(skill: &Skill, entry: &str) -> Result<PathBuf, Error> {
         .join(rel)
         .canonicalize()
         .map_err(|e| bad(&format!("not found: {e}")))?;
-    if !full.starts_with(&root) {
-        return Err(bad("it resolves outside the skill folder"));
+    if !full.starts_with(root.join(SCRIPTS_DIR)) {
+        return Err(bad(
+            "it resolves (through a symbolic link) outside the skill's `scripts/` folder",
+        ));
     }
     if !full.is_file() {
         return Err(bad("not a regular file"));
@@ -177,6 +203,82 @@ pub(crate) fn kill_group(pgid: u32) {
 
 #[cfg(not(unix))]
 pub(crate) fn kill_group(_pgid: u32) {}
+
+/// Counts the processes of one process group (Linux: `/proc`).
+///
+/// Each check lists `/proc` and reads `/proc/<pid>/stat` of the processes it has not seen
+/// before, remembering those outside the group so that later checks skip them (a listing
+/// costs one directory read, not three system calls per process). Members are read again
+/// each time (they may leave). Not seen: a known outsider that later joins the group
+/// (`setpgid` from the same session: it moves a process, it does not create one), a pid
+/// reused between two checks (the pid counter wrapping within one interval), and a
+/// process that ends between the listing and the read.
+#[derive(Debug)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+struct GroupCounter {
+    pgid: u32,
+    /// Pids seen last time that are in another process group.
+    others: std::collections::HashSet<u32>,
+}
+
+impl GroupCounter {
+    fn new(pgid: u32) -> Self {
+        GroupCounter {
+            pgid,
+            others: std::collections::HashSet::new(),
+        }
+    }
+
+    /// How many processes are in the group, counting up to `max + 1` (enough to tell that
+    /// it is over `max`). `None` when `/proc` cannot be read (or off Linux). Blocking file
+    /// I/O: call it off the async workers.
+    #[cfg(target_os = "linux")]
+    fn count(&mut self, max: usize) -> Option<usize> {
+        let dir = std::fs::read_dir("/proc").ok()?;
+        let mut others = std::collections::HashSet::with_capacity(self.others.len());
+        let mut n = 0usize;
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if self.others.contains(&pid) {
+                others.insert(pid);
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            if stat_pgrp(&stat) == Some(self.pgid) {
+                n += 1;
+                if n > max {
+                    break;
+                }
+            } else {
+                others.insert(pid);
+            }
+        }
+        self.others = others;
+        Some(n)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn count(&mut self, _max: usize) -> Option<usize> {
+        None
+    }
+}
+
+/// The process group (field 5) of a `/proc/<pid>/stat` line. The command name (field 2)
+/// is in parentheses and may itself hold spaces and parentheses, so the fields are read
+/// after the last `)`: state, parent pid, process group.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn stat_pgrp(stat: &str) -> Option<u32> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_ascii_whitespace().nth(2)?.parse().ok()
+}
 
 /// Kills the process group when dropped, unless disarmed: a dropped execution never leaves
 /// its script running.
@@ -265,6 +367,13 @@ pub(crate) async fn run(
     let (mut out_open, mut err_open) = (true, true);
     let mut exited: Option<std::process::ExitStatus> = None;
     let mut stopped: Option<Error> = None;
+    // The process count (Linux only: elsewhere there is nothing to count with).
+    let mut counter = guard
+        .pgid
+        .filter(|_| cfg!(target_os = "linux"))
+        .map(GroupCounter::new);
+    let mut count_tick = tokio::time::interval(PROCESS_CHECK_INTERVAL);
+    count_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while stopped.is_none() && (exited.is_none() || out_open || err_open) {
         tokio::select! {
             status = child.wait(), if exited.is_none() => {
@@ -290,8 +399,41 @@ pub(crate) async fn run(
                     message: format!("the script ran longer than {:?} and was killed", limits.timeout),
                 });
             }
-            _ = shutdown.wait_for(|v| *v) => {
+            // (A plain value, not the channel's read guard: the guard is not `Send` and the
+            // count below awaits while select's output is alive.)
+            _ = async { shutdown.wait_for(|v| *v).await.is_ok() } => {
                 stopped = Some(Error::ShuttingDown);
+            }
+            _ = count_tick.tick(), if counter.is_some() && exited.is_none() => {
+                let max = limits.max_processes;
+                let counted = match counter.take() {
+                    Some(mut c) => tokio::task::spawn_blocking(move || {
+                        let n = c.count(max);
+                        (c, n)
+                    })
+                    .await
+                    .ok(),
+                    None => None,
+                };
+                match counted {
+                    Some((c, Some(n))) => {
+                        counter = Some(c);
+                        if n > max {
+                            stopped = Some(Error::Limit {
+                                limit: Limit::Processes,
+                                message: format!(
+                                    "the script had more than {max} processes at once in its process group and was killed"
+                                ),
+                            });
+                        }
+                    }
+                    Some((_, None)) | None => {
+                        tracing::warn!(
+                            script = %plan.path.display(),
+                            "cannot count the script's processes in /proc: the process limit is not enforced"
+                        );
+                    }
+                }
             }
         }
         if stopped.is_none() && stdout.len() + stderr.len() > limits.max_output_bytes {
@@ -358,6 +500,34 @@ mod tests {
             ("archive.tar.gz", "archive")
         );
         assert_eq!(stem("plain"), ("plain", "plain"));
+    }
+
+    #[test]
+    fn the_process_group_is_read_after_the_last_parenthesis() {
+        assert_eq!(stat_pgrp("42 (sh) S 1 42 42 0 -1 4194560"), Some(42));
+        // A command name with spaces and parentheses that look like fields.
+        assert_eq!(stat_pgrp("7 (a) S 1 99 (b c) R 3 8 8 0"), Some(8));
+        assert_eq!(stat_pgrp("7 (x)) Z 1 5 5"), Some(5));
+        assert_eq!(stat_pgrp("7 (x) S 1"), None);
+        assert_eq!(stat_pgrp("no parenthesis 1 2 3"), None);
+        assert_eq!(stat_pgrp("7 (x) S 1 -3 0"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn our_own_process_group_is_counted() {
+        let me = std::process::id();
+        let stat = std::fs::read_to_string(format!("/proc/{me}/stat")).unwrap();
+        let mut counter = GroupCounter::new(stat_pgrp(&stat).unwrap());
+        // At least this process; counting stops once past the limit.
+        assert!(counter.count(1000).unwrap() >= 1);
+        // Processes of other groups are remembered and not read again.
+        assert!(!counter.others.is_empty());
+        assert!(!counter.others.contains(&me));
+        assert!(counter.count(1000).unwrap() >= 1);
+        assert_eq!(counter.count(0), Some(1));
+        // A group nobody has (pids stay below 2^22).
+        assert_eq!(GroupCounter::new(u32::MAX).count(10), Some(0));
     }
 
     #[test]

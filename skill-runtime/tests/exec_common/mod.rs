@@ -101,3 +101,51 @@ pub fn all_dead(pids: &[i32]) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// Processes of process group `pgid` that still run (zombies are dead: not listed). Linux
+/// only (`/proc`); the command name in `stat` may hold `)`, so fields are read after the
+/// last one.
+#[cfg(target_os = "linux")]
+pub fn running_in_group(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+        let alive = !matches!(fields.first(), Some(&"Z" | &"X"));
+        if alive && fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Wait (bounded, polling: the group's members are not our children) until no process of
+/// group `pgid` runs; false after five seconds.
+#[cfg(target_os = "linux")]
+pub fn group_gone(pgid: i32) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        if running_in_group(pgid).is_empty() {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
