@@ -14,7 +14,7 @@ use exec_common::{all_dead, inv, is_dead, registry, script, write};
 use exec_common::{group_gone, running_in_group};
 use skill_runtime::exec::{
     Context, Kind, Limit, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS, MAX_SCRIPT_OUTPUT_BYTES,
-    MAX_SCRIPT_PROCESSES, Runtime, RuntimeConfig,
+    MAX_SCRIPT_PROCESSES, Runtime, RuntimeConfig, SCRIPT_NICE,
 };
 
 const SKILL: &str = "---
@@ -34,6 +34,7 @@ scripts:
   - scripts/marker.sh
   - scripts/forkbomb.sh
   - scripts/hold.sh
+  - scripts/nice.sh
 ---
 
 # Lab
@@ -89,6 +90,13 @@ fn lab(root: &Path) {
         root,
         "lab/scripts/forkbomb.sh",
         "#!/bin/sh\necho $$ > bomb.pid\nf() { if [ \"$1\" -lt 8 ]; then f $(($1 + 1)) | f $(($1 + 1)) & else exec sleep 30; fi; }\nf 0\nexec sleep 30\n",
+    );
+    // Waits (bounded) until the runtime has lowered its priority, then prints its own nice
+    // value and a child's (children inherit it).
+    script(
+        root,
+        "lab/scripts/nice.sh",
+        "#!/bin/sh\ni=0\nwhile [ \"$(nice)\" = 0 ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i+1)); done\nnice\nsh -c nice\n",
     );
     // `hold N T`: N background sleeps, then a foreground `sleep T`: N + 2 processes in the
     // group (the shell, its N children, the foreground sleep) for T seconds.
@@ -357,6 +365,19 @@ async fn a_configured_process_limit_is_enforced() {
         // Not counted elsewhere (documented): it runs to its end.
         assert!(o.ok, "{o:?}");
     }
+}
+
+#[tokio::test]
+async fn scripts_and_their_children_run_at_the_lowest_priority() {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    let rt = runtime(dir.path(), Duration::from_secs(10));
+    let o = rt
+        .execute(&inv("lab", &["nice"], &[]), &Context::model())
+        .await;
+    assert!(o.ok, "{o:?}");
+    let expected = format!("{SCRIPT_NICE}\n{SCRIPT_NICE}\n");
+    assert_eq!(o.output["stdout"], expected.as_str());
 }
 
 #[tokio::test]
@@ -629,4 +650,36 @@ async fn cancelling_a_forked_script_kills_its_group() {
         tokio::task::yield_now().await;
     }
     assert!(all_dead(&all), "{all:?}");
+}
+
+#[tokio::test]
+async fn shutdown_returns_after_a_forked_script_is_reaped() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "bg/SKILL.md",
+        "---\nname: bg\ndescription: A forked script.\nversion: 1.0.0\ncontext: fork\nscripts:\n  - scripts/hold.sh\n---\nbody\n",
+    );
+    script(
+        dir.path(),
+        "bg/scripts/hold.sh",
+        "#!/bin/sh\nsleep 30 &\necho $$ >> pid\nwait\n",
+    );
+    let rt = runtime(dir.path(), Duration::from_secs(30));
+    let o = rt.execute(&inv("bg", &[], &[]), &Context::model()).await;
+    assert_eq!(o.kind, Some(Kind::Fork));
+    let pid_file = dir.path().join("bg/pid");
+    let pid = loop {
+        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Some(p) = pids(&text).first().filter(|_| text.ends_with('\n')) {
+            break *p;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert!(!is_dead(pid));
+    rt.shutdown().await;
+    // Checked at once, without waiting: the script itself was killed and reaped before
+    // shutdown returned.
+    assert!(is_dead(pid), "script {pid} outlived shutdown");
+    assert_eq!(rt.running_scripts(), 0);
 }

@@ -20,6 +20,11 @@ pub const MAX_SCRIPT_PROCESSES: usize = 64;
 /// How often the processes of a running script's group are counted against
 /// [`ScriptLimits::max_processes`] (Linux).
 pub const PROCESS_CHECK_INTERVAL: Duration = Duration::from_millis(20);
+/// The nice value a script's process group runs at (Unix): the lowest priority, so a script
+/// that saturates the CPUs (a fork bomb, a busy loop) cannot starve the server, its requests
+/// or the process count that enforces [`MAX_SCRIPT_PROCESSES`]. On an idle machine a script
+/// still gets all the CPU it asks for.
+pub const SCRIPT_NICE: i32 = 19;
 /// Environment variables a script sees by default, when the runtime's own environment has
 /// them. Everything else is cleared. `HOME` and `USER` are deliberately not passed (a
 /// script should not find or write the host user's files); add them in
@@ -137,6 +142,7 @@ mod tests {
         assert_eq!(MAX_SCRIPT_ARG_BYTES, 4096);
         assert_eq!(MAX_SCRIPT_PROCESSES, 64);
         assert_eq!(PROCESS_CHECK_INTERVAL, Duration::from_millis(20));
+        assert_eq!(SCRIPT_NICE, 19);
         let c = RuntimeConfig::default();
         assert_eq!(c.limits, ScriptLimits::default());
         assert_eq!(c.limits.timeout, SCRIPT_TIMEOUT);

@@ -86,7 +86,7 @@ pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
     DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
     MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
-    SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
+    SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
 };
 pub use outcome::{
     BoxError, Call, CommandOutcome, ErrorInfo, HandlerError, Kind, Limit, Outcome, Output,
@@ -804,16 +804,21 @@ impl Runtime {
         *self.inner.shutdown.borrow()
     }
 
-    /// Stop: refuse new executions, cancel every queued or running task, kill every
-    /// running script's process group, and return once no script is running.
+    /// Stop: refuse new executions, kill every running script's process group, cancel
+    /// every queued or running task, and return once no script is running.
+    ///
+    /// Scripts are stopped before tasks are cancelled: a script sees the shutdown, kills
+    /// its group and reaps its process, so when this returns no script process is left
+    /// (aborting a task first would drop its script mid-run, killing the group but leaving
+    /// the reaping to the background).
     pub async fn shutdown(&self) {
         self.inner.shutdown.send_replace(true);
         self.inner.tasks.slots.close();
+        let mut running = self.inner.scripts.subscribe();
+        let _ = running.wait_for(|n| *n == 0).await;
         for id in self.inner.tasks.unfinished() {
             self.cancel_task(id);
         }
-        let mut running = self.inner.scripts.subscribe();
-        let _ = running.wait_for(|n| *n == 0).await;
     }
 
     /// Number of scripts running now.

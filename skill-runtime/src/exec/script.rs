@@ -23,10 +23,10 @@
 //!   [`ScriptLimits::max_processes`] and the group is killed the same way. `killpg`
 //!   reaches every member at once, and a member forking at that moment has its fork
 //!   fail (the kernel refuses a fork while a fatal signal is pending), so a fork bomb
-//!   cannot outrun the kill. The count itself runs at the runtime's own priority: a bomb
-//!   that saturates the CPUs delays it (a 511-process bomb took about 0.2 s to stop on
-//!   two cores), so the limit bounds a bomb without making it harmless; a lower priority
-//!   for scripts or a cgroup's `pids.max` would. Other Unix systems do not count
+//!   cannot outrun the kill. The whole group runs at the lowest priority
+//!   ([`SCRIPT_NICE`], set right after the spawn and again at every count), so a bomb that
+//!   saturates the CPUs cannot starve the count, the server or its requests; a cgroup's
+//!   `pids.max` would bound it without any delay. Other Unix systems do not count
 //!   processes (there a fork bomb runs until the timeout). When the script itself exits,
 //!   whatever it left running in its group is killed too, so background children never
 //!   outlive it. The same happens at runtime shutdown and when the execution is
@@ -37,6 +37,7 @@
 //! [`ScriptLimits::max_arg_bytes`]: crate::exec::ScriptLimits::max_arg_bytes
 //! [`ScriptLimits::max_processes`]: crate::exec::ScriptLimits::max_processes
 //! [`PROCESS_CHECK_INTERVAL`]: crate::exec::PROCESS_CHECK_INTERVAL
+//! [`SCRIPT_NICE`]: crate::exec::SCRIPT_NICE
 //! [`FALLBACK_PATH`]: crate::exec::FALLBACK_PATH
 
 use std::path::{Component, Path, PathBuf};
@@ -47,7 +48,7 @@ use skill_router::{FlagValue, Invocation};
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-use crate::exec::config::{FALLBACK_PATH, PROCESS_CHECK_INTERVAL, RuntimeConfig};
+use crate::exec::config::{FALLBACK_PATH, PROCESS_CHECK_INTERVAL, RuntimeConfig, SCRIPT_NICE};
 use crate::exec::{Error, Limit};
 
 /// The script chosen for an invocation and its argument vector.
@@ -280,6 +281,21 @@ fn stat_pgrp(stat: &str) -> Option<u32> {
     rest.split_ascii_whitespace().nth(2)?.parse().ok()
 }
 
+/// Lower the priority of every process now in the group to [`SCRIPT_NICE`]; children
+/// forked later inherit it. A group that is already gone is fine.
+#[cfg(unix)]
+fn demote_group(pgid: u32) {
+    if let Some(pid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::setpriority_pgrp(Some(pid), SCRIPT_NICE);
+    }
+}
+
+#[cfg(not(unix))]
+fn demote_group(_pgid: u32) {}
+
 /// Kills the process group when dropped, unless disarmed: a dropped execution never leaves
 /// its script running.
 struct GroupGuard {
@@ -354,6 +370,11 @@ pub(crate) async fn run(
     };
     // With process_group(0) the group id is the child's pid.
     let mut guard = GroupGuard { pgid: child.id() };
+    // At once, so that what the script forks inherits the low priority; again at every
+    // count, for whatever it forked in between.
+    if let Some(p) = guard.pgid {
+        demote_group(p);
+    }
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
         return fail(Error::Internal("script pipes were not set up".into()));
     };
@@ -405,6 +426,7 @@ pub(crate) async fn run(
                 stopped = Some(Error::ShuttingDown);
             }
             _ = count_tick.tick(), if counter.is_some() && exited.is_none() => {
+                if let Some(p) = guard.pgid { demote_group(p); }
                 let max = limits.max_processes;
                 let counted = match counter.take() {
                     Some(mut c) => tokio::task::spawn_blocking(move || {
