@@ -8,15 +8,22 @@ use std::path::{Path, PathBuf};
 use skill_format::Dialect;
 use skill_pack::ReportConfig;
 
-/// The same list as `cargo xtask snapshot` (xtask/src/snapshot.rs `PACKS`).
-const PACKS: &[(&str, Option<Dialect>)] = &[
-    ("agentskills", Some(Dialect::AgentSkills)),
-    ("actions", Some(Dialect::Actions)),
-    ("lily", Some(Dialect::Lily)),
-    ("pegasus", Some(Dialect::Pegasus)),
-    ("toolsets", Some(Dialect::Toolsets)),
-    ("broken", None),
-];
+/// The bundled packs as `cargo xtask snapshot` lists them (xtask/src/snapshot.rs `packs`):
+/// every folder under `packs/`, sorted, read as the dialect its name spells, else detected.
+fn packs() -> Vec<(String, Option<Dialect>)> {
+    let mut out: Vec<(String, Option<Dialect>)> = std::fs::read_dir(repo().join("packs"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let dialect = name.parse().ok();
+            (name, dialect)
+        })
+        .collect();
+    out.sort();
+    out
+}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -29,7 +36,15 @@ fn repo() -> PathBuf {
 fn bundled_pack_reports_match_the_committed_ones() {
     let root = repo();
     let mut drifted = Vec::new();
-    for (name, dialect) in PACKS {
+    let packs = packs();
+    assert!(
+        packs
+            .iter()
+            .any(|(n, d)| n == "actions" && *d == Some(Dialect::Actions)),
+        "{packs:?}"
+    );
+    assert!(packs.iter().any(|(n, d)| n == "broken" && d.is_none()));
+    for (name, dialect) in &packs {
         let config = ReportConfig {
             dialect: *dialect,
             ..ReportConfig::default()
@@ -38,9 +53,20 @@ fn bundled_pack_reports_match_the_committed_ones() {
         let file = root.join("tests/pack-reports").join(format!("{name}.txt"));
         let committed = std::fs::read_to_string(&file).unwrap_or_default();
         if committed != text {
-            drifted.push(*name);
+            drifted.push(name.clone());
         }
     }
+    // Every committed report belongs to a pack: a removed pack leaves no stale report.
+    let mut committed: Vec<String> = std::fs::read_dir(root.join("tests/pack-reports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    committed.sort();
+    let expected: Vec<String> = packs.iter().map(|(n, _)| format!("{n}.txt")).collect();
+    assert_eq!(
+        committed, expected,
+        "tests/pack-reports/ and packs/ disagree"
+    );
     assert!(
         drifted.is_empty(),
         "pack reports drifted for {drifted:?}: run `cargo xtask snapshot` to see the change, \

@@ -186,3 +186,25 @@ fn route_cli_reports_invalid_utf8_as_a_route_error() {
         "the input is not valid UTF-8 (first bad byte at offset 15)"
     );
 }
+
+#[test]
+fn validate_reports_a_command_two_skills_declare() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["plan-a", "plan-b"] {
+        write(
+            dir.path(),
+            &format!("{name}/SKILL.md"),
+            &format!("---\nsummary: Plans things ({name}).\ncommand: plan\n---\n# {name}\n"),
+        );
+    }
+    let root = dir.path().display().to_string();
+    let run = skill_server(&["validate", &root]);
+    let collisions: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("warning[command-collision]"))
+        .collect();
+    assert_eq!(collisions.len(), 2, "{}", run.stdout);
+    assert!(collisions.iter().any(|l| l.contains("plan-a/SKILL.md")));
+    assert!(collisions.iter().any(|l| l.contains("plan-b/SKILL.md")));
+}

@@ -55,3 +55,40 @@ pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
     eprintln!("==> ci passed ({} steps)", STEPS.len());
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::STEPS;
+
+    /// The `cargo ...` command lines of a shell script, in order, with continuation lines
+    /// joined and comments dropped.
+    fn cargo_lines(script: &str) -> Vec<String> {
+        let joined = script.replace("\\\n", " ");
+        joined
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| l.starts_with("cargo "))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+
+    #[test]
+    fn ci_run_and_xtask_ci_run_the_same_commands() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/run");
+        let script = std::fs::read_to_string(path).unwrap_or_else(|e| format!("unreadable: {e}"));
+        let expected: Vec<String> = STEPS
+            .iter()
+            .map(|step| format!("cargo {}", step.join(" ")))
+            .collect();
+        assert_eq!(cargo_lines(&script), expected, "{path}");
+    }
+
+    #[test]
+    fn cargo_lines_reads_only_commands() {
+        let script = "#!/bin/sh\n# cargo not this\nset -e\ncargo fmt --all \\\n  -- --check\necho cargo\n  cargo test  --workspace # why\n";
+        assert_eq!(
+            cargo_lines(script),
+            ["cargo fmt --all -- --check", "cargo test --workspace"]
+        );
+    }
+}

@@ -15,16 +15,26 @@ use skill_pack::ReportConfig;
 
 use crate::process::repo_root;
 
-/// The packs reported, by folder under `packs/`, with the dialect each is read as (`None`:
-/// detected per file). `packs/broken` is included: its report is the diagnostics catalogue.
-pub const PACKS: &[(&str, Option<Dialect>)] = &[
-    ("agentskills", Some(Dialect::AgentSkills)),
-    ("actions", Some(Dialect::Actions)),
-    ("lily", Some(Dialect::Lily)),
-    ("pegasus", Some(Dialect::Pegasus)),
-    ("toolsets", Some(Dialect::Toolsets)),
-    ("broken", None),
-];
+/// The packs reported: every folder under `packs/`, sorted by name, read as the dialect its
+/// name spells (`packs/lily` as lily) or, for any other name, with the dialect detected per
+/// file. `packs/broken` is included: its report is the diagnostics catalogue. The workspace
+/// test `tests/tests/pack_reports.rs` derives the same list the same way.
+pub fn packs(root: &Path) -> Result<Vec<(String, Option<Dialect>)>, String> {
+    let dir = root.join("packs");
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let dialect = name.parse().ok();
+        out.push((name, dialect));
+    }
+    out.sort();
+    Ok(out)
+}
 
 /// Where the committed reports live, relative to the repository root.
 pub const REPORTS_DIR: &str = "tests/pack-reports";
@@ -49,8 +59,8 @@ pub fn run(args: &SnapshotArgs) -> Result<ExitCode, String> {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let mut drifted = 0;
-    for (name, dialect) in PACKS {
-        let text = render(&root, name, *dialect)?;
+    for (name, dialect) in packs(&root)? {
+        let text = render(&root, &name, dialect)?;
         let file = dir.join(format!("{name}.txt"));
         let old = match std::fs::read_to_string(&file) {
             Ok(t) => Some(t),
