@@ -29,6 +29,28 @@ const MAX_DST_SHIFT: Duration = Duration::hours(3);
 ///
 /// Build one with [`Schedule::parse`]; ask for fire instants with [`Schedule::next_after`]
 /// or [`Schedule::upcoming`].
+///
+/// ```
+/// use skill_scheduler::{Schedule, Tz};
+/// use chrono::{TimeZone, Utc};
+///
+/// // Every 15 minutes from 9 to 17 on weekdays.
+/// let schedule: Schedule = "*/15 9-17 * * mon-fri".parse()?;
+/// // Friday 2026-11-20 at 17:40 UTC: the last fire of Friday has passed.
+/// let after = Utc.with_ymd_and_hms(2026, 11, 20, 17, 40, 0).unwrap();
+/// let next: Vec<String> = schedule
+///     .upcoming(after, Tz::UTC, 3)
+///     .iter()
+///     .map(|t| t.format("%a %H:%M").to_string())
+///     .collect();
+/// assert_eq!(next, ["Fri 17:45", "Mon 09:00", "Mon 09:15"]);
+///
+/// // Six fields: a leading seconds field.
+/// let twice_a_minute = Schedule::parse("0,30 * * * * *")?;
+/// let t = twice_a_minute.next_after(after, Tz::UTC).unwrap();
+/// assert_eq!(t, Utc.with_ymd_and_hms(2026, 11, 20, 17, 40, 30).unwrap());
+/// # Ok::<(), skill_scheduler::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     text: String,

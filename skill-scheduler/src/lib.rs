@@ -33,6 +33,10 @@
 //!      [`Outcome::SkippedOverlap`];
 //!    - fires missed while the process was down are not replayed, unless
 //!      [`CatchUp::RunOnceOnStart`] asks for one run at start;
+//!    - each scheduled instant fires at most once, and instants missed while running
+//!      (the driver stalled, the machine slept, the clock stepped forward) are not
+//!      replayed either: the job runs once, late (its record shows the instant it was for),
+//!      and its next fire is the first instant after the current second;
 //!    - the last fire of each job is persisted (JSON, written to a temporary file,
 //!      fsynced, renamed into place, folder fsynced) so a restart never fires the same
 //!      instant twice; a corrupt or newer-version state file is copied aside and the
@@ -44,7 +48,10 @@
 //!      already fired never fires again); before each fire the driver applies any change
 //!      set not yet seen, so the run gets the skill as it is at that moment;
 //!    - a removed skill (or one that turns invalid, or loses its `schedule`) is dropped at
-//!      once and never fires again; runs already started carry on;
+//!      once and never fires again; runs already started carry on; its last fire is
+//!      dropped from the state file by the next write once it is over a second old (as are
+//!      entries of skills that are gone by the next start), so the file holds only the
+//!      jobs there are;
 //!    - run history is bounded ([`DEFAULT_HISTORY_LIMIT`], at most [`MAX_HISTORY_LIMIT`]).
 //!
 //!    [`Scheduler::jobs`] lists every job with its expression, zone, next fire instants

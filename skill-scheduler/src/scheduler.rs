@@ -26,6 +26,7 @@ pub const MAX_HISTORY_LIMIT: usize = 100_000;
 
 /// How many missed fire instants [`CatchUp::RunOnceOnStart`] walks through to find the
 /// latest one; past this many (an every-second job down for days) it uses the last reached.
+/// Either way the job runs once: its next fire is then looked for after the current second.
 pub const MAX_CATCH_UP_SCAN: usize = 100_000;
 
 /// Longest the driver sleeps on the system clock before looking at the wall clock again,
@@ -217,9 +218,18 @@ impl WallClock {
 }
 
 struct Job {
-    schedule: Schedule,
+    /// Shared so [`Scheduler::jobs`] can copy it cheaply under the lock.
+    schedule: Arc<Schedule>,
     skill: Arc<Skill>,
     next: Option<DateTime<Utc>>,
+}
+
+/// One job's state as [`Scheduler::jobs`] copies it under the lock.
+struct Listed {
+    name: Arc<str>,
+    schedule: Arc<Schedule>,
+    next: Option<DateTime<Utc>>,
+    last_fire: Option<DateTime<Utc>>,
 }
 
 /// Jobs and their queue (the driver's side).
@@ -324,32 +334,58 @@ impl Scheduler {
     }
 
     /// Every job by name, with its next `next` fire instants.
+    ///
+    /// The locks are held only to copy each job's state; the fire instants after the
+    /// first are computed once they are released, so listing many jobs does not hold up
+    /// the driver.
     pub fn jobs(&self, next: usize) -> Vec<JobInfo> {
-        let core = lock(&self.core);
-        let runs = lock(&self.runs);
-        let mut last_runs: HashMap<&str, &RunRecord> = HashMap::new();
-        for r in &runs.history {
-            last_runs.insert(&r.name, r);
-        }
-        let mut out: Vec<JobInfo> = core
-            .jobs
-            .iter()
-            .map(|(name, job)| {
+        let (tz, listed) = {
+            let core = lock(&self.core);
+            let listed: Vec<Listed> = core
+                .jobs
+                .iter()
+                .map(|(name, job)| Listed {
+                    name: name.clone(),
+                    schedule: job.schedule.clone(),
+                    next: job.next,
+                    last_fire: core.last_fires.get(name).copied(),
+                })
+                .collect();
+            (core.tz, listed)
+        };
+        let mut status: HashMap<Arc<str>, (Option<RunRecord>, bool)> = {
+            let runs = lock(&self.runs);
+            let mut latest: HashMap<&str, &RunRecord> = HashMap::new();
+            for r in &runs.history {
+                latest.insert(&r.name, r);
+            }
+            listed
+                .iter()
+                .map(|l| {
+                    let last_run = latest.get(&*l.name).map(|r| (*r).clone());
+                    (l.name.clone(), (last_run, runs.running.contains(&l.name)))
+                })
+                .collect()
+        };
+        let mut out: Vec<JobInfo> = listed
+            .into_iter()
+            .map(|l| {
                 let mut times = Vec::new();
-                if let Some(first) = job.next {
+                if let Some(first) = l.next {
                     if next > 0 {
                         times.push(first);
-                        times.extend(job.schedule.upcoming(first, core.tz, next - 1));
+                        times.extend(l.schedule.upcoming(first, tz, next - 1));
                     }
                 }
+                let (last_run, running) = status.remove(&l.name).unwrap_or_default();
                 JobInfo {
-                    name: name.to_string(),
-                    expression: job.schedule.as_str().to_owned(),
-                    timezone: core.tz,
+                    name: l.name.to_string(),
+                    expression: l.schedule.as_str().to_owned(),
+                    timezone: tz,
                     next: times,
-                    last_run: last_runs.get(&**name).map(|r| (*r).clone()),
-                    last_fire: core.last_fires.get(name).copied(),
-                    running: runs.running.contains(name),
+                    last_run,
+                    last_fire: l.last_fire,
+                    running,
                 }
             })
             .collect();
@@ -414,7 +450,11 @@ async fn drive(
                 c.sync_full(&current);
             }
             let due = c.take_due();
-            let save = if due.is_empty() { None } else { c.to_save() };
+            let save = if due.is_empty() {
+                None
+            } else {
+                c.prepare_save()
+            };
             (due, save)
         };
         let (due, save) = due;
@@ -510,11 +550,17 @@ impl Core {
     /// or the second before the current one, whichever is later, so a fire instant within
     /// the current second still counts and one already fired never repeats.
     fn lower_bound(&self, name: &str) -> DateTime<Utc> {
-        let floor = self.clock.now().trunc_subsecs(0) - Duration::seconds(1);
+        let floor = self.floor();
         match self.last_fires.get(name) {
             Some(last) if *last > floor => *last,
             _ => floor,
         }
+    }
+
+    /// The second before the current one: a (re)scheduled job's fires are looked for
+    /// after it at the earliest.
+    fn floor(&self) -> DateTime<Utc> {
+        self.clock.now().trunc_subsecs(0) - Duration::seconds(1)
     }
 
     fn unqueue(&mut self, name: &Arc<str>) {
@@ -549,7 +595,7 @@ impl Core {
                 self.diagnostics.remove(name);
                 if let Some(job) = self.jobs.get_mut(&key) {
                     job.skill = skill.clone();
-                    if job.schedule == schedule {
+                    if *job.schedule == schedule {
                         // Same schedule: the queued fire stands, so a reload landing on a
                         // fire instant neither repeats nor drops it.
                         return;
@@ -563,7 +609,7 @@ impl Core {
                 self.jobs.insert(
                     key,
                     Job {
-                        schedule,
+                        schedule: Arc::new(schedule),
                         skill: skill.clone(),
                         next,
                     },
@@ -615,7 +661,7 @@ impl Core {
 
     /// For [`CatchUp::RunOnceOnStart`]: queue a job now, once, if it missed fires.
     fn schedule_catch_up(&mut self) {
-        let floor = self.clock.now().trunc_subsecs(0) - Duration::seconds(1);
+        let floor = self.floor();
         let names: Vec<Arc<str>> = self.jobs.keys().cloned().collect();
         for name in names {
             let Some(last) = self.last_fires.get(&name).copied() else {
@@ -647,8 +693,15 @@ impl Core {
 
     /// Take every fire whose instant has come off the queue, queue each job's next fire,
     /// and record the last fires.
+    ///
+    /// A job fires at most once per call: its next fire is the first instant after the one
+    /// it fires for or the current second, whichever is later. Instants missed in between
+    /// (the driver stalled, the machine slept, the clock stepped forward, or a catch-up
+    /// fire stood for many) are not replayed one by one: the job runs once, late, and the
+    /// run's record shows its scheduled instant beside when it started.
     fn take_due(&mut self) -> Vec<Due> {
         let now = self.clock.now();
+        let current = now.trunc_subsecs(0);
         let mut due = Vec::new();
         while let Some((t, name)) = self.queue.pop_first() {
             if t > now {
@@ -658,7 +711,7 @@ impl Core {
             let Some(job) = self.jobs.get_mut(&name) else {
                 continue;
             };
-            let next = job.schedule.next_after(t, self.tz);
+            let next = job.schedule.next_after(t.max(current), self.tz);
             job.next = next;
             let skill = job.skill.clone();
             if let Some(n) = next {
@@ -675,9 +728,24 @@ impl Core {
         due
     }
 
-    /// The state file and its entries, when one is configured.
+    /// Forget the last fires of names that are not jobs (removed skills, skills that lost
+    /// their schedule, entries of a state file from before), unless the instant is recent
+    /// enough to still matter: a job added again looks for its next fire after its last
+    /// fire or the second before the current one, whichever is later
+    /// ([`Core::lower_bound`]), so an older entry can no longer prevent a repeat. This keeps
+    /// the state file to the jobs there are.
+    fn prune_last_fires(&mut self) {
+        let floor = self.floor();
+        let jobs = &self.jobs;
+        self.last_fires
+            .retain(|name, last| jobs.contains_key(name) || *last > floor);
+    }
+
+    /// The state file and its entries, when one is configured. Last fires of names that
+    /// are no longer jobs are dropped first, from memory too ([`Core::prune_last_fires`]).
     #[allow(clippy::type_complexity)]
-    fn to_save(&self) -> Option<(PathBuf, Vec<(Arc<str>, DateTime<Utc>)>)> {
+    fn prepare_save(&mut self) -> Option<(PathBuf, Vec<(Arc<str>, DateTime<Utc>)>)> {
+        self.prune_last_fires();
         let path = self.state_path.clone()?;
         let entries = self
             .last_fires
@@ -844,6 +912,52 @@ mod tests {
         core.sync_full(&registry.snapshot());
         assert!(core.diagnostics.is_empty());
         assert!(core.jobs.is_empty() && core.queue.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_removed_job_keeps_its_last_fire_only_while_it_can_matter() {
+        let dir = tempfile::tempdir().unwrap();
+        write_job(dir.path(), "* * * * *", "v1");
+        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            dir.path(),
+            "t",
+        )]));
+        let at = utc(2026, 1, 1, 0, 1, 0);
+        let mut core = core_at(at);
+        core.sync_full(&registry.snapshot());
+        assert_eq!(core.take_due().len(), 1);
+
+        // Removed and added back within the second it fired in: 00:01 does not fire again.
+        let file = dir.path().join("jobs/tick.md");
+        std::fs::remove_file(&file).unwrap();
+        core.apply(&registry.reload());
+        assert!(core.jobs.is_empty());
+        core.prune_last_fires();
+        assert_eq!(core.last_fires.get("jobs.tick"), Some(&at));
+        write_job(dir.path(), "* * * * *", "v2");
+        core.apply(&registry.reload());
+        assert!(core.take_due().is_empty());
+        assert_eq!(
+            core.queue.first().map(|(t, _)| *t),
+            Some(utc(2026, 1, 1, 0, 2, 0))
+        );
+
+        // Removed again: the entry stays until the fire is a whole second old, then goes.
+        std::fs::remove_file(&file).unwrap();
+        core.apply(&registry.reload());
+        tokio::time::advance(std::time::Duration::from_millis(999)).await;
+        core.prune_last_fires();
+        assert_eq!(core.last_fires.get("jobs.tick"), Some(&at));
+        tokio::time::advance(std::time::Duration::from_millis(1)).await;
+        core.prune_last_fires();
+        assert!(core.last_fires.is_empty());
+        // Entries of jobs there are stay, however old.
+        write_job(dir.path(), "* * * * *", "v3");
+        core.apply(&registry.reload());
+        core.last_fires
+            .insert(Arc::from("jobs.tick"), utc(2020, 1, 1, 0, 0, 0));
+        core.prune_last_fires();
+        assert_eq!(core.last_fires.len(), 1);
     }
 
     #[test]

@@ -595,3 +595,202 @@ async fn a_state_file_that_cannot_be_written_is_a_warning_not_a_stop() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("cannot write schedule state"), "{}", w[0]);
 }
+
+/// Let the driver (and the runs it started) act on the current instant without moving
+/// the clock.
+async fn settle() {
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_clock_jump_fires_once_instead_of_replaying_every_missed_instant() {
+    // (schedule, fires before the jump, the one fire of the jump, the next fire after it)
+    let cases = [
+        (
+            "* * * * *",
+            vec![],
+            utc(2026, 1, 1, 0, 1, 0),
+            utc(2026, 1, 1, 1, 1, 0),
+        ),
+        (
+            "* * * * * *",
+            // The current second counts at start.
+            vec![utc(2026, 1, 1, 0, 0, 30)],
+            utc(2026, 1, 1, 0, 0, 31),
+            utc(2026, 1, 1, 1, 0, 31),
+        ),
+    ];
+    for (expr, before, late, next) in cases {
+        let pack = Pack::new();
+        pack.job("tick", expr, "");
+        let rec = Recorder::new(Behaviour::Quick);
+        let cfg = SchedulerConfig {
+            state_path: Some(pack.state()),
+            ..config(utc(2026, 1, 1, 0, 0, 30))
+        };
+        let s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+        settle().await;
+        assert_eq!(rec.instants("jobs.tick"), before, "{expr}");
+
+        // One hour passes in one step (a stall, a suspend, a clock stepped forward):
+        // 60 (or 3600) instants are due at once.
+        tokio::time::advance(HOUR).await;
+        settle().await;
+        let mut expected = before.clone();
+        expected.push(late);
+        assert_eq!(rec.instants("jobs.tick"), expected, "{expr}");
+        // One record per fire: no flood of skipped ones.
+        let h = s.history();
+        assert_eq!(h.len(), expected.len(), "{expr}: {h:?}");
+        assert!(h.iter().all(|r| r.outcome == Outcome::Succeeded), "{h:?}");
+        assert_eq!(h.last().unwrap().started, utc(2026, 1, 1, 1, 0, 30));
+        let job = &s.jobs(1)[0];
+        assert_eq!(job.next, vec![next], "{expr}");
+        assert_eq!(job.last_fire, Some(late));
+
+        // Then back on schedule.
+        pass((next - s.now()).to_std().unwrap() + Duration::from_millis(500)).await;
+        expected.push(next);
+        assert_eq!(rec.instants("jobs.tick"), expected, "{expr}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_catch_up_past_the_scan_limit_runs_once() {
+    // An every-second job down for two days: more missed instants than the catch-up scan
+    // walks through, so the instant it reaches is far behind; still one run, then on time.
+    let pack = Pack::new();
+    pack.job("tick", "* * * * * *", "");
+    std::fs::write(
+        pack.state(),
+        r#"{"version": 1, "last_fires": {"jobs.tick": "2026-01-01T00:00:00Z"}}"#,
+    )
+    .unwrap();
+    let back = utc(2026, 1, 3, 0, 0, 0);
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        state_path: Some(pack.state()),
+        catch_up: CatchUp::RunOnceOnStart,
+        ..config(back + chrono::Duration::milliseconds(500))
+    };
+    let s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    settle().await;
+    let reached = utc(2026, 1, 1, 0, 0, 0)
+        + chrono::Duration::seconds(i64::try_from(skill_scheduler::MAX_CATCH_UP_SCAN).unwrap());
+    assert!(reached < back - chrono::Duration::seconds(1));
+    assert_eq!(rec.instants("jobs.tick"), vec![reached]);
+    assert_eq!(s.history().len(), 1);
+    pass(Duration::from_secs(2)).await;
+    assert_eq!(
+        rec.instants("jobs.tick"),
+        vec![
+            reached,
+            back + chrono::Duration::seconds(1),
+            back + chrono::Duration::seconds(2)
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn seconds_fields_and_macros_fire_on_time() {
+    let pack = Pack::new();
+    pack.job("half", "15,45 * * * * *", "");
+    pack.job("hourly", "@hourly", "");
+    pack.job("daily", "@daily", "");
+    let rec = Recorder::new(Behaviour::Quick);
+    let new_york = parse_timezone("America/New_York").unwrap();
+    // 2025-12-31 22:59:00 UTC is 17:59 in New York (EST, UTC-5).
+    let cfg = SchedulerConfig {
+        timezone: new_york,
+        ..config(utc(2025, 12, 31, 22, 59, 0))
+    };
+    let _s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    pass(MINUTE * 2).await; // to 23:01:00
+    assert_eq!(
+        rec.instants("jobs.half"),
+        vec![
+            utc(2025, 12, 31, 22, 59, 15),
+            utc(2025, 12, 31, 22, 59, 45),
+            utc(2025, 12, 31, 23, 0, 15),
+            utc(2025, 12, 31, 23, 0, 45),
+        ]
+    );
+    assert_eq!(
+        rec.instants("jobs.hourly"),
+        vec![utc(2025, 12, 31, 23, 0, 0)]
+    );
+    assert!(rec.instants("jobs.daily").is_empty());
+
+    pass(DAY * 2 - MINUTE * 2).await; // to 2026-01-02 22:59:00
+    // Midnight in New York is 05:00 UTC.
+    assert_eq!(
+        rec.instants("jobs.daily"),
+        vec![utc(2026, 1, 1, 5, 0, 0), utc(2026, 1, 2, 5, 0, 0)]
+    );
+    let hourly = rec.instants("jobs.hourly");
+    assert_eq!(hourly.len(), 48);
+    assert!(
+        hourly
+            .windows(2)
+            .all(|w| w[1] - w[0] == chrono::Duration::hours(1))
+    );
+    // Twice a minute for two days, each instant once.
+    let half = rec.instants("jobs.half");
+    assert_eq!(half.len(), 2 * 60 * 48);
+    assert!(half.windows(2).all(|w| w[0] < w[1]));
+    assert!(half.iter().all(|t| {
+        use chrono::Timelike;
+        t.second() == 15 || t.second() == 45
+    }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn removed_skills_leave_the_state_file() {
+    let pack = Pack::new();
+    let gone = pack.job("gone", "* * * * *", "");
+    pack.job("kept", "* * * * *", "");
+    // Left by an earlier run: a skill deleted while the process was down.
+    std::fs::write(
+        pack.state(),
+        r#"{"version": 1, "last_fires": {"jobs.deleted": "2025-06-01T00:00:00Z"}}"#,
+    )
+    .unwrap();
+    let names = || -> Vec<String> {
+        let text = std::fs::read_to_string(pack.state()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["last_fires"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let registry = pack.registry();
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        state_path: Some(pack.state()),
+        ..config(utc(2026, 1, 1, 0, 0, 30))
+    };
+    let s = Scheduler::start(registry.clone(), rec.clone(), cfg.clone()).unwrap();
+    pass(MINUTE).await; // 00:01 fires; now 00:01:30
+    assert_eq!(names(), ["jobs.gone", "jobs.kept"]);
+
+    std::fs::remove_file(&gone).unwrap();
+    registry.reload();
+    pass(MINUTE).await; // 00:02 fires for the one left
+    assert_eq!(names(), ["jobs.kept"]);
+    assert_eq!(rec.instants("jobs.gone"), vec![utc(2026, 1, 1, 0, 1, 0)]);
+    s.shutdown();
+
+    // Restarted on the instant that last fired: the kept entry still prevents a repeat.
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        clock: Clock::StartingAt(utc(2026, 1, 1, 0, 2, 0)),
+        ..cfg
+    };
+    let _s = Scheduler::start(registry, rec.clone(), cfg).unwrap();
+    pass(MINUTE + Duration::from_secs(1)).await;
+    assert_eq!(rec.instants("jobs.kept"), vec![utc(2026, 1, 1, 0, 3, 0)]);
+}
