@@ -204,7 +204,7 @@ pub fn report_with<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result
     let mut out = String::new();
     header(&mut out, &roots, config);
     skills(&mut out, &snapshot, &roots);
-    diagnostics(&mut out, &snapshot, &roots);
+    diagnostics_section(&mut out, &snapshot, &roots);
     catalogs(&mut out, &snapshot, &roots, config);
     tiers(&mut out, &snapshot, config);
     examples(&mut out, &snapshot, config);
@@ -453,13 +453,42 @@ fn skills(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
     }
 }
 
+/// Every diagnostic of a pack, as `skill-server validate` and the report give them: the
+/// registry's, a warning for each `## Examples` line that does not route to its own skill,
+/// the router's (a lily `command` it cannot dispatch), and an error for each `schedule`
+/// that does not parse (the registry knows neither routing nor cron syntax). Sorted by
+/// path, line, column and code.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// std::fs::create_dir_all(dir.path().join("digest"))?;
+/// std::fs::write(
+///     dir.path().join("digest/SKILL.md"),
+///     "---\nname: digest\ndescription: A digest.\nschedule: 0 8 * * mon-xyz\n---\nbody\n",
+/// )?;
+/// let registry = skill_registry::Registry::load(skill_registry::RegistryConfig::with_sources(
+///     vec![skill_registry::Source::new(dir.path(), "user")],
+/// ));
+/// let found = skill_pack::diagnostics(&registry.snapshot());
+/// assert!(found.iter().any(|d| d.code.as_str() == "invalid-schedule"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn diagnostics(snapshot: &Snapshot) -> Vec<Diagnostic> {
+    let mut all: Vec<Diagnostic> = snapshot.diagnostics().to_vec();
+    all.extend(skill_router::lint_examples(snapshot));
+    all.extend_from_slice(Router::new(snapshot).diagnostics());
+    all.extend(skill_scheduler::scheduled_skills(snapshot).1);
+    all.sort_by(|a, b| {
+        (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
+    });
+    all
+}
+
 /// A diagnostic as the report sorts and prints it: path, line, column, code, text.
 type DiagnosticRow = (String, Option<u32>, Option<u32>, &'static str, String);
 
-fn diagnostics(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
-    let mut all: Vec<Diagnostic> = snapshot.diagnostics().to_vec();
-    all.extend(skill_router::lint_examples(snapshot));
-    all.extend(skill_scheduler::scheduled_skills(snapshot).1);
+fn diagnostics_section(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
+    let all = diagnostics(snapshot);
     let mut rows: Vec<DiagnosticRow> = all
         .iter()
         .map(|d| {

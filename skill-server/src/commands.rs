@@ -88,16 +88,8 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
     let registry = Registry::load(config);
     let snapshot = registry.snapshot();
     let entries = all_entries(&snapshot);
-    // Every `## Examples` line must route to its own skill (warnings, never errors).
-    let mut diagnostics = snapshot.diagnostics().to_vec();
-    diagnostics.extend(skill_router::lint_examples(&snapshot));
-    // A lily `command` that two loaded skills declare leads to neither: say so here too.
-    diagnostics.extend_from_slice(skill_router::Router::new(&snapshot).diagnostics());
-    // A `schedule` that does not parse (the registry cannot know cron syntax).
-    diagnostics.extend(skill_scheduler::scheduled_skills(&snapshot).1);
-    diagnostics.sort_by(|a, b| {
-        (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
-    });
+    // The registry's, example lint, router and schedule diagnostics, as the pack report.
+    let diagnostics = skill_pack::diagnostics(&snapshot);
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
     let text = if args.json {

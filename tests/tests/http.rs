@@ -678,6 +678,47 @@ fn an_explicit_reload_answers_with_its_change_set() {
     assert_eq!(b.json()["description"], "Bee.");
 }
 
+#[test]
+fn diagnostics_match_what_validate_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "digest/SKILL.md",
+        "---\nname: digest\ndescription: A digest.\nschedule: 0 8 * * mon-xyz\n---\nbody\n",
+    );
+    write(
+        root,
+        "greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets.\n---\n# greet\n\n## Examples\n\n```\nnot-greet --loud\n```\n",
+    );
+    let s = start(
+        vec![Source::new(root, "project")],
+        false,
+        HttpConfig::default(),
+    );
+    let d = get(s.addr, "/v1/diagnostics").json();
+    let codes: Vec<&str> = d["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"invalid-schedule"), "{d}");
+    assert_eq!(d["errors"].as_u64(), Some(1), "{d}");
+    let validate =
+        skills_tests::skill_server(&["validate", "--format", "json", &root.display().to_string()]);
+    let v: Value = serde_json::from_str(&validate.stdout).unwrap();
+    let strip = |list: &Value| -> Vec<(String, String)> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| (d["code"].to_string(), d["message"].to_string()))
+            .collect()
+    };
+    assert_eq!(strip(&d["diagnostics"]), strip(&v["diagnostics"]));
+}
+
 // --- Execution over HTTP -----------------------------------------------------------------
 
 fn start_with(sources: Vec<Source>, tweak: impl FnOnce(&mut EngineConfig)) -> Server {

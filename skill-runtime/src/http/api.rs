@@ -575,15 +575,27 @@ async fn dispatch(
             select(app, body)
         }
         Op::NotesSearch => notes_search(app, &query),
-        Op::Diagnostics => Ok(json_response(
-            StatusCode::OK,
-            &json!({
-                "generation": snapshot.generation(),
-                "errors": snapshot.error_count(),
-                "warnings": snapshot.warning_count(),
-                "diagnostics": snapshot.diagnostics(),
-            }),
-        )),
+        Op::Diagnostics => {
+            // What `skill-server validate` reports: the registry's, failing `## Examples`
+            // lines, lily commands the router cannot dispatch, schedules that do not parse.
+            let mut all = snapshot.diagnostics().to_vec();
+            all.extend(skill_router::lint_examples(&snapshot));
+            all.extend_from_slice(skill_router::Router::new(&snapshot).diagnostics());
+            all.extend(skill_scheduler::scheduled_skills(&snapshot).1);
+            all.sort_by(|a, b| {
+                (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
+            });
+            let errors = all.iter().filter(|d| d.is_error()).count();
+            Ok(json_response(
+                StatusCode::OK,
+                &json!({
+                    "generation": snapshot.generation(),
+                    "errors": errors,
+                    "warnings": all.len() - errors,
+                    "diagnostics": all,
+                }),
+            ))
+        }
         Op::Schedules => schedules(app, &snapshot, &query),
         Op::Extract => {
             let body: ExtractBody = json_body(app, req).await?;
