@@ -38,9 +38,10 @@
 //!      replayed either: the job runs once, late (its record shows the instant it was for),
 //!      and its next fire is the first instant after the current second;
 //!    - the last fire of each job is persisted (JSON, written to a temporary file,
-//!      fsynced, renamed into place, folder fsynced) so a restart never fires the same
-//!      instant twice; a corrupt or newer-version state file is copied aside and the
-//!      scheduler starts clean with a warning ([`Scheduler::warnings`]);
+//!      fsynced, renamed into place, folder fsynced) before its run starts, so a restart
+//!      never fires the same instant twice (see *Write order* below); a corrupt or
+//!      newer-version state file is copied aside and the scheduler starts clean with a
+//!      warning ([`Scheduler::warnings`]);
 //!    - a reload that lands on a fire instant fires it exactly once: an unchanged schedule
 //!      keeps its queued fire, a changed or new one looks for its next fire after the last
 //!      fire or the second before the current one, whichever is later (so an instant in
@@ -68,12 +69,36 @@
 //! write here, so this crate parses crontab fields itself into bit sets (about 300 lines)
 //! and does not depend on `cron`.
 //!
+//! ## Write order
+//!
+//! With a state file, an instant is written to it before any run for it starts: the safe
+//! order for "never twice". The write happens *ahead* of the instant, so its latency (an
+//! fsync, milliseconds) is not part of the fires' lateness:
+//!
+//! 1. [`STATE_WRITE_LEAD`] (100 ms) before instant `T`, the driver records `T` as the last
+//!    fire of every job due at `T` (beside the other jobs' last fires) and writes the
+//!    file, fsynced, in one write for all of them;
+//! 2. at `T` it applies any change set not yet seen, then starts the runs of the jobs whose
+//!    queued fire is still `T`, with no write in between. A skill removed in the meantime
+//!    does not fire; one whose schedule changed fires at its new next instant, not at `T`
+//!    unless that is its next instant too. Its entry written ahead is then dropped, so the
+//!    next write records its real last fire: an entry means "this instant fired, or was
+//!    about to", and must not stand for a fire that was called off;
+//! 3. a fire the file does not record yet when its instant comes (a job added or changed
+//!    less than the lead before its instant, a driver that stalled past it) gets the old
+//!    order: one write, then its runs, late by the write. A write that takes longer than
+//!    the lead makes the fires late too; none ever starts before its instant.
+//!
+//! A crash between the write and `T` loses the fires of `T` (the restarted scheduler looks
+//! for the next fires after `T`) but never repeats one: the same guarantee as writing at
+//! `T`, with the window longer by the lead. The lead is under the one-second step between
+//! instants, so an entry written ahead is at most one instant ahead of the job's real last
+//! fire.
+//!
 //! ## Clock and tests
 //!
 //! [`Clock::System`] reads the wall clock and re-checks it at least every 30 seconds, so a
-//! clock step delays a fire by at most that much. With a state file, the last fires of a
-//! batch of simultaneous fires are written (one write, fsynced) before their runs start:
-//! the safe order for "never twice", at the cost of the write's latency. [`Clock::StartingAt`] starts the wall
+//! clock step delays a fire by at most that much. [`Clock::StartingAt`] starts the wall
 //! clock at a given instant and advances it with tokio's clock, which is how the tests run
 //! on tokio's paused clock without sleeping.
 //!
@@ -111,8 +136,8 @@ pub use expr::{MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
 pub use jobs::{ScheduledSkill, schedule_diagnostic, scheduled_skills};
 pub use scheduler::{
     CatchUp, Clock, DEFAULT_HISTORY_LIMIT, DispatchFuture, Dispatcher, Fire, JobInfo,
-    MAX_CATCH_UP_SCAN, MAX_HISTORY_LIMIT, Outcome, RunRecord, RunResult, Scheduler,
-    SchedulerConfig, parse_timezone,
+    MAX_CATCH_UP_SCAN, MAX_HISTORY_LIMIT, MAX_WARNINGS, Outcome, RunRecord, RunResult, STATE_WRITE_LEAD,
+    Scheduler, SchedulerConfig, parse_timezone,
 };
 pub use state::{MAX_STATE_BYTES, STATE_VERSION};
 

@@ -29,12 +29,28 @@ pub const MAX_HISTORY_LIMIT: usize = 100_000;
 /// Either way the job runs once: its next fire is then looked for after the current second.
 pub const MAX_CATCH_UP_SCAN: usize = 100_000;
 
+/// How many warnings [`Scheduler::warnings`] keeps (the newest); each is also logged
+/// through `tracing` when it happens.
+pub const MAX_WARNINGS: usize = 100;
+
 /// Longest the driver sleeps on the system clock before looking at the wall clock again,
 /// so that a clock step (NTP, suspend) delays a fire by at most this much.
 const MAX_SYSTEM_SLEEP: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Longest the driver sleeps with no job at all.
 const IDLE_SLEEP: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// How long before a fire instant the driver writes (and fsyncs) the state file that
+/// records it, so the write's latency is not part of the fire's lateness.
+///
+/// Well under the shortest gap between two instants of one job (one second, for six-field
+/// expressions), so a write ahead records at most the next instant of each job. A crash
+/// between the write and the instant loses that instant's fires and never repeats them,
+/// as a crash between a write and the runs always could; the window is this much longer.
+/// A fire whose instant comes less than this after it is queued (a job added or changed
+/// just before it) is written when it is queued, or when it is due at the latest; a write
+/// that takes longer than this makes the fire late, never early.
+pub const STATE_WRITE_LEAD: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// One fire of one job, as handed to the [`Dispatcher`].
 #[derive(Debug, Clone)]
@@ -240,6 +256,10 @@ struct Core {
     jobs: HashMap<Arc<str>, Job>,
     queue: BTreeSet<(DateTime<Utc>, Arc<str>)>,
     last_fires: BTreeMap<Arc<str>, DateTime<Utc>>,
+    /// Queued fires the state file already records (written ahead, see
+    /// [`STATE_WRITE_LEAD`]) and that have not fired yet: job name to instant. An entry
+    /// stands only while it is the job's queued fire ([`Core::retire_written_ahead`]).
+    written_ahead: HashMap<Arc<str>, DateTime<Utc>>,
     diagnostics: BTreeMap<String, Diagnostic>,
     state_path: Option<PathBuf>,
     warnings: Vec<String>,
@@ -260,6 +280,16 @@ struct Due {
     scheduled: DateTime<Utc>,
     skill: Arc<Skill>,
     generation: u64,
+    /// The state file already records this fire (it was written ahead of the instant).
+    written_ahead: bool,
+}
+
+/// A state file write to do: the file, and the instant to record for each skill.
+type StateWrite = (PathBuf, Vec<(Arc<str>, DateTime<Utc>)>);
+
+/// [`STATE_WRITE_LEAD`] as a wall-clock span.
+fn lead() -> Duration {
+    Duration::from_std(STATE_WRITE_LEAD).unwrap_or_else(|_| Duration::zero())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -306,10 +336,14 @@ impl Scheduler {
                 .into_iter()
                 .map(|(k, v)| (Arc::from(k), v))
                 .collect(),
+            written_ahead: HashMap::new(),
             diagnostics: BTreeMap::new(),
             state_path: config.state_path,
-            warnings: loaded.warnings,
+            warnings: Vec::new(),
         };
+        for w in loaded.warnings {
+            core.warn(w);
+        }
         let snapshot = registry.snapshot();
         core.sync_full(&snapshot);
         if config.catch_up == CatchUp::RunOnceOnStart {
@@ -439,7 +473,7 @@ async fn drive(
 ) {
     let mut channel_open = true;
     loop {
-        let due = {
+        let (due, save, save_first) = {
             let mut c = lock(&core);
             // Use the skill as it is now: apply reloads not yet seen before firing.
             while let Ok(cs) = rx.try_recv() {
@@ -450,23 +484,28 @@ async fn drive(
                 c.sync_full(&current);
             }
             let due = c.take_due();
-            let save = if due.is_empty() {
-                None
-            } else {
+            // Fires the state file does not record yet (no state file, a job queued within
+            // the lead of its instant, a stalled driver) are written before they start.
+            let save_first = due.iter().any(|d| !d.written_ahead);
+            let ahead = c.write_ahead();
+            let save = if save_first || ahead {
                 c.prepare_save()
+            } else {
+                None
             };
-            (due, save)
+            (due, save, save_first)
         };
-        let (due, save) = due;
-        // The last fires reach the disk before the runs start, so a crash in between can
-        // not fire them again; the write happens outside the lock.
-        if let Some((path, entries)) = save {
-            if let Err(e) = state::save(&path, entries.iter().map(|(k, v)| (&**k, *v))) {
-                lock(&core).warn(e.to_string());
-            }
+        // A fire's instant reaches the disk before its run starts, so a crash in between
+        // can not fire it again: written ahead of the instant when it can be (the runs due
+        // now go first then), just before the runs otherwise. Outside the lock.
+        if save_first {
+            save_state(&core, save.as_ref());
         }
         if !due.is_empty() {
             launch(due, &runs, dispatcher.as_ref());
+        }
+        if !save_first {
+            save_state(&core, save.as_ref());
         }
         let wake = lock(&core).wake_deadline();
         if channel_open {
@@ -480,6 +519,16 @@ async fn drive(
             }
         } else {
             tokio::time::sleep_until(wake).await;
+        }
+    }
+}
+
+/// Write the state file, if there is one and something to write; a failure is a warning
+/// and the fires go ahead.
+fn save_state(core: &Mutex<Core>, save: Option<&StateWrite>) {
+    if let Some((path, entries)) = save {
+        if let Err(e) = state::save(path, entries.iter().map(|(k, v)| (&**k, *v))) {
+            lock(core).warn(e.to_string());
         }
     }
 }
@@ -532,13 +581,25 @@ fn launch(due: Vec<Due>, runs: &Arc<Mutex<Runs>>, dispatcher: &dyn Dispatcher) {
 }
 
 impl Core {
-    /// When the driver should look again.
+    /// When the driver should look again: at the first queued instant, or
+    /// [`STATE_WRITE_LEAD`] before the first one the state file does not record yet,
+    /// whichever comes first.
     fn wake_deadline(&self) -> tokio::time::Instant {
         let now_tokio = tokio::time::Instant::now();
-        let Some((t, _)) = self.queue.first() else {
+        let Some((first, _)) = self.queue.first() else {
             return now_tokio + IDLE_SLEEP;
         };
-        let wait = (*t - self.clock.now()).to_std().unwrap_or_default();
+        let mut at = *first;
+        if self.state_path.is_some() {
+            let unwritten = self
+                .queue
+                .iter()
+                .find(|(t, name)| self.written_ahead.get(name) != Some(t));
+            if let Some((t, _)) = unwritten {
+                at = at.min(*t - lead());
+            }
+        }
+        let wait = (at - self.clock.now()).to_std().unwrap_or_default();
         let wait = match self.clock.kind {
             Clock::System => wait.min(MAX_SYSTEM_SLEEP),
             Clock::StartingAt(_) => wait.min(IDLE_SLEEP),
@@ -692,7 +753,8 @@ impl Core {
     }
 
     /// Take every fire whose instant has come off the queue, queue each job's next fire,
-    /// and record the last fires.
+    /// and record the last fires. Written-ahead entries that no longer stand are dropped
+    /// first ([`Core::retire_written_ahead`]), so call it after applying change sets.
     ///
     /// A job fires at most once per call: its next fire is the first instant after the one
     /// it fires for or the current second, whichever is later. Instants missed in between
@@ -700,6 +762,7 @@ impl Core {
     /// fire stood for many) are not replayed one by one: the job runs once, late, and the
     /// run's record shows its scheduled instant beside when it started.
     fn take_due(&mut self) -> Vec<Due> {
+        self.retire_written_ahead();
         let now = self.clock.now();
         let current = now.trunc_subsecs(0);
         let mut due = Vec::new();
@@ -718,14 +781,47 @@ impl Core {
                 self.queue.insert((n, name.clone()));
             }
             self.last_fires.insert(name.clone(), t);
+            let written_ahead = self.written_ahead.remove(&name) == Some(t);
             due.push(Due {
                 name,
                 scheduled: t,
                 skill,
                 generation: self.generation,
+                written_ahead,
             });
         }
         due
+    }
+
+    /// Drop the written-ahead entries that are no longer a job's queued fire: the job was
+    /// removed, or its schedule changed and its next fire is another instant. That instant
+    /// did not fire, so the next write records the job's last fire instead: an entry
+    /// written ahead stands for a fire that is starting, and keeping it would leave the
+    /// file claiming one that never happened.
+    fn retire_written_ahead(&mut self) {
+        let jobs = &self.jobs;
+        self.written_ahead
+            .retain(|name, t| jobs.get(name).is_some_and(|job| job.next == Some(*t)));
+    }
+
+    /// With a state file: mark every queued fire due within [`STATE_WRITE_LEAD`] of now
+    /// as written ahead. True when one was not yet, so the state file must be written
+    /// (with [`Core::prepare_save`]) before that fire's instant.
+    fn write_ahead(&mut self) -> bool {
+        if self.state_path.is_none() {
+            return false;
+        }
+        let horizon = self.clock.now() + lead();
+        let mut new = false;
+        for (t, name) in &self.queue {
+            if *t > horizon {
+                break;
+            }
+            if self.written_ahead.insert(name.clone(), *t) != Some(*t) {
+                new = true;
+            }
+        }
+        new
     }
 
     /// Forget the last fires of names that are not jobs (removed skills, skills that lost
@@ -741,25 +837,30 @@ impl Core {
             .retain(|name, last| jobs.contains_key(name) || *last > floor);
     }
 
-    /// The state file and its entries, when one is configured. Last fires of names that
+    /// The state file and its entries, when one is configured: each job's last fire, or
+    /// the fire written ahead of its instant when there is one. Last fires of names that
     /// are no longer jobs are dropped first, from memory too ([`Core::prune_last_fires`]).
-    #[allow(clippy::type_complexity)]
-    fn prepare_save(&mut self) -> Option<(PathBuf, Vec<(Arc<str>, DateTime<Utc>)>)> {
+    fn prepare_save(&mut self) -> Option<StateWrite> {
         self.prune_last_fires();
         let path = self.state_path.clone()?;
-        let entries = self
+        let ahead = &self.written_ahead;
+        let mut entries: Vec<(Arc<str>, DateTime<Utc>)> = self
             .last_fires
             .iter()
-            .map(|(k, v)| (k.clone(), *v))
+            .map(|(k, v)| (k.clone(), ahead.get(k).map_or(*v, |a| (*a).max(*v))))
             .collect();
+        entries.extend(
+            ahead
+                .iter()
+                .filter(|(k, _)| !self.last_fires.contains_key(*k))
+                .map(|(k, v)| (k.clone(), *v)),
+        );
         Some((path, entries))
     }
 
-    /// Keep a warning, once in a row.
+    /// Log a warning and keep it (see [`keep_warning`]).
     fn warn(&mut self, message: String) {
-        if self.warnings.last() != Some(&message) {
-            self.warnings.push(message);
-        }
+        keep_warning(&mut self.warnings, message, MAX_WARNINGS);
     }
 }
 
@@ -815,12 +916,44 @@ impl Drop for RunGuard {
     }
 }
 
+/// Log `message` and keep it in `warnings`, unless it repeats the last one; past `max`
+/// the oldest is dropped.
+fn keep_warning(warnings: &mut Vec<String>, message: String, max: usize) {
+    if warnings.last() == Some(&message) {
+        return;
+    }
+    tracing::warn!("scheduler: {message}");
+    if warnings.len() >= max {
+        let excess = warnings.len() + 1 - max;
+        warnings.drain(..excess);
+    }
+    warnings.push(message);
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::expr::utc;
     use skill_registry::{RegistryConfig, Source};
+
+    #[test]
+    fn warnings_are_kept_once_in_a_row_and_at_most_max() {
+        let mut w = Vec::new();
+        keep_warning(&mut w, "a".into(), 3);
+        keep_warning(&mut w, "a".into(), 3);
+        assert_eq!(w, ["a"]);
+        for m in ["b", "c"] {
+            keep_warning(&mut w, m.into(), 3);
+        }
+        assert_eq!(w, ["a", "b", "c"]);
+        keep_warning(&mut w, "d".into(), 3);
+        assert_eq!(w, ["b", "c", "d"]);
+        let mut many: Vec<String> = (0..MAX_WARNINGS).map(|i| i.to_string()).collect();
+        keep_warning(&mut many, "last".into(), MAX_WARNINGS);
+        assert_eq!(many.len(), MAX_WARNINGS);
+        assert_eq!(many.first().map(String::as_str), Some("1"));
+    }
 
     fn write_job(root: &std::path::Path, schedule: &str, body: &str) {
         std::fs::create_dir_all(root.join("jobs")).unwrap();
@@ -849,6 +982,7 @@ mod tests {
             jobs: HashMap::new(),
             queue: BTreeSet::new(),
             last_fires: BTreeMap::new(),
+            written_ahead: HashMap::new(),
             diagnostics: BTreeMap::new(),
             state_path: None,
             warnings: Vec::new(),

@@ -138,6 +138,9 @@ pub(crate) fn save<'a>(
     tmp_name.push(format!(".tmp-{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
     let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
         let mut f = fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.write_all(b"\n")?;

@@ -2,15 +2,15 @@
 //! recording dispatcher, and simulated days that pass without sleeping.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use skill_registry::{Registry, RegistryConfig, Source};
 use skill_scheduler::{
-    CatchUp, Clock, DispatchFuture, Dispatcher, Fire, Outcome, Scheduler, SchedulerConfig,
-    parse_timezone,
+    CatchUp, Clock, DispatchFuture, Dispatcher, Fire, Outcome, STATE_WRITE_LEAD, Scheduler,
+    SchedulerConfig, parse_timezone,
 };
 
 fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
@@ -583,17 +583,42 @@ async fn a_state_file_that_cannot_be_written_is_a_warning_not_a_stop() {
     let pack = Pack::new();
     pack.job("tick", "* * * * *", "");
     let rec = Recorder::new(Behaviour::Quick);
+    // The state's folder is a file: no folder can be made there.
+    let blocker = pack.state().with_file_name("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
     let cfg = SchedulerConfig {
-        state_path: Some(pack.state().join("no-such-folder").join("state.json")),
+        state_path: Some(blocker.join("state.json")),
         ..config(utc(2026, 1, 1, 0, 0, 30))
     };
     let s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
     pass(MINUTE * 3).await;
     assert_eq!(rec.instants("jobs.tick").len(), 3);
     let w = s.warnings();
-    // Reported once, not once per fire.
-    assert_eq!(w.len(), 1, "{w:?}");
-    assert!(w[0].contains("cannot write schedule state"), "{}", w[0]);
+    // Reported once, not once per fire (reading it at start failed too).
+    let writes: Vec<&String> = w
+        .iter()
+        .filter(|m| m.contains("cannot write schedule state"))
+        .collect();
+    assert_eq!(writes.len(), 1, "{w:?}");
+    assert!(w.iter().any(|m| m.contains("cannot read schedule state")), "{w:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_state_folder_is_created_when_missing() {
+    let pack = Pack::new();
+    pack.job("tick", "* * * * *", "");
+    let rec = Recorder::new(Behaviour::Quick);
+    let path = pack.state().with_file_name("new").join("folder").join("state.json");
+    let cfg = SchedulerConfig {
+        state_path: Some(path.clone()),
+        ..config(utc(2026, 1, 1, 0, 0, 30))
+    };
+    let s = Scheduler::start(pack.registry(), rec.clone(), cfg).unwrap();
+    pass(MINUTE).await;
+    assert_eq!(rec.instants("jobs.tick").len(), 1);
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("jobs.tick"), "{text}");
 }
 
 /// Let the driver (and the runs it started) act on the current instant without moving
@@ -793,4 +818,253 @@ async fn removed_skills_leave_the_state_file() {
     let _s = Scheduler::start(registry, rec.clone(), cfg).unwrap();
     pass(MINUTE + Duration::from_secs(1)).await;
     assert_eq!(rec.instants("jobs.kept"), vec![utc(2026, 1, 1, 0, 3, 0)]);
+}
+
+/// The instant the state file at `path` records for `name`, if it does.
+fn recorded(path: &Path, name: &str) -> Option<DateTime<Utc>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let at = v["last_fires"][name].as_str()?;
+    Some(
+        DateTime::parse_from_rfc3339(at)
+            .unwrap()
+            .with_timezone(&Utc),
+    )
+}
+
+/// What a [`StateReader`] saw as a run started: the skill, its instant, and what the state
+/// file recorded for the skill then.
+type Seen = (String, DateTime<Utc>, Option<DateTime<Utc>>);
+
+/// A dispatcher that reads the state file as each run starts.
+struct StateReader {
+    path: PathBuf,
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl StateReader {
+    fn new(path: PathBuf) -> Arc<StateReader> {
+        Arc::new(StateReader {
+            path,
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Dispatcher for StateReader {
+    fn dispatch(&self, fire: Fire) -> DispatchFuture {
+        let on_disk = recorded(&self.path, &fire.name);
+        self.seen
+            .lock()
+            .unwrap()
+            .push((fire.name, fire.scheduled, on_disk));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+const MS: Duration = Duration::from_millis(1);
+
+#[tokio::test(start_paused = true)]
+async fn the_state_file_records_an_instant_ahead_of_it() {
+    let pack = Pack::new();
+    pack.job("tick", "* * * * *", "");
+    let reader = StateReader::new(pack.state());
+    let cfg = SchedulerConfig {
+        state_path: Some(pack.state()),
+        ..config(utc(2026, 1, 1, 0, 0, 30))
+    };
+    let s = Scheduler::start(pack.registry(), reader.clone(), cfg).unwrap();
+    let at = utc(2026, 1, 1, 0, 1, 0);
+
+    // Up to the lead before 00:01:00, nothing is written.
+    tokio::time::advance(Duration::from_secs(30) - STATE_WRITE_LEAD - MS).await;
+    settle().await;
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), None);
+    // At the lead the instant is on disk; it has not fired (and is not reported as fired).
+    tokio::time::advance(MS).await;
+    settle().await;
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), Some(at));
+    assert!(reader.seen().is_empty());
+    assert_eq!(s.jobs(1)[0].last_fire, None);
+    // Never early: nothing a millisecond before the instant, the run at the instant.
+    tokio::time::advance(STATE_WRITE_LEAD - MS).await;
+    settle().await;
+    assert!(reader.seen().is_empty());
+    tokio::time::advance(MS).await;
+    settle().await;
+    assert_eq!(reader.seen(), vec![("jobs.tick".to_owned(), at, Some(at))]);
+    assert_eq!(s.history()[0].started, at);
+    assert_eq!(s.jobs(1)[0].last_fire, Some(at));
+
+    // And every instant after: the run finds its instant already on disk.
+    pass(MINUTE * 2 + MS).await;
+    let seen = reader.seen();
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen.iter().all(|(_, t, on_disk)| Some(*t) == *on_disk),
+        "{seen:?}"
+    );
+    assert!(s.warnings().is_empty(), "{:?}", s.warnings());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_skill_removed_after_its_fire_was_written_ahead_does_not_fire() {
+    let pack = Pack::new();
+    let gone = pack.job("gone", "* * * * *", "");
+    pack.job("kept", "* * * * *", "");
+    let registry = pack.registry();
+    let rec = Recorder::new(Behaviour::Quick);
+    let cfg = SchedulerConfig {
+        state_path: Some(pack.state()),
+        ..config(utc(2026, 1, 1, 0, 0, 30))
+    };
+    let _s = Scheduler::start(registry.clone(), rec.clone(), cfg).unwrap();
+    let at = utc(2026, 1, 1, 0, 1, 0);
+    tokio::time::advance(Duration::from_secs(30) - STATE_WRITE_LEAD / 2).await;
+    settle().await;
+    assert_eq!(recorded(&pack.state(), "jobs.gone"), Some(at));
+    assert_eq!(recorded(&pack.state(), "jobs.kept"), Some(at));
+
+    // Removed between the write and the instant.
+    std::fs::remove_file(&gone).unwrap();
+    registry.reload();
+    settle().await;
+    pass(STATE_WRITE_LEAD).await;
+    assert!(rec.instants("jobs.gone").is_empty());
+    assert_eq!(rec.instants("jobs.kept"), vec![at]);
+
+    // The next write no longer records a fire that never happened.
+    pass(MINUTE).await;
+    assert_eq!(
+        rec.instants("jobs.kept"),
+        vec![at, utc(2026, 1, 1, 0, 2, 0)]
+    );
+    assert!(rec.instants("jobs.gone").is_empty());
+    assert_eq!(recorded(&pack.state(), "jobs.gone"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_schedule_changed_after_its_fire_was_written_ahead_fires_at_its_new_instant() {
+    let at = utc(2026, 1, 1, 0, 1, 0);
+    let new_at = utc(2026, 1, 1, 0, 1, 30);
+    let pack = Pack::new();
+    pack.job("tick", "* * * * *", "v1");
+    let registry = pack.registry();
+    let rec = Recorder::new(Behaviour::Quick);
+    let with_state = |start| SchedulerConfig {
+        state_path: Some(pack.state()),
+        ..config(start)
+    };
+    let s = Scheduler::start(
+        registry.clone(),
+        rec.clone(),
+        with_state(utc(2026, 1, 1, 0, 0, 30)),
+    )
+    .unwrap();
+    tokio::time::advance(Duration::from_secs(30) - STATE_WRITE_LEAD / 2).await;
+    settle().await;
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), Some(at));
+
+    // Changed between the write and the instant to second 30 of every minute: 00:01:00
+    // does not fire, and the entry written for it does not hold back 00:01:30 in this
+    // process...
+    pack.job("tick", "30 * * * * *", "v2");
+    registry.reload();
+    settle().await;
+    pass(Duration::from_secs(10)).await; // to 00:01:10
+    assert!(rec.instants("jobs.tick").is_empty());
+    assert_eq!(s.jobs(1)[0].next, vec![new_at]);
+    assert_eq!(s.jobs(1)[0].last_fire, None);
+    // ...nor after a restart from the file that still says 00:01:00.
+    s.shutdown();
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), Some(at));
+    let rec = Recorder::new(Behaviour::Quick);
+    let _s = Scheduler::start(
+        registry.clone(),
+        rec.clone(),
+        with_state(utc(2026, 1, 1, 0, 1, 10)),
+    )
+    .unwrap();
+    pass(MINUTE + Duration::from_secs(30)).await; // to 00:02:40
+    assert_eq!(
+        rec.instants("jobs.tick"),
+        vec![new_at, utc(2026, 1, 1, 0, 2, 30)]
+    );
+
+    // With another job writing the file in the meantime, the called-off fire leaves it.
+    let pack = Pack::new();
+    pack.job("tick", "* * * * *", "v1");
+    pack.job("other", "* * * * * *", "");
+    let registry = pack.registry();
+    let rec = Recorder::new(Behaviour::Quick);
+    let _s = Scheduler::start(
+        registry.clone(),
+        rec.clone(),
+        SchedulerConfig {
+            state_path: Some(pack.state()),
+            ..config(utc(2026, 1, 1, 0, 0, 30))
+        },
+    )
+    .unwrap();
+    tokio::time::advance(Duration::from_secs(30) - STATE_WRITE_LEAD / 2).await;
+    settle().await;
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), Some(at));
+    pack.job("tick", "30 * * * * *", "v2");
+    registry.reload();
+    settle().await;
+    pass(Duration::from_secs(1)).await; // past the write for 00:01:01
+    assert!(rec.instants("jobs.tick").is_empty());
+    assert_eq!(
+        recorded(&pack.state(), "jobs.other"),
+        Some(utc(2026, 1, 1, 0, 1, 1))
+    );
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_job_queued_within_the_lead_is_written_before_it_fires_on_time() {
+    let lead = chrono::Duration::from_std(STATE_WRITE_LEAD).unwrap();
+    let at = utc(2026, 1, 1, 0, 1, 0);
+    let pack = Pack::new();
+    pack.job("tick", "* * * * *", "");
+    let registry = pack.registry();
+    let reader = StateReader::new(pack.state());
+    // Started half the lead before 00:01:00: written at once, fired on time.
+    let cfg = SchedulerConfig {
+        state_path: Some(pack.state()),
+        ..config(at - lead / 2)
+    };
+    let s = Scheduler::start(registry.clone(), reader.clone(), cfg).unwrap();
+    settle().await;
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), Some(at));
+    assert!(reader.seen().is_empty());
+    pass(STATE_WRITE_LEAD / 2).await;
+    settle().await;
+    assert_eq!(reader.seen(), vec![("jobs.tick".to_owned(), at, Some(at))]);
+    assert_eq!(s.history()[0].started, at);
+
+    // Added by a reload after the write for 00:02:00: written on arrival, fired on time.
+    let next = utc(2026, 1, 1, 0, 2, 0);
+    pass((next - lead / 4 - s.now()).to_std().unwrap()).await;
+    assert_eq!(recorded(&pack.state(), "jobs.tick"), Some(next));
+    pack.job("late", "* * * * *", "");
+    registry.reload();
+    settle().await;
+    assert_eq!(recorded(&pack.state(), "jobs.late"), Some(next));
+    assert_eq!(reader.seen().len(), 1);
+    pass(STATE_WRITE_LEAD / 4).await;
+    settle().await;
+    let seen = reader.seen();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        seen[1..]
+            .iter()
+            .all(|(_, t, on_disk)| *t == next && *on_disk == Some(next)),
+        "{seen:?}"
+    );
+    assert!(s.history().iter().all(|r| r.started == r.scheduled));
 }
