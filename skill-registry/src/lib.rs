@@ -41,6 +41,7 @@ mod disclose;
 mod discover;
 mod eligibility;
 mod error;
+mod index;
 mod load;
 mod snapshot;
 mod suggest;
@@ -71,7 +72,7 @@ pub use eligibility::{
 pub use error::{Error, Unavailable};
 use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
-pub use snapshot::{Skill, Snapshot, Status};
+pub use snapshot::{Resolved, Skill, Snapshot, Status};
 pub use suggest::{MAX_SUGGESTIONS, closest_names};
 #[cfg(feature = "watch")]
 pub use watch::{

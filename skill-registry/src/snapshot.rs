@@ -1,6 +1,7 @@
 //! The immutable snapshot of loaded skills that readers share.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use skill_format::{Diagnostic, Dialect, FileKind, Manifest, Severity};
 
 use crate::Source;
 use crate::eligibility::{self, Affinity};
+use crate::index::{Indexed, NameIndex};
 
 /// What became of a skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,15 +86,52 @@ impl Skill {
     }
 }
 
+/// An entry looked up by name ([`Snapshot::resolve`], [`Disclosure::resolve`]): the skill,
+/// and the parts of it that a router copies into every invocation, kept by the snapshot's
+/// name index so that reading them does not touch the skill itself (with thousands of
+/// skills, a skill is rarely in the processor's cache; the index mostly is).
+///
+/// [`Disclosure::resolve`]: crate::Disclosure::resolve
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved<'a> {
+    /// The skill.
+    pub skill: &'a Arc<Skill>,
+    /// Its name (the same text as `skill.name`).
+    pub name: &'a str,
+    /// Its layer (the same text as `skill.layer`).
+    pub layer: &'a str,
+    /// Its handler (the same as `skill.manifest.handler`).
+    pub handler: Option<&'a str>,
+}
+
 /// An immutable view of every source at one moment.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Snapshot {
     generation: u64,
     skills: BTreeMap<String, Arc<Skill>>,
+    /// The same entries as `skills`, hashed by name, with copies of what a lookup reads:
+    /// lookups by name (every routed command makes one) take one hash and one comparison
+    /// instead of a walk down the ordered map, and rarely touch a skill. Built once with
+    /// the snapshot, which never changes afterwards.
+    by_name: NameIndex,
     domains: BTreeMap<String, Arc<Skill>>,
     shadowed: Vec<Arc<Skill>>,
     diagnostics: Vec<Diagnostic>,
     sources: Vec<Source>,
+}
+
+impl fmt::Debug for Snapshot {
+    /// Every field but the name index (the same entries as `skills`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("generation", &self.generation)
+            .field("skills", &self.skills)
+            .field("domains", &self.domains)
+            .field("shadowed", &self.shadowed)
+            .field("diagnostics", &self.diagnostics)
+            .field("sources", &self.sources)
+            .finish()
+    }
 }
 
 impl Snapshot {
@@ -104,9 +143,11 @@ impl Snapshot {
         diagnostics: Vec<Diagnostic>,
         sources: Vec<Source>,
     ) -> Self {
+        let by_name = NameIndex::new(skills.iter().map(|(name, skill)| (name.as_str(), skill)));
         Snapshot {
             generation,
             skills,
+            by_name,
             domains,
             shadowed,
             diagnostics,
@@ -121,12 +162,26 @@ impl Snapshot {
 
     /// A loaded skill by name.
     pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
-        self.skills.get(name).filter(|s| s.status == Status::Loaded)
+        self.by_name
+            .get(name)
+            .filter(|(_, i)| i.status == Status::Loaded)
+            .map(|(_, i)| &i.skill)
     }
 
     /// The winning entry for a name, whatever its status.
     pub fn entry(&self, name: &str) -> Option<&Arc<Skill>> {
-        self.skills.get(name)
+        self.by_name.get(name).map(|(_, i)| &i.skill)
+    }
+
+    /// The winning entry for a name, whatever its status, with what a router copies from
+    /// it ([`Resolved`]).
+    pub fn resolve(&self, name: &str) -> Option<Resolved<'_>> {
+        self.by_name.get(name).map(|(key, i)| i.resolved(key))
+    }
+
+    /// The index's record of a name.
+    pub(crate) fn indexed(&self, name: &str) -> Option<(&str, &Indexed)> {
+        self.by_name.get(name)
     }
 
     /// Loaded skills, by name.

@@ -1,10 +1,11 @@
 //! Best-effort flag parsing (markdown-first 5.1, Approach A): no schema, nothing dropped.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::tokenize::Token;
+use crate::tokenize::{Token, Word};
 
 /// The value of one flag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,17 +137,22 @@ pub struct Parsed {
     pub help: bool,
 }
 
-/// Whether a token is a flag: `--` and at least one more character (`--` alone ends the
-/// flags; a single dash, as in `-5`, is a value), and unquoted. A quoted token is a flag
+/// Whether a word is a flag: `--` and at least one more character (`--` alone ends the
+/// flags; a single dash, as in `-5`, is a value), and unquoted. A quoted word is a flag
 /// only when its `--name=` part is unquoted and quotes start in the value
 /// (`--subject="Q1 Report"`); `"--to"` and `"--to=x"` are values.
-fn flag_name(token: &Token) -> Option<&str> {
-    let name = token.text.strip_prefix("--").filter(|n| !n.is_empty())?;
-    if !token.quoted {
-        return Some(name);
+fn is_flag(word: &Word<'_>) -> bool {
+    let Some(name) = word.text.strip_prefix("--") else {
+        return false;
+    };
+    if name.is_empty() {
+        return false;
     }
-    let unquoted = token.text.get(2..token.unquoted_prefix)?;
-    unquoted.contains('=').then_some(name)
+    !word.quoted
+        || word
+            .text
+            .get(2..word.unquoted_prefix)
+            .is_some_and(|unquoted| unquoted.contains('='))
 }
 
 /// Parse the words after the skill name, best effort (markdown-first 5.1, Approach A):
@@ -164,53 +170,70 @@ fn flag_name(token: &Token) -> Option<&str> {
 ///   dropped.
 /// * An unquoted `--help` sets [`Parsed::help`] instead of becoming a flag.
 pub fn parse_flags<I: IntoIterator<Item = Token>>(tokens: I) -> Parsed {
+    parse_words(tokens.into_iter().map(Word::from))
+}
+
+/// [`parse_flags`] over words that may borrow from the line: only what is kept is copied.
+pub(crate) fn parse_words<'a, I: IntoIterator<Item = Word<'a>>>(words: I) -> Parsed {
     let mut parsed = Parsed::default();
-    let mut tokens = tokens.into_iter().peekable();
-    while let Some(token) = tokens.next() {
-        if !token.quoted && token.text == "--" {
-            parsed.positionals.extend(tokens.map(|t| t.text));
+    let mut words = words.into_iter().peekable();
+    while let Some(word) = words.next() {
+        if !word.quoted && word.text == "--" {
+            parsed
+                .positionals
+                .extend(words.map(|w| w.text.into_owned()));
             break;
         }
-        if flag_name(&token).is_none() {
-            parsed.positionals.push(token.text);
+        if !is_flag(&word) {
+            parsed.positionals.push(word.text.into_owned());
             continue;
         }
-        // The token's own string becomes the name (the `--` removed in place).
-        let mut name = token.text;
-        name.drain(..2);
-        if let Some(eq) = name.find('=') {
-            if eq == 0 {
-                name.insert_str(0, "--");
-                parsed.positionals.push(name);
+        let text = word.text;
+        // `text` starts with `--` (checked by `is_flag`).
+        let body = text.get(2..).unwrap_or("");
+        if let Some((name, value)) = body.split_once('=') {
+            if name.is_empty() {
+                parsed.positionals.push(text.into_owned());
             } else {
-                let value = name.split_off(eq + 1);
-                name.truncate(eq);
-                parsed.flags.add(name, FlagValue::One(value));
+                parsed
+                    .flags
+                    .add(name.to_owned(), FlagValue::One(value.to_owned()));
             }
             continue;
         }
-        let is_value =
-            |next: &Token| flag_name(next).is_none() && (next.quoted || next.text != "--");
-        let value = match tokens.next_if(is_value) {
+        let is_value = |next: &Word<'_>| !is_flag(next) && (next.quoted || next.text != "--");
+        let value = match words.next_if(is_value) {
             None => FlagValue::Switch(true),
-            Some(first) => match tokens.next_if(is_value) {
-                None => FlagValue::One(first.text),
+            Some(first) => match words.next_if(is_value) {
+                None => FlagValue::One(first.text.into_owned()),
                 Some(second) => {
-                    let mut values = vec![first.text, second.text];
-                    while let Some(next) = tokens.next_if(is_value) {
-                        values.push(next.text);
+                    let mut values = vec![first.text.into_owned(), second.text.into_owned()];
+                    while let Some(next) = words.next_if(is_value) {
+                        values.push(next.text.into_owned());
                     }
                     FlagValue::Many(values)
                 }
             },
         };
-        if name == "help" && value.is_switch() {
+        if body == "help" && value.is_switch() {
             parsed.help = true;
         } else {
-            parsed.flags.add(name, value);
+            parsed.flags.add(name_of(text), value);
         }
     }
     parsed
+}
+
+/// The flag name of a `--name` word, as an owned string (the word's own buffer, with the
+/// `--` removed in place, when it has one).
+fn name_of(text: Cow<'_, str>) -> String {
+    match text {
+        Cow::Borrowed(t) => t.get(2..).unwrap_or("").to_owned(),
+        Cow::Owned(mut t) => {
+            t.drain(..2.min(t.len()));
+            t
+        }
+    }
 }
 
 #[cfg(test)]

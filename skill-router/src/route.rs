@@ -14,8 +14,8 @@ use skill_registry::{
 
 use crate::Error;
 use crate::extract::{Extraction, extract};
-use crate::flags::{Flags, parse_flags};
-use crate::tokenize::{Token, tokenize};
+use crate::flags::{Flags, parse_words};
+use crate::tokenize::{Word, Words};
 use crate::validate::prevalidate;
 
 /// Which skills get their flags checked against their `## Flags` schema before routing
@@ -33,11 +33,12 @@ pub enum Prevalidate {
 }
 
 impl Prevalidate {
-    fn applies(&self, skill: &Skill) -> bool {
+    /// Whether it applies to a skill of `layer`.
+    fn applies(&self, layer: &str) -> bool {
         match self {
             Prevalidate::Off => false,
             Prevalidate::All => true,
-            Prevalidate::Layers(layers) => layers.contains(&skill.layer),
+            Prevalidate::Layers(layers) => layers.contains(layer),
         }
     }
 }
@@ -336,6 +337,10 @@ pub struct Router<'s> {
     commands: HashMap<&'s str, CommandTarget<'s>>,
     /// Command collisions found while indexing.
     diagnostics: Vec<Diagnostic>,
+    /// The model's view of the snapshot for the profile (built once, not per line).
+    model: Disclosure<'s>,
+    /// A user's view of the snapshot for the profile.
+    user: Disclosure<'s>,
 }
 
 impl<'s> Router<'s> {
@@ -405,11 +410,17 @@ impl<'s> Router<'s> {
                 }
             }
         }
+        let model = Disclosure::new(snapshot)
+            .profile(config.profile.as_deref())
+            .caller(Caller::Model);
+        let user = model.clone().caller(Caller::User);
         Router {
             snapshot,
             config,
             commands,
             diagnostics,
+            model,
+            user,
         }
     }
 
@@ -426,10 +437,11 @@ impl<'s> Router<'s> {
         &self.diagnostics
     }
 
-    fn disclosure(&self, caller: Caller) -> Disclosure<'s> {
-        Disclosure::new(self.snapshot)
-            .profile(self.config.profile.as_deref())
-            .caller(caller)
+    fn disclosure(&self, caller: Caller) -> &Disclosure<'s> {
+        match caller {
+            Caller::Model => &self.model,
+            Caller::User => &self.user,
+        }
     }
 
     fn fail(&self, e: Error) -> Route {
@@ -518,42 +530,83 @@ impl<'s> Router<'s> {
         if line.is_empty() {
             return self.fail(Error::Empty);
         }
-        let tokens = match tokenize(line) {
-            Ok(t) => t,
+        let mut words = match Words::new(line) {
+            Ok(w) => w,
             Err(e) => return self.fail(e),
         };
-        let Some(first) = tokens.first() else {
-            return self.fail(Error::Empty);
+        let first = match words.next() {
+            None => return self.fail(Error::Empty),
+            Some(Err(e)) => return self.fail(e),
+            Some(Ok(w)) => w,
         };
-        if !first.quoted {
+        if !first.quoted && (first.text.starts_with('/') || first.text.starts_with("get_skill")) {
+            // Rare forms: every word is read first, so that a tokenizing error wins.
+            let mut rest = Vec::new();
+            for word in words {
+                match word {
+                    Ok(w) => rest.push(w),
+                    Err(e) => return self.fail(e),
+                }
+            }
             if let Some(command) = first.text.strip_prefix('/') {
                 return self.fail(Error::SlashFromModel {
                     command: command.to_owned(),
                 });
             }
-            if let Some(route) = self.get_skill(&tokens, mode) {
+            if let Some(route) = self.get_skill(&first, &rest, mode) {
                 return route;
             }
+            return self.invoke(line, first, rest.into_iter().map(Ok), mode);
         }
-        if let Some(pipe) = tokens.iter().find(|t| !t.quoted && t.text == "|") {
-            return self.fail(Error::Pipe {
-                column: pipe.column,
+        self.invoke(line, first, words, mode)
+    }
+
+    /// `<name> [flags] [args]` (or `<name> --help`), the words after the name streamed
+    /// straight into the flag parser. A tokenizing error anywhere, then an unquoted `|`,
+    /// win over everything else, as if the whole line had been tokenized first.
+    fn invoke<'w>(
+        &self,
+        line: &str,
+        first: Word<'w>,
+        rest: impl Iterator<Item = Result<Word<'w>, Error>>,
+        mode: Mode,
+    ) -> Route {
+        let mut error = None;
+        let mut pipe = (!first.quoted && first.text == "|").then_some(first.column);
+        let words = rest
+            .map_while(|word| match word {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    error = Some(e);
+                    None
+                }
+            })
+            .inspect(|w| {
+                if pipe.is_none() && !w.quoted && w.text == "|" {
+                    pipe = Some(w.column);
+                }
             });
+        let parsed = parse_words(words);
+        if let Some(e) = error {
+            return self.fail(e);
         }
-        let mut tokens = tokens.into_iter();
-        let name = tokens.next().map(|t| t.text).unwrap_or_default();
-        let name = name.as_str();
-        let parsed = parse_flags(tokens);
+        if let Some(column) = pipe {
+            return self.fail(Error::Pipe { column });
+        }
+        let name: &str = &first.text;
         if parsed.help {
             return self.help(Some(name), mode);
         }
-        let skill = match mode {
-            Mode::Normal => match self.disclosure(Caller::Model).skill(name) {
-                Ok(s) => s,
+        // Resolved through the name index: what the invocation copies (name, layer,
+        // handler) and what the model's access depends on are read from the index, not
+        // from the skill, which is rarely in cache when there are thousands.
+        let found = match mode {
+            Mode::Normal => match self.disclosure(Caller::Model).resolve(name) {
+                Ok(r) => r,
                 Err(e) => return self.fail(Error::Lookup(e)),
             },
-            Mode::Lint => match self.snapshot.entry(name) {
-                Some(s) => s,
+            Mode::Lint => match self.snapshot.resolve(name) {
+                Some(r) => r,
                 None => {
                     return self.fail(Error::Lookup(skill_registry::Error::UnknownSkill {
                         name: name.to_owned(),
@@ -562,36 +615,35 @@ impl<'s> Router<'s> {
                 }
             },
         };
-        if mode == Mode::Normal && self.config.prevalidate.applies(skill) {
+        if mode == Mode::Normal && self.config.prevalidate.applies(found.layer) {
+            let skill = found.skill;
             if let Err(e) = prevalidate(&skill.name, &skill.body, &parsed.flags) {
                 return self.fail(e);
             }
         }
         Route::Invoke(Invocation {
-            skill: skill.name.clone(),
+            skill: found.name.to_owned(),
             flags: parsed.flags,
             positionals: parsed.positionals,
             raw: line.to_owned(),
-            access: access_of(&skill.name),
-            handler: skill.manifest.handler.clone(),
-            layer: skill.layer.clone(),
+            access: access_of(found.name),
+            handler: found.handler.map(str::to_owned),
+            layer: found.layer.to_owned(),
         })
     }
 
     /// `get_skill` forms, or `None` when the line is not one.
-    fn get_skill(&self, tokens: &[Token], mode: Mode) -> Option<Route> {
-        let first = tokens.first()?;
-        let rest = tokens.get(1..).unwrap_or(&[]);
+    fn get_skill(&self, first: &Word<'_>, rest: &[Word<'_>], mode: Mode) -> Option<Route> {
         let mut args: Vec<&str> = Vec::new();
         if first.text == "get_skill" || first.text == "get_skill:" {
             // `get_skill : email` (a lone colon) is read as `get_skill: email`.
             let skip = usize::from(
                 first.text == "get_skill" && rest.first().is_some_and(|t| t.text == ":"),
             );
-            args.extend(rest.iter().skip(skip).map(|t| t.text.as_str()));
+            args.extend(rest.iter().skip(skip).map(|t| &*t.text));
         } else if let Some(path) = first.text.strip_prefix("get_skill:") {
             args.push(path);
-            args.extend(rest.iter().map(|t| t.text.as_str()));
+            args.extend(rest.iter().map(|t| &*t.text));
         } else {
             return None;
         }
@@ -886,5 +938,122 @@ fn message(text: &str, note: Option<String>, suggestions: Vec<String>) -> Route 
         text: text.to_owned(),
         note,
         suggestions,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use skill_registry::{Registry, RegistryConfig, Source};
+
+    /// A registry with `email.send` (a handler), `email.search` and a model-disabled
+    /// `email.purge`, in the layer `user`.
+    fn snapshot() -> (tempfile::TempDir, Arc<Snapshot>) {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write(
+            "email/SKILL.md",
+            "---\ndomain: email\ndescription: Mail tools\n---\n# Email\n",
+        );
+        write(
+            "email/send.md",
+            "---\nname: email.send\ndescription: Send mail\nhandler: mail.send\n---\n# email.send\n",
+        );
+        write(
+            "email/search.md",
+            "---\nname: email.search\ndescription: Find mail\n---\n# email.search\n",
+        );
+        write(
+            "email/purge.md",
+            "---\nname: email.purge\ndescription: Delete all mail\ndisable-model-invocation: true\n---\n# email.purge\n",
+        );
+        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            dir.path(),
+            "user",
+        )]));
+        (dir, registry.snapshot())
+    }
+
+    /// The error code of a route, or the kind of route.
+    fn outcome(route: &Route) -> String {
+        match route {
+            Route::Error(e) => e.code().to_owned(),
+            Route::Invoke(i) => format!("invoke {}", i.skill),
+            Route::Help { topic, .. } => format!("help {topic:?}"),
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_win_as_if_the_whole_line_were_tokenized_first() {
+        let (_dir, snapshot) = snapshot();
+        let router = Router::new(&snapshot);
+        for (line, want) in [
+            // A tokenizing error anywhere wins over help, lookup, slash and get_skill.
+            ("email.send --to 'x", "unterminated-quote"),
+            ("nosuch --help 'x", "unterminated-quote"),
+            ("email.send --help \"x", "unterminated-quote"),
+            ("/email.send 'x", "unterminated-quote"),
+            ("get_skill email.send 'x", "unterminated-quote"),
+            ("email.send a\0", "nul"),
+            // Then a slash command and get_skill forms.
+            ("/email.send | x", "slash-from-model"),
+            ("get_skill a b", "get-skill-arguments"),
+            // Then an unquoted pipe, over help and lookup.
+            ("email.send --help | x", "pipe"),
+            ("nosuch | x", "pipe"),
+            ("| email.send", "pipe"),
+            ("get_skillx | y", "pipe"),
+            // Otherwise help, then the lookup.
+            ("email.send --help", "help Some(\"email.send\")"),
+            ("get_skillx --a", "unknown-skill"),
+            ("email.purge --all", "model-invocation-disabled"),
+            ("email.send \"|\"", "invoke email.send"),
+            ("\"email.send\" --to x", "invoke email.send"),
+        ] {
+            assert_eq!(outcome(&router.route_model(line)), want, "{line:?}");
+        }
+        match router.route_model("email.send a | b") {
+            Route::Error(Error::Pipe { column }) => assert_eq!(column, 14),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn invocations_copy_name_layer_and_handler_from_the_index() {
+        let (_dir, snapshot) = snapshot();
+        let router = Router::new(&snapshot);
+        let Route::Invoke(call) =
+            router.route_model("  email.send --to bob x --subject=\"Q1 Report\"  ")
+        else {
+            panic!("not an invocation");
+        };
+        assert_eq!(call.skill, "email.send");
+        assert_eq!(call.layer, "user");
+        assert_eq!(call.handler.as_deref(), Some("mail.send"));
+        assert_eq!(call.access, Access::Mutating);
+        assert_eq!(call.raw, "email.send --to bob x --subject=\"Q1 Report\"");
+        assert_eq!(
+            call.flags.get("to"),
+            Some(&crate::FlagValue::Many(vec!["bob".into(), "x".into()]))
+        );
+        assert_eq!(
+            call.flags.get("subject").and_then(|v| v.as_str()),
+            Some("Q1 Report")
+        );
+        // No handler; a name with Unicode whitespace around it is found trimmed, and the
+        // invocation carries the registered name.
+        let Route::Invoke(call) = router.route_model("email.search\u{a0} --q x") else {
+            panic!("not an invocation");
+        };
+        assert_eq!(call.skill, "email.search");
+        assert_eq!(call.handler, None);
+        assert_eq!(call.access, Access::ReadOnly);
+        assert_eq!(call.layer, "user");
     }
 }

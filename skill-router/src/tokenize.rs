@@ -1,5 +1,7 @@
 //! Shell-style tokenizing of one command line, and quoting tokens back into one.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::Error;
@@ -45,170 +47,296 @@ pub struct Token {
 /// opening quote), a NUL character ([`Error::Nul`]), a line over [`MAX_COMMAND_BYTES`] or
 /// with more than [`MAX_TOKENS`] words.
 pub fn tokenize(input: &str) -> Result<Vec<Token>, Error> {
-    if input.len() > MAX_COMMAND_BYTES {
-        return Err(Error::TooLong {
-            len: input.len(),
-            limit: MAX_COMMAND_BYTES,
-        });
-    }
-    let mut tokens: Vec<Token> = Vec::with_capacity(8);
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut quoted = false;
-    // Bytes of `current` before its first quoted or escaped part.
-    let mut prefix = 0usize;
-    let mut start = 0u32;
-    let mut column = 0u32;
-    // Byte offset where the current run of plain characters started: plain runs are
-    // copied as slices, not character by character.
-    let mut run: Option<usize> = None;
-    let mut chars = input.char_indices();
-
-    while let Some((at, c)) = chars.next() {
-        column = column.saturating_add(1);
-        if c == '\0' {
-            return Err(Error::Nul { column });
-        }
-        let plain = !(c.is_ascii_whitespace() || matches!(c, '\'' | '"' | '\\'));
-        if plain {
-            if !in_word {
-                in_word = true;
-                start = column;
-            }
-            if run.is_none() {
-                run = Some(at);
-            }
-            continue;
-        }
-        if let Some(from) = run.take() {
-            current.push_str(input.get(from..at).unwrap_or(""));
-        }
-        if c.is_ascii_whitespace() {
-            if in_word {
-                let text = std::mem::take(&mut current);
-                let prefix = if quoted { prefix } else { text.len() };
-                push_token(&mut tokens, text, quoted, prefix, start)?;
-                in_word = false;
-                quoted = false;
-            }
-            continue;
-        }
-        if !in_word {
-            in_word = true;
-            start = column;
-        }
-        if !quoted {
-            prefix = current.len();
-            quoted = true;
-        }
-        match c {
-            '\'' => {
-                let open = column;
-                loop {
-                    match chars.next() {
-                        Some((_, '\'')) => {
-                            column = column.saturating_add(1);
-                            break;
-                        }
-                        Some((_, '\0')) => {
-                            return Err(Error::Nul {
-                                column: column.saturating_add(1),
-                            });
-                        }
-                        Some((_, c)) => {
-                            column = column.saturating_add(1);
-                            current.push(c);
-                        }
-                        None => {
-                            return Err(Error::UnterminatedQuote {
-                                quote: '\'',
-                                column: open,
-                            });
-                        }
-                    }
-                }
-            }
-            '"' => {
-                let open = column;
-                loop {
-                    let Some((_, c)) = chars.next() else {
-                        return Err(Error::UnterminatedQuote {
-                            quote: '"',
-                            column: open,
-                        });
-                    };
-                    column = column.saturating_add(1);
-                    match c {
-                        '"' => break,
-                        '\0' => return Err(Error::Nul { column }),
-                        '\\' => match chars.next() {
-                            Some((_, e @ ('"' | '\\' | '$' | '`'))) => {
-                                column = column.saturating_add(1);
-                                current.push(e);
-                            }
-                            Some((_, '\0')) => {
-                                return Err(Error::Nul {
-                                    column: column.saturating_add(1),
-                                });
-                            }
-                            Some((_, other)) => {
-                                column = column.saturating_add(1);
-                                current.push('\\');
-                                current.push(other);
-                            }
-                            None => {
-                                return Err(Error::UnterminatedQuote {
-                                    quote: '"',
-                                    column: open,
-                                });
-                            }
-                        },
-                        c => current.push(c),
-                    }
-                }
-            }
-            _ => match chars.next() {
-                // A backslash outside quotes.
-                Some((_, '\0')) => {
-                    return Err(Error::Nul {
-                        column: column.saturating_add(1),
-                    });
-                }
-                Some((_, next)) => {
-                    column = column.saturating_add(1);
-                    current.push(next);
-                }
-                None => current.push('\\'),
-            },
-        }
-    }
-    if let Some(from) = run {
-        current.push_str(input.get(from..).unwrap_or(""));
-    }
-    if in_word {
-        let prefix = if quoted { prefix } else { current.len() };
-        push_token(&mut tokens, current, quoted, prefix, start)?;
+    let mut tokens = Vec::with_capacity(8);
+    for word in Words::new(input)? {
+        tokens.push(Token::from(word?));
     }
     Ok(tokens)
 }
 
-fn push_token(
-    tokens: &mut Vec<Token>,
-    text: String,
-    quoted: bool,
-    unquoted_prefix: usize,
-    column: u32,
-) -> Result<(), Error> {
-    if tokens.len() == MAX_TOKENS {
-        return Err(Error::TooManyTokens { limit: MAX_TOKENS });
+impl From<Word<'_>> for Token {
+    fn from(word: Word<'_>) -> Self {
+        Token {
+            text: word.text.into_owned(),
+            quoted: word.quoted,
+            unquoted_prefix: word.unquoted_prefix,
+            column: word.column,
+        }
     }
-    tokens.push(Token {
-        text,
-        quoted,
-        unquoted_prefix,
-        column,
-    });
-    Ok(())
+}
+
+/// One word of a command line as [`Words`] yields it: a [`Token`] whose text borrows from
+/// the line when nothing in it was quoted or escaped (the common case), so that routing
+/// copies only what it keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Word<'a> {
+    /// As [`Token::text`].
+    pub(crate) text: Cow<'a, str>,
+    /// As [`Token::quoted`].
+    pub(crate) quoted: bool,
+    /// As [`Token::unquoted_prefix`].
+    pub(crate) unquoted_prefix: usize,
+    /// As [`Token::column`].
+    pub(crate) column: u32,
+}
+
+impl From<Token> for Word<'_> {
+    fn from(token: Token) -> Self {
+        Word {
+            text: Cow::Owned(token.text),
+            quoted: token.quoted,
+            unquoted_prefix: token.unquoted_prefix,
+            column: token.column,
+        }
+    }
+}
+
+/// The words of one command line, in order, as [`tokenize`] splits them; after the first
+/// error it yields nothing more.
+#[derive(Debug, Clone)]
+pub(crate) struct Words<'a> {
+    input: &'a str,
+    /// Byte offset of the next character to read.
+    at: usize,
+    /// Words yielded so far.
+    count: usize,
+    /// Byte offset up to which characters were counted, and the count there (columns are
+    /// counted lazily, forward only, so the whole line is counted at most once).
+    counted_to: usize,
+    counted: u32,
+    /// The line is ASCII: a column is the byte offset plus one.
+    ascii: bool,
+    /// An error was yielded.
+    failed: bool,
+}
+
+/// Bytes reserved up front for a word with quotes or escapes in it (most are short values;
+/// a longer one grows as usual).
+const QUOTED_CAPACITY: usize = 64;
+
+/// The bytes that end a plain run, as a table: ASCII whitespace, a quote, a backslash and
+/// NUL (all ASCII, so never part of a multi-byte character).
+const SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        table[b] = byte.is_ascii_whitespace() || matches!(byte, b'\'' | b'"' | b'\\' | b'\0');
+        b += 1;
+    }
+    table
+};
+
+/// Whether a byte ends a plain run (see [`SPECIAL`]).
+fn is_special(b: u8) -> bool {
+    SPECIAL[usize::from(b)]
+}
+
+impl<'a> Words<'a> {
+    /// The words of `input`; a line over [`MAX_COMMAND_BYTES`] is [`Error::TooLong`].
+    pub(crate) fn new(input: &'a str) -> Result<Self, Error> {
+        if input.len() > MAX_COMMAND_BYTES {
+            return Err(Error::TooLong {
+                len: input.len(),
+                limit: MAX_COMMAND_BYTES,
+            });
+        }
+        Ok(Words {
+            input,
+            at: 0,
+            count: 0,
+            counted_to: 0,
+            counted: 0,
+            ascii: input.is_ascii(),
+            failed: false,
+        })
+    }
+
+    /// The 1-based column (in characters) of the character at byte offset `at`, which is
+    /// never before an offset asked about earlier.
+    fn column(&mut self, at: usize) -> u32 {
+        if self.ascii {
+            // At most MAX_COMMAND_BYTES, so it fits.
+            return u32::try_from(at).map_or(u32::MAX, |c| c.saturating_add(1));
+        }
+        let skipped = self.input.get(self.counted_to..at).unwrap_or("");
+        let n = u32::try_from(skipped.chars().count()).unwrap_or(u32::MAX);
+        self.counted = self.counted.saturating_add(n);
+        self.counted_to = at;
+        self.counted.saturating_add(1)
+    }
+
+    /// The byte at `i`, if any.
+    fn byte(&self, i: usize) -> Option<u8> {
+        self.input.as_bytes().get(i).copied()
+    }
+
+    /// Offset of the first byte at or after `from` that `stop` accepts, or the end.
+    fn find_byte(&self, from: usize, stop: impl Fn(u8) -> bool) -> usize {
+        let bytes = self.input.as_bytes();
+        bytes
+            .get(from..)
+            .and_then(|rest| rest.iter().position(|&b| stop(b)))
+            .map_or(bytes.len(), |p| from + p)
+    }
+
+    /// The text between two offsets (both on character boundaries).
+    fn slice(&self, from: usize, to: usize) -> &'a str {
+        self.input.get(from..to).unwrap_or("")
+    }
+
+    /// Read the word starting at `start` (not whitespace), up to the whitespace or end
+    /// after it.
+    fn word(&mut self, start: usize) -> Result<Word<'a>, Error> {
+        let column = self.column(start);
+        let plain_end = self.find_byte(start, is_special);
+        if self.byte(plain_end).is_none_or(|b| b.is_ascii_whitespace()) {
+            // The common case: nothing quoted or escaped, so the word is a slice.
+            self.at = plain_end;
+            return Ok(Word {
+                text: Cow::Borrowed(self.slice(start, plain_end)),
+                quoted: false,
+                unquoted_prefix: plain_end - start,
+                column,
+            });
+        }
+        // Something is quoted, escaped or NUL: build the text (with room for a typical
+        // quoted value; longer ones grow).
+        let mut text = String::with_capacity((self.input.len() - start).min(QUOTED_CAPACITY));
+        text.push_str(self.slice(start, plain_end));
+        let mut prefix: Option<usize> = None;
+        let mut at = plain_end;
+        while let Some(b) = self.byte(at).filter(|b| !b.is_ascii_whitespace()) {
+            match b {
+                b'\0' => {
+                    return Err(Error::Nul {
+                        column: self.column(at),
+                    });
+                }
+                b'\'' | b'"' | b'\\' => {
+                    prefix.get_or_insert(text.len());
+                    at = match b {
+                        b'\'' => self.single_quoted(at, &mut text)?,
+                        b'"' => self.double_quoted(at, &mut text)?,
+                        _ => self.escaped(at, &mut text)?,
+                    };
+                }
+                _ => {
+                    let end = self.find_byte(at, is_special);
+                    text.push_str(self.slice(at, end));
+                    at = end;
+                }
+            }
+        }
+        self.at = at;
+        let unquoted_prefix = prefix.unwrap_or(text.len());
+        Ok(Word {
+            text: Cow::Owned(text),
+            quoted: prefix.is_some(),
+            unquoted_prefix,
+            column,
+        })
+    }
+
+    /// `'...'` opening at `open`: everything literal up to the closing quote. Returns the
+    /// offset after it.
+    fn single_quoted(&mut self, open: usize, text: &mut String) -> Result<usize, Error> {
+        let end = self.find_byte(open + 1, |b| b == b'\'' || b == b'\0');
+        text.push_str(self.slice(open + 1, end));
+        match self.byte(end) {
+            Some(b'\'') => Ok(end + 1),
+            Some(_) => Err(Error::Nul {
+                column: self.column(end),
+            }),
+            None => Err(Error::UnterminatedQuote {
+                quote: '\'',
+                column: self.column(open),
+            }),
+        }
+    }
+
+    /// `"..."` opening at `open`: a backslash escapes `"`, `\`, `$` and `` ` `` and is
+    /// kept before anything else. Returns the offset after the closing quote.
+    fn double_quoted(&mut self, open: usize, text: &mut String) -> Result<usize, Error> {
+        let mut at = open + 1;
+        loop {
+            let end = self.find_byte(at, |b| matches!(b, b'"' | b'\\' | b'\0'));
+            text.push_str(self.slice(at, end));
+            match self.byte(end) {
+                Some(b'"') => return Ok(end + 1),
+                Some(b'\\') => match self.byte(end + 1) {
+                    Some(e @ (b'"' | b'\\' | b'$' | b'`')) => {
+                        text.push(char::from(e));
+                        at = end + 2;
+                    }
+                    Some(b'\0') => {
+                        return Err(Error::Nul {
+                            column: self.column(end + 1),
+                        });
+                    }
+                    // Kept, with whatever follows (read as ordinary text).
+                    Some(_) => {
+                        text.push('\\');
+                        at = end + 1;
+                    }
+                    None => break,
+                },
+                Some(_) => {
+                    return Err(Error::Nul {
+                        column: self.column(end),
+                    });
+                }
+                None => break,
+            }
+        }
+        Err(Error::UnterminatedQuote {
+            quote: '"',
+            column: self.column(open),
+        })
+    }
+
+    /// A backslash outside quotes at `at`: the next character is literal; at the very end
+    /// the backslash is kept. Returns the offset after it.
+    fn escaped(&mut self, at: usize, text: &mut String) -> Result<usize, Error> {
+        let next = at + 1;
+        match self.input.get(next..).and_then(|rest| rest.chars().next()) {
+            Some('\0') => Err(Error::Nul {
+                column: self.column(next),
+            }),
+            Some(c) => {
+                text.push(c);
+                Ok(next + c.len_utf8())
+            }
+            None => {
+                text.push('\\');
+                Ok(next)
+            }
+        }
+    }
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = Result<Word<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let start = self.find_byte(self.at, |b| !b.is_ascii_whitespace());
+        if start == self.input.len() {
+            self.at = start;
+            return None;
+        }
+        let result = self.word(start).and_then(|word| {
+            if self.count == MAX_TOKENS {
+                return Err(Error::TooManyTokens { limit: MAX_TOKENS });
+            }
+            self.count += 1;
+            Ok(word)
+        });
+        self.failed = result.is_err();
+        Some(result)
+    }
 }
 
 /// Whether a word can be written without quotes and read back unchanged (and not taken
@@ -304,6 +432,197 @@ pub fn join_tokens(tokens: &[Token]) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The character-by-character tokenizer [`Words`] replaced, kept as the reference that
+    /// the byte-level one must agree with on every input.
+    fn reference(input: &str) -> Result<Vec<Token>, Error> {
+        if input.len() > MAX_COMMAND_BYTES {
+            return Err(Error::TooLong {
+                len: input.len(),
+                limit: MAX_COMMAND_BYTES,
+            });
+        }
+        fn push(
+            tokens: &mut Vec<Token>,
+            text: String,
+            quoted: bool,
+            unquoted_prefix: usize,
+            column: u32,
+        ) -> Result<(), Error> {
+            if tokens.len() == MAX_TOKENS {
+                return Err(Error::TooManyTokens { limit: MAX_TOKENS });
+            }
+            tokens.push(Token {
+                text,
+                quoted,
+                unquoted_prefix,
+                column,
+            });
+            Ok(())
+        }
+        let mut tokens = Vec::new();
+        let mut current = String::new();
+        let (mut in_word, mut quoted) = (false, false);
+        let (mut prefix, mut start, mut column) = (0usize, 0u32, 0u32);
+        let mut chars = input.chars();
+        while let Some(c) = chars.next() {
+            column += 1;
+            if c == '\0' {
+                return Err(Error::Nul { column });
+            }
+            if c.is_ascii_whitespace() {
+                if in_word {
+                    let text = std::mem::take(&mut current);
+                    let prefix = if quoted { prefix } else { text.len() };
+                    push(&mut tokens, text, quoted, prefix, start)?;
+                    in_word = false;
+                    quoted = false;
+                }
+                continue;
+            }
+            if !in_word {
+                in_word = true;
+                start = column;
+            }
+            if !matches!(c, '\'' | '"' | '\\') {
+                current.push(c);
+                continue;
+            }
+            if !quoted {
+                prefix = current.len();
+                quoted = true;
+            }
+            let open = column;
+            match c {
+                '\'' => loop {
+                    match chars.next() {
+                        Some('\'') => {
+                            column += 1;
+                            break;
+                        }
+                        Some('\0') => return Err(Error::Nul { column: column + 1 }),
+                        Some(c) => {
+                            column += 1;
+                            current.push(c);
+                        }
+                        None => {
+                            return Err(Error::UnterminatedQuote {
+                                quote: '\'',
+                                column: open,
+                            });
+                        }
+                    }
+                },
+                '"' => loop {
+                    let Some(c) = chars.next() else {
+                        return Err(Error::UnterminatedQuote {
+                            quote: '"',
+                            column: open,
+                        });
+                    };
+                    column += 1;
+                    match c {
+                        '"' => break,
+                        '\0' => return Err(Error::Nul { column }),
+                        '\\' => match chars.next() {
+                            Some(e @ ('"' | '\\' | '$' | '`')) => {
+                                column += 1;
+                                current.push(e);
+                            }
+                            Some('\0') => return Err(Error::Nul { column: column + 1 }),
+                            Some(other) => {
+                                column += 1;
+                                current.push('\\');
+                                current.push(other);
+                            }
+                            None => {
+                                return Err(Error::UnterminatedQuote {
+                                    quote: '"',
+                                    column: open,
+                                });
+                            }
+                        },
+                        c => current.push(c),
+                    }
+                },
+                _ => match chars.next() {
+                    Some('\0') => return Err(Error::Nul { column: column + 1 }),
+                    Some(next) => {
+                        column += 1;
+                        current.push(next);
+                    }
+                    None => current.push('\\'),
+                },
+            }
+        }
+        if in_word {
+            let prefix = if quoted { prefix } else { current.len() };
+            push(&mut tokens, current, quoted, prefix, start)?;
+        }
+        Ok(tokens)
+    }
+
+    /// Both tokenizers' results, errors compared by their debug text.
+    fn agree(line: &str) {
+        let got = tokenize(line).map_err(|e| format!("{e:?}"));
+        let want = reference(line).map_err(|e| format!("{e:?}"));
+        assert_eq!(got, want, "{line:?}");
+    }
+
+    proptest! {
+        #[test]
+        fn byte_level_tokenizer_matches_the_reference(
+            line in "[ \t\r\n\x0b\x0c'\"\\\\$`a-c=\\-|é日\u{a0}\x00]{0,40}"
+        ) {
+            agree(&line);
+        }
+
+        #[test]
+        fn byte_level_tokenizer_matches_the_reference_on_any_text(line in "\\PC{0,40}") {
+            agree(&line);
+        }
+    }
+
+    #[test]
+    fn tokenizer_matches_the_reference_on_edge_cases() {
+        for line in [
+            "",
+            " ",
+            "a",
+            "a\\",
+            "\\",
+            "\\\0",
+            "\\é x",
+            "é \"x\\\"",
+            "\"a\\é\"",
+            "'é\0'",
+            "x'y'z \"p\"q\\ r",
+            "日本 '語' \"a\\$\" \\\"",
+            "a\u{a0}b\tc\x0bd",
+            "\"\"",
+            "''",
+            "--a='x y' \"--b\" --c= --d=x\"é\"",
+        ] {
+            agree(line);
+        }
+        let many = vec!["x"; MAX_TOKENS + 1].join(" ");
+        agree(&many);
+        agree(&many[..many.len() - 2]);
+    }
+
+    #[test]
+    fn plain_words_borrow_from_the_line() {
+        let words: Vec<Word<'_>> = Words::new("email.send --to bob 'a b' c\\ d")
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let borrowed: Vec<bool> = words
+            .iter()
+            .map(|w| matches!(w.text, Cow::Borrowed(_)))
+            .collect();
+        assert_eq!(borrowed, [true, true, true, false, false]);
+    }
 
     fn words(s: &str) -> Vec<String> {
         tokenize(s).unwrap().into_iter().map(|t| t.text).collect()

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::eligibility::Affinity;
 use crate::error::{Error, Unavailable};
-use crate::snapshot::{Skill, Snapshot, Status};
+use crate::snapshot::{Resolved, Skill, Snapshot, Status};
 use crate::suggest::closest_names;
 
 pub use catalog::{
@@ -76,20 +76,40 @@ impl<'a> Disclosure<'a> {
     /// Whether this caller may see and use a loaded skill at all (not listed in the catalog
     /// does not mean unavailable: `include_in_prompt_default: false` skills can be loaded).
     fn check(&self, skill: &Skill) -> Result<(), Unavailable> {
-        match skill.status {
+        self.check_facts(
+            skill.status,
+            skill.model_invocable(),
+            skill.user_invocable(),
+            skill,
+        )
+    }
+
+    /// [`Disclosure::check`] with the status and the invocation settings given (the name
+    /// index keeps copies of them): only a profile makes it read the skill.
+    fn check_facts(
+        &self,
+        status: Status,
+        model_invocable: bool,
+        user_invocable: bool,
+        skill: &Skill,
+    ) -> Result<(), Unavailable> {
+        match status {
             Status::Invalid => return Err(Unavailable::Invalid),
             Status::Ineligible => return Err(Unavailable::Ineligible),
             Status::Loaded | Status::Shadowed => {}
         }
         match self.caller {
-            Caller::Model if !skill.model_invocable() => {
+            Caller::Model if !model_invocable => {
                 return Err(Unavailable::ModelInvocationDisabled);
             }
-            Caller::User if !skill.user_invocable() => return Err(Unavailable::NotUserInvocable),
+            Caller::User if !user_invocable => return Err(Unavailable::NotUserInvocable),
             _ => {}
         }
-        if skill.affinity(self.profile.as_deref()) == Affinity::Excluded {
-            return Err(Unavailable::Profile);
+        // Without a profile nothing is excluded.
+        if let Some(profile) = self.profile.as_deref() {
+            if skill.affinity(Some(profile)) == Affinity::Excluded {
+                return Err(Unavailable::Profile);
+            }
         }
         Ok(())
     }
@@ -108,15 +128,28 @@ impl<'a> Disclosure<'a> {
 
     /// A skill this caller may use, or the error that says why not (with suggestions).
     pub fn skill(&self, name: &str) -> Result<&'a Arc<Skill>, Error> {
+        self.resolve(name).map(|r| r.skill)
+    }
+
+    /// [`Disclosure::skill`] with what a router copies from the skill at hand
+    /// ([`Resolved`]): the same checks and errors.
+    pub fn resolve(&self, name: &str) -> Result<Resolved<'a>, Error> {
         let name = name.trim();
-        match self.snapshot.entry(name) {
-            Some(skill) => match self.check(skill) {
-                Ok(()) => Ok(skill),
-                Err(reason) => Err(Error::NotAvailable {
-                    name: name.to_owned(),
-                    reason,
-                }),
-            },
+        match self.snapshot.indexed(name) {
+            Some((key, indexed)) => {
+                match self.check_facts(
+                    indexed.status,
+                    indexed.model_invocable,
+                    indexed.user_invocable,
+                    &indexed.skill,
+                ) {
+                    Ok(()) => Ok(indexed.resolved(key)),
+                    Err(reason) => Err(Error::NotAvailable {
+                        name: name.to_owned(),
+                        reason,
+                    }),
+                }
+            }
             None => Err(Error::UnknownSkill {
                 name: name.to_owned(),
                 suggestions: self.suggest(name),
@@ -134,4 +167,65 @@ impl<'a> Disclosure<'a> {
 /// one space.
 pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::{RegistryConfig, Source, load_snapshot};
+
+    #[test]
+    fn resolve_decides_from_the_index_as_check_does_from_the_skill() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, extra: &str| {
+            let folder = dir.path().join(name);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(
+                folder.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: The {name} skill.\n{extra}---\nbody\n"),
+            )
+            .unwrap();
+        };
+        write("plain", "");
+        write("quiet", "disable-model-invocation: true\n");
+        write("hidden", "user-invocable: false\n");
+        write("scoped", "exclude_from_prompt_profile_ids: [p1]\n");
+        write("broken", "license: [\n");
+        let snapshot = load_snapshot(
+            &RegistryConfig::with_sources(vec![Source::new(dir.path(), "user")]),
+            1,
+        );
+        let names = ["plain", "quiet", "hidden", "scoped", "broken"];
+        let mut refused = 0;
+        for caller in [Caller::Model, Caller::User] {
+            for profile in [None, Some("p1"), Some("p2")] {
+                let d = Disclosure::new(&snapshot).profile(profile).caller(caller);
+                for name in names {
+                    let entry = snapshot.entry(name).unwrap();
+                    match (d.resolve(name), d.check(entry)) {
+                        (Ok(r), Ok(())) => {
+                            assert!(Arc::ptr_eq(r.skill, entry));
+                            assert_eq!((r.name, r.layer), (name, "user"));
+                        }
+                        (Err(Error::NotAvailable { reason, .. }), Err(want)) => {
+                            assert_eq!(reason, want, "{name} {caller:?} {profile:?}");
+                            refused += 1;
+                        }
+                        (got, want) => panic!("{name} {caller:?} {profile:?}: {got:?} vs {want:?}"),
+                    }
+                    assert_eq!(
+                        d.skill(name).ok().map(Arc::as_ptr),
+                        d.resolve(name).ok().map(|r| Arc::as_ptr(r.skill))
+                    );
+                }
+            }
+        }
+        // broken (6 views), quiet (3 model views), hidden (3 user views), scoped (2 p1 views).
+        assert_eq!(refused, 14);
+        assert!(matches!(
+            Disclosure::new(&snapshot).resolve(" nosuch "),
+            Err(Error::UnknownSkill { name, .. }) if name == "nosuch"
+        ));
+    }
 }
