@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::Serialize;
-use skill_registry::{
-    ChangeSet, Registry, RegistryConfig, Subscription, WatchOptions, Watcher, watch_folders,
-};
+use skill_registry::{ChangeSet, Registry, RegistryConfig, Subscription};
+#[cfg(feature = "watch")]
+use skill_registry::{WatchOptions, Watcher, watch_folders};
 use skill_router::RouterConfig;
 use skill_scheduler::{JobInfo, RunRecord, Scheduler, SchedulerConfig};
 use skill_search::{NotesIndex, SkillIndex, Storage};
@@ -33,7 +33,9 @@ pub const EVENT_BUFFER: usize = 256;
 pub struct EngineConfig {
     /// The sources and loading settings.
     pub registry: RegistryConfig,
-    /// Watch the sources and reload on change (`None`: reload only on request).
+    /// Watch the sources and reload on change (`None`: reload only on request). Feature
+    /// `watch`.
+    #[cfg(feature = "watch")]
     pub watch: Option<WatchOptions>,
     /// A folder of markdown notes to index for `markdown.search` and `/v1/notes/search`.
     pub notes: Option<PathBuf>,
@@ -55,6 +57,7 @@ impl EngineConfig {
     pub fn new(registry: RegistryConfig) -> Self {
         EngineConfig {
             registry,
+            #[cfg(feature = "watch")]
             watch: Some(WatchOptions::default()),
             notes: None,
             router: RouterConfig::default(),
@@ -138,6 +141,7 @@ pub struct Engine {
     runtime: Runtime,
     scheduler: Mutex<Option<Scheduler>>,
     _subscription: Subscription,
+    #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
 }
 
@@ -168,7 +172,9 @@ impl Engine {
     /// )?;
     /// let mut config =
     ///     EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(dir.path(), "project")]));
+    /// # #[cfg(feature = "watch")] {
     /// config.watch = None; // reload on request only
+    /// # }
     /// config.schedule = None; // no scheduler, so no tokio runtime is needed
     /// let engine = Engine::start(config)?;
     ///
@@ -248,8 +254,10 @@ impl Engine {
             runtime,
             scheduler: Mutex::new(scheduler),
             _subscription: subscription,
+            #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
         };
+        #[cfg(feature = "watch")]
         if let Some(options) = config.watch {
             let watcher = engine
                 .registry
@@ -292,6 +300,7 @@ impl Engine {
         }
     }
 
+    #[cfg(feature = "watch")]
     fn keep(&self, watcher: Watcher) {
         if let Ok(mut w) = self.watchers.lock() {
             w.push(watcher);
@@ -357,6 +366,7 @@ impl Engine {
     /// Stop everything that runs in the background: watchers, the scheduler (its state is
     /// saved as it goes), running scripts and forked tasks.
     pub async fn shutdown(&self) {
+        #[cfg(feature = "watch")]
         self.stop_watching();
         let scheduler = self.scheduler.lock().ok().and_then(|mut s| s.take());
         if let Some(s) = scheduler {
@@ -366,6 +376,7 @@ impl Engine {
     }
 
     /// Stop watching files (reloads on request still work).
+    #[cfg(feature = "watch")]
     pub fn stop_watching(&self) {
         let watchers = match self.watchers.lock() {
             Ok(mut w) => std::mem::take(&mut *w),

@@ -14,7 +14,12 @@
 //!
 //! `skill-server serve` only reads configuration and composes these.
 //!
+//! Features (both on by default): `http`, the HTTP API and its hyper dependencies, and
+//! `watch`, reloading on file changes (`EngineConfig::watch`, skill-registry's notify
+//! watcher). `default-features = false` leaves execution, the engine and the scheduler.
+//!
 //! ```no_run
+//! # #[cfg(feature = "http")] mod demo {
 //! use skill_registry::{RegistryConfig, Source};
 //! use skill_runtime::http::{App, HttpConfig};
 //! use skill_runtime::{Engine, EngineConfig};
@@ -38,6 +43,7 @@
 //! engine.shutdown().await;
 //! # Ok(())
 //! # }
+//! # }
 //! ```
 
 #![deny(missing_docs)]
@@ -46,6 +52,7 @@ pub mod builtin;
 mod engine;
 mod error;
 pub mod exec;
+#[cfg(feature = "http")]
 pub mod http;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};

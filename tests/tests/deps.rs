@@ -1,7 +1,8 @@
 //! A host that picks `skill-format` alone gets a small dependency tree: the exact list of
 //! crates below is committed, so any new dependency is a visible change here. The registry
 //! without features pulls no file watcher, and search keeps its index in memory without
-//! tokio or hyper.
+//! tokio or hyper. The runtime without its default features executes skills without the HTTP
+//! stack or the watcher.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;
@@ -41,6 +42,11 @@ const SKILL_FORMAT_TREE: &[&str] = &[
 
 /// The crate names in `cargo tree -p <package> -e normal`.
 fn tree(package: &str) -> BTreeSet<String> {
+    tree_with(package, &[])
+}
+
+/// The same, with more `cargo tree` arguments (features).
+fn tree_with(package: &str, extra: &[&str]) -> BTreeSet<String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
     let out = Command::new(cargo)
@@ -54,6 +60,7 @@ fn tree(package: &str) -> BTreeSet<String> {
             "-p",
             package,
         ])
+        .args(extra)
         .arg("--manifest-path")
         .arg(&manifest)
         .output()
@@ -96,5 +103,23 @@ fn registry_and_search_without_features_stay_light() {
     let search = tree("skill-search");
     for heavy in ["tokio", "hyper", "notify", "memmap2"] {
         assert!(!search.contains(heavy), "skill-search pulls {heavy}");
+    }
+}
+
+#[test]
+fn runtime_without_default_features_has_no_http_stack_or_watcher() {
+    let lean = tree_with("skill-runtime", &["--no-default-features"]);
+    for heavy in ["hyper", "hyper-util", "http-body-util", "notify"] {
+        assert!(
+            !lean.contains(heavy),
+            "skill-runtime without features pulls {heavy}"
+        );
+    }
+    let full = tree("skill-runtime");
+    for wanted in ["hyper", "notify"] {
+        assert!(
+            full.contains(wanted),
+            "skill-runtime's defaults lost {wanted}"
+        );
     }
 }

@@ -22,6 +22,18 @@ pub const STEPS: &[&[&str]] = &[
         "warnings",
     ],
     &["test", "--workspace"],
+    // Every library crate packages and builds from its package alone (the published
+    // crates' file lists and metadata are right); the unpublished ones are left out.
+    &[
+        "package",
+        "--workspace",
+        "--exclude",
+        "xtask",
+        "--exclude",
+        "skills-tests",
+        "--exclude",
+        "pack-snapshot-example",
+    ],
 ];
 
 /// Arguments of `cargo xtask ci`.
