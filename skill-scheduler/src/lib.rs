@@ -136,8 +136,8 @@ pub use expr::{MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
 pub use jobs::{ScheduledSkill, schedule_diagnostic, scheduled_skills};
 pub use scheduler::{
     CatchUp, Clock, DEFAULT_HISTORY_LIMIT, DispatchFuture, Dispatcher, Fire, JobInfo,
-    MAX_CATCH_UP_SCAN, MAX_HISTORY_LIMIT, MAX_WARNINGS, Outcome, RunRecord, RunResult, STATE_WRITE_LEAD,
-    Scheduler, SchedulerConfig, parse_timezone,
+    MAX_CATCH_UP_SCAN, MAX_HISTORY_LIMIT, MAX_WARNINGS, Outcome, RunRecord, RunResult,
+    STATE_WRITE_LEAD, Scheduler, SchedulerConfig, parse_timezone,
 };
 pub use state::{MAX_STATE_BYTES, STATE_VERSION};
 

@@ -600,7 +600,10 @@ async fn a_state_file_that_cannot_be_written_is_a_warning_not_a_stop() {
         .filter(|m| m.contains("cannot write schedule state"))
         .collect();
     assert_eq!(writes.len(), 1, "{w:?}");
-    assert!(w.iter().any(|m| m.contains("cannot read schedule state")), "{w:?}");
+    assert!(
+        w.iter().any(|m| m.contains("cannot read schedule state")),
+        "{w:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -608,7 +611,11 @@ async fn the_state_folder_is_created_when_missing() {
     let pack = Pack::new();
     pack.job("tick", "* * * * *", "");
     let rec = Recorder::new(Behaviour::Quick);
-    let path = pack.state().with_file_name("new").join("folder").join("state.json");
+    let path = pack
+        .state()
+        .with_file_name("new")
+        .join("folder")
+        .join("state.json");
     let cfg = SchedulerConfig {
         state_path: Some(path.clone()),
         ..config(utc(2026, 1, 1, 0, 0, 30))

@@ -2,7 +2,7 @@
 //! (term sets, compiled triggers, name table) that explain and calibrate each match.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Serialize;
@@ -15,9 +15,9 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::Error;
-use crate::score::{self, Evidence};
-use crate::text::{self, ENGLISH, EXACT, MAX_QUERY_TERMS, clip, contains_run, name_tokens, words};
-use crate::triggers::{Compiled, Probe, TriggerHit};
+use crate::score::{self, Evidence, TextFeatures, TextModel};
+use crate::text::{self, ENGLISH, EXACT, MAX_QUERY_TERMS, clip, name_tokens, words};
+use crate::triggers::{Compiled, KeyMap, Matched, Probe, TriggerHit, TriggerIndex, word_hash};
 
 /// Boost of the name field (the strongest).
 pub const BOOST_NAME: f32 = 6.0;
@@ -42,6 +42,8 @@ pub const MAX_TURNS: usize = 4;
 pub const MIN_CANDIDATES: usize = 40;
 /// Most results one search returns.
 pub const MAX_LIMIT: usize = 1_000;
+/// Results a search returns when the request does not say ([`SearchRequest::default`]).
+pub const DEFAULT_LIMIT: usize = 10;
 /// A single-word skill name counts as an explicit mention without a sigil (`/x`, `$x`,
 /// `@x`, `` `x` ``) or the word "skill" next to it only when at most this many skills use
 /// the word.
@@ -72,17 +74,30 @@ pub struct Filter {
 }
 
 /// What to search for.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SearchRequest<'a> {
     /// The request text (cut to [`crate::MAX_QUERY_BYTES`]).
     pub text: &'a str,
     /// Earlier turns of the conversation, oldest first; the last [`MAX_TURNS`] add their
     /// terms at [`TURN_WEIGHT`].
     pub recent_turns: &'a [String],
-    /// Most results (capped at [`MAX_LIMIT`]).
+    /// Most results: [`DEFAULT_LIMIT`] by default; 0 is read as 1, more than
+    /// [`MAX_LIMIT`] as [`MAX_LIMIT`].
     pub limit: usize,
     /// Filters.
     pub filter: Filter,
+}
+
+impl Default for SearchRequest<'_> {
+    /// No text, no turns, [`DEFAULT_LIMIT`] results, no filter.
+    fn default() -> Self {
+        SearchRequest {
+            text: "",
+            recent_turns: &[],
+            limit: DEFAULT_LIMIT,
+            filter: Filter::default(),
+        }
+    }
 }
 
 /// One ranked skill, with why it matched.
@@ -107,6 +122,11 @@ pub struct Match {
     pub matched_terms: Vec<String>,
     /// Request words found only in the skill's body.
     pub body_terms: Vec<String>,
+    /// Words of the earlier turns (not of the request itself) found in the skill's
+    /// metadata or body: the evidence when a follow-up such as "do the same for the other
+    /// one" selects a skill. Left out of the JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub turn_terms: Vec<String>,
     /// The share of the request's weighted terms the skill covers (body terms count at
     /// [`score::BODY_COVERAGE_WEIGHT`]).
     pub coverage: f32,
@@ -122,6 +142,9 @@ pub struct Match {
     pub last_used: Option<u64>,
     /// A one-line explanation naming the trigger, name or terms that matched.
     pub reason: String,
+    /// What the text model measured (see the crate docs); not serialised.
+    #[serde(skip)]
+    pub text_features: TextFeatures,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -204,8 +227,29 @@ struct DocInfo {
     body_terms: Vec<u32>,
     triggers: Compiled,
     phrases: Vec<(String, Vec<String>)>,
+    /// The phrases' words as [`word_hash`]es, in one block: for each phrase its length,
+    /// then its hashes. Phrases are checked for every candidate, and this is one read.
+    phrase_runs: Vec<u64>,
     name_term: Option<u32>,
     single_word_name: bool,
+    /// `skill.model_invocable()`, kept here so that filtering does not read the skill.
+    model_invocable: bool,
+    /// The skill lists profiles it is excluded from.
+    excludes_profiles: bool,
+    /// The first bytes of the name, zero-padded ([`name_key`]).
+    name_key: NameKey,
+}
+
+/// The first 16 bytes of a name, zero-padded: comparing two of them orders two names as
+/// comparing the names does, except when they are equal (then compare the names).
+type NameKey = [u8; 16];
+
+fn name_key(name: &str) -> NameKey {
+    let mut key = [0u8; 16];
+    for (k, b) in key.iter_mut().zip(name.bytes()) {
+        *k = b;
+    }
+    key
 }
 
 /// Term ids and document frequencies over the metadata and bodies of indexed skills.
@@ -250,11 +294,11 @@ impl Terms {
 #[derive(Debug)]
 struct State {
     snapshot: Arc<Snapshot>,
-    docs: HashMap<u64, DocInfo>,
+    docs: KeyMap<DocInfo>,
     by_name: HashMap<String, u64>,
     next_key: u64,
     terms: Terms,
-    triggered: BTreeSet<u64>,
+    triggers: TriggerIndex,
     diagnostics: HashMap<String, Vec<Diagnostic>>,
 }
 
@@ -281,6 +325,10 @@ pub struct SkillIndex {
     fields: Fields,
     state: RwLock<State>,
     uses: Mutex<Uses>,
+    /// [`SkillIndex::eligible_counts`] without a profile, by `model_invocable_only`, until
+    /// the next update (a selection that picks nothing needs it, and counting reads every
+    /// skill).
+    counts: Mutex<[Option<(usize, usize)>; 2]>,
     english: TextAnalyzer,
     stems: TextAnalyzer,
 }
@@ -295,6 +343,23 @@ impl std::fmt::Debug for SkillIndex {
 
 impl SkillIndex {
     /// Index every loaded skill of `snapshot`, in memory.
+    ///
+    /// ```
+    /// use skill_registry::{Registry, RegistryConfig, Source};
+    /// use skill_search::SkillIndex;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("git-commit"))?;
+    /// std::fs::write(
+    ///     dir.path().join("git-commit/SKILL.md"),
+    ///     "---\nname: git-commit\ndescription: Write commit messages from staged changes.\n---\n# Commit\n",
+    /// )?;
+    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(dir.path(), "user")]));
+    /// let index = SkillIndex::build(registry.snapshot())?;
+    /// assert_eq!(index.len(), 1);
+    /// assert!(index.diagnostics().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(snapshot: Arc<Snapshot>) -> Result<Self, Error> {
         Self::build_in(snapshot, Storage::Ram)
     }
@@ -321,14 +386,15 @@ impl SkillIndex {
             fields,
             state: RwLock::new(State {
                 snapshot: snapshot.clone(),
-                docs: HashMap::new(),
+                docs: KeyMap::default(),
                 by_name: HashMap::new(),
                 next_key: 0,
                 terms: Terms::default(),
-                triggered: BTreeSet::new(),
+                triggers: TriggerIndex::default(),
                 diagnostics: HashMap::new(),
             }),
             uses: Mutex::new(Uses::default()),
+            counts: Mutex::new([None; 2]),
             english: text::english(),
             stems: text::stems_analyzer(),
         };
@@ -383,8 +449,8 @@ impl SkillIndex {
                 if let Some(info) = st.docs.remove(&key) {
                     st.terms.adjust(&info.meta_terms, false);
                     st.terms.adjust(&info.body_terms, false);
+                    st.triggers.remove(key, &info.triggers);
                 }
-                st.triggered.remove(&key);
                 st.diagnostics.remove(name);
                 if removed.contains(name) {
                     stats.removed += 1;
@@ -405,15 +471,17 @@ impl SkillIndex {
             writer.add_document(doc)?;
             st.terms.adjust(&info.meta_terms, true);
             st.terms.adjust(&info.body_terms, true);
-            if !info.triggers.is_empty() {
-                st.triggered.insert(key);
-            }
+            st.triggers.insert(key, &info.triggers);
             if !diagnostics.is_empty() {
                 st.diagnostics.insert(name.clone(), diagnostics);
             }
             st.by_name.insert(name.clone(), key);
             st.docs.insert(key, info);
             stats.upserted += 1;
+        }
+        st.triggers.finish();
+        if let Ok(mut c) = self.counts.lock() {
+            *c = [None; 2];
         }
         st.snapshot = snapshot.clone();
         writer.commit()?;
@@ -525,6 +593,11 @@ impl SkillIndex {
                 phrases.push((p.clone(), w));
             }
         }
+        let mut phrase_runs = Vec::new();
+        for (_, w) in &phrases {
+            phrase_runs.push(w.len() as u64);
+            phrase_runs.extend(w.iter().map(|w| word_hash(w)));
+        }
         let (triggers, diagnostics) = Compiled::new(&m.triggers, &skill.path, stems);
         (
             doc,
@@ -535,8 +608,12 @@ impl SkillIndex {
                 body_terms: body,
                 triggers,
                 phrases,
+                phrase_runs,
                 name_term,
                 single_word_name,
+                model_invocable: skill.model_invocable(),
+                name_key: name_key(&skill.name),
+                excludes_profiles: !m.exclude_from_prompt_profile_ids.is_empty(),
             },
             diagnostics,
         )
@@ -581,16 +658,33 @@ impl SkillIndex {
         let Ok(st) = self.state.read() else {
             return (0, 0);
         };
+        let slot = filter
+            .profile
+            .is_none()
+            .then_some(usize::from(filter.model_invocable_only));
+        let cached =
+            |c: &[Option<(usize, usize)>; 2]| slot.and_then(|i| c.get(i).copied().flatten());
+        if let Some(c) = self.counts.lock().ok().as_deref().and_then(cached) {
+            return c;
+        }
         let mut n = 0;
         let mut with_triggers = 0;
         for info in st.docs.values() {
-            if passes(&info.skill, filter) {
+            if passes(info, filter) {
                 n += 1;
                 if !info.triggers.is_empty() {
                     with_triggers += 1;
                 }
             }
         }
+        // Stored while the read lock is held, so an update (which takes the write lock and
+        // clears the cache) cannot slip in between.
+        if let (Some(i), Ok(mut c)) = (slot, self.counts.lock()) {
+            if let Some(entry) = c.get_mut(i) {
+                *entry = Some((n, with_triggers));
+            }
+        }
+        drop(st);
         (n, with_triggers)
     }
 
@@ -602,7 +696,7 @@ impl SkillIndex {
         let mut out: Vec<Arc<Skill>> = st
             .docs
             .values()
-            .filter(|i| passes(&i.skill, filter))
+            .filter(|i| passes(i, filter))
             .map(|i| i.skill.clone())
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -612,8 +706,64 @@ impl SkillIndex {
     /// Rank skills for a request: explicit mention of a skill's name first, then an exact
     /// phrase of the skill, then confidence from triggers and text (to 0.01), then recent
     /// use, then the BM25 score, then the name.
+    ///
+    /// ```
+    /// use skill_registry::{Registry, RegistryConfig, Source};
+    /// use skill_search::{SearchRequest, SkillIndex};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// for (name, description) in [
+    ///     ("git-commit", "Write commit messages from staged changes."),
+    ///     ("pdf-forms", "Fill in PDF forms and extract their fields."),
+    /// ] {
+    ///     std::fs::create_dir(dir.path().join(name))?;
+    ///     std::fs::write(
+    ///         dir.path().join(name).join("SKILL.md"),
+    ///         format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
+    ///     )?;
+    /// }
+    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(dir.path(), "user")]));
+    /// let index = SkillIndex::build(registry.snapshot())?;
+    ///
+    /// // Query syntax is plain text: `AND`, `:` and the open parenthesis are just words.
+    /// let hits = index.search(&SearchRequest {
+    ///     text: "message: commit AND (staged changes",
+    ///     ..Default::default()
+    /// })?;
+    /// assert_eq!(hits[0].name, "git-commit");
+    /// assert!(hits[0].reason.contains("commit"), "{}", hits[0].reason);
+    ///
+    /// // Naming a skill puts it first, whatever else the request says.
+    /// let hits = index.search(&SearchRequest { text: "use /pdf-forms for the commit", ..Default::default() })?;
+    /// assert!(hits[0].explicit && hits[0].name == "pdf-forms");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn search(&self, req: &SearchRequest<'_>) -> Result<Vec<Match>, Error> {
+        self.search_with(req, &TextModel::FITTED)
+    }
+
+    /// [`SkillIndex::search`] with another text model (to score weights fitted on part of
+    /// a request set on the rest).
+    pub(crate) fn search_with(
+        &self,
+        req: &SearchRequest<'_>,
+        model: &TextModel,
+    ) -> Result<Vec<Match>, Error> {
         let limit = req.limit.clamp(1, MAX_LIMIT);
+        self.candidates(req, limit, model, Some(limit))
+    }
+
+    /// The candidates for a request, scored with `model`: the text hits tantivy ranks best
+    /// (at least [`MIN_CANDIDATES`], four times `limit`), the skills the request names, and
+    /// the skills whose triggers match. With `keep`, the best `keep` of them in ranking
+    /// order; without, all of them in no particular order.
+    pub(crate) fn candidates(
+        &self,
+        req: &SearchRequest<'_>,
+        limit: usize,
+        model: &TextModel,
+        keep: Option<usize>,
+    ) -> Result<Vec<Match>, Error> {
         let st = self.state.read().map_err(|_| Error::Poisoned)?;
         let message = clip(req.text);
         let mut english = self.english.clone();
@@ -641,7 +791,7 @@ impl SkillIndex {
             }
         }
         let tokens = name_tokens(message);
-        for (tok, _) in &tokens {
+        for tok in exact_names(&tokens, &st.by_name) {
             clauses.push((
                 Occur::Should,
                 Box::new(BoostQuery::new(
@@ -655,7 +805,7 @@ impl SkillIndex {
         }
 
         // Candidates: text hits, explicit names, triggered skills.
-        let mut cands: HashMap<u64, f32> = HashMap::new();
+        let mut cands: KeyMap<f32> = KeyMap::default();
         if !clauses.is_empty() {
             let searcher = self.reader.searcher();
             let query = BooleanQuery::new(clauses);
@@ -671,7 +821,7 @@ impl SkillIndex {
                 }
             }
         }
-        let mut explicit: HashMap<u64, bool> = HashMap::new();
+        let mut explicit: KeyMap<bool> = KeyMap::default();
         for (i, (tok, sigil)) in tokens.iter().enumerate() {
             let Some(&key) = st.by_name.get(tok) else {
                 continue;
@@ -697,15 +847,9 @@ impl SkillIndex {
             }
         }
         let probe = Probe::new(message, &mut stems);
-        let mut trigger_hits: HashMap<u64, Vec<TriggerHit>> = HashMap::new();
-        for key in &st.triggered {
-            if let Some(info) = st.docs.get(key) {
-                let hits = info.triggers.hits(&probe);
-                if !hits.is_empty() {
-                    cands.entry(*key).or_insert(0.0);
-                    trigger_hits.insert(*key, hits);
-                }
-            }
+        let triggered = st.triggers.matches(&probe);
+        for key in triggered.keys() {
+            cands.entry(key).or_insert(0.0);
         }
 
         // Weighted idf of every query term.
@@ -721,91 +865,142 @@ impl SkillIndex {
             .collect();
         let total: f32 = weighted.iter().map(|(_, w, _)| w).sum();
 
+        // Only text hits have a score above 0, so only they can be the best.
         let best_text = cands
             .iter()
-            .filter(|(k, _)| {
-                st.docs
-                    .get(k)
-                    .is_some_and(|i| passes(&i.skill, &req.filter))
-            })
+            .filter(|(k, s)| **s > 0.0 && st.docs.get(k).is_some_and(|i| passes(i, &req.filter)))
             .map(|(_, s)| *s)
             .fold(0.0f32, f32::max);
         let uses = self.uses.lock().map_err(|_| Error::Poisoned)?;
-        let mut out = Vec::new();
+        let unit_idf = score::idf(1, n_docs.max(1.0));
+        // First score every candidate without building its strings; then keep the best
+        // (when asked) and build the full match, reason and all, only for those.
+        let mut scored: Vec<Scored<'_>> = Vec::with_capacity(cands.len());
         for (key, text_score) in cands {
             let Some(info) = st.docs.get(&key) else {
                 continue;
             };
-            if !passes(&info.skill, &req.filter) {
+            if !passes(info, &req.filter) {
                 continue;
             }
             let mut meta_w = 0.0;
             let mut name_w = 0.0;
             let mut body_w = 0.0;
-            let mut matched_terms = Vec::new();
-            let mut body_terms = Vec::new();
-            for (id, w, q) in &weighted {
+            for (id, w, _) in &weighted {
                 let Some(id) = id else { continue };
                 if info.meta_terms.binary_search(id).is_ok() {
                     meta_w += w;
                     if info.name_terms.binary_search(id).is_ok() {
                         name_w += w;
                     }
-                    if q.weight >= 1.0 {
-                        push_unique(&mut matched_terms, &q.word);
-                    }
                 } else if info.body_terms.binary_search(id).is_ok() {
                     body_w += w;
-                    if q.weight >= 1.0 {
-                        push_unique(&mut body_terms, &q.word);
-                    }
                 }
             }
-            let phrase = info
-                .phrases
-                .iter()
-                .find(|(_, w)| contains_run(&probe.words, w))
-                .map(|(p, _)| p.clone());
-            let triggers = trigger_hits.remove(&key).unwrap_or_default();
+            let phrase = find_phrase(info, &probe).map(|(p, _)| p.as_str());
+            let triggers = triggered.get(key);
             let ev = Evidence {
                 explicit: explicit.contains_key(&key),
                 phrase: phrase.is_some(),
-                triggers: &triggers,
+                triggers: triggers.map(|m| m.counts()).unwrap_or_default(),
                 meta_weight: meta_w,
                 name_weight: name_w,
                 body_weight: body_w,
                 total_weight: total,
-                unit_idf: score::idf(1, n_docs.max(1.0)),
+                unit_idf,
                 relative_text_score: if best_text > 0.0 {
                     text_score / best_text
                 } else {
                     0.0
                 },
             };
-            let (coverage, confidence) = score::confidence(&ev);
+            let (coverage, confidence) = score::confidence(&ev, model);
+            scored.push(Scored {
+                info,
+                text_score,
+                explicit: ev.explicit,
+                phrase,
+                triggers,
+                matched_weight: meta_w + score::BODY_COVERAGE_WEIGHT * body_w,
+                name_weight: name_w,
+                coverage,
+                confidence,
+                bucket: (confidence * 100.0).round() as i64,
+                text_features: score::features(&ev),
+                last_used: if uses.last.is_empty() {
+                    None
+                } else {
+                    uses.last.get(&info.skill.name).copied()
+                },
+            });
+        }
+        drop(uses);
+        if let Some(n) = keep {
+            // The order is total (names are unique), so picking the best `n` first and
+            // sorting only those gives the same list as sorting everything.
+            let order = scored_cmp;
+            if n > 0 && n < scored.len() {
+                scored.select_nth_unstable_by(n - 1, order);
+            }
+            scored.truncate(n);
+            scored.sort_by(order);
+        }
+        let mut out = Vec::with_capacity(scored.len());
+        for s in scored {
+            let info = s.info;
+            let mut matched_terms = Vec::new();
+            let mut body_terms = Vec::new();
+            let mut turn_terms = Vec::new();
+            for (id, _, q) in &weighted {
+                let Some(id) = id else { continue };
+                let list = if info.meta_terms.binary_search(id).is_ok() {
+                    if q.weight >= 1.0 {
+                        &mut matched_terms
+                    } else {
+                        &mut turn_terms
+                    }
+                } else if info.body_terms.binary_search(id).is_ok() {
+                    if q.weight >= 1.0 {
+                        &mut body_terms
+                    } else {
+                        &mut turn_terms
+                    }
+                } else {
+                    continue;
+                };
+                push_unique(list, &q.word);
+            }
             let mut m = Match {
                 name: info.skill.name.clone(),
                 description: info.skill.description.clone(),
                 layer: info.skill.layer.clone(),
-                confidence,
-                explicit: ev.explicit,
-                phrase,
-                triggers,
+                confidence: s.confidence,
+                explicit: s.explicit,
+                phrase: s.phrase.map(str::to_owned),
+                triggers: s
+                    .triggers
+                    .map(|m| info.triggers.hit_refs(m))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(kind, t)| TriggerHit {
+                        kind,
+                        trigger: t.to_owned(),
+                    })
+                    .collect(),
                 matched_terms,
                 body_terms,
-                coverage,
-                matched_weight: meta_w + score::BODY_COVERAGE_WEIGHT * body_w,
-                name_weight: name_w,
-                text_score,
-                last_used: uses.last.get(&info.skill.name).copied(),
+                turn_terms,
+                coverage: s.coverage,
+                matched_weight: s.matched_weight,
+                name_weight: s.name_weight,
+                text_score: s.text_score,
+                last_used: s.last_used,
                 reason: String::new(),
+                text_features: s.text_features,
             };
             m.reason = score::reason(&m);
             out.push(m);
         }
-        drop(uses);
-        out.sort_by(rank_order);
-        out.truncate(limit);
         Ok(out)
     }
 }
@@ -830,23 +1025,76 @@ fn open_disk(path: &std::path::Path, schema: Schema) -> Result<Index, Error> {
     }
 }
 
-/// The ranking order of [`SkillIndex::search`].
-fn rank_order(a: &Match, b: &Match) -> Ordering {
-    let bucket = |m: &Match| (m.confidence * 100.0).round() as i64;
+/// A candidate scored but not yet turned into a [`Match`].
+struct Scored<'s> {
+    info: &'s DocInfo,
+    text_score: f32,
+    explicit: bool,
+    phrase: Option<&'s str>,
+    triggers: Option<Matched<'s>>,
+    matched_weight: f32,
+    name_weight: f32,
+    coverage: f32,
+    confidence: f32,
+    /// `confidence` to 0.01, as ranking compares it.
+    bucket: i64,
+    text_features: TextFeatures,
+    last_used: Option<u64>,
+}
+
+/// The ranking order of [`SkillIndex::search`]: explicit mention, phrase, confidence to
+/// 0.01, recent use, BM25 score, name (by its first bytes, kept beside the candidate, and
+/// only on a tie by the whole name, which is in the skill, elsewhere in memory).
+fn scored_cmp(a: &Scored<'_>, b: &Scored<'_>) -> Ordering {
     b.explicit
         .cmp(&a.explicit)
         .then(b.phrase.is_some().cmp(&a.phrase.is_some()))
-        .then(bucket(b).cmp(&bucket(a)))
-        .then(b.last_used.cmp(&a.last_used))
-        .then(b.text_score.total_cmp(&a.text_score))
-        .then(a.name.cmp(&b.name))
+        .then(b.bucket.cmp(&a.bucket))
+        .then_with(|| b.last_used.cmp(&a.last_used))
+        .then_with(|| b.text_score.total_cmp(&a.text_score))
+        .then_with(|| a.info.name_key.cmp(&b.info.name_key))
+        .then_with(|| a.info.skill.name.cmp(&b.info.skill.name))
 }
 
-fn passes(skill: &Skill, filter: &Filter) -> bool {
-    if filter.model_invocable_only && !skill.model_invocable() {
+/// The first of the skill's phrases that the request contains word for word.
+fn find_phrase<'i>(info: &'i DocInfo, probe: &Probe<'_>) -> Option<&'i (String, Vec<String>)> {
+    let mut runs = info.phrase_runs.as_slice();
+    let mut phrases = info.phrases.iter();
+    while let Some((&len, rest)) = runs.split_first() {
+        let len = usize::try_from(len).unwrap_or(usize::MAX).min(rest.len());
+        let (run, next) = rest.split_at(len);
+        runs = next;
+        let phrase = phrases.next()?;
+        // Hashes first (no string is read); a hash match is confirmed on the words.
+        if probe.has_hashes(run) && probe.has_words(&phrase.1) {
+            return Some(phrase);
+        }
+    }
+    None
+}
+
+fn passes(info: &DocInfo, filter: &Filter) -> bool {
+    if filter.model_invocable_only && !info.model_invocable {
         return false;
     }
-    skill.affinity(filter.profile.as_deref()) != Affinity::Excluded
+    // Only a profile the skill lists in `exclude_from_prompt_profile_ids` excludes it, so
+    // most candidates are decided without reading the skill.
+    match &filter.profile {
+        Some(p) if info.excludes_profiles => info.skill.affinity(Some(p)) != Affinity::Excluded,
+        _ => true,
+    }
+}
+
+/// The name-like tokens of a request that are the name of an indexed skill, each once: the
+/// only ones worth an exact-name clause (a long request has thousands of tokens).
+fn exact_names<'a>(tokens: &'a [(String, bool)], by_name: &HashMap<String, u64>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for (tok, _) in tokens {
+        if by_name.contains_key(tok) && !out.contains(&tok.as_str()) {
+            out.push(tok);
+        }
+    }
+    out
 }
 
 fn push_unique(v: &mut Vec<String>, s: &str) {

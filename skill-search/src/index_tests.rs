@@ -423,6 +423,68 @@ fn query_terms_stop_at_the_limit() {
 }
 
 #[test]
+fn exact_name_clauses_are_only_skill_names_each_once() {
+    let by_name: HashMap<String, u64> =
+        [("pdf-forms".to_owned(), 0), ("spreadsheet".to_owned(), 1)]
+            .into_iter()
+            .collect();
+    let mut text = String::from("use pdf-forms, then /pdf-forms again and `spreadsheet` ");
+    for i in 0..100_000 {
+        text.push_str(&format!("tok{i} "));
+    }
+    text.push_str("pdf-forms");
+    let tokens = name_tokens(&text);
+    assert!(tokens.len() > 100_000);
+    assert_eq!(exact_names(&tokens, &by_name), ["pdf-forms", "spreadsheet"]);
+    assert!(exact_names(&name_tokens("nothing named here"), &by_name).is_empty());
+}
+
+#[test]
+fn a_query_of_many_distinct_words_is_answered_quickly_and_right() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    // 100,000 distinct words (far past MAX_QUERY_BYTES; only the start is read), with the
+    // skill named near the start and again near the end.
+    let mut text = String::from("please use pdf-forms on this: ");
+    for i in 0..100_000 {
+        text.push_str(&format!("w{i} "));
+    }
+    text.push_str("pdf-forms");
+    let start = std::time::Instant::now();
+    let hits = search(&index, &text);
+    let took = start.elapsed();
+    assert_eq!(hits[0].name, "pdf-forms");
+    assert!(hits[0].explicit);
+    // Generous for a debug build on a loaded machine; the bound is about a hang, not speed.
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    let sel = index.select(&text, &SelectOptions::default()).unwrap();
+    assert_eq!(sel.selected_skills[0].skill_id, "pdf-forms");
+}
+
+#[test]
+fn the_default_request_asks_for_the_default_limit() {
+    assert_eq!(SearchRequest::default().limit, DEFAULT_LIMIT);
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..DEFAULT_LIMIT + 3 {
+        write(
+            dir.path(),
+            &format!("report-{i:02}"),
+            "description: Format weekly reports.",
+            "# R\n",
+        );
+    }
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    let hits = index
+        .search(&SearchRequest {
+            text: "format weekly reports",
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), DEFAULT_LIMIT);
+}
+
+#[test]
 fn limit_is_clamped() {
     let dir = tempfile::tempdir().unwrap();
     pack(dir.path());
@@ -566,6 +628,43 @@ fn recent_turns_help_a_vague_follow_up() {
         .select("do the same for the other one", &opts)
         .unwrap();
     assert_eq!(with.selected_skills[0].skill_id, "pdf-forms");
+    // The reason names the earlier turn's words, not "no direct evidence".
+    let reason = &with.selected_skills[0].reason;
+    assert!(reason.starts_with("from earlier turns: "), "{reason}");
+    for w in ["fill", "pdf", "form"] {
+        assert!(reason.contains(w), "{w} in {reason}");
+    }
+    let hits = index
+        .search(&SearchRequest {
+            text: "do the same for the other one",
+            recent_turns: &opts.recent_turns,
+            ..Default::default()
+        })
+        .unwrap();
+    let top = &hits[0];
+    assert!(
+        top.matched_terms.is_empty() && top.body_terms.is_empty(),
+        "{top:?}"
+    );
+    assert!(top.turn_terms.contains(&"pdf".to_owned()), "{top:?}");
+    // Words of the request itself are never reported as coming from earlier turns.
+    let hits = index
+        .search(&SearchRequest {
+            text: "fill in the pdf",
+            recent_turns: &opts.recent_turns,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(hits[0].matched_terms.contains(&"pdf".to_owned()));
+    assert!(
+        !hits[0].turn_terms.contains(&"pdf".to_owned()),
+        "{:?}",
+        hits[0]
+    );
+    let json = serde_json::to_value(&hits[0]).unwrap();
+    assert!(json["turn_terms"].is_array());
+    let alone = serde_json::to_value(&search(&index, "fill in the pdf")[0]).unwrap();
+    assert!(alone.get("turn_terms").is_none(), "left out when empty");
 }
 
 #[test]
@@ -595,5 +694,54 @@ fn disk_storage_builds_and_rebuilds_a_folder() {
             .filter(|m| m.name == "pdf-forms")
             .count(),
         1
+    );
+}
+
+#[test]
+fn the_breadcrumb_count_follows_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let reg = registry(dir.path());
+    let index = SkillIndex::build(reg.snapshot()).unwrap();
+    let crumb = |index: &SkillIndex| {
+        index
+            .select(
+                "what is the capital of Australia?",
+                &SelectOptions::default(),
+            )
+            .unwrap()
+            .disclosure
+            .text
+    };
+    assert_eq!(crumb(&index), "[5 skills available]");
+    assert_eq!(crumb(&index), "[5 skills available]", "the cached count");
+    write(
+        dir.path(),
+        "weather",
+        "description: Forecast the weather.",
+        "# W\n",
+    );
+    write(
+        dir.path(),
+        "maps",
+        "description: Draw maps of regions.",
+        "# M\n",
+    );
+    index.apply(&reg.reload()).unwrap();
+    assert_eq!(crumb(&index), "[7 skills available]");
+    fs::remove_dir_all(dir.path().join("maps")).unwrap();
+    index.apply(&reg.reload()).unwrap();
+    assert_eq!(crumb(&index), "[6 skills available]");
+    // Another filter is counted on its own.
+    let work = SelectOptions {
+        profile: Some("work".into()),
+        ..Default::default()
+    };
+    let sel = index
+        .select("what is the capital of Australia?", &work)
+        .unwrap();
+    assert_eq!(
+        sel.disclosure.text, "[5 skills available]",
+        "kids-stories excluded"
     );
 }

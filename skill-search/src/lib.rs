@@ -15,9 +15,11 @@
 //!    deletes the removed ones; it never rebuilds for one edited skill.
 //! 2. **Triggers and ranking** ([`SkillIndex::search`]): toolsets `triggers` match on word
 //!    boundaries, case-insensitively (keywords by their words in order, verbs by stem so
-//!    `waved` matches `wave`, patterns as regular expressions compiled once per skill; a
+//!    `waved` matches `wave`, patterns as regular expressions compiled once; a
 //!    pattern that does not compile is a diagnostic, never a crash, and the regex engine
-//!    runs in linear time so no pattern can hang a query). Results are ordered by: explicit
+//!    runs in linear time so no pattern can hang a query). No query tries every skill's
+//!    triggers in turn: keywords and verbs are looked up by the request's words and stems,
+//!    and patterns are matched [`PATTERNS_PER_SET`] at a time with regex sets. Results are ordered by: explicit
 //!    mention of the skill's name (`pdf-forms`, `/pdf-forms`, `$x`, "the x skill"), then an
 //!    exact phrase of the skill (its name's words, a multi-word keyword or tag), then
 //!    confidence from triggers and text to two decimals, then recent use (reported with
@@ -56,9 +58,11 @@
 //! drift with the number of skills), and its BM25 score relative to the best candidate's.
 //! Its weights ([`TEXT_BIAS`], [`TEXT_W_COVERAGE`], [`TEXT_W_MASS`], [`TEXT_W_NAME`],
 //! [`TEXT_W_RELATIVE`]) were fitted by logistic regression on the labelled request set
-//! kept in `skill-search/tests/data/requests.jsonl` (144 requests over the 1,800-skill
-//! corpus; every top-ten candidate an example, labelled right or wrong), and checked by
-//! fitting on one half of the requests and scoring the other. So a confidence of 0.7
+//! kept in `skill-search/tests/data/requests.jsonl` (the requests over the 1,800-skill
+//! corpus; every top-ten candidate an example, labelled right or wrong). The fitting is
+//! reproducible in code ([`quality::fit_text_model`]), and [`quality::cross_validate`]
+//! refits on k-1 folds of the requests and scores the held-out fold, so the held-out
+//! accuracy and calibration stand beside the in-sample ones. So a confidence of 0.7
 //! means "candidates scored like this were right about 7 times in 10 on that set".
 //! Terms no skill uses stay in the coverage denominator, so a request about something no
 //! skill covers scores low everywhere. `cargo xtask bench select` prints a calibration
@@ -69,7 +73,8 @@
 //! set, top candidates scored 0.3 to 0.5 were right a little over half the time, those
 //! from 0.5 up about four times in five or better, those under 0.3 about one time in five.
 //! These figures are in-sample (the weights were fitted on the same requests), so treat
-//! them as an upper bound for other skill collections.
+//! them as an upper bound for other skill collections; `cargo xtask bench select` prints
+//! the cross-validated (held-out) figures and calibration beside them.
 
 //! # Bad input
 //!
@@ -116,8 +121,9 @@ mod triggers;
 pub use error::Error;
 pub use index::{
     BOOST_BODY, BOOST_DESCRIPTION, BOOST_DOMAIN, BOOST_NAME, BOOST_NAME_EXACT, BOOST_TAGS,
-    BOOST_TRIGGERS, Filter, MAX_LIMIT, MAX_TURNS, MIN_CANDIDATES, Match, RARE_NAME_DOCS,
-    SearchRequest, SkillIndex, Storage, TURN_WEIGHT, UpdateStats, WRITER_MEMORY_BYTES,
+    BOOST_TRIGGERS, DEFAULT_LIMIT, Filter, MAX_LIMIT, MAX_TURNS, MIN_CANDIDATES, Match,
+    RARE_NAME_DOCS, SearchRequest, SkillIndex, Storage, TURN_WEIGHT, UpdateStats,
+    WRITER_MEMORY_BYTES,
 };
 pub use notes::{
     MAX_NOTE_BYTES, MAX_NOTE_DEPTH, MAX_NOTE_RESULTS, MAX_NOTES, NOTE_BOOST_BODY, NOTE_BOOST_PATH,
@@ -125,7 +131,8 @@ pub use notes::{
 };
 pub use score::{
     BODY_COVERAGE_WEIGHT, P_EXPLICIT, P_KEYWORD, P_PATTERN, P_PHRASE, P_VERB, TEXT_BIAS,
-    TEXT_W_COVERAGE, TEXT_W_MASS, TEXT_W_NAME, TEXT_W_RELATIVE, UNKNOWN_TERM_WEIGHT,
+    TEXT_W_COVERAGE, TEXT_W_MASS, TEXT_W_NAME, TEXT_W_RELATIVE, TextFeatures, TextModel,
+    UNKNOWN_TERM_WEIGHT,
 };
 pub use select::{
     CHARS_PER_TOKEN, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS,
@@ -133,7 +140,7 @@ pub use select::{
     TRUNCATED_MARK, Tier, asks_for_listing,
 };
 pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS, clip};
-pub use triggers::{MAX_PATTERN_DFA_BYTES, TriggerHit, TriggerKind};
+pub use triggers::{MAX_PATTERN_DFA_BYTES, PATTERNS_PER_SET, TriggerHit, TriggerKind};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -202,7 +202,8 @@ impl NotesIndex {
 
     /// Re-read the notes at `paths` (absolute, or relative to the notes folder): files are
     /// re-indexed, folders are walked again, and notes that no longer exist are dropped.
-    /// Paths outside the folder are ignored.
+    /// Paths outside the folder are ignored, and so are the paths a build skips (any part
+    /// hidden, see [`NotesIndex::build`]).
     pub fn update_paths(&self, paths: &[PathBuf]) -> Result<NotesUpdate, Error> {
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         let mut known = self.known.write().map_err(|_| Error::Poisoned)?;
@@ -217,6 +218,9 @@ impl NotesIndex {
             let Some(rel) = self.relative(&abs) else {
                 continue;
             };
+            if rel.split('/').any(skipped) {
+                continue;
+            }
             // Drop the note and everything indexed below it, then read back what exists.
             let prefix = format!("{rel}/");
             let stale: Vec<String> = known
@@ -305,6 +309,28 @@ impl NotesIndex {
     /// Notes ranked for `query` (title strongest, then tags, path, body), at most `limit`
     /// (capped at [`MAX_NOTE_RESULTS`]). Query text is analyzed into words, never parsed
     /// as a query language; a query with no searchable word returns nothing.
+    ///
+    /// ```
+    /// use skill_search::NotesIndex;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("work"))?;
+    /// std::fs::write(
+    ///     dir.path().join("work/q1.md"),
+    ///     "---\ntitle: Q1 strategy\ntags: [planning]\n---\nGrow revenue with enterprise customers.\n",
+    /// )?;
+    /// let notes = NotesIndex::build(dir.path())?;
+    /// let hits = notes.search("enterprise revenue", 5)?;
+    /// assert_eq!(hits[0].path, "work/q1.md");
+    /// assert_eq!(hits[0].title, "Q1 strategy");
+    /// assert!(hits[0].snippet.contains("**revenue**"), "{}", hits[0].snippet);
+    ///
+    /// // A file changed: the watcher hands its path over.
+    /// std::fs::write(dir.path().join("work/q1.md"), "Hire two engineers.\n")?;
+    /// notes.update_paths(&[dir.path().join("work/q1.md")])?;
+    /// assert!(notes.search("enterprise", 5)?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
         let limit = limit.clamp(1, MAX_NOTE_RESULTS);
         let mut analyzer = text::english();
@@ -409,6 +435,12 @@ fn is_note(p: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("md"))
 }
 
+/// Whether a file or folder name is left out of the index: hidden entries (`.git`,
+/// `.obsidian`, `.trash`, ...).
+fn skipped(name: &str) -> bool {
+    name.starts_with('.')
+}
+
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
     if depth > MAX_NOTE_DEPTH {
         warnings.push(format!(
@@ -430,7 +462,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, warnings: &mut Vec<Str
             ));
             return;
         }
-        if e.file_name().to_string_lossy().starts_with('.') {
+        if skipped(&e.file_name().to_string_lossy()) {
             continue;
         }
         let Ok(kind) = e.file_type() else { continue };

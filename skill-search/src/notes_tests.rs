@@ -173,3 +173,62 @@ fn oversized_notes_are_cut() {
     assert_eq!(w.len(), 1, "only the file over the limit: {w:?}");
     assert!(w[0].starts_with("big.md"));
 }
+
+#[test]
+fn update_paths_skips_what_a_build_skips() {
+    let dir = vault();
+    let idx = NotesIndex::build(dir.path()).unwrap();
+    let before = idx.len();
+    put(
+        dir.path(),
+        ".hidden/new.md",
+        "strategy from a hidden folder\n",
+    );
+    put(dir.path(), "work/.draft.md", "strategy in a hidden file\n");
+    put(
+        dir.path(),
+        ".obsidian/workspace.md",
+        "strategy in the app's settings\n",
+    );
+    let up = idx
+        .update_paths(&[
+            dir.path().join(".hidden/secret.md"),
+            dir.path().join(".hidden/new.md"),
+            PathBuf::from("work/.draft.md"),
+            PathBuf::from(".obsidian"),
+            dir.path().join(".hidden"),
+        ])
+        .unwrap();
+    assert_eq!(up, NotesUpdate::default());
+    assert_eq!(idx.len(), before);
+    assert!(
+        idx.search("strategy", 50)
+            .unwrap()
+            .iter()
+            .all(|h| !h.path.split('/').any(|p| p.starts_with('.'))),
+    );
+    // The same paths through a rebuild: still left out.
+    idx.rebuild().unwrap();
+    assert_eq!(idx.len(), before);
+    // A visible note next to them is still read.
+    put(dir.path(), "work/plan.md", "strategy for the plan\n");
+    let up = idx.update_paths(&[PathBuf::from("work/plan.md")]).unwrap();
+    assert_eq!(up.indexed, 1);
+}
+
+#[test]
+fn a_one_mebibyte_query_is_searched_by_its_start() {
+    let dir = vault();
+    let idx = NotesIndex::build(dir.path()).unwrap();
+    let mut huge = String::from("sourdough starter ");
+    let mut i = 0u64;
+    while huge.len() < 1024 * 1024 {
+        huge.push_str(&format!("w{i:x} "));
+        i += 1;
+    }
+    let hits = idx.search(&huge, 5).unwrap();
+    assert_eq!(hits[0].path, "recipes/bread.md");
+    // Words past the query limit are not searched.
+    let tail = format!("{} strategy", "zz ".repeat(crate::MAX_QUERY_BYTES));
+    assert!(idx.search(&tail, 5).unwrap().is_empty());
+}

@@ -9,6 +9,7 @@ use skill_registry::Disclosure;
 
 use crate::Error;
 use crate::index::{Filter, Match, SearchRequest, SkillIndex};
+use crate::score::TextModel;
 use crate::text::clip;
 
 /// Default most skills selected (toolsets `max_skills`).
@@ -142,18 +143,57 @@ pub fn asks_for_listing(message: &str) -> bool {
 impl SkillIndex {
     /// Select up to `max_skills` skills for `message`; skills the model may not invoke and
     /// skills excluded for the profile are never selected.
+    ///
+    /// ```
+    /// use skill_registry::{Registry, RegistryConfig, Source};
+    /// use skill_search::{SelectOptions, SkillIndex, Tier};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("pdf-forms"))?;
+    /// std::fs::write(
+    ///     dir.path().join("pdf-forms/SKILL.md"),
+    ///     "---\nname: pdf-forms\ndescription: Fill in PDF forms and extract their fields.\n---\n# PDF forms\n",
+    /// )?;
+    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(dir.path(), "user")]));
+    /// let index = SkillIndex::build(registry.snapshot())?;
+    ///
+    /// let selection = index.select("fill in the fields of this PDF form", &SelectOptions::default())?;
+    /// assert_eq!(selection.selected_skills[0].skill_id, "pdf-forms");
+    /// assert_eq!(selection.disclosure.tier, Tier::Full);
+    /// let json: serde_json::Value = serde_json::from_str(&selection.to_json())?;
+    /// assert_eq!(json["no_skill_needed"], false);
+    ///
+    /// // Nothing fits: no skill, and only the breadcrumb.
+    /// let none = index.select("who wrote pride and prejudice?", &SelectOptions::default())?;
+    /// assert!(none.no_skill_needed);
+    /// assert_eq!(none.disclosure.text, "[1 skills available]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn select(&self, message: &str, opts: &SelectOptions) -> Result<Selection, Error> {
+        self.select_with(message, opts, &TextModel::FITTED)
+    }
+
+    /// [`SkillIndex::select`] with another text model.
+    pub(crate) fn select_with(
+        &self,
+        message: &str,
+        opts: &SelectOptions,
+        model: &TextModel,
+    ) -> Result<Selection, Error> {
         let filter = Filter {
             profile: opts.profile.clone(),
             model_invocable_only: true,
         };
         let max = opts.max_skills.clamp(1, MAX_MAX_SKILLS);
-        let matches = self.search(&SearchRequest {
-            text: message,
-            recent_turns: &opts.recent_turns,
-            limit: max,
-            filter: filter.clone(),
-        })?;
+        let matches = self.search_with(
+            &SearchRequest {
+                text: message,
+                recent_turns: &opts.recent_turns,
+                limit: max,
+                filter: filter.clone(),
+            },
+            model,
+        )?;
         let selected: Vec<&Match> = matches
             .iter()
             .filter(|m| m.confidence >= opts.threshold)
@@ -166,12 +206,18 @@ impl SkillIndex {
                 reason: m.reason.clone(),
             })
             .collect();
-        let (eligible, _) = self.eligible_counts(&filter);
         let weak: Vec<String> = matches
             .iter()
             .filter(|m| m.confidence >= opts.listing_threshold)
             .map(|m| m.name.clone())
             .collect();
+        // A selected skill passed the filter, so the (linear) count is only needed when
+        // nothing was selected.
+        let eligible = if selected_skills.is_empty() {
+            self.eligible_counts(&filter).0
+        } else {
+            selected_skills.len()
+        };
         let disclosure = if eligible == 0 {
             Disclosed::empty(Tier::Nothing, opts.budget_tokens)
         } else if !selected_skills.is_empty() {

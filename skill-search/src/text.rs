@@ -115,7 +115,9 @@ pub(crate) fn name_tokens(text: &str) -> Vec<(String, bool)> {
     out
 }
 
-/// Whether `needle` occurs in `hay` as a run of consecutive items.
+/// Whether `needle` occurs in `hay` as a run of consecutive items (the reference for the
+/// position-indexed lookups of trigger matching).
+#[cfg(test)]
 pub(crate) fn contains_run(hay: &[String], needle: &[String]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }

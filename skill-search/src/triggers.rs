@@ -1,17 +1,22 @@
 //! Trigger matching (toolsets seed): keywords and verbs on word boundaries,
 //! case-insensitively; patterns as regular expressions compiled once.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use regex::{Regex, RegexBuilder};
+use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use serde::Serialize;
 use skill_format::{Code, Diagnostic, MAX_PATTERN_SIZE, Triggers};
 use tantivy::tokenizer::TextAnalyzer;
 
-use crate::text::{contains_run, tokens, words};
+use crate::text::{tokens, words};
 
-/// Memory bound for the lazy DFA of one trigger pattern, in bytes.
+/// Memory bound for the lazy DFA of one trigger pattern (and of one set of
+/// [`PATTERNS_PER_SET`] patterns), in bytes.
 pub const MAX_PATTERN_DFA_BYTES: usize = 2 * 1024 * 1024;
+/// Trigger patterns matched together in one regex set: a request is scanned once per set,
+/// and an update recompiles one set. Larger sets mean fewer scans but slower updates.
+pub const PATTERNS_PER_SET: usize = 64;
 
 /// Which kind of trigger matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -50,15 +55,88 @@ pub(crate) struct Probe<'a> {
     pub text: &'a str,
     pub words: Vec<String>,
     pub stems: Vec<String>,
+    /// Where each word occurs in `words`.
+    word_at: Positions,
+    /// Where each stem occurs in `stems`.
+    stem_at: Positions,
+    /// [`word_hash`] of each of `words`.
+    hashes: Vec<u64>,
+    /// Where each hash occurs in `hashes`.
+    hash_at: KeyMap<Vec<usize>>,
+}
+
+/// A word's FNV-1a hash: phrases are compared by these before their words are read.
+pub(crate) fn word_hash(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+type Positions = HashMap<String, Vec<usize>>;
+
+fn positions(items: &[String]) -> Positions {
+    let mut out: Positions = HashMap::new();
+    for (i, w) in items.iter().enumerate() {
+        out.entry(w.clone()).or_default().push(i);
+    }
+    out
+}
+
+/// Whether `needle` occurs in `hay` as a run of consecutive items (`at`: the positions of
+/// each item of `hay`); the same answer as [`contains_run`], without a scan of `hay`.
+fn has_run(hay: &[String], at: &Positions, needle: &[String]) -> bool {
+    let Some(first) = needle.first() else {
+        return false;
+    };
+    at.get(first).is_some_and(|starts| {
+        starts
+            .iter()
+            .any(|&i| hay.get(i..i + needle.len()) == Some(needle))
+    })
 }
 
 impl<'a> Probe<'a> {
     pub(crate) fn new(text: &'a str, stemmer: &mut TextAnalyzer) -> Self {
+        let words = words(text);
+        let stems = tokens(stemmer, text);
+        let hashes: Vec<u64> = words.iter().map(|w| word_hash(w)).collect();
+        let mut hash_at: KeyMap<Vec<usize>> = KeyMap::default();
+        for (i, h) in hashes.iter().enumerate() {
+            hash_at.entry(*h).or_default().push(i);
+        }
         Probe {
             text,
-            words: words(text),
-            stems: tokens(stemmer, text),
+            word_at: positions(&words),
+            stem_at: positions(&stems),
+            words,
+            stems,
+            hashes,
+            hash_at,
         }
+    }
+
+    /// Whether the hashes of the request's words contain `needle`, one after another (the
+    /// words themselves may still differ, if two words share a hash).
+    pub(crate) fn has_hashes(&self, needle: &[u64]) -> bool {
+        let Some(first) = needle.first() else {
+            return false;
+        };
+        self.hash_at.get(first).is_some_and(|starts| {
+            starts
+                .iter()
+                .any(|&i| self.hashes.get(i..i + needle.len()) == Some(needle))
+        })
+    }
+
+    /// Whether the request's words contain `needle`, in order, one after another.
+    pub(crate) fn has_words(&self, needle: &[String]) -> bool {
+        has_run(&self.words, &self.word_at, needle)
+    }
+
+    /// Whether the request's stems contain `needle`, in order, one after another.
+    #[cfg(test)]
+    pub(crate) fn has_stems(&self, needle: &[String]) -> bool {
+        has_run(&self.stems, &self.stem_at, needle)
     }
 }
 
@@ -67,7 +145,8 @@ impl<'a> Probe<'a> {
 pub(crate) struct Compiled {
     keywords: Vec<(String, Vec<String>)>,
     verbs: Vec<(String, Vec<String>)>,
-    patterns: Vec<(String, Regex)>,
+    /// Patterns that compile (alone; they are matched in [`TriggerIndex`]'s sets).
+    patterns: Vec<String>,
 }
 
 impl Compiled {
@@ -93,13 +172,9 @@ impl Compiled {
             .collect();
         let mut patterns = Vec::new();
         for p in &triggers.patterns {
-            match RegexBuilder::new(p)
-                .case_insensitive(true)
-                .size_limit(MAX_PATTERN_SIZE)
-                .dfa_size_limit(MAX_PATTERN_DFA_BYTES)
-                .build()
-            {
-                Ok(re) => patterns.push((p.clone(), re)),
+            match compile_one(p) {
+                // Compiled here only to be checked: matching uses the sets.
+                Ok(_) => patterns.push(p.clone()),
                 Err(e) => {
                     let why = e.to_string();
                     let why = why.lines().last().unwrap_or("").trim().to_owned();
@@ -127,36 +202,374 @@ impl Compiled {
         self.keywords.is_empty() && self.verbs.is_empty() && self.patterns.is_empty()
     }
 
-    /// Every trigger that matches the probe, keywords first, then verbs, then patterns.
-    pub(crate) fn hits(&self, probe: &Probe<'_>) -> Vec<TriggerHit> {
-        let mut out = Vec::new();
-        for (k, w) in &self.keywords {
-            if contains_run(&probe.words, w) {
-                out.push(TriggerHit {
-                    kind: TriggerKind::Keyword,
-                    trigger: k.clone(),
-                });
-            }
-        }
-        for (v, s) in &self.verbs {
-            if contains_run(&probe.stems, s) {
-                out.push(TriggerHit {
-                    kind: TriggerKind::Verb,
-                    trigger: v.clone(),
-                });
-            }
-        }
-        for (p, re) in &self.patterns {
-            if re.is_match(probe.text) {
-                out.push(TriggerHit {
-                    kind: TriggerKind::Pattern,
-                    trigger: p.clone(),
-                });
-            }
-        }
-        out
+    /// The triggers `m` says matched, keywords first, then verbs, then patterns, each in
+    /// the order the skill declares them.
+    pub(crate) fn hit_refs(&self, m: Matched<'_>) -> Vec<(TriggerKind, &str)> {
+        m.0.iter()
+            .filter_map(|&(_, kind, i)| {
+                let text = match kind {
+                    TriggerKind::Keyword => self.keywords.get(i).map(|(k, _)| k.as_str()),
+                    TriggerKind::Verb => self.verbs.get(i).map(|(v, _)| v.as_str()),
+                    TriggerKind::Pattern => self.patterns.get(i).map(String::as_str),
+                };
+                text.map(|t| (kind, t))
+            })
+            .collect()
+    }
+
+    /// [`Compiled::hit_refs`], owned.
+    #[cfg(test)]
+    pub(crate) fn hits(&self, m: Matched<'_>) -> Vec<TriggerHit> {
+        self.hit_refs(m)
+            .into_iter()
+            .map(|(kind, t)| TriggerHit {
+                kind,
+                trigger: t.to_owned(),
+            })
+            .collect()
     }
 }
+
+/// Which of one skill's triggers matched: (kind, index into the skill's triggers of that
+/// kind), keywords first, then verbs, then patterns, each ascending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Matched<'m>(&'m [(u64, TriggerKind, usize)]);
+
+impl Matched<'_> {
+    /// How many keywords, verbs and patterns matched.
+    pub(crate) fn counts(&self) -> TriggerCounts {
+        let mut c = TriggerCounts::default();
+        for (_, kind, _) in self.0 {
+            match kind {
+                TriggerKind::Keyword => c.keywords += 1,
+                TriggerKind::Verb => c.verbs += 1,
+                TriggerKind::Pattern => c.patterns += 1,
+            }
+        }
+        c
+    }
+}
+
+/// How many triggers of each kind matched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TriggerCounts {
+    /// Keywords.
+    pub keywords: usize,
+    /// Verbs.
+    pub verbs: usize,
+    /// Patterns.
+    pub patterns: usize,
+}
+
+/// Keywords (or verbs) of every skill, grouped by their word (or stem) sequence, so that
+/// each distinct sequence is looked for in a request once, however many skills share it,
+/// and only the sequences whose first word the request contains are looked at.
+#[derive(Debug, Default)]
+struct Runs {
+    ids: HashMap<Vec<String>, usize>,
+    by_first: HashMap<String, Vec<usize>>,
+    /// Each sequence and the (skill key, trigger index) pairs that declare it; a group
+    /// whose skills are all gone stays, empty, to be reused.
+    groups: Vec<(Vec<String>, Vec<Declared>)>,
+}
+
+/// A trigger as declared: (skill key, index in the skill's keywords or verbs).
+type Declared = (u64, usize);
+
+impl Runs {
+    fn insert(&mut self, key: u64, index: usize, run: &[String]) {
+        let Some(first) = run.first() else {
+            return;
+        };
+        let id = match self.ids.get(run) {
+            Some(&id) => id,
+            None => {
+                let id = self.groups.len();
+                self.groups.push((run.to_vec(), Vec::new()));
+                self.ids.insert(run.to_vec(), id);
+                self.by_first.entry(first.clone()).or_default().push(id);
+                id
+            }
+        };
+        if let Some((_, members)) = self.groups.get_mut(id) {
+            members.push((key, index));
+        }
+    }
+
+    fn remove(&mut self, key: u64, run: &[String]) {
+        if let Some((_, members)) = self.ids.get(run).and_then(|&id| self.groups.get_mut(id)) {
+            members.retain(|(k, _)| *k != key);
+        }
+    }
+
+    /// Call `hit(key, index)` for every declared sequence found in `hay`.
+    fn find(&self, hay: &[String], at: &Positions, mut hit: impl FnMut(u64, usize)) {
+        if self.by_first.is_empty() {
+            return;
+        }
+        for first in at.keys() {
+            let Some(ids) = self.by_first.get(first) else {
+                continue;
+            };
+            for &id in ids {
+                let Some((run, members)) = self.groups.get(id) else {
+                    continue;
+                };
+                if !members.is_empty() && has_run(hay, at, run) {
+                    for &(key, index) in members {
+                        hit(key, index);
+                    }
+                }
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.groups.iter().all(|(_, m)| m.is_empty())
+    }
+}
+
+/// One trigger pattern, compiled alone, with the crate's settings (case-insensitive,
+/// size and lazy-DFA memory bounded).
+fn compile_one(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(MAX_PATTERN_SIZE)
+        .dfa_size_limit(MAX_PATTERN_DFA_BYTES)
+        .build()
+}
+
+/// Patterns matched together: one [`RegexSet`] over up to [`PATTERNS_PER_SET`] patterns.
+#[derive(Debug, Default)]
+struct PatternChunk {
+    /// (skill key, index of the pattern in the skill's list, the pattern).
+    members: Vec<(u64, usize, String)>,
+    /// What matches `members`.
+    matcher: Matcher,
+    /// Members changed since `matcher` was built.
+    dirty: bool,
+}
+
+/// How a chunk's patterns are matched.
+#[derive(Debug, Default)]
+enum Matcher {
+    /// No members.
+    #[default]
+    Empty,
+    /// One set over the members, in order.
+    Set(RegexSet),
+    /// Each member alone (never seen: when the set does not compile although each of its
+    /// patterns did); `None` for one that does not compile.
+    Each(Vec<Option<Regex>>),
+}
+
+impl PatternChunk {
+    fn rebuild(&mut self) {
+        self.dirty = false;
+        self.matcher = if self.members.is_empty() {
+            Matcher::Empty
+        } else {
+            match RegexSetBuilder::new(self.members.iter().map(|(_, _, p)| p))
+                .case_insensitive(true)
+                .size_limit(MAX_PATTERN_SIZE.saturating_mul(self.members.len()))
+                .dfa_size_limit(MAX_PATTERN_DFA_BYTES)
+                .build()
+            {
+                Ok(set) => Matcher::Set(set),
+                Err(_) => Matcher::Each(
+                    self.members
+                        .iter()
+                        .map(|(_, _, p)| compile_one(p).ok())
+                        .collect(),
+                ),
+            }
+        };
+    }
+
+    /// Call `hit` with each member whose pattern matches `text`.
+    fn matching<'c>(&'c self, text: &str, mut hit: impl FnMut(&'c (u64, usize, String))) {
+        if self.dirty {
+            // Never seen (the index rebuilds before it is read again); correct, but slow.
+            for m in &self.members {
+                if compile_one(&m.2).is_ok_and(|re| re.is_match(text)) {
+                    hit(m);
+                }
+            }
+            return;
+        }
+        match &self.matcher {
+            Matcher::Empty => {}
+            Matcher::Set(set) => {
+                for i in set.matches(text).iter() {
+                    if let Some(m) = self.members.get(i) {
+                        hit(m);
+                    }
+                }
+            }
+            Matcher::Each(each) => {
+                for (m, re) in self.members.iter().zip(each) {
+                    if re.as_ref().is_some_and(|re| re.is_match(text)) {
+                        hit(m);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Which skills' triggers match a request, found without trying every skill in turn:
+/// keywords and verbs are grouped by their words (stems), and only the groups whose first
+/// word (stem) the request contains are checked, once for all the skills that share them;
+/// patterns are matched [`PATTERNS_PER_SET`] at a time with a [`RegexSet`] (one pass over
+/// the request for each set), and an update recompiles only the sets whose patterns
+/// changed.
+#[derive(Debug, Default)]
+pub(crate) struct TriggerIndex {
+    keywords: Runs,
+    verbs: Runs,
+    chunks: Vec<PatternChunk>,
+    chunk_of: KeyMap<usize>,
+}
+
+/// The result of [`TriggerIndex::matches`]: every skill with a trigger that matched.
+#[derive(Debug, Default)]
+pub(crate) struct TriggerMatches {
+    /// (skill key, kind, index) of every matched trigger, sorted.
+    hits: Vec<(u64, TriggerKind, usize)>,
+    /// Where each skill's hits start and end in `hits`.
+    spans: KeyMap<(usize, usize)>,
+}
+
+impl TriggerMatches {
+    fn new(mut hits: Vec<(u64, TriggerKind, usize)>) -> Self {
+        hits.sort_unstable();
+        hits.dedup();
+        let mut spans = KeyMap::default();
+        let mut start = 0;
+        for (i, h) in hits.iter().enumerate() {
+            if hits.get(i + 1).is_none_or(|next| next.0 != h.0) {
+                spans.insert(h.0, (start, i + 1));
+                start = i + 1;
+            }
+        }
+        TriggerMatches { hits, spans }
+    }
+
+    /// The skills with a matching trigger, sorted.
+    pub(crate) fn keys(&self) -> Vec<u64> {
+        let mut keys: Vec<u64> = self.hits.iter().map(|h| h.0).collect();
+        keys.dedup();
+        keys
+    }
+
+    /// Which of skill `key`'s triggers matched.
+    pub(crate) fn get(&self, key: u64) -> Option<Matched<'_>> {
+        let &(start, end) = self.spans.get(&key)?;
+        self.hits.get(start..end).map(Matched)
+    }
+}
+
+impl TriggerIndex {
+    /// Add the triggers of skill `key`; call [`TriggerIndex::finish`] before matching.
+    pub(crate) fn insert(&mut self, key: u64, triggers: &Compiled) {
+        for (i, (_, run)) in triggers.keywords.iter().enumerate() {
+            self.keywords.insert(key, i, run);
+        }
+        for (i, (_, run)) in triggers.verbs.iter().enumerate() {
+            self.verbs.insert(key, i, run);
+        }
+        if triggers.patterns.is_empty() || self.chunk_of.contains_key(&key) {
+            return;
+        }
+        let at = match self
+            .chunks
+            .iter()
+            .position(|c| c.members.len() < PATTERNS_PER_SET)
+        {
+            Some(at) => at,
+            None => {
+                self.chunks.push(PatternChunk::default());
+                self.chunks.len() - 1
+            }
+        };
+        if let Some(chunk) = self.chunks.get_mut(at) {
+            for (i, p) in triggers.patterns.iter().enumerate() {
+                chunk.members.push((key, i, p.clone()));
+            }
+            chunk.dirty = true;
+            self.chunk_of.insert(key, at);
+        }
+    }
+
+    /// Forget the triggers of skill `key` (`triggers` as given to [`TriggerIndex::insert`]);
+    /// call [`TriggerIndex::finish`] before matching.
+    pub(crate) fn remove(&mut self, key: u64, triggers: &Compiled) {
+        for (_, run) in &triggers.keywords {
+            self.keywords.remove(key, run);
+        }
+        for (_, run) in &triggers.verbs {
+            self.verbs.remove(key, run);
+        }
+        if let Some(chunk) = self
+            .chunk_of
+            .remove(&key)
+            .and_then(|at| self.chunks.get_mut(at))
+        {
+            chunk.members.retain(|(k, _, _)| *k != key);
+            chunk.dirty = true;
+        }
+    }
+
+    /// Recompile the pattern sets changed since the last call.
+    pub(crate) fn finish(&mut self) {
+        for chunk in self.chunks.iter_mut().filter(|c| c.dirty) {
+            chunk.rebuild();
+        }
+    }
+
+    /// Every skill whose triggers match `probe`, and which of its triggers do.
+    pub(crate) fn matches(&self, probe: &Probe<'_>) -> TriggerMatches {
+        let mut hits = Vec::new();
+        self.keywords.find(&probe.words, &probe.word_at, |k, i| {
+            hits.push((k, TriggerKind::Keyword, i));
+        });
+        self.verbs.find(&probe.stems, &probe.stem_at, |k, i| {
+            hits.push((k, TriggerKind::Verb, i));
+        });
+        for chunk in &self.chunks {
+            chunk.matching(probe.text, |(key, i, _)| {
+                hits.push((*key, TriggerKind::Pattern, *i));
+            });
+        }
+        TriggerMatches::new(hits)
+    }
+}
+
+/// A hasher for the `u64` skill keys of the index's own maps: one multiplication instead
+/// of SipHash (the keys are a counter, not input), so a query with hundreds of triggered
+/// candidates does not spend its time hashing.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map keyed by skill key, hashed with [`KeyHasher`].
+pub(crate) type KeyMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -173,9 +586,43 @@ mod tests {
         Compiled::new(&t, Path::new("x/SKILL.md"), &mut stems_analyzer())
     }
 
-    fn kinds(c: &Compiled, text: &str) -> Vec<(TriggerKind, String)> {
+    /// The hits of one skill through a trigger index, as search finds them.
+    fn indexed_hits(c: &Compiled, text: &str) -> Vec<TriggerHit> {
+        let mut index = TriggerIndex::default();
+        index.insert(7, c);
+        index.finish();
         let probe = Probe::new(text, &mut stems_analyzer());
-        c.hits(&probe)
+        let m = index.matches(&probe);
+        m.get(7).map(|m| c.hits(m)).unwrap_or_default()
+    }
+
+    /// The hits of one skill found the slow way: every trigger tried on its own, by
+    /// scanning the request.
+    fn brute_hits(c: &Compiled, probe: &Probe<'_>) -> Vec<TriggerHit> {
+        let scan = |list: &[(String, Vec<String>)], hay: &[String]| -> Vec<usize> {
+            list.iter()
+                .enumerate()
+                .filter(|(_, (_, run))| crate::text::contains_run(hay, run))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let mut all: Vec<(u64, TriggerKind, usize)> = Vec::new();
+        for i in scan(&c.keywords, &probe.words) {
+            all.push((0, TriggerKind::Keyword, i));
+        }
+        for i in scan(&c.verbs, &probe.stems) {
+            all.push((0, TriggerKind::Verb, i));
+        }
+        for (i, p) in c.patterns.iter().enumerate() {
+            if compile_one(p).unwrap().is_match(probe.text) {
+                all.push((0, TriggerKind::Pattern, i));
+            }
+        }
+        c.hits(Matched(&all))
+    }
+
+    fn kinds(c: &Compiled, text: &str) -> Vec<(TriggerKind, String)> {
+        indexed_hits(c, text)
             .into_iter()
             .map(|h| (h.kind, h.trigger))
             .collect()
@@ -229,7 +676,145 @@ mod tests {
         let (c, d) = compiled(&[], &[], &["(a+)+$", "(x|x)*y"]);
         assert!(d.is_empty());
         let text = format!("{}!", "a".repeat(crate::MAX_QUERY_BYTES - 1));
-        let probe = Probe::new(crate::text::clip(&text), &mut stems_analyzer());
-        assert!(c.hits(&probe).is_empty());
+        assert!(indexed_hits(&c, crate::text::clip(&text)).is_empty());
+    }
+
+    #[test]
+    fn the_trigger_index_finds_exactly_what_trying_every_skill_finds() {
+        let mut skills = vec![
+            compiled(&["pull request", "hello"], &[], &[]).0,
+            compiled(&["pull request", "request", "hello"], &["wave"], &[]).0,
+            compiled(&[], &["wave", "check in"], &[]).0,
+            compiled(&[], &[], &[r"greet\s+\w+"]).0,
+            compiled(&["invoice"], &["audit"], &[r"\d+\s*km", "(unclosed"]).0,
+        ];
+        // Enough pattern skills to fill several sets.
+        for i in 0..PATTERNS_PER_SET * 2 + 3 {
+            skills.push(compiled(&[], &[], &[&format!(r"\bcode{i}\b"), r"^exact$"]).0);
+        }
+        let mut index = TriggerIndex::default();
+        for (key, c) in skills.iter().enumerate() {
+            index.insert(key as u64, c);
+        }
+        index.finish();
+        assert!(index.chunks.len() >= 2, "{} sets", index.chunks.len());
+        let check = |index: &TriggerIndex, live: &dyn Fn(usize) -> bool| {
+            for text in [
+                "open a pull-request",
+                "she waved and checked in",
+                "GREET Bob",
+                "audited the invoices, 5 km away",
+                "an invoice to audit",
+                "request a pull",
+                "code7 and CODE130",
+                "exact",
+                "nothing here",
+                "",
+            ] {
+                let probe = Probe::new(text, &mut stems_analyzer());
+                let m = index.matches(&probe);
+                for (key, c) in skills.iter().enumerate() {
+                    let want = if live(key) {
+                        brute_hits(c, &probe)
+                    } else {
+                        vec![]
+                    };
+                    let got = m.get(key as u64).map(|m| c.hits(m)).unwrap_or_default();
+                    assert_eq!(got, want, "{text:?}, skill {key}");
+                    assert_eq!(
+                        m.keys().contains(&(key as u64)),
+                        !want.is_empty(),
+                        "{text:?}, skill {key}: listed only when a trigger matched"
+                    );
+                }
+            }
+        };
+        check(&index, &|_| true);
+        // Remove every other skill: only the others are found, and sets are rebuilt.
+        for (key, c) in skills.iter().enumerate().filter(|(k, _)| k % 2 == 0) {
+            index.remove(key as u64, c);
+        }
+        index.finish();
+        check(&index, &|k| k % 2 == 1);
+        // Put them back: holes are reused, no new sets.
+        let sets = index.chunks.len();
+        for (key, c) in skills.iter().enumerate().filter(|(k, _)| k % 2 == 0) {
+            index.insert(key as u64, c);
+        }
+        index.finish();
+        assert!(index.chunks.len() <= sets + 1);
+        check(&index, &|_| true);
+        for (key, c) in skills.iter().enumerate() {
+            index.remove(key as u64, c);
+        }
+        index.finish();
+        assert!(index.keywords.is_empty() && index.verbs.is_empty());
+        assert!(
+            index
+                .chunks
+                .iter()
+                .all(|c| c.members.is_empty() && matches!(c.matcher, Matcher::Empty))
+        );
+        let probe = Probe::new("exact pull request", &mut stems_analyzer());
+        assert!(index.matches(&probe).keys().is_empty());
+    }
+
+    #[test]
+    fn runs_found_by_position_match_a_scan() {
+        let probe = Probe::new(
+            "Open a pull-request, then pull the request",
+            &mut stems_analyzer(),
+        );
+        for needle in [
+            "pull request",
+            "request",
+            "the request",
+            "request pull",
+            "then pull the",
+            "x",
+            "",
+        ] {
+            let n = words(needle);
+            assert_eq!(
+                probe.has_words(&n),
+                crate::text::contains_run(&probe.words, &n),
+                "{needle}"
+            );
+        }
+        assert!(probe.has_stems(&["pull".to_owned(), "request".to_owned()]));
+    }
+
+    #[test]
+    fn a_chunk_matches_the_same_with_a_set_each_pattern_alone_or_before_a_rebuild() {
+        let mut chunk = PatternChunk {
+            members: vec![
+                (1, 0, r"greet\s+\w+".into()),
+                (2, 0, "x{2}".into()),
+                (3, 1, "^nothing$".into()),
+            ],
+            ..PatternChunk::default()
+        };
+        chunk.rebuild();
+        assert!(matches!(chunk.matcher, Matcher::Set(_)));
+        let found = |c: &PatternChunk| {
+            let mut v = Vec::new();
+            c.matching("GREET bob, xx", |m| v.push(m.0));
+            v
+        };
+        assert_eq!(found(&chunk), [1, 2]);
+        chunk.matcher = Matcher::Each(
+            chunk
+                .members
+                .iter()
+                .map(|m| compile_one(&m.2).ok())
+                .collect(),
+        );
+        assert_eq!(found(&chunk), [1, 2]);
+        chunk.dirty = true;
+        assert_eq!(found(&chunk), [1, 2]);
+        chunk.members.clear();
+        chunk.rebuild();
+        assert!(matches!(chunk.matcher, Matcher::Empty));
+        assert!(found(&chunk).is_empty());
     }
 }

@@ -52,6 +52,10 @@ const TRIGGERS: &[&str] = &[
     "several documents must agree",
 ];
 
+/// One skill in this many declares toolsets `triggers` (keywords, verbs and a pattern), so
+/// that search benchmarks pay for trigger matching.
+pub const TRIGGER_EVERY: usize = 4;
+
 fn pick<'a>(list: &[&'a str], i: usize) -> &'a str {
     list.get(i % list.len().max(1)).copied().unwrap_or("")
 }
@@ -63,8 +67,9 @@ pub fn folder_name(index: usize, count: usize) -> String {
 }
 
 /// The `SKILL.md` text of skill `index` named `name`: frontmatter with name, a one- or
-/// two-sentence description, license, metadata (and sometimes compatibility), and a body of
-/// about 40 lines with headings, lists and a code block.
+/// two-sentence description, license, metadata (and sometimes compatibility; one skill in
+/// [`TRIGGER_EVERY`] also toolsets `triggers`), and a body of about 40 lines with headings,
+/// lists and a code block.
 pub fn skill_text(index: usize, name: &str) -> String {
     let verb = pick(VERBS, index);
     let object = pick(OBJECTS, index / 3 + index);
@@ -94,6 +99,23 @@ pub fn skill_text(index: usize, name: &str) -> String {
     let _ = writeln!(s, "  author: {domain}-team");
     let _ = writeln!(s, "  version: \"1.{}.{}\"", index % 10, index % 7);
     let _ = writeln!(s, "  category: {domain}");
+    if index % TRIGGER_EVERY == 1 {
+        // Keywords: the object and the domain's object; the verb; and a pattern for
+        // "<verb> [the|our|these] <object>", spaces as `\s+`.
+        let object_re = object.to_lowercase().replace(' ', r"\s+");
+        let _ = writeln!(s, "triggers:");
+        let _ = writeln!(
+            s,
+            "  keywords: [\"{}\", \"{domain} {}\"]",
+            object.to_lowercase(),
+            object.to_lowercase()
+        );
+        let _ = writeln!(s, "  verbs: [\"{lower}\"]");
+        let _ = writeln!(
+            s,
+            "  patterns: ['\\b{lower}\\s+((the|our|these)\\s+)?{object_re}\\b']"
+        );
+    }
     let _ = writeln!(s, "---");
     let _ = writeln!(s, "# {verb} {object}");
     let _ = writeln!(s);
@@ -205,7 +227,15 @@ mod tests {
             assert!(file.diagnostics.is_empty(), "{:?}", file.diagnostics);
             assert_eq!(file.name, name);
             let lines = text.lines().count();
-            assert!((40..=60).contains(&lines), "{lines} lines");
+            assert!((40..=65).contains(&lines), "{lines} lines");
+            let triggers = &file.manifest.triggers;
+            if index % TRIGGER_EVERY == 1 {
+                assert_eq!(triggers.keywords.len(), 2, "{text}");
+                assert_eq!(triggers.verbs.len(), 1);
+                assert_eq!(triggers.patterns.len(), 1);
+            } else {
+                assert!(triggers.is_empty());
+            }
         }
     }
 
@@ -224,12 +254,36 @@ mod tests {
                 dir.path(),
                 "bench",
             )]);
-        let snapshot = skill_registry::load_snapshot(&config, 1);
+        let snapshot = std::sync::Arc::new(skill_registry::load_snapshot(&config, 1));
         assert_eq!(
             snapshot.skills().count(),
             20,
             "{:?}",
             snapshot.diagnostics()
         );
+        // The triggers compile and match the requests they were written for.
+        let index = skill_search::SkillIndex::build(snapshot).unwrap();
+        assert!(index.diagnostics().is_empty(), "{:?}", index.diagnostics());
+        for i in (1..=20).filter(|i| i % TRIGGER_EVERY == 1) {
+            let verb = pick(VERBS, i).to_lowercase();
+            let object = pick(OBJECTS, i / 3 + i).to_lowercase();
+            let hits = index
+                .search(&skill_search::SearchRequest {
+                    text: &format!("please {verb} the {object} now"),
+                    limit: 50,
+                    ..Default::default()
+                })
+                .unwrap();
+            let name = folder_name(i, 20);
+            let hit = hits.iter().find(|m| m.name == name).unwrap();
+            let kinds: Vec<_> = hit.triggers.iter().map(|t| t.kind).collect();
+            for kind in [
+                skill_search::TriggerKind::Keyword,
+                skill_search::TriggerKind::Verb,
+                skill_search::TriggerKind::Pattern,
+            ] {
+                assert!(kinds.contains(&kind), "{name}: {kinds:?}");
+            }
+        }
     }
 }

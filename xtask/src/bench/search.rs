@@ -9,10 +9,18 @@
 //!   set) against a full `rebuild` (baseline);
 //! - resident memory added by building the index (Linux `/proc/self/status`).
 //!
+//! - on the corpus, the accuracy figures of `bench select` (shipped weights in-sample,
+//!   cross-validated, and the fast path) beside the latencies.
+//!
 //! `bench select`: accuracy of `select` over the labelled request set
 //! (`skill-search/tests/data/requests.jsonl`, over the corpus): top-1, top-3, no-skill
 //! precision and recall, next to the fast path's in the same run, and the calibration
-//! table (top candidates binned by confidence, with the share that was right).
+//! table (top candidates binned by confidence, with the share that was right). The text
+//! model's shipped weights were fitted on that same set, so those figures are in-sample;
+//! beside them come the figures of a k-fold cross-validation (weights refitted in code on
+//! k-1 folds, the held-out fold scored with them), the in-sample figures of that in-code
+//! fit over every request (the fair comparison for the held-out ones), and the held-out
+//! calibration table.
 
 use std::fs;
 use std::hint::black_box;
@@ -22,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 use skill_registry::{ChangeSet, Registry, RegistryConfig, Snapshot, Source, load_snapshot};
-use skill_search::quality::{self, Case, FastPath, Report};
-use skill_search::{SearchRequest, SelectOptions, SkillIndex};
+use skill_search::quality::{self, CalibrationBin, Case, CrossValidation, FastPath, Report};
+use skill_search::{SearchRequest, SelectOptions, SkillIndex, TextModel};
 
 use super::Table;
 use super::generate;
@@ -162,12 +170,24 @@ fn latencies(requests: &[String], passes: usize, mut f: impl FnMut(&str)) -> Vec
 pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     let corpus = args.corpus()?;
     if corpus.is_dir() {
-        let requests: Vec<String> = args
-            .requests()
-            .map(|c| c.into_iter().map(|c| c.request).collect())
-            .unwrap_or_default();
+        let cases = args.requests().unwrap_or_default();
+        let requests: Vec<String> = cases.iter().map(|c| c.request.clone()).collect();
         let config = corpus_config(&corpus)?;
-        suite("search corpus", &config, &requests, None, args, table);
+        if let Some((index, snapshot)) =
+            suite("search corpus", &config, &requests, None, args, table)
+        {
+            if !cases.is_empty() {
+                let opts = SelectOptions::default();
+                match accuracy(&index, &snapshot, &cases, &opts) {
+                    Ok(a) => {
+                        for line in a.summary("search corpus: accuracy") {
+                            table.note(line);
+                        }
+                    }
+                    Err(e) => table.error("search corpus: accuracy", e),
+                }
+            }
+        }
     } else {
         table.skipped(
             "search: corpus",
@@ -226,6 +246,8 @@ fn generated_requests() -> Vec<String> {
     out
 }
 
+/// Build, query and update benchmarks over one pack; returns the index built (and its
+/// snapshot) unless building failed.
 fn suite(
     label: &str,
     config: &RegistryConfig,
@@ -233,7 +255,7 @@ fn suite(
     edit: Option<(&Path, String)>,
     args: &Args,
     table: &mut Table,
-) {
+) -> Option<(SkillIndex, Arc<Snapshot>)> {
     // Memory first, on a fresh heap: RSS before and after the first build.
     let load_once = load_snapshot(config, 1);
     let n = load_once.skills().count();
@@ -243,7 +265,7 @@ fn suite(
         Ok(i) => i,
         Err(e) => {
             table.error(&format!("{label}: index build"), e.to_string());
-            return;
+            return None;
         }
     };
     let after = rss_bytes();
@@ -268,7 +290,7 @@ fn suite(
     );
     if let Err(e) = built {
         table.error(&format!("{label}: index build"), e.to_string());
-        return;
+        return None;
     }
     let base = table.baseline(
         &format!("{label}: registry load (baseline)"),
@@ -286,7 +308,153 @@ fn suite(
     );
 
     latency_rows(label, &index, &snapshot, requests, args, table);
-    update_rows(label, config, &index, snapshot, edit, args, table);
+    update_rows(label, config, &index, snapshot.clone(), edit, args, table);
+    // The updates re-indexed the snapshot itself; start the accuracy run from a fresh index
+    // so recent-use and segment layout do not differ from `bench select`'s.
+    match SkillIndex::build(snapshot.clone()) {
+        Ok(i) => Some((i, snapshot)),
+        Err(e) => {
+            table.error(&format!("{label}: index build"), e.to_string());
+            None
+        }
+    }
+}
+
+/// Accuracy of selection over a labelled set, every way `bench select` reports it.
+struct Accuracy {
+    /// Shipped weights, scored on the set they were fitted on.
+    in_sample: Report,
+    /// Its calibration table.
+    calibration: Vec<CalibrationBin>,
+    /// Refitted in code: held out, and in-sample.
+    cv: CrossValidation,
+    /// The seed's fast path, trigger keywords only.
+    triggers_only: Report,
+    /// The fast path with skill names as keywords too.
+    named: Report,
+}
+
+fn accuracy(
+    index: &SkillIndex,
+    snapshot: &Snapshot,
+    cases: &[Case],
+    opts: &SelectOptions,
+) -> Result<Accuracy, String> {
+    let (in_sample, calibration) =
+        quality::evaluate_index(index, cases, opts).map_err(|e| e.to_string())?;
+    let cv = quality::cross_validate(index, cases, opts, quality::DEFAULT_FOLDS)
+        .map_err(|e| e.to_string())?;
+    Ok(Accuracy {
+        in_sample,
+        calibration,
+        cv,
+        triggers_only: FastPath::new(snapshot, false).evaluate(snapshot, cases),
+        named: FastPath::new(snapshot, true).evaluate(snapshot, cases),
+    })
+}
+
+/// One line of accuracy figures.
+fn accuracy_line(name: &str, r: &Report) -> String {
+    format!(
+        "{name}: ranked top-1 {:.1}% top-3 {:.1}%; selected top-1 {:.1}% top-3 {:.1}% ({} requests with a skill); no-skill precision {:.1}% recall {:.1}% ({} answered none, {} need none)",
+        100.0 * r.ranked_top1_accuracy(),
+        100.0 * r.ranked_top3_accuracy(),
+        100.0 * r.top1_accuracy(),
+        100.0 * r.top3_accuracy(),
+        r.with_skill,
+        100.0 * r.no_skill_precision(),
+        100.0 * r.no_skill_recall(),
+        r.said_none,
+        r.without_skill,
+    )
+}
+
+fn calibration_line(title: &str, bins: &[CalibrationBin]) -> String {
+    let cells: Vec<String> = bins
+        .iter()
+        .map(|b| {
+            let share = if b.count == 0 {
+                "-".to_owned()
+            } else {
+                format!("{:.0}%", 100.0 * b.correct as f64 / b.count as f64)
+            };
+            format!(
+                "[{:.1},{:.1}) {}/{} right ({share})",
+                b.low, b.high, b.correct, b.count
+            )
+        })
+        .collect();
+    format!("{title}: {}", cells.join("; "))
+}
+
+fn model_line(m: &TextModel) -> String {
+    format!(
+        "bias {:.2}, coverage {:.2}, mass {:.2}, name {:.2}, relative {:.2}",
+        m.bias, m.coverage, m.mass, m.name, m.relative
+    )
+}
+
+impl Accuracy {
+    /// The selected top-1 / top-3 and no-skill precision of each selector, one line each.
+    fn summary(&self, label: &str) -> Vec<String> {
+        let short = |name: &str, r: &Report| {
+            format!(
+                "{label}: {name}: top-1 {:.1}% top-3 {:.1}%, no-skill precision {:.1}% recall {:.1}%",
+                100.0 * r.top1_accuracy(),
+                100.0 * r.top3_accuracy(),
+                100.0 * r.no_skill_precision(),
+                100.0 * r.no_skill_recall(),
+            )
+        };
+        vec![
+            short("select, shipped weights (in-sample)", &self.in_sample),
+            short(
+                &format!("select, {}-fold held-out", self.cv.folds),
+                &self.cv.held_out,
+            ),
+            short("fast path, keywords or name", &self.named),
+        ]
+    }
+
+    /// Every figure, for `bench select`.
+    fn lines(&self) -> Vec<String> {
+        let cv = &self.cv;
+        vec![
+            accuracy_line(
+                "select, shipped weights (in-sample: fitted on this set)",
+                &self.in_sample,
+            ),
+            accuracy_line(
+                &format!(
+                    "select, {}-fold cross-validation (held out: weights refitted in code on the other folds)",
+                    cv.folds
+                ),
+                &cv.held_out,
+            ),
+            accuracy_line(
+                "select, weights refitted in code on every request (in-sample, same procedure as the held-out row)",
+                &cv.refit_in_sample,
+            ),
+            accuracy_line(
+                "fast path, trigger keywords only (seed 6.2)",
+                &self.triggers_only,
+            ),
+            accuracy_line("fast path, trigger keywords or the skill name", &self.named),
+            format!(
+                "text model: shipped {}; refitted in code on every request {}",
+                model_line(&TextModel::FITTED),
+                model_line(&cv.refit)
+            ),
+            calibration_line(
+                "calibration of the top candidate by confidence (shipped weights, in-sample)",
+                &self.calibration,
+            ),
+            calibration_line(
+                "calibration of the top candidate by confidence (held out)",
+                &cv.held_out_calibration,
+            ),
+        ]
+    }
 }
 
 fn latency_rows(
@@ -470,7 +638,6 @@ pub fn run_select(args: &Args, table: &mut Table) -> Result<(), String> {
     let snapshot = Arc::new(load_snapshot(&config, 1));
     let index = SkillIndex::build(snapshot.clone()).map_err(|e| e.to_string())?;
     let opts = SelectOptions::default();
-    let fast = FastPath::new(&snapshot, false);
     let fast_named = FastPath::new(&snapshot, true);
 
     let ((fast_time, fast_report), (sel_time, sel)) = measure_pair(
@@ -478,7 +645,8 @@ pub fn run_select(args: &Args, table: &mut Table) -> Result<(), String> {
         || fast_named.evaluate(&snapshot, &cases),
         || quality::evaluate_index(&index, &cases, &opts),
     );
-    let (report, bins) = sel.map_err(|e| e.to_string())?;
+    let (report, _) = sel.map_err(|e| e.to_string())?;
+    let acc = accuracy(&index, &snapshot, &cases, &opts)?;
     let base = table.baseline(
         "select: fast path over the request set (baseline)",
         cases.len(),
@@ -493,54 +661,21 @@ pub fn run_select(args: &Args, table: &mut Table) -> Result<(), String> {
         base,
         QUERY_TARGET * 2.0,
     );
-    let triggers_only = fast.evaluate(&snapshot, &cases);
-    let line = |name: &str, r: &Report| {
-        format!(
-            "{name}: ranked top-1 {:.1}% top-3 {:.1}%; selected top-1 {:.1}% top-3 {:.1}% ({} requests with a skill); no-skill precision {:.1}% recall {:.1}% ({} answered none, {} need none)",
-            100.0 * r.ranked_top1_accuracy(),
-            100.0 * r.ranked_top3_accuracy(),
-            100.0 * r.top1_accuracy(),
-            100.0 * r.top3_accuracy(),
-            r.with_skill,
-            100.0 * r.no_skill_precision(),
-            100.0 * r.no_skill_recall(),
-            r.said_none,
-            r.without_skill,
-        )
-    };
     table.note(format!(
         "request set: {} requests over {} corpus skills, threshold {}",
         cases.len(),
         snapshot.skills().count(),
         opts.threshold
     ));
-    table.note(line("select (skill-search)", &report));
-    table.note(line(
-        "fast path, trigger keywords only (seed 6.2)",
-        &triggers_only,
-    ));
-    table.note(line(
-        "fast path, trigger keywords or the skill name",
-        &fast_report,
-    ));
-    let calibration: Vec<String> = bins
-        .iter()
-        .map(|b| {
-            let share = if b.count == 0 {
-                "-".to_owned()
-            } else {
-                format!("{:.0}%", 100.0 * b.correct as f64 / b.count as f64)
-            };
-            format!(
-                "[{:.1},{:.1}) {}/{} right ({share})",
-                b.low, b.high, b.correct, b.count
-            )
-        })
-        .collect();
-    table.note(format!(
-        "calibration of the top candidate by confidence: {}",
-        calibration.join("; ")
-    ));
+    for line in acc.lines() {
+        table.note(line);
+    }
+    if acc.in_sample != report || acc.named != fast_report {
+        table.error(
+            "select: request set",
+            "the timed runs and the accuracy run disagree; selection is not deterministic",
+        );
+    }
     if !report.unknown_labels.is_empty() {
         table.error(
             "select: request set",
@@ -553,6 +688,9 @@ pub fn run_select(args: &Args, table: &mut Table) -> Result<(), String> {
     if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
         for (req, want, got) in &report.misses {
             table.note(format!("miss: {req:?} want {want:?} got {got:?}"));
+        }
+        for (req, want, got) in &acc.cv.held_out.misses {
+            table.note(format!("held-out miss: {req:?} want {want:?} got {got:?}"));
         }
     }
     Ok(())
