@@ -5,11 +5,10 @@
 //! a `report`. Also: the documentation pages the README links exist, and the pack author's
 //! page lists every diagnostic code.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 mod common;
-use common::{get, repo, request};
+use common::{get, repo, request, spawn_serve};
 
 fn readme() -> String {
     std::fs::read_to_string(repo().join("README.md")).unwrap()
@@ -86,23 +85,8 @@ fn quick_start_serve_answers_every_get_it_shows() {
     assert!(args.iter().any(|a| a == "packs/agentskills"));
     // Test-only: a free port instead of 7878, and no watcher.
     args.extend(["--listen", "127.0.0.1:0", "--no-watch"].map(str::to_owned));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
-        .args(&args)
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (mut child, addr, _logs) = spawn_serve(&arg_refs, &[]);
 
     // Every `curl` of the quick start, GET or POST with its JSON body, but the event
     // stream (`-sN`), which never ends.

@@ -2,11 +2,10 @@
 //! The real binary: `skill-server serve` on the bundled packs (the README's first command),
 //! answering over HTTP, and stopping cleanly on SIGTERM.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 mod common;
-use common::{get, repo};
+use common::{get, repo, spawn_serve};
 
 #[cfg(unix)]
 #[test]
@@ -21,33 +20,9 @@ fn serve_answers_and_stops_on_sigterm() {
     ] {
         args.extend(["--skills", pack]);
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
-        .args(&args)
-        .current_dir(repo())
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Logs go to stderr (info level here, so the test also covers logging from the
-    // server's threads while it starts); drain them so the pipe never fills.
-    let mut stderr = child.stderr.take().unwrap();
-    let logs = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    // "skill-server: N skills (...) on http://127.0.0.1:PORT/v1/ ..."
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    // Logs at info level, so the test also covers logging from the server's threads
+    // while it starts.
+    let (mut child, addr, logs) = spawn_serve(&args, &[("RUST_LOG", "info")]);
     let (status, body) = get(&addr, "/v1/skills");
     assert_eq!(status, 200);
     assert!(body.contains("\"pdf-forms\"") && body.contains("\"email.send\""));
@@ -85,36 +60,6 @@ fn serve_without_sources_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no skill sources"));
 }
 
-/// Start `serve` with these arguments; the child, its address, and a thread collecting
-/// its logs.
-fn spawn_serve(args: &[&str]) -> (Child, String, std::thread::JoinHandle<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
-        .args(args)
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let logs = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    (child, addr, logs)
-}
-
-#[cfg(unix)]
 fn terminate(mut child: Child) {
     let pid = child.id().to_string();
     assert!(
@@ -143,7 +88,7 @@ fn serve_keeps_the_index_on_disk_when_configured() {
     )
     .unwrap();
     let config = config.display().to_string();
-    let (child, addr, logs) = spawn_serve(&["serve", "--config", &config]);
+    let (child, addr, logs) = spawn_serve(&["serve", "--config", &config], &[]);
     let index = dir.path().join("index");
     assert!(
         index.join("meta.json").is_file(),

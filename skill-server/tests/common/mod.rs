@@ -1,9 +1,10 @@
 //! Helpers shared by the binary's integration tests.
 #![allow(clippy::unwrap_used, dead_code)]
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// The repository root.
@@ -31,4 +32,39 @@ pub fn get(addr: &str, path: &str) -> (u16, String) {
         &format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
         "",
     )
+}
+
+/// Start the real `skill-server` with `args` (and `env`) from the repository root; wait for
+/// its first stdout line and return the child, the address it listens on, and a thread
+/// that collects its logs (stderr, drained so the pipe never fills) until it exits.
+pub fn spawn_serve(
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, String, std::thread::JoinHandle<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(repo())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let logs = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // "skill-server: N skills (...) on http://127.0.0.1:PORT/v1/ ..."
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (child, addr, logs)
 }
