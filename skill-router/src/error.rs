@@ -276,7 +276,8 @@ impl Error {
             Error::AmbiguousCommand { .. } => "ambiguous-command",
             Error::GetSkillArguments { .. } => "get-skill-arguments",
             Error::Lookup(e) => match e {
-                skill_registry::Error::UnknownSkill { .. } => "unknown-skill",
+                skill_registry::Error::UnknownSkill { .. }
+                | skill_registry::Error::SkillNotFound { .. } => "unknown-skill",
                 skill_registry::Error::UnknownDomain { .. } => "unknown-domain",
                 skill_registry::Error::EmptyDomain { .. } => "empty-domain",
                 skill_registry::Error::NotAvailable { reason, .. } => match reason {
@@ -305,6 +306,7 @@ impl Error {
         match self {
             Error::Lookup(
                 skill_registry::Error::UnknownSkill { suggestions, .. }
+                | skill_registry::Error::SkillNotFound { suggestions, .. }
                 | skill_registry::Error::UnknownDomain { suggestions, .. }
                 | skill_registry::Error::EmptyDomain { suggestions, .. },
             ) => suggestions,
@@ -379,5 +381,22 @@ impl Serialize for Error {
             st.serialize_field("column", &c)?;
         }
         st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_skill_not_found_reads_as_an_unknown_skill_with_its_suggestions() {
+        let e = Error::Lookup(skill_registry::Error::SkillNotFound {
+            name: "pdf-form".into(),
+            available: vec!["pdf-forms".into()],
+            more: 0,
+            suggestions: vec!["pdf-forms".into()],
+        });
+        assert_eq!(e.code(), "unknown-skill");
+        assert_eq!(e.suggestions(), ["pdf-forms"]);
     }
 }

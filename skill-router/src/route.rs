@@ -3,7 +3,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use skill_format::args::split_arguments;
@@ -308,49 +308,17 @@ enum CommandTarget<'s> {
     Ambiguous(Vec<&'s str>),
 }
 
-/// Which trigger rules a routing pass applies.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Normal routing.
-    Normal,
-    /// Example linting: trigger control, profiles and the skill's status are ignored
-    /// (examples document syntax), for invocations and help alike; schemas are checked by
-    /// the linter against the example's own skill.
-    Lint,
-}
-
-/// Routes command lines against one snapshot.
-///
-/// Building a router indexes lily `command` aliases once (linear in the skills); routing
-/// a line is then a tokenize, a map lookup and the flag parse.
-///
-/// Command dispatch is deterministic (lily 3.3, 5.2): `/<command>` goes to the one loaded
-/// skill that declares it. When several loaded skills declare the same `command`, it goes
-/// to none of them: routing it is [`Error::AmbiguousCommand`] (naming them all), and
-/// [`Router::diagnostics`] reports it, because picking one would silently run a skill the
-/// user may not have meant. Each stays reachable by `/skill <name>` and `/<name>`.
+/// The lily `command` aliases of a snapshot, as a router sees them.
 #[derive(Debug)]
-pub struct Router<'s> {
-    snapshot: &'s Snapshot,
-    config: RouterConfig,
+struct CommandIndex<'s> {
     /// Lily `command` -> where it leads (built-in commands excluded).
-    commands: HashMap<&'s str, CommandTarget<'s>>,
+    targets: HashMap<&'s str, CommandTarget<'s>>,
     /// Command collisions found while indexing.
     diagnostics: Vec<Diagnostic>,
-    /// The model's view of the snapshot for the profile (built once, not per line).
-    model: Disclosure<'s>,
-    /// A user's view of the snapshot for the profile.
-    user: Disclosure<'s>,
 }
 
-impl<'s> Router<'s> {
-    /// A router over `snapshot` with the default configuration.
-    pub fn new(snapshot: &'s Snapshot) -> Self {
-        Router::with_config(snapshot, RouterConfig::default())
-    }
-
-    /// A router over `snapshot` with `config`.
-    pub fn with_config(snapshot: &'s Snapshot, config: RouterConfig) -> Self {
+impl<'s> CommandIndex<'s> {
+    fn build(snapshot: &'s Snapshot, config: &RouterConfig) -> Self {
         let mut commands: HashMap<&'s str, CommandTarget<'s>> = HashMap::new();
         let mut diagnostics = Vec::new();
         for skill in snapshot.skills() {
@@ -410,6 +378,56 @@ impl<'s> Router<'s> {
                 }
             }
         }
+        CommandIndex {
+            targets: commands,
+            diagnostics,
+        }
+    }
+}
+
+/// Which trigger rules a routing pass applies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Normal routing.
+    Normal,
+    /// Example linting: trigger control, profiles and the skill's status are ignored
+    /// (examples document syntax), for invocations and help alike; schemas are checked by
+    /// the linter against the example's own skill.
+    Lint,
+}
+
+/// Routes command lines against one snapshot.
+///
+/// Building a router is cheap. The index of lily `command` aliases (linear in the skills)
+/// is built the first time a slash command or [`Router::diagnostics`] needs it, so a router
+/// made per request for model output never pays for it. Routing a line is a tokenize, a
+/// name lookup and the flag parse.
+///
+/// Command dispatch is deterministic (lily 3.3, 5.2): `/<command>` goes to the one loaded
+/// skill that declares it. When several loaded skills declare the same `command`, it goes
+/// to none of them: routing it is [`Error::AmbiguousCommand`] (naming them all), and
+/// [`Router::diagnostics`] reports it, because picking one would silently run a skill the
+/// user may not have meant. Each stays reachable by `/skill <name>` and `/<name>`.
+#[derive(Debug)]
+pub struct Router<'s> {
+    snapshot: &'s Snapshot,
+    config: RouterConfig,
+    /// Lily `command` aliases and their collisions, built on first use.
+    commands: OnceLock<CommandIndex<'s>>,
+    /// The model's view of the snapshot for the profile (built once, not per line).
+    model: Disclosure<'s>,
+    /// A user's view of the snapshot for the profile.
+    user: Disclosure<'s>,
+}
+
+impl<'s> Router<'s> {
+    /// A router over `snapshot` with the default configuration.
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        Router::with_config(snapshot, RouterConfig::default())
+    }
+
+    /// A router over `snapshot` with `config`.
+    pub fn with_config(snapshot: &'s Snapshot, config: RouterConfig) -> Self {
         let model = Disclosure::new(snapshot)
             .profile(config.profile.as_deref())
             .caller(Caller::Model);
@@ -417,8 +435,7 @@ impl<'s> Router<'s> {
         Router {
             snapshot,
             config,
-            commands,
-            diagnostics,
+            commands: OnceLock::new(),
             model,
             user,
         }
@@ -434,7 +451,12 @@ impl<'s> Router<'s> {
     /// command declared by several loaded skills (it invokes none of them). Each carries
     /// [`Code::CommandCollision`] and the declaring skill's path.
     pub fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
+        &self.command_index().diagnostics
+    }
+
+    fn command_index(&self) -> &CommandIndex<'s> {
+        self.commands
+            .get_or_init(|| CommandIndex::build(self.snapshot, &self.config))
     }
 
     fn disclosure(&self, caller: Caller) -> &Disclosure<'s> {
@@ -735,7 +757,7 @@ impl<'s> Router<'s> {
                 },
             };
         }
-        match self.commands.get(word) {
+        match self.command_index().targets.get(word) {
             Some(CommandTarget::One(skill)) => return self.slash(&skill.name, args, Via::Command),
             Some(CommandTarget::Ambiguous(names)) => {
                 return self.fail(Error::AmbiguousCommand {
@@ -755,10 +777,15 @@ impl<'s> Router<'s> {
                 .builtin_commands
                 .iter()
                 .map(String::as_str)
-                .chain(self.commands.iter().filter_map(|(c, t)| match t {
-                    CommandTarget::One(s) if user.skill(&s.name).is_ok() => Some(*c),
-                    _ => None,
-                }))
+                .chain(
+                    self.command_index()
+                        .targets
+                        .iter()
+                        .filter_map(|(c, t)| match t {
+                            CommandTarget::One(s) if user.skill(&s.name).is_ok() => Some(*c),
+                            _ => None,
+                        }),
+                )
                 .chain(
                     self.snapshot
                         .skills()
@@ -897,7 +924,7 @@ impl<'s> Router<'s> {
 
     /// Whether `/<command>` leads to the skill `name`.
     fn command_of(&self, command: &str, name: &str) -> bool {
-        matches!(self.commands.get(command), Some(CommandTarget::One(s)) if s.name == name)
+        matches!(self.command_index().targets.get(command), Some(CommandTarget::One(s)) if s.name == name)
     }
 
     /// The winning registry entry of a name, whatever its status (for linting).
@@ -910,7 +937,7 @@ impl<'s> Router<'s> {
         if self.config.builtin_commands.contains(word) {
             return SlashTarget::Builtin;
         }
-        match self.commands.get(word) {
+        match self.command_index().targets.get(word) {
             Some(CommandTarget::One(skill)) => SlashTarget::Skill(skill),
             Some(CommandTarget::Ambiguous(names)) => SlashTarget::Ambiguous(names.join(", ")),
             None => self
@@ -987,6 +1014,22 @@ mod tests {
             Route::Help { topic, .. } => format!("help {topic:?}"),
             other => format!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_command_index_is_built_only_when_needed() {
+        let (_dir, snap) = snapshot();
+        let router = Router::new(&snap);
+        assert!(matches!(
+            router.route_model("email.search --q x"),
+            Route::Invoke(_)
+        ));
+        assert!(
+            router.commands.get().is_none(),
+            "model lines need no command index"
+        );
+        let _ = router.route_user("/email.search");
+        assert!(router.commands.get().is_some());
     }
 
     #[test]

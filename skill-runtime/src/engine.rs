@@ -46,8 +46,9 @@ pub struct EngineConfig {
     /// Run scheduled skills (`None`: no scheduler; `/v1/schedules` still lists next fires).
     pub schedule: Option<SchedulerConfig>,
     /// Keep the skill search index in this folder, memory-mapped, instead of in RAM
-    /// (`None`, the default). Use a folder of its own: it is cleared and rebuilt from the
-    /// skills at start.
+    /// (`None`, the default): in its subfolder `skill-index`
+    /// ([`skill_search::DISK_INDEX_DIR`]), rebuilt from the skills at start. Nothing else in
+    /// the folder is touched.
     pub index_dir: Option<PathBuf>,
 }
 

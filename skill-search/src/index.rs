@@ -57,8 +57,10 @@ pub enum Storage {
     /// In memory (the default).
     #[default]
     Ram,
-    /// In a folder, memory-mapped (crate feature `disk`). The folder is cleared and
-    /// rebuilt from the snapshot when the index is built.
+    /// In a folder, memory-mapped (crate feature `disk`): the index files live in its
+    /// subfolder [`DISK_INDEX_DIR`], which is the only thing ever cleared (when it holds
+    /// an index that cannot be opened, e.g. of another schema version) and is rebuilt from
+    /// the snapshot when the index is built. Nothing else in the folder is touched.
     #[cfg(feature = "disk")]
     Disk(std::path::PathBuf),
 }
@@ -1005,8 +1007,13 @@ impl SkillIndex {
     }
 }
 
+/// The subfolder of a [`Storage::Disk`] folder that holds the index files.
+pub const DISK_INDEX_DIR: &str = "skill-index";
+
 #[cfg(feature = "disk")]
-fn open_disk(path: &std::path::Path, schema: Schema) -> Result<Index, Error> {
+fn open_disk(folder: &std::path::Path, schema: Schema) -> Result<Index, Error> {
+    // Only our own subfolder is ever removed, never the folder the caller named.
+    let path = &folder.join(DISK_INDEX_DIR);
     let dir_err = |e: &dyn std::fmt::Display| Error::Directory {
         path: path.to_path_buf(),
         message: e.to_string(),

@@ -697,6 +697,36 @@ fn disk_storage_builds_and_rebuilds_a_folder() {
     );
 }
 
+#[cfg(feature = "disk")]
+#[test]
+fn disk_storage_clears_only_its_own_subfolder() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    let store = tempfile::tempdir().unwrap();
+    let folder = store.path().join("shared");
+    std::fs::create_dir_all(folder.join(crate::DISK_INDEX_DIR)).unwrap();
+    // Something of the operator's beside our index, and an index we cannot open.
+    std::fs::write(folder.join("notes.txt"), "keep me").unwrap();
+    std::fs::write(
+        folder.join(crate::DISK_INDEX_DIR).join("meta.json"),
+        "{ not json",
+    )
+    .unwrap();
+    let reg = registry(dir.path());
+    let a = SkillIndex::build_in(reg.snapshot(), Storage::Disk(folder.clone())).unwrap();
+    assert_eq!(search(&a, "pdf forms")[0].name, "pdf-forms");
+    assert_eq!(
+        std::fs::read_to_string(folder.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+    assert!(
+        folder
+            .join(crate::DISK_INDEX_DIR)
+            .join("meta.json")
+            .is_file()
+    );
+}
+
 #[test]
 fn the_breadcrumb_count_follows_updates() {
     let dir = tempfile::tempdir().unwrap();

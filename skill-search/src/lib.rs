@@ -121,8 +121,8 @@ mod triggers;
 pub use error::Error;
 pub use index::{
     BOOST_BODY, BOOST_DESCRIPTION, BOOST_DOMAIN, BOOST_NAME, BOOST_NAME_EXACT, BOOST_TAGS,
-    BOOST_TRIGGERS, DEFAULT_LIMIT, Filter, MAX_LIMIT, MAX_TURNS, MIN_CANDIDATES, Match,
-    RARE_NAME_DOCS, SearchRequest, SkillIndex, Storage, TURN_WEIGHT, UpdateStats,
+    BOOST_TRIGGERS, DEFAULT_LIMIT, DISK_INDEX_DIR, Filter, MAX_LIMIT, MAX_TURNS, MIN_CANDIDATES,
+    Match, RARE_NAME_DOCS, SearchRequest, SkillIndex, Storage, TURN_WEIGHT, UpdateStats,
     WRITER_MEMORY_BYTES,
 };
 pub use notes::{

@@ -15,7 +15,9 @@ use crate::text::{tokens, words};
 /// [`PATTERNS_PER_SET`] patterns), in bytes.
 pub const MAX_PATTERN_DFA_BYTES: usize = 2 * 1024 * 1024;
 /// Trigger patterns matched together in one regex set: a request is scanned once per set,
-/// and an update recompiles one set. Larger sets mean fewer scans but slower updates.
+/// and an update recompiles one set. Larger sets mean fewer scans but slower updates. A
+/// skill's patterns stay together in one set, so a set is filled up to this size, and only a
+/// skill with more patterns than this makes a larger one.
 pub const PATTERNS_PER_SET: usize = 64;
 
 /// Which kind of trigger matched.
@@ -340,7 +342,8 @@ fn compile_one(pattern: &str) -> Result<Regex, regex::Error> {
         .build()
 }
 
-/// Patterns matched together: one [`RegexSet`] over up to [`PATTERNS_PER_SET`] patterns.
+/// Patterns matched together: one [`RegexSet`], filled up to [`PATTERNS_PER_SET`] patterns
+/// (a skill's patterns are never split across sets).
 #[derive(Debug, Default)]
 struct PatternChunk {
     /// (skill key, index of the pattern in the skill's list, the pattern).

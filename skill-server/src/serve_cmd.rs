@@ -385,7 +385,8 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     };
-    // The scheduler writes its state file into state_dir but does not create the folder.
+    // The scheduler creates state_dir itself when it first writes; made here too so that a
+    // folder that cannot be made is a clear error at start, not a warning at the first fire.
     let state_dir = resolved
         .engine
         .schedule

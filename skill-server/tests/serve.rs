@@ -89,7 +89,7 @@ fn serve_keeps_the_index_on_disk_when_configured() {
     .unwrap();
     let config = config.display().to_string();
     let (child, addr, logs) = spawn_serve(&["serve", "--config", &config], &[]);
-    let index = dir.path().join("index");
+    let index = dir.path().join("index").join(skill_search::DISK_INDEX_DIR);
     assert!(
         index.join("meta.json").is_file(),
         "no index in {}",

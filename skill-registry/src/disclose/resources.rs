@@ -252,10 +252,17 @@ impl Skill {
                 limit: MAX_RESOURCE_BYTES,
             });
         }
-        let mut file = fs::File::open(&target).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             path: root.join(rel),
             source,
-        })?;
+        };
+        let mut file = open_without_waiting(&target).map_err(io)?;
+        // Checked again on what was opened: the path may have been replaced since.
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(refuse(
+                "it is not a regular file (a named pipe, socket or device)",
+            ));
+        }
         // Read at most one byte past the cap, in case the file grew since `metadata`.
         let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         file.by_ref()
@@ -355,6 +362,22 @@ impl Walk<'_> {
     }
 }
 
+/// Open a file for reading without waiting: on Unix with `O_NONBLOCK`, so that opening a
+/// named pipe (swapped in after the regular-file check) returns at once instead of waiting
+/// for a writer. Reads of a regular file are unaffected by the flag.
+fn open_without_waiting(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // The flag's bits fit an `i32` on every Unix (it is a C `int`).
+        let nonblock = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0);
+        options.custom_flags(nonblock);
+    }
+    options.open(path)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -416,6 +439,27 @@ mod tests {
         let listing = Disclosure::new(&snap).resource_listing("s").unwrap();
         assert_eq!(paths(&listing), ["notes.md"]);
         assert!(!listing.is_truncated());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn opening_a_named_pipe_does_not_wait_for_a_writer() {
+        // The guard against a file swapped for a pipe after the regular-file check.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: `mkfifo` is not available here");
+            return;
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(open_without_waiting(&fifo).map(|f| f.metadata().map(|m| m.is_file())));
+        });
+        let opened = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("opening a named pipe waited for a writer");
+        assert!(matches!(opened, Ok(Ok(false))), "{opened:?}");
     }
 
     #[test]

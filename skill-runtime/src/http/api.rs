@@ -737,9 +737,9 @@ async fn json_body<T: for<'de> Deserialize<'de>>(
 
 fn registry_error(e: RegistryError) -> ApiError {
     let (status, code) = match &e {
-        RegistryError::UnknownSkill { .. } | RegistryError::UnknownSkills { .. } => {
-            (StatusCode::NOT_FOUND, "unknown_skill")
-        }
+        RegistryError::UnknownSkill { .. }
+        | RegistryError::UnknownSkills { .. }
+        | RegistryError::SkillNotFound { .. } => (StatusCode::NOT_FOUND, "unknown_skill"),
         RegistryError::UnknownDomain { .. } | RegistryError::EmptyDomain { .. } => {
             (StatusCode::NOT_FOUND, "unknown_domain")
         }
@@ -1312,6 +1312,28 @@ fn events(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookups_of_unknown_skills_are_404_whatever_the_registry_error() {
+        for e in [
+            RegistryError::UnknownSkill {
+                name: "x".into(),
+                suggestions: Vec::new(),
+            },
+            RegistryError::SkillNotFound {
+                name: "x".into(),
+                available: Vec::new(),
+                more: 0,
+                suggestions: Vec::new(),
+            },
+        ] {
+            let api = registry_error(e);
+            assert_eq!(
+                (api.status, api.code),
+                (StatusCode::NOT_FOUND, "unknown_skill")
+            );
+        }
+    }
 
     #[test]
     fn path_templates() {
