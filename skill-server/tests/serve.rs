@@ -22,7 +22,7 @@ fn serve_answers_and_stops_on_sigterm() {
     }
     // Logs at info level, so the test also covers logging from the server's threads
     // while it starts.
-    let (mut child, addr, logs) = spawn_serve(&args, &[("RUST_LOG", "info")]);
+    let (child, addr, logs) = spawn_serve(&args, &[("RUST_LOG", "info")]);
     let (status, body) = get(&addr, "/v1/skills");
     assert_eq!(status, 200);
     assert!(body.contains("\"pdf-forms\"") && body.contains("\"email.send\""));
@@ -30,16 +30,7 @@ fn serve_answers_and_stops_on_sigterm() {
     assert_eq!(status, 200);
     assert!(body.contains("pdf-forms"));
 
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    terminate(child);
     let logs = logs.join().unwrap();
     assert!(logs.contains("shutting down"), "{logs}");
     // No state_dir: the operator is told what that means for restarts.
@@ -60,6 +51,7 @@ fn serve_without_sources_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no skill sources"));
 }
 
+/// SIGTERM, then a clean exit.
 fn terminate(mut child: Child) {
     let pid = child.id().to_string();
     assert!(
