@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use hyper::body::{Frame, Incoming};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use skill_registry::{
     Budget, Caller, CatalogFormat, Disclosure, Error as RegistryError, Skill, Snapshot, Status,
@@ -764,19 +764,49 @@ fn view<'a>(snapshot: &'a Snapshot, q: &HashMap<String, String>) -> Disclosure<'
         .caller(caller)
 }
 
-fn skill_summary(s: &Skill) -> Value {
-    json!({
-        "name": s.name,
-        "description": s.description,
-        "dialect": s.dialect.as_str(),
-        "layer": s.layer,
-        "status": s.status.as_str(),
-        "domain": s.domain,
-        "model_invocable": s.model_invocable(),
-        "user_invocable": s.user_invocable(),
-        "schedule": s.manifest.schedule,
-        "path": s.path,
-    })
+/// A skill as the listing shows it, borrowed from the snapshot (serialized without copying
+/// the skill into a `Value` first).
+#[derive(Serialize)]
+struct SkillSummary<'a> {
+    name: &'a str,
+    description: &'a str,
+    dialect: &'static str,
+    layer: &'a str,
+    status: &'static str,
+    domain: Option<&'a str>,
+    model_invocable: bool,
+    user_invocable: bool,
+    schedule: Option<&'a str>,
+    path: &'a std::path::Path,
+}
+
+fn skill_summary(s: &Skill) -> SkillSummary<'_> {
+    SkillSummary {
+        name: &s.name,
+        description: &s.description,
+        dialect: s.dialect.as_str(),
+        layer: &s.layer,
+        status: s.status.as_str(),
+        domain: s.domain.as_deref(),
+        model_invocable: s.model_invocable(),
+        user_invocable: s.user_invocable(),
+        schedule: s.manifest.schedule.as_deref(),
+        path: &s.path,
+    }
+}
+
+/// One skill in full: the summary, then its body and what the detail adds.
+#[derive(Serialize)]
+struct SkillDetail<'a> {
+    #[serde(flatten)]
+    summary: SkillSummary<'a>,
+    body: &'a str,
+    body_line: u32,
+    allowed_tools: Option<&'a [String]>,
+    argument_hint: Option<&'a str>,
+    context: Option<&'static str>,
+    diagnostics: &'a [skill_format::Diagnostic],
+    generation: u64,
 }
 
 fn skills(snapshot: &Snapshot, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
@@ -804,7 +834,7 @@ fn skills(snapshot: &Snapshot, q: &HashMap<String, String>) -> Result<Response<B
         }
     };
     let profile = q.get("profile").map(String::as_str);
-    let list: Vec<Value> = snapshot
+    let list: Vec<SkillSummary<'_>> = snapshot
         .entries()
         .filter(|s| all || s.status == Status::Loaded)
         .filter(|s| q.get("layer").is_none_or(|l| &s.layer == l))
@@ -817,9 +847,19 @@ fn skills(snapshot: &Snapshot, q: &HashMap<String, String>) -> Result<Response<B
         .filter(|s| s.affinity(profile) != skill_registry::Affinity::Excluded)
         .map(|s| skill_summary(s))
         .collect();
+    #[derive(Serialize)]
+    struct Listing<'a> {
+        generation: u64,
+        count: usize,
+        skills: Vec<SkillSummary<'a>>,
+    }
     Ok(json_response(
         StatusCode::OK,
-        &json!({ "generation": snapshot.generation(), "count": list.len(), "skills": list }),
+        &Listing {
+            generation: snapshot.generation(),
+            count: list.len(),
+            skills: list,
+        },
     ))
 }
 
@@ -833,20 +873,17 @@ fn skill_detail(snapshot: &Snapshot, name: &str) -> Result<Response<Body>, ApiEr
         }));
     };
     let m = &s.manifest;
-    let mut v = skill_summary(s);
-    if let Value::Object(map) = &mut v {
-        map.insert("body".into(), json!(s.body));
-        map.insert("body_line".into(), json!(s.body_line));
-        map.insert("allowed_tools".into(), json!(m.allowed_tools));
-        map.insert("argument_hint".into(), json!(m.argument_hint));
-        map.insert(
-            "context".into(),
-            json!(m.context.map(|c| format!("{c:?}").to_lowercase())),
-        );
-        map.insert("diagnostics".into(), json!(s.diagnostics));
-        map.insert("generation".into(), json!(snapshot.generation()));
-    }
-    Ok(json_response(StatusCode::OK, &v))
+    let detail = SkillDetail {
+        summary: skill_summary(s),
+        body: &s.body,
+        body_line: s.body_line,
+        allowed_tools: m.allowed_tools.as_deref(),
+        argument_hint: m.argument_hint.as_deref(),
+        context: m.context.map(skill_format::ContextMode::as_str),
+        diagnostics: &s.diagnostics,
+        generation: snapshot.generation(),
+    };
+    Ok(json_response(StatusCode::OK, &detail))
 }
 
 fn catalog(
