@@ -392,11 +392,7 @@ mod tests {
     use super::*;
     use std::fs;
 
-    fn write(root: &Path, rel: &str, text: &str) {
-        let p = root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
+    use crate::test_util::write;
 
     fn dirs(d: &Discovery, root: &Path) -> Vec<String> {
         d.found

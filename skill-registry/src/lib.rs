@@ -45,6 +45,8 @@ mod index;
 mod load;
 mod snapshot;
 mod suggest;
+#[cfg(test)]
+mod test_util;
 #[cfg(feature = "watch")]
 mod watch;
 

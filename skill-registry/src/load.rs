@@ -824,11 +824,7 @@ fn resolve(
 mod tests {
     use super::*;
 
-    fn write(root: &Path, rel: &str, text: &str) {
-        let p = root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
+    use crate::test_util::write;
 
     fn md(name: &str, description: &str) -> String {
         format!("---\nname: {name}\ndescription: {description}\n---\nbody\n")

@@ -121,11 +121,7 @@ fn quoted_flag_values_after_an_unquoted_name() {
 #[test]
 fn commands_route_to_loaded_skills_only_and_never_ambiguously() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write(dir.path(), rel, text);
     // `a_plan` sorts first but is invalid (tool_dispatch without command_tool); `b_plan`
     // is the valid skill declaring `/plan`.
     write(
@@ -259,11 +255,7 @@ fn suggestions_can_be_turned_off() {
 #[test]
 fn builtins_win_over_skill_commands_and_names() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| common::write(dir.path(), rel, text);
     // A pegasus skill named like a built-in, and a lily skill whose command is `exit`.
     write(
         "help/SKILL.md",

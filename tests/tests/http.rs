@@ -630,26 +630,16 @@ fn hot_reload_is_seen_through_the_api_and_the_event_stream() {
         true,
         HttpConfig::default(),
     );
-    let mut events = connect(s.addr);
-    events
-        .write_all(b"GET /v1/events HTTP/1.1\r\nHost: t\r\n\r\n")
-        .unwrap();
-    let mut reader = BufReader::new(events);
-    let mut line = String::new();
-    // Wait for the stream's greeting so the edit below happens after it subscribed.
-    while !line.contains("skills engine events") {
-        line.clear();
-        reader.read_line(&mut line).unwrap();
-    }
+    // Opened (greeting read) before the edit, so the stream has subscribed.
+    let mut reader = open_events(s.addr);
     write(root, "a/SKILL.md", &skill_md("a", "Second."));
-    let mut data = String::new();
-    while !data.contains("\"changed\":[\"a\"]") {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "stream ended");
-        if line.starts_with("data: ") {
-            data = line.clone();
+    let change = loop {
+        let c = next_event(&mut reader, "change");
+        if c["changed"] == serde_json::json!(["a"]) {
+            break c;
         }
-    }
+    };
+    assert!(change["generation"].as_u64() > Some(1), "{change}");
     let d = get(s.addr, "/v1/skills/a").json();
     assert_eq!(d["description"], "Second.");
 }

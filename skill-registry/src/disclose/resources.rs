@@ -384,11 +384,7 @@ mod tests {
     use super::*;
     use crate::{Registry, RegistryConfig, Source};
 
-    fn write(root: &Path, rel: &str, text: &str) {
-        let p = root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
+    use crate::test_util::write;
 
     /// A registry over one skill `s` at `root/s`.
     fn one_skill(root: &Path) -> Registry {

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use skill_registry::{Registry, RegistryConfig, Snapshot, Source};
 use skill_router::Route;
 
-fn write(root: &Path, rel: &str, text: &str) {
+/// Write `text` at `rel` under `root`, creating its folders.
+pub fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, text).unwrap();
