@@ -5,7 +5,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::snapshot::{Skill, Snapshot};
+use crate::skill::Skill;
+use crate::snapshot::Snapshot;
 
 /// What one reload changed, with the snapshot it produced.
 ///

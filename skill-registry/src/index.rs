@@ -11,7 +11,26 @@ use std::collections::hash_map::{Entry, RandomState};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use crate::snapshot::{Resolved, Skill, Status};
+use crate::skill::{Skill, Status};
+
+/// An entry looked up by name ([`Snapshot::resolve`], [`Disclosure::resolve`]): the skill,
+/// and the parts of it that a router copies into every invocation, kept by the snapshot's
+/// name index so that reading them does not touch the skill itself (with thousands of
+/// skills, a skill is rarely in the processor's cache; the index mostly is).
+///
+/// [`Snapshot::resolve`]: crate::Snapshot::resolve
+/// [`Disclosure::resolve`]: crate::Disclosure::resolve
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved<'a> {
+    /// The skill.
+    pub skill: &'a Arc<Skill>,
+    /// Its name (the same text as `skill.name`).
+    pub name: &'a str,
+    /// Its layer (the same text as `skill.layer`).
+    pub layer: &'a str,
+    /// Its handler (the same as `skill.manifest.handler`).
+    pub handler: Option<&'a str>,
+}
 
 /// What the index keeps of one entry.
 #[derive(Debug, Clone)]

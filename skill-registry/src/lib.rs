@@ -43,6 +43,7 @@ mod eligibility;
 mod error;
 mod index;
 mod load;
+mod skill;
 mod snapshot;
 mod suggest;
 #[cfg(test)]
@@ -72,9 +73,11 @@ pub use eligibility::{
     Affinity, DEFAULT_BUILTIN_COMMANDS, Environment, Probe, affinity, current_os,
 };
 pub use error::{Error, Unavailable};
+pub use index::Resolved;
 use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
-pub use snapshot::{Resolved, Skill, Snapshot, Status};
+pub use skill::{Skill, Status};
+pub use snapshot::Snapshot;
 pub use suggest::{MAX_SUGGESTIONS, closest_names};
 #[cfg(feature = "watch")]
 pub use watch::{

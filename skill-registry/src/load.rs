@@ -19,7 +19,8 @@ use skill_format::{
 
 use crate::discover::{Discovery, Found, discover};
 use crate::eligibility;
-use crate::snapshot::{Skill, Snapshot, Status};
+use crate::skill::{Skill, Status};
+use crate::snapshot::Snapshot;
 use crate::{RegistryConfig, Source};
 
 /// Read a file with the checks that must come before reading: a regular file, under the cap.

@@ -1,108 +1,15 @@
-//! The immutable snapshot of loaded skills that readers share.
+//! The immutable snapshot of loaded skills that readers share: every source's entries at
+//! one generation, with the name index built once beside them.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use skill_format::{Diagnostic, Dialect, FileKind, Manifest, Severity};
+use skill_format::{Diagnostic, Severity};
 
 use crate::Source;
-use crate::eligibility::{self, Affinity};
-use crate::index::{Indexed, NameIndex};
-
-/// What became of a skill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Valid and eligible: in use.
-    Loaded,
-    /// Has error diagnostics: excluded (no fallback to a lower layer).
-    Invalid,
-    /// Valid but fails eligibility here: excluded (no fallback to a lower layer).
-    Ineligible,
-    /// Lost to a same-named skill of higher precedence.
-    Shadowed,
-}
-
-impl Status {
-    /// Lowercase name for output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Loaded => "loaded",
-            Status::Invalid => "invalid",
-            Status::Ineligible => "ineligible",
-            Status::Shadowed => "shadowed",
-        }
-    }
-}
-
-/// One skill (or actions domain index) as loaded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Skill {
-    /// The resolved name (`pdf-forms`, `email.send`; notes: the slug of the name).
-    pub name: String,
-    /// The resolved description.
-    pub description: String,
-    /// The dialect it was read as.
-    pub dialect: Dialect,
-    /// Skill or domain index.
-    pub kind: FileKind,
-    /// The layer of its source.
-    pub layer: String,
-    /// Index of its source in the configuration (higher wins).
-    pub source: usize,
-    /// Its file.
-    pub path: PathBuf,
-    /// Its folder (for actions, the domain folder).
-    pub dir: PathBuf,
-    /// Its actions domain, if any.
-    pub domain: Option<String>,
-    /// The typed frontmatter.
-    pub manifest: Manifest,
-    /// The body, byte for byte.
-    pub body: String,
-    /// 1-based line where the body starts.
-    pub body_line: u32,
-    /// What became of it.
-    pub status: Status,
-    /// Its diagnostics (file, precedence and eligibility).
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl Skill {
-    /// Whether the model may invoke it (pegasus `disable-model-invocation` not set).
-    pub fn model_invocable(&self) -> bool {
-        self.manifest.disable_model_invocation != Some(true)
-    }
-
-    /// Whether a user may invoke it by slash command (pegasus `user-invocable` not false).
-    pub fn user_invocable(&self) -> bool {
-        self.manifest.user_invocable != Some(false)
-    }
-
-    /// Its affinity for a profile.
-    pub fn affinity(&self, profile: Option<&str>) -> Affinity {
-        eligibility::affinity(&self.manifest, profile)
-    }
-}
-
-/// An entry looked up by name ([`Snapshot::resolve`], [`Disclosure::resolve`]): the skill,
-/// and the parts of it that a router copies into every invocation, kept by the snapshot's
-/// name index so that reading them does not touch the skill itself (with thousands of
-/// skills, a skill is rarely in the processor's cache; the index mostly is).
-///
-/// [`Disclosure::resolve`]: crate::Disclosure::resolve
-#[derive(Debug, Clone, Copy)]
-pub struct Resolved<'a> {
-    /// The skill.
-    pub skill: &'a Arc<Skill>,
-    /// Its name (the same text as `skill.name`).
-    pub name: &'a str,
-    /// Its layer (the same text as `skill.layer`).
-    pub layer: &'a str,
-    /// Its handler (the same as `skill.manifest.handler`).
-    pub handler: Option<&'a str>,
-}
+use crate::index::{Indexed, NameIndex, Resolved};
+use crate::skill::{Skill, Status};
 
 /// An immutable view of every source at one moment.
 #[derive(Clone, Default)]

@@ -24,7 +24,7 @@ use serde::Serialize;
 use super::tiers::{DOMAIN_USAGE, brief};
 use super::{Disclosure, one_line};
 use crate::eligibility::Affinity;
-use crate::snapshot::Skill;
+use crate::skill::Skill;
 
 /// The budget when neither a char budget nor a context window is given.
 pub const DEFAULT_BUDGET_CHARS: usize = 16_000;

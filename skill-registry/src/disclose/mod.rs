@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use crate::eligibility::Affinity;
 use crate::error::{Error, Unavailable};
-use crate::snapshot::{Resolved, Skill, Snapshot, Status};
+use crate::index::Resolved;
+use crate::skill::{Skill, Status};
+use crate::snapshot::Snapshot;
 use crate::suggest::closest_names;
 
 pub use catalog::{

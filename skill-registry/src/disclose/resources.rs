@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::Disclosure;
 use crate::error::Error;
-use crate::snapshot::Skill;
+use crate::skill::Skill;
 
 /// The largest resource [`Skill::read_resource`] reads.
 pub const MAX_RESOURCE_BYTES: u64 = 1024 * 1024;

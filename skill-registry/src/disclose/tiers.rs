@@ -5,7 +5,7 @@ use skill_format::args::substitute_arguments;
 
 use super::{Disclosure, one_line};
 use crate::error::Error;
-use crate::snapshot::{Skill, Status};
+use crate::skill::{Skill, Status};
 use crate::suggest::closest_names;
 
 /// The most skill names a `load_skill` "not found" answer lists; the rest are counted.
