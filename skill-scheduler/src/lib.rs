@@ -121,24 +121,32 @@
 
 #![deny(missing_docs)]
 
+mod config;
+mod dispatch;
+mod driver;
 mod expr;
+mod history;
 mod jobs;
+mod queue;
 mod scheduler;
 mod state;
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 
 /// The instant and zone types of this crate's API, re-exported so callers need not depend
 /// on `chrono` and `chrono-tz` themselves.
 pub use chrono::{DateTime, SecondsFormat, Utc};
 pub use chrono_tz::Tz;
-pub use expr::{MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
-pub use jobs::{ScheduledSkill, schedule_diagnostic, scheduled_skills};
-pub use scheduler::{
-    CatchUp, Clock, DEFAULT_HISTORY_LIMIT, DispatchFuture, Dispatcher, Fire, JobInfo,
-    MAX_CATCH_UP_SCAN, MAX_HISTORY_LIMIT, MAX_WARNINGS, Outcome, RunRecord, RunResult,
-    STATE_WRITE_LEAD, Scheduler, SchedulerConfig, parse_timezone,
+pub use config::{
+    CatchUp, Clock, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT, SchedulerConfig, parse_timezone,
 };
+pub use dispatch::{DispatchFuture, Dispatcher, Fire, RunResult};
+pub use expr::{MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
+pub use history::{Outcome, RunRecord};
+pub use jobs::{ScheduledSkill, schedule_diagnostic, scheduled_skills};
+pub use queue::{MAX_CATCH_UP_SCAN, MAX_WARNINGS, STATE_WRITE_LEAD};
+pub use scheduler::{JobInfo, Scheduler};
 pub use state::{MAX_STATE_BYTES, STATE_VERSION};
 
 /// Everything that can go wrong in this crate.
@@ -167,6 +175,15 @@ pub enum Error {
     /// [`Scheduler::start`] was called outside a tokio runtime.
     #[error("the scheduler must be started inside a tokio runtime")]
     NoRuntime,
+}
+
+/// A mutex's guard, whether or not a thread panicked while holding it: every structure
+/// the scheduler locks stays consistent between statements, so a poisoned lock is usable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
 }
 
 /// The README's examples, compiled and run as doc tests.

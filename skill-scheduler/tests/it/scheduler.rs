@@ -1,136 +1,13 @@
 //! The scheduler end to end on tokio's paused clock: a registry over a temp folder, a
 //! recording dispatcher, and simulated days that pass without sleeping.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, TimeZone, Utc};
-use skill_registry::{Registry, RegistryConfig, Source};
 use skill_scheduler::{
-    CatchUp, Clock, DispatchFuture, Dispatcher, Fire, Outcome, STATE_WRITE_LEAD, Scheduler,
-    SchedulerConfig, parse_timezone,
+    CatchUp, Clock, Outcome, STATE_WRITE_LEAD, Scheduler, SchedulerConfig, parse_timezone,
 };
 
-fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
-}
-
-/// What a test dispatcher does with a run.
-#[derive(Clone, Copy)]
-enum Behaviour {
-    Quick,
-    Hold(Duration),
-    Fail,
-    Panic,
-}
-
-struct Recorder {
-    fires: Mutex<Vec<Fire>>,
-    behaviour: Behaviour,
-}
-
-impl Recorder {
-    fn new(behaviour: Behaviour) -> Arc<Recorder> {
-        Arc::new(Recorder {
-            fires: Mutex::new(Vec::new()),
-            behaviour,
-        })
-    }
-
-    fn instants(&self, name: &str) -> Vec<DateTime<Utc>> {
-        self.fires
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|f| f.name == name)
-            .map(|f| f.scheduled)
-            .collect()
-    }
-
-    fn all(&self) -> Vec<Fire> {
-        self.fires.lock().unwrap().clone()
-    }
-}
-
-impl Dispatcher for Recorder {
-    fn dispatch(&self, fire: Fire) -> DispatchFuture {
-        self.fires.lock().unwrap().push(fire);
-        let behaviour = self.behaviour;
-        Box::pin(async move {
-            match behaviour {
-                Behaviour::Quick => Ok(()),
-                Behaviour::Hold(d) => {
-                    tokio::time::sleep(d).await;
-                    Ok(())
-                }
-                Behaviour::Fail => Err("handler exited with status 3".to_owned()),
-                Behaviour::Panic => panic!("dispatcher blew up"),
-            }
-        })
-    }
-}
-
-struct Pack {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Pack {
-    fn new() -> Pack {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("skills");
-        std::fs::create_dir_all(root.join("jobs")).unwrap();
-        // The actions layout: a domain folder with its index, one file per action.
-        std::fs::write(
-            root.join("jobs").join("SKILL.md"),
-            "---\ndomain: jobs\ndescription: Scheduled jobs for tests\n---\n# Jobs\n",
-        )
-        .unwrap();
-        Pack { _dir: dir, root }
-    }
-
-    /// Write an actions skill `jobs.<action>` with a schedule (and a body marker).
-    fn job(&self, action: &str, schedule: &str, body: &str) -> PathBuf {
-        let path = self.root.join("jobs").join(format!("{action}.md"));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(
-            &path,
-            format!(
-                "---\nname: jobs.{action}\ndescription: Scheduled job {action}\nschedule: \"{schedule}\"\n---\n\n# jobs.{action}\n\n{body}\n"
-            ),
-        )
-        .unwrap();
-        path
-    }
-
-    fn registry(&self) -> Arc<Registry> {
-        Arc::new(Registry::load(RegistryConfig::with_sources(vec![
-            Source::new(self.root.clone(), "test"),
-        ])))
-    }
-
-    fn state(&self) -> PathBuf {
-        self._dir.path().join("state.json")
-    }
-}
-
-fn config(start: DateTime<Utc>) -> SchedulerConfig {
-    SchedulerConfig {
-        clock: Clock::StartingAt(start),
-        ..SchedulerConfig::default()
-    }
-}
-
-/// Let simulated time pass (the paused clock jumps from timer to timer).
-async fn pass(d: Duration) {
-    tokio::time::sleep(d).await;
-}
-
-const MINUTE: Duration = Duration::from_secs(60);
-const HOUR: Duration = Duration::from_secs(3600);
-const DAY: Duration = Duration::from_secs(86_400);
+use crate::support::*;
 
 #[tokio::test(start_paused = true)]
 async fn weekday_job_skips_the_weekend() {
@@ -628,14 +505,6 @@ async fn the_state_folder_is_created_when_missing() {
     assert!(text.contains("jobs.tick"), "{text}");
 }
 
-/// Let the driver (and the runs it started) act on the current instant without moving
-/// the clock.
-async fn settle() {
-    for _ in 0..8 {
-        tokio::task::yield_now().await;
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_clock_jump_fires_once_instead_of_replaying_every_missed_instant() {
     // (schedule, fires before the jump, the one fire of the jump, the next fire after it)
@@ -826,54 +695,6 @@ async fn removed_skills_leave_the_state_file() {
     pass(MINUTE + Duration::from_secs(1)).await;
     assert_eq!(rec.instants("jobs.kept"), vec![utc(2026, 1, 1, 0, 3, 0)]);
 }
-
-/// The instant the state file at `path` records for `name`, if it does.
-fn recorded(path: &Path, name: &str) -> Option<DateTime<Utc>> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let at = v["last_fires"][name].as_str()?;
-    Some(
-        DateTime::parse_from_rfc3339(at)
-            .unwrap()
-            .with_timezone(&Utc),
-    )
-}
-
-/// What a [`StateReader`] saw as a run started: the skill, its instant, and what the state
-/// file recorded for the skill then.
-type Seen = (String, DateTime<Utc>, Option<DateTime<Utc>>);
-
-/// A dispatcher that reads the state file as each run starts.
-struct StateReader {
-    path: PathBuf,
-    seen: Mutex<Vec<Seen>>,
-}
-
-impl StateReader {
-    fn new(path: PathBuf) -> Arc<StateReader> {
-        Arc::new(StateReader {
-            path,
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Dispatcher for StateReader {
-    fn dispatch(&self, fire: Fire) -> DispatchFuture {
-        let on_disk = recorded(&self.path, &fire.name);
-        self.seen
-            .lock()
-            .unwrap()
-            .push((fire.name, fire.scheduled, on_disk));
-        Box::pin(async { Ok(()) })
-    }
-}
-
-const MS: Duration = Duration::from_millis(1);
 
 #[tokio::test(start_paused = true)]
 async fn the_state_file_records_an_instant_ahead_of_it() {

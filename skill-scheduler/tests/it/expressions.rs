@@ -1,7 +1,6 @@
 //! `Schedule::next_after` against a brute-force minute-by-minute scan with predicates
 //! written by hand from crontab(5), and whole-year invariants in a zone with daylight
 //! saving.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use chrono::{DateTime, Datelike, Duration, TimeZone, Timelike, Utc, Weekday};
 use skill_scheduler::{Schedule, Tz, parse_timezone};
