@@ -1,0 +1,4 @@
+//! The integration tests of `skill-format`, one binary: golden files for the parser.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod golden;
