@@ -15,12 +15,12 @@ use crate::config::{Clock, WallClock};
 use crate::expr::Schedule;
 use crate::jobs::{parse_skill_schedule, schedule_diagnostic};
 
-/// How many missed fire instants [`CatchUp::RunOnceOnStart`] walks through to find the
+/// How many missed fire instants [`CatchUp::RunOnceOnStart`](crate::CatchUp::RunOnceOnStart) walks through to find the
 /// latest one; past this many (an every-second job down for days) it uses the last reached.
 /// Either way the job runs once: its next fire is then looked for after the current second.
 pub const MAX_CATCH_UP_SCAN: usize = 100_000;
 
-/// How many warnings [`Scheduler::warnings`] keeps (the newest); each is also logged
+/// How many warnings [`Scheduler::warnings`](crate::Scheduler::warnings) keeps (the newest); each is also logged
 /// through `tracing` when it happens.
 pub const MAX_WARNINGS: usize = 100;
 
@@ -45,7 +45,7 @@ pub const STATE_WRITE_LEAD: std::time::Duration = std::time::Duration::from_mill
 
 /// One scheduled skill.
 pub(crate) struct Job {
-    /// Shared so [`Scheduler::jobs`] can copy it cheaply under the lock.
+    /// Shared so [`Scheduler::jobs`](crate::Scheduler::jobs) can copy it cheaply under the lock.
     pub(crate) schedule: Arc<Schedule>,
     skill: Arc<Skill>,
     /// Its queued fire.
@@ -248,7 +248,7 @@ impl Core {
         self.generation = cs.generation;
     }
 
-    /// For [`CatchUp::RunOnceOnStart`]: queue a job now, once, if it missed fires.
+    /// For [`CatchUp::RunOnceOnStart`](crate::CatchUp::RunOnceOnStart): queue a job now, once, if it missed fires.
     pub(crate) fn schedule_catch_up(&mut self) {
         let floor = self.floor();
         let names: Vec<Arc<str>> = self.jobs.keys().cloned().collect();

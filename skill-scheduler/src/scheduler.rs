@@ -192,7 +192,7 @@ impl Scheduler {
         lock(&self.core).generation
     }
 
-    /// The scheduler's current time (see [`Clock`]).
+    /// The scheduler's current time (see [`Clock`](crate::Clock)).
     pub fn now(&self) -> DateTime<Utc> {
         lock(&self.core).clock.now()
     }
