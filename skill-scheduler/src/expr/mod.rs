@@ -1,0 +1,476 @@
+//! crontab(5) expressions: parsing into bit sets, with the column of each problem. The
+//! search for the next fire instant in a time zone is in `next`.
+
+mod next;
+#[cfg(test)]
+mod tests;
+
+pub use next::MAX_SEARCH_DAYS;
+
+#[cfg(test)]
+use chrono::{DateTime, TimeZone, Utc};
+
+use crate::Error;
+
+/// Longest expression accepted, in characters. Longer text is rejected at this column + 1
+/// before any field is read (a schedule is one short line; a 100-field string is a mistake).
+pub const MAX_EXPRESSION_CHARS: usize = 256;
+
+/// A parsed crontab(5) schedule.
+///
+/// Build one with [`Schedule::parse`]; ask for fire instants with [`Schedule::next_after`]
+/// or [`Schedule::upcoming`].
+///
+/// ```
+/// use skill_scheduler::{Schedule, Tz};
+/// use chrono::{TimeZone, Utc};
+///
+/// // Every 15 minutes from 9 to 17 on weekdays.
+/// let schedule: Schedule = "*/15 9-17 * * mon-fri".parse()?;
+/// // Friday 2026-11-20 at 17:40 UTC: the last fire of Friday has passed.
+/// let after = Utc.with_ymd_and_hms(2026, 11, 20, 17, 40, 0).unwrap();
+/// let next: Vec<String> = schedule
+///     .upcoming(after, Tz::UTC, 3)
+///     .iter()
+///     .map(|t| t.format("%a %H:%M").to_string())
+///     .collect();
+/// assert_eq!(next, ["Fri 17:45", "Mon 09:00", "Mon 09:15"]);
+///
+/// // Six fields: a leading seconds field.
+/// let twice_a_minute = Schedule::parse("0,30 * * * * *")?;
+/// let t = twice_a_minute.next_after(after, Tz::UTC).unwrap();
+/// assert_eq!(t, Utc.with_ymd_and_hms(2026, 11, 20, 17, 40, 30).unwrap());
+/// # Ok::<(), skill_scheduler::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schedule {
+    text: String,
+    seconds: u64,
+    minutes: u64,
+    hours: u64,
+    days_of_month: u64,
+    months: u64,
+    days_of_week: u64,
+    /// The day-of-month field starts with `*` (cronie's `DOM_STAR`).
+    dom_star: bool,
+    /// The day-of-week field starts with `*` (cronie's `DOW_STAR`).
+    dow_star: bool,
+    /// The seconds, minute or hour field starts with `*`: the job repeats through the day
+    /// and follows elapsed time across daylight-saving changes instead of the wall clock.
+    wild: bool,
+}
+
+/// One field's rules.
+#[derive(Clone, Copy)]
+struct FieldSpec {
+    name: &'static str,
+    min: u32,
+    max: u32,
+    names: &'static [&'static str],
+    /// The value names start at this number (`jan` = 1, `sun` = 0).
+    names_base: u32,
+}
+
+const SECOND: FieldSpec = FieldSpec {
+    name: "second",
+    min: 0,
+    max: 59,
+    names: &[],
+    names_base: 0,
+};
+const MINUTE: FieldSpec = FieldSpec {
+    name: "minute",
+    min: 0,
+    max: 59,
+    names: &[],
+    names_base: 0,
+};
+const HOUR: FieldSpec = FieldSpec {
+    name: "hour",
+    min: 0,
+    max: 23,
+    names: &[],
+    names_base: 0,
+};
+const DAY_OF_MONTH: FieldSpec = FieldSpec {
+    name: "day-of-month",
+    min: 1,
+    max: 31,
+    names: &[],
+    names_base: 0,
+};
+const MONTH: FieldSpec = FieldSpec {
+    name: "month",
+    min: 1,
+    max: 12,
+    names: &[
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ],
+    names_base: 1,
+};
+const DAY_OF_WEEK: FieldSpec = FieldSpec {
+    name: "day-of-week",
+    min: 0,
+    max: 7,
+    names: &["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
+    names_base: 0,
+};
+
+const FIVE_FIELDS: [FieldSpec; 5] = [MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK];
+const SIX_FIELDS: [FieldSpec; 6] = [SECOND, MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK];
+
+/// The `@` shorthands and the five-field text each stands for.
+const MACROS: &[(&str, &str)] = &[
+    ("@yearly", "0 0 1 1 *"),
+    ("@annually", "0 0 1 1 *"),
+    ("@monthly", "0 0 1 * *"),
+    ("@weekly", "0 0 * * 0"),
+    ("@daily", "0 0 * * *"),
+    ("@midnight", "0 0 * * *"),
+    ("@hourly", "0 * * * *"),
+];
+
+fn err(column: usize, message: impl Into<String>) -> Error {
+    Error::Expression {
+        column: u32::try_from(column).unwrap_or(u32::MAX),
+        message: message.into(),
+    }
+}
+
+/// A token of the expression: its text and 1-based column.
+struct Token<'a> {
+    text: &'a str,
+    column: usize,
+}
+
+fn tokens(text: &str) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if c == ' ' || c == '\t' {
+            if let Some(s) = start.take() {
+                out.push(Token {
+                    text: &text[s..i],
+                    column: s + 1,
+                });
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push(Token {
+            text: &text[s..],
+            column: s + 1,
+        });
+    }
+    out
+}
+
+impl Schedule {
+    /// Parse a crontab(5) expression: five fields (`minute hour day-of-month month
+    /// day-of-week`), six with a leading seconds field, or one of `@yearly`, `@annually`,
+    /// `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly`.
+    ///
+    /// Errors are [`Error::Expression`] with the 1-based column of the problem in `text`.
+    pub fn parse(text: &str) -> Result<Schedule, Error> {
+        if text.chars().count() > MAX_EXPRESSION_CHARS {
+            return Err(err(
+                MAX_EXPRESSION_CHARS + 1,
+                format!("the expression is longer than {MAX_EXPRESSION_CHARS} characters"),
+            ));
+        }
+        // Columns are byte offsets + 1 below, so refuse anything but ASCII first.
+        if let Some((i, c)) = text
+            .chars()
+            .enumerate()
+            .find(|(_, c)| !c.is_ascii() || (c.is_ascii_control() && *c != '\t'))
+        {
+            return Err(err(i + 1, format!("unexpected character {c:?}")));
+        }
+        let toks = tokens(text);
+        let Some(first) = toks.first() else {
+            return Err(err(1, "the expression is empty"));
+        };
+        if first.text.starts_with('@') {
+            if let Some(extra) = toks.get(1) {
+                return Err(err(
+                    extra.column,
+                    format!("`{}` takes no fields after it", first.text),
+                ));
+            }
+            let lower = first.text.to_ascii_lowercase();
+            if lower == "@reboot" {
+                return Err(err(
+                    first.column,
+                    "`@reboot` is not supported: a skill schedule names times, not process starts",
+                ));
+            }
+            let Some((_, expansion)) = MACROS.iter().find(|(m, _)| *m == lower) else {
+                return Err(err(
+                    first.column,
+                    format!(
+                        "unknown shorthand `{}`: use @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly",
+                        first.text
+                    ),
+                ));
+            };
+            let mut s = Schedule::parse(expansion)?;
+            s.text = text.to_owned();
+            return Ok(s);
+        }
+        let specs: &[FieldSpec] = match toks.len() {
+            5 => &FIVE_FIELDS,
+            6 => &SIX_FIELDS,
+            n if n > 6 => {
+                return Err(err(
+                    toks[6].column,
+                    format!(
+                        "too many fields ({n}): a schedule has 5 (minute hour day-of-month month day-of-week) or 6 (seconds first)"
+                    ),
+                ));
+            }
+            n => {
+                let next = FIVE_FIELDS[n].name;
+                return Err(err(
+                    text.trim_end().len() + 1,
+                    format!(
+                        "missing the {next} field: a schedule has 5 fields (minute hour day-of-month month day-of-week)"
+                    ),
+                ));
+            }
+        };
+        let mut masks = [0u64; 6];
+        let offset = 6 - specs.len();
+        if offset == 1 {
+            masks[0] = 1; // second 0
+        }
+        for (i, (tok, spec)) in toks.iter().zip(specs).enumerate() {
+            masks[offset + i] = parse_field(tok, spec)?;
+        }
+        let dom_tok = &toks[toks.len() - 3];
+        let dow_tok = &toks[toks.len() - 1];
+        let starts = |t: &Token<'_>| t.text.starts_with('*');
+        let wild = toks[..toks.len() - 3].iter().any(starts);
+        // Day-of-week 7 is Sunday, like 0.
+        let mut dow = masks[5];
+        if dow & (1 << 7) != 0 {
+            dow = (dow & !(1 << 7)) | 1;
+        }
+        let s = Schedule {
+            text: text.to_owned(),
+            seconds: masks[0],
+            minutes: masks[1],
+            hours: masks[2],
+            days_of_month: masks[3],
+            months: masks[4],
+            days_of_week: dow,
+            dom_star: starts(dom_tok),
+            dow_star: starts(dow_tok),
+            wild,
+        };
+        s.check_fires(dom_tok.column)?;
+        Ok(s)
+    }
+
+    /// Reject day-of-month / month combinations that never occur (`0 0 30 2 *`), which
+    /// would otherwise be searched for forever.
+    fn check_fires(&self, dom_column: usize) -> Result<(), Error> {
+        // With neither day field starting with `*`, the OR rule lets the weekday match on
+        // its own, and every weekday occurs in every month.
+        if !self.dom_star && !self.dow_star {
+            return Ok(());
+        }
+        const LONGEST: [u32; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        let fires = (1..=12u32).any(|m| {
+            self.months & (1 << m) != 0
+                && (1..=LONGEST[(m - 1) as usize]).any(|d| self.days_of_month & (1 << d) != 0)
+        });
+        if fires {
+            Ok(())
+        } else {
+            Err(err(
+                dom_column,
+                "this schedule never fires: no month it names has that day of the month",
+            ))
+        }
+    }
+
+    /// The expression as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the job repeats within a day (its seconds, minute or hour field starts with
+    /// `*`). Across daylight-saving changes such a job follows elapsed time; a job at fixed
+    /// times of day follows the wall clock (see the crate docs).
+    pub fn is_wildcard(&self) -> bool {
+        self.wild
+    }
+}
+
+impl std::fmt::Display for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Schedule::parse(s)
+    }
+}
+
+fn parse_field(tok: &Token<'_>, spec: &FieldSpec) -> Result<u64, Error> {
+    let mut mask = 0u64;
+    let mut offset = 0;
+    for item in tok.text.split(',') {
+        let column = tok.column + offset;
+        offset += item.len() + 1;
+        mask |= parse_item(item, column, spec)?;
+    }
+    Ok(mask)
+}
+
+fn parse_item(item: &str, column: usize, spec: &FieldSpec) -> Result<u64, Error> {
+    if item.is_empty() {
+        return Err(err(
+            column,
+            format!(
+                "empty entry in the {} field (two commas, or a comma at an end)",
+                spec.name
+            ),
+        ));
+    }
+    let (range, step) = match item.split_once('/') {
+        Some((r, s)) => (r, Some((s, column + r.len() + 1))),
+        None => (item, None),
+    };
+    let (low, high, is_range) = if range == "*" {
+        // `*` in day-of-week means 0-6 (7 is only an alias of Sunday).
+        let max = if spec.name == DAY_OF_WEEK.name {
+            6
+        } else {
+            spec.max
+        };
+        (spec.min, max, true)
+    } else if let Some((a, b)) = range.split_once('-') {
+        let lo = parse_value(a, column, spec)?;
+        let hi = parse_value(b, column + a.len() + 1, spec)?;
+        if lo > hi {
+            return Err(err(
+                column,
+                format!(
+                    "the range {range} in the {} field is reversed: write it from low to high",
+                    spec.name
+                ),
+            ));
+        }
+        (lo, hi, true)
+    } else {
+        let v = parse_value(range, column, spec)?;
+        (v, v, false)
+    };
+    let step = match step {
+        None => 1,
+        Some((s, scol)) => {
+            if !is_range {
+                return Err(err(
+                    scol - 1,
+                    format!(
+                        "a step needs a range or `*` before it in the {} field (write {range}-{}/{s})",
+                        spec.name, spec.max
+                    ),
+                ));
+            }
+            let n = parse_number(s, scol, spec, "step")?;
+            if n == 0 || n > spec.max.max(1) {
+                return Err(err(
+                    scol,
+                    format!(
+                        "step {s} in the {} field must be between 1 and {}",
+                        spec.name,
+                        spec.max.max(1)
+                    ),
+                ));
+            }
+            n
+        }
+    };
+    let mut mask = 0u64;
+    let mut v = low;
+    while v <= high {
+        mask |= 1 << v;
+        v += step;
+    }
+    Ok(mask)
+}
+
+fn parse_number(text: &str, column: usize, spec: &FieldSpec, what: &str) -> Result<u32, Error> {
+    if text.is_empty() {
+        return Err(err(
+            column,
+            format!("missing {what} in the {} field", spec.name),
+        ));
+    }
+    if let Some(i) = text.find(|c: char| !c.is_ascii_digit()) {
+        return Err(err(
+            column + i,
+            format!(
+                "unexpected `{}` in the {} field",
+                &text[i..i + 1],
+                spec.name
+            ),
+        ));
+    }
+    // Long digit strings are out of range anyway; keep the number small.
+    if text.len() > 4 {
+        return Err(err(
+            column,
+            format!("{what} {text} is out of range in the {} field", spec.name),
+        ));
+    }
+    text.parse::<u32>()
+        .map_err(|_| err(column, format!("{what} {text} is not a number")))
+}
+
+fn parse_value(text: &str, column: usize, spec: &FieldSpec) -> Result<u32, Error> {
+    if text.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        let lower = text.to_ascii_lowercase();
+        return match spec.names.iter().position(|n| *n == lower) {
+            Some(i) => Ok(spec.names_base + i as u32),
+            None if spec.names.is_empty() => Err(err(
+                column,
+                format!("the {} field takes numbers, not `{text}`", spec.name),
+            )),
+            None => Err(err(
+                column,
+                format!(
+                    "`{text}` is not a {} name: use one of {}",
+                    spec.name,
+                    spec.names.join(", ")
+                ),
+            )),
+        };
+    }
+    let v = parse_number(text, column, spec, "value")?;
+    if v < spec.min || v > spec.max {
+        return Err(err(
+            column,
+            format!(
+                "{v} is out of range in the {} field ({}-{})",
+                spec.name, spec.min, spec.max
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// Build a UTC instant from parts; a test and doc helper kept private to the crate.
+#[cfg(test)]
+pub(crate) fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, mo, d, h, mi, s)
+        .single()
+        .unwrap_or_default()
+}
