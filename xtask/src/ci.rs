@@ -6,25 +6,57 @@ use clap::Args;
 
 use crate::process::{cargo, code_of, describe, repo_root, run_status};
 
-/// The CI steps, in order: the arguments of one `cargo` invocation each.
+/// One CI step: environment variables and the arguments of one `cargo` invocation.
+#[derive(Debug)]
+pub struct Step {
+    /// Variables set for this step only, as `(name, value)`.
+    pub env: &'static [(&'static str, &'static str)],
+    /// The arguments after `cargo`.
+    pub args: &'static [&'static str],
+}
+
+impl Step {
+    const fn cargo(args: &'static [&'static str]) -> Step {
+        Step { env: &[], args }
+    }
+
+    /// The step as a shell command line, values quoted: `NAME="value" cargo args...`.
+    pub fn shell(&self) -> String {
+        let mut line = String::new();
+        for (name, value) in self.env {
+            line.push_str(&format!("{name}=\"{value}\" "));
+        }
+        line.push_str("cargo ");
+        line.push_str(&self.args.join(" "));
+        line
+    }
+}
+
+/// The CI steps, in order.
 ///
 /// This is the single list of what CI runs. `.ci/run` must run exactly these commands in
 /// this order, stopping at the first failure; `cargo xtask ci --print` prints them one per
 /// line for comparison.
-pub const STEPS: &[&[&str]] = &[
-    &["fmt", "--all", "--", "--check"],
-    &[
+pub const STEPS: &[Step] = &[
+    Step::cargo(&["fmt", "--all", "--", "--check"]),
+    Step::cargo(&[
         "clippy",
         "--workspace",
         "--all-targets",
         "--",
         "-D",
         "warnings",
-    ],
-    &["test", "--workspace"],
+    ]),
+    Step::cargo(&["test", "--workspace"]),
+    // The API docs build without a warning (broken links, bad code blocks): what docs.rs
+    // would show is checked like code.
+    Step {
+        env: &[("RUSTDOCFLAGS", "-D warnings")],
+        args: &["doc", "--no-deps", "--workspace"],
+    },
     // Every library crate packages and builds from its package alone (the published
     // crates' file lists and metadata are right); the unpublished ones are left out.
-    &[
+    Step::cargo(&[
         "package",
         "--workspace",
         "--exclude",
@@ -33,7 +65,7 @@ pub const STEPS: &[&[&str]] = &[
         "skills-tests",
         "--exclude",
         "pack-snapshot-example",
-    ],
+    ]),
 ];
 
 /// Arguments of `cargo xtask ci`.
@@ -48,15 +80,17 @@ pub struct CiArgs {
 pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
     if args.print {
         for step in STEPS {
-            println!("cargo {}", step.join(" "));
+            println!("{}", step.shell());
         }
         return Ok(ExitCode::SUCCESS);
     }
     let root = repo_root()?;
     for step in STEPS {
         let mut cmd = cargo();
-        cmd.args(*step).current_dir(&root);
-        eprintln!("==> cargo {}", step.join(" "));
+        cmd.args(step.args)
+            .envs(step.env.iter().copied())
+            .current_dir(&root);
+        eprintln!("==> {}", step.shell());
         let status = run_status(&mut cmd)?;
         if !status.success() {
             let code = code_of(status);
@@ -73,14 +107,34 @@ mod tests {
     use super::STEPS;
 
     /// The `cargo ...` command lines of a shell script, in order, with continuation lines
-    /// joined and comments dropped.
+    /// joined, comments dropped, and `NAME=value` assignments before `cargo` kept in front
+    /// (unquoted).
     fn cargo_lines(script: &str) -> Vec<String> {
         let joined = script.replace("\\\n", " ");
         joined
             .lines()
             .map(|l| l.split('#').next().unwrap_or("").trim())
-            .filter(|l| l.starts_with("cargo "))
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter_map(|l| {
+                let mut rest = l;
+                let mut env = Vec::new();
+                while let Some((name, after)) = rest.split_once('=') {
+                    let is_name = !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+                    if !is_name {
+                        break;
+                    }
+                    let (value, after) = match after.strip_prefix('"') {
+                        Some(quoted) => quoted.split_once('"')?,
+                        None => after.split_once(' ').unwrap_or((after, "")),
+                    };
+                    env.push(format!("{name}={value}"));
+                    rest = after.trim_start();
+                }
+                let args = rest.strip_prefix("cargo ")?;
+                env.push("cargo".to_owned());
+                env.extend(args.split_whitespace().map(str::to_owned));
+                Some(env.join(" "))
+            })
             .collect()
     }
 
@@ -90,17 +144,33 @@ mod tests {
         let script = std::fs::read_to_string(path).unwrap_or_else(|e| format!("unreadable: {e}"));
         let expected: Vec<String> = STEPS
             .iter()
-            .map(|step| format!("cargo {}", step.join(" ")))
+            .map(|step| {
+                let env = step.env.iter().map(|(n, v)| format!("{n}={v} "));
+                format!("{}cargo {}", env.collect::<String>(), step.args.join(" "))
+            })
             .collect();
         assert_eq!(cargo_lines(&script), expected, "{path}");
     }
 
     #[test]
     fn cargo_lines_reads_only_commands() {
-        let script = "#!/bin/sh\n# cargo not this\nset -e\ncargo fmt --all \\\n  -- --check\necho cargo\n  cargo test  --workspace # why\n";
+        let script = "#!/bin/sh\n# cargo not this\nset -e\ncargo fmt --all \\\n  -- --check\necho cargo\n  cargo test  --workspace # why\nA_B=\"-x y\" C=1 cargo doc\nX=1 echo cargo\n";
         assert_eq!(
             cargo_lines(script),
-            ["cargo fmt --all -- --check", "cargo test --workspace"]
+            [
+                "cargo fmt --all -- --check",
+                "cargo test --workspace",
+                "A_B=-x y C=1 cargo doc"
+            ]
+        );
+    }
+
+    #[test]
+    fn shell_lines_quote_values() {
+        let doc = STEPS.iter().find(|s| s.args.first() == Some(&"doc"));
+        assert_eq!(
+            doc.map(|s| s.shell()).as_deref(),
+            Some("RUSTDOCFLAGS=\"-D warnings\" cargo doc --no-deps --workspace")
         );
     }
 }

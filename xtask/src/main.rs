@@ -14,8 +14,8 @@
 //! - `cargo xtask snapshot [--update]`: the skill-pack report of every bundled pack (and
 //!   `packs/broken`), compared with the committed `tests/pack-reports/<pack>.txt`; fails with a
 //!   summary of changed lines on drift, `--update` rewrites them.
-//! - `cargo xtask ci`: the CI steps (`cargo fmt`, `cargo clippy`, `cargo test`), which
-//!   `.ci/run` must match (see [`ci::STEPS`]).
+//! - `cargo xtask ci`: the CI steps (`cargo fmt`, `cargo clippy`, `cargo test`, `cargo doc`
+//!   with warnings denied, `cargo package`), which `.ci/run` must match (see [`ci::STEPS`]).
 //!
 //! Exit codes: those of the commands it runs, passed through; 2 for its own usage or I/O
 //! errors.
@@ -24,6 +24,9 @@ mod bench;
 mod ci;
 mod process;
 mod snapshot;
+#[cfg(test)]
+#[allow(clippy::panic)] // A failing check reports its list of problems by panicking.
+mod tidy;
 mod validate;
 
 use std::process::ExitCode;
@@ -58,8 +61,9 @@ enum Command {
     /// their defaults; `cargo xtask bench NAME --help` lists a benchmark's options.
     Bench(bench::BenchArgs),
     /// Run the CI steps in order, stopping at the first failure: `cargo fmt --check`,
-    /// `cargo clippy --workspace --all-targets -D warnings`, `cargo test --workspace` (what
-    /// `.ci/run` runs; `--print` lists them).
+    /// `cargo clippy --workspace --all-targets -D warnings`, `cargo test --workspace`,
+    /// `cargo doc --no-deps --workspace` with `RUSTDOCFLAGS="-D warnings"`, `cargo package`
+    /// (what `.ci/run` runs; `--print` lists them).
     Ci(ci::CiArgs),
 }
 
