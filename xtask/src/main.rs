@@ -53,7 +53,7 @@ enum Command {
     /// dialect; `packs/broken` is deliberately invalid and left out.
     Validate(validate::ValidateArgs),
     /// Render the pack report (skill-pack) of every bundled pack, packs/broken included,
-    /// and compare it with the committed tests/pack-reports/<pack>.txt. Exit 1 with a
+    /// and compare it with the committed `tests/pack-reports/<pack>.txt`. Exit 1 with a
     /// summary of changed lines on drift; `--update` rewrites the files.
     Snapshot(snapshot::SnapshotArgs),
     /// Run benchmarks in release mode and print one table of figures, each with its ratio
