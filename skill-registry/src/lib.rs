@@ -43,6 +43,7 @@ mod eligibility;
 mod error;
 mod index;
 mod load;
+mod manifest;
 mod snapshot;
 mod suggest;
 #[cfg(test)]
@@ -74,6 +75,11 @@ pub use eligibility::{
 pub use error::{Error, Unavailable};
 use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
+use manifest::Recompute;
+pub use manifest::{
+    FileEntry, FileManifest, MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES,
+    Sha256,
+};
 pub use snapshot::{Resolved, Skill, Snapshot, Status};
 pub use suggest::{MAX_SUGGESTIONS, closest_names};
 #[cfg(feature = "watch")]
@@ -218,6 +224,7 @@ impl Registry {
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
+        let snapshot = manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes);
         Registry {
             config,
             current: ArcSwap::from_pointee(snapshot),
@@ -263,12 +270,23 @@ impl Registry {
             Scope::Paths(paths) => loader.load_edits(&self.config, &old, generation, paths),
             Scope::All => None,
         };
-        let next = Arc::new(match fast {
+        let next = match fast {
             Some(snapshot) => snapshot,
             None => loader.load(&self.config, generation, scope),
-        });
+        };
+        let recompute = match scope {
+            Scope::All => Recompute::All,
+            Scope::Paths(paths) => Recompute::Paths(paths),
+        };
+        let next = Arc::new(manifest::attach(
+            next,
+            Some(&old),
+            recompute,
+            &mut loader.hashes,
+        ));
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()
+            && old.same_files(&next)
             && old.diagnostics() == next.diagnostics()
             && old.shadowed().len() == next.shadowed().len()
         {

@@ -180,6 +180,8 @@ pub(crate) enum Scope<'a> {
 pub(crate) struct Loader {
     discoveries: Vec<Option<Discovery>>,
     files: HashMap<PathBuf, Cached>,
+    /// File digests for the per-file manifests (`manifest.rs`).
+    pub(crate) hashes: crate::manifest::HashCache,
 }
 
 impl Loader {
@@ -709,7 +711,14 @@ where
 
 /// Build a snapshot from the configuration's sources in one go (no reload state kept).
 pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
-    Loader::default().load(config, generation, Scope::All)
+    let mut loader = Loader::default();
+    let snapshot = loader.load(config, generation, Scope::All);
+    crate::manifest::attach(
+        snapshot,
+        None,
+        crate::manifest::Recompute::All,
+        &mut loader.hashes,
+    )
 }
 
 /// Precedence and eligibility for one name: the winner (marked invalid or ineligible when

@@ -1,6 +1,6 @@
 //! The immutable snapshot of loaded skills that readers share.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use skill_format::{Diagnostic, Dialect, FileKind, Manifest, Severity};
 use crate::Source;
 use crate::eligibility::{self, Affinity};
 use crate::index::{Indexed, NameIndex};
+use crate::manifest::FileManifest;
 
 /// What became of a skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +119,8 @@ pub struct Snapshot {
     shadowed: Vec<Arc<Skill>>,
     diagnostics: Vec<Diagnostic>,
     sources: Vec<Source>,
+    /// Every entry's files, by the entry's file path (see `manifest.rs`).
+    manifests: HashMap<PathBuf, Arc<FileManifest>>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -152,6 +155,7 @@ impl Snapshot {
             shadowed,
             diagnostics,
             sources,
+            manifests: HashMap::new(),
         }
     }
 
@@ -236,6 +240,36 @@ impl Snapshot {
 
     pub(crate) fn domain_map(&self) -> &BTreeMap<String, Arc<Skill>> {
         &self.domains
+    }
+
+    /// The files of the winning entry for a name (whatever its status): each file's
+    /// relative path, size and SHA-256, and the folder digest ([`FileManifest`]).
+    pub fn manifest(&self, name: &str) -> Option<&FileManifest> {
+        self.entry(name).and_then(|s| self.manifest_of(s))
+    }
+
+    /// The files of any entry of this snapshot (a winner, a domain index or a shadowed one).
+    pub fn manifest_of(&self, skill: &Skill) -> Option<&FileManifest> {
+        self.manifests.get(&skill.path).map(|m| &**m)
+    }
+
+    pub(crate) fn manifest_by_path(&self, path: &std::path::Path) -> Option<&Arc<FileManifest>> {
+        self.manifests.get(path)
+    }
+
+    pub(crate) fn set_manifests(&mut self, manifests: HashMap<PathBuf, Arc<FileManifest>>) {
+        self.manifests = manifests;
+    }
+
+    /// Whether every entry has the same files as in `other` (compared by pointer first).
+    pub(crate) fn same_files(&self, other: &Snapshot) -> bool {
+        self.manifests.len() == other.manifests.len()
+            && self.manifests.iter().all(|(p, m)| {
+                other
+                    .manifests
+                    .get(p)
+                    .is_some_and(|o| Arc::ptr_eq(m, o) || **m == **o)
+            })
     }
 
     /// The sources it was loaded from, lowest precedence first.
