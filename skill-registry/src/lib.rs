@@ -44,6 +44,7 @@ mod error;
 mod index;
 mod load;
 mod manifest;
+mod scan;
 mod snapshot;
 mod suggest;
 #[cfg(test)]
@@ -79,6 +80,9 @@ use manifest::Recompute;
 pub use manifest::{
     FileEntry, FileManifest, MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES,
     Sha256,
+};
+pub use scan::{
+    MAX_FINDINGS_PER_CODE, MAX_SCAN_BYTES, MIN_BLOB_CHARS, SCAN_CODES, scan_text, severity_of,
 };
 pub use snapshot::{Resolved, Skill, Snapshot, Status};
 pub use suggest::{MAX_SUGGESTIONS, closest_names};

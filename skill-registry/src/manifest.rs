@@ -23,6 +23,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256 as Hasher};
 
+use skill_format::Diagnostic;
+
 use crate::disclose::open_without_waiting;
 use crate::snapshot::{Skill, Snapshot};
 
@@ -110,12 +112,15 @@ pub struct FileEntry {
     pub sha256: Option<Sha256>,
 }
 
-/// Every file of one skill, sorted by path, and the folder digest derived from them.
+/// Every file of one skill, sorted by path, and the folder digest derived from them; with
+/// the content scan's findings over its text files (which the digest does not cover: they
+/// follow from the bytes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileManifest {
     files: Vec<FileEntry>,
     complete: bool,
     digest: Sha256,
+    findings: Vec<Diagnostic>,
 }
 
 impl FileManifest {
@@ -127,7 +132,21 @@ impl FileManifest {
             files,
             complete,
             digest,
+            findings: Vec::new(),
         }
+    }
+
+    /// The content scan's findings over the skill file and its text resources (files that
+    /// are UTF-8, hold no NUL byte and are at most [`crate::MAX_SCAN_BYTES`]), by path,
+    /// line and column.
+    pub fn findings(&self) -> &[Diagnostic] {
+        &self.findings
+    }
+
+    /// Compute a skill's manifest now, reading and hashing (and scanning) every file; a
+    /// snapshot's manifests ([`Snapshot::manifest`]) are computed once and reused instead.
+    pub fn compute(skill: &Skill) -> FileManifest {
+        compute(skill, &mut HashCache::default(), &mut HashSet::new())
     }
 
     /// The files, sorted by path.
@@ -209,11 +228,12 @@ impl Stamp {
     }
 }
 
-/// A file as last hashed.
+/// A file as last hashed (and scanned, when it is text).
 #[derive(Debug, Clone)]
 struct Hashed {
     stamp: Stamp,
     sha256: Option<Sha256>,
+    findings: Arc<[Diagnostic]>,
 }
 
 /// The digests of every file hashed so far, by absolute path, reused while a file's
@@ -235,27 +255,51 @@ impl HashCache {
     /// The digest of the file at `path`, whose metadata is `meta`: the cached one when the
     /// stamp matches, else read and hashed now. `None` when the file is too large for the
     /// remaining `budget` or cannot be read.
+    #[cfg(test)]
     fn digest(&mut self, path: &Path, meta: &fs::Metadata, budget: &mut u64) -> Option<Sha256> {
+        self.digest_and_scan(path, meta, budget).0
+    }
+
+    /// [`HashCache::digest`], and the content scan's findings when the file is text.
+    fn digest_and_scan(
+        &mut self,
+        path: &Path,
+        meta: &fs::Metadata,
+        budget: &mut u64,
+    ) -> (Option<Sha256>, Arc<[Diagnostic]>) {
         let stamp = Stamp::of(meta);
-        if let Some(h) = self.files.get(&path.to_path_buf()) {
+        if let Some(h) = self.files.get(path) {
             if h.stamp == stamp {
                 if h.sha256.is_some() {
                     *budget = budget.saturating_sub(stamp.len);
                 }
-                return h.sha256;
+                return (h.sha256, h.findings.clone());
             }
         }
         if stamp.len > MAX_HASHED_FILE_BYTES || stamp.len > *budget {
-            return None;
+            return (None, Arc::from([]));
         }
         self.hashed += 1;
-        let sha256 = hash_file(path, stamp.len);
+        let (sha256, findings) = if stamp.len <= crate::MAX_SCAN_BYTES {
+            match read_small(path, stamp.len) {
+                Some(bytes) => (Some(Sha256::of(&bytes)), scan_bytes(path, &bytes)),
+                None => (None, Arc::from([])),
+            }
+        } else {
+            (hash_file(path, stamp.len), Arc::from([]))
+        };
         if sha256.is_some() {
             *budget = budget.saturating_sub(stamp.len);
         }
-        self.files
-            .insert(path.to_path_buf(), Hashed { stamp, sha256 });
-        sha256
+        self.files.insert(
+            path.to_path_buf(),
+            Hashed {
+                stamp,
+                sha256,
+                findings: findings.clone(),
+            },
+        );
+        (sha256, findings)
     }
 
     /// Forget every file not in `keep` (after a full pass, so removed files do not pile up).
@@ -289,6 +333,33 @@ fn hash_file(path: &Path, expected: u64) -> Option<Sha256> {
     (total == expected).then(|| Sha256(h.finalize().into()))
 }
 
+/// Read a whole file of `expected` bytes (small: at most [`crate::MAX_SCAN_BYTES`]);
+/// `None` when it cannot be read or its size changed.
+fn read_small(path: &Path, expected: u64) -> Option<Vec<u8>> {
+    let mut file = open_without_waiting(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+    (&mut file)
+        .take(expected.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 == expected).then_some(bytes)
+}
+
+/// The content scan of a file's bytes: text only (UTF-8 without NUL bytes); binary files
+/// are hashed but not scanned.
+fn scan_bytes(path: &Path, bytes: &[u8]) -> Arc<[Diagnostic]> {
+    if bytes.contains(&0) {
+        return Arc::from([]);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Arc::from(crate::scan::scan_text(path, text)),
+        Err(_) => Arc::from([]),
+    }
+}
+
 /// The relative path of a skill's own file in its manifest, and the folder the manifest's
 /// paths are relative to.
 fn skill_file_rel(skill: &Skill) -> String {
@@ -307,11 +378,13 @@ pub(crate) fn compute(
 ) -> FileManifest {
     let mut budget = MAX_HASHED_SKILL_BYTES;
     let mut files = Vec::new();
+    let mut findings = Vec::new();
     let mut complete = true;
     let mut add = |abs: PathBuf, rel: String, files: &mut Vec<FileEntry>| {
         match fs::metadata(&abs) {
             Ok(meta) if meta.is_file() => {
-                let sha256 = cache.digest(&abs, &meta, &mut budget);
+                let (sha256, found) = cache.digest_and_scan(&abs, &meta, &mut budget);
+                findings.extend(found.iter().cloned());
                 files.push(FileEntry {
                     path: rel,
                     size: meta.len(),
@@ -339,7 +412,9 @@ pub(crate) fn compute(
         }
         Err(_) => complete = false,
     }
-    FileManifest::new(files, complete)
+    let mut manifest = FileManifest::new(files, complete);
+    manifest.findings = findings;
+    manifest
 }
 
 /// Which skills need their manifest computed again.
