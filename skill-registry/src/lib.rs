@@ -43,12 +43,14 @@ mod eligibility;
 mod error;
 mod index;
 mod load;
+mod lock;
 mod manifest;
 mod scan;
 mod snapshot;
 mod suggest;
 #[cfg(test)]
 mod test_util;
+mod trust;
 #[cfg(feature = "watch")]
 mod watch;
 
@@ -76,6 +78,7 @@ pub use eligibility::{
 pub use error::{Error, Unavailable};
 use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
+pub use lock::{Drift, LOCK_VERSION, Lock, LockedSkill, MAX_LOCK_BYTES, SkillDrift};
 use manifest::Recompute;
 pub use manifest::{
     FileEntry, FileManifest, MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES,
@@ -86,6 +89,7 @@ pub use scan::{
 };
 pub use snapshot::{Resolved, Skill, Snapshot, Status};
 pub use suggest::{MAX_SUGGESTIONS, closest_names};
+pub use trust::TrustPolicy;
 #[cfg(feature = "watch")]
 pub use watch::{
     Changes, DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, WatchOptions, Watcher, watch_folders,
@@ -153,6 +157,8 @@ pub struct RegistryConfig {
     pub environment: Environment,
     /// Parsing threads; 0 uses every core.
     pub threads: usize,
+    /// What trust levels, scan findings and a lock file decide ([`TrustPolicy`]).
+    pub trust: TrustPolicy,
 }
 
 impl RegistryConfig {
@@ -164,6 +170,7 @@ impl RegistryConfig {
             discover: DiscoverOptions::default(),
             environment: Environment::default(),
             threads: 0,
+            trust: TrustPolicy::default(),
         }
     }
 
@@ -229,9 +236,10 @@ impl Registry {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
         let snapshot = manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes);
+        let snapshot = loader.keep_base(snapshot, &config);
         Registry {
             config,
-            current: ArcSwap::from_pointee(snapshot),
+            current: ArcSwap::new(snapshot),
             loader: Mutex::new(loader),
             subscribers: Subscribers::default(),
         }
@@ -269,9 +277,11 @@ impl Registry {
             Err(poisoned) => poisoned.into_inner(),
         };
         let old = self.current.load_full();
+        // Incremental work starts from the snapshot before the trust policy's pass.
+        let base = loader.base.clone().unwrap_or_else(|| old.clone());
         let generation = old.generation() + 1;
         let fast = match scope {
-            Scope::Paths(paths) => loader.load_edits(&self.config, &old, generation, paths),
+            Scope::Paths(paths) => loader.load_edits(&self.config, &base, generation, paths),
             Scope::All => None,
         };
         let next = match fast {
@@ -282,12 +292,8 @@ impl Registry {
             Scope::All => Recompute::All,
             Scope::Paths(paths) => Recompute::Paths(paths),
         };
-        let next = Arc::new(manifest::attach(
-            next,
-            Some(&old),
-            recompute,
-            &mut loader.hashes,
-        ));
+        let next = manifest::attach(next, Some(&base), recompute, &mut loader.hashes);
+        let next = loader.keep_base(next, &self.config);
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()
             && old.same_files(&next)

@@ -182,6 +182,9 @@ pub(crate) struct Loader {
     files: HashMap<PathBuf, Cached>,
     /// File digests for the per-file manifests (`manifest.rs`).
     pub(crate) hashes: crate::manifest::HashCache,
+    /// The last snapshot before the trust policy's pass (`trust.rs`), which the next
+    /// incremental load starts from.
+    pub(crate) base: Option<Arc<Snapshot>>,
 }
 
 impl Loader {
@@ -281,6 +284,18 @@ impl Loader {
             diagnostics.extend(d.diagnostics.iter().cloned());
         }
         resolve(candidates, diagnostics, config, generation)
+    }
+
+    /// Keep `snapshot` (with its manifests) as the base of the next incremental load, and
+    /// return it as served: after the trust policy's pass.
+    pub(crate) fn keep_base(
+        &mut self,
+        snapshot: Snapshot,
+        config: &RegistryConfig,
+    ) -> Arc<Snapshot> {
+        let base = Arc::new(snapshot);
+        self.base = Some(base.clone());
+        crate::trust::apply(base, config)
     }
 
     /// The fast path for edits of files already known (the common case of hot reload):
@@ -713,12 +728,14 @@ where
 pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
     let mut loader = Loader::default();
     let snapshot = loader.load(config, generation, Scope::All);
-    crate::manifest::attach(
+    let snapshot = crate::manifest::attach(
         snapshot,
         None,
         crate::manifest::Recompute::All,
         &mut loader.hashes,
-    )
+    );
+    let served = crate::trust::apply(Arc::new(snapshot), config);
+    Arc::unwrap_or_clone(served)
 }
 
 /// Precedence and eligibility for one name: the winner (marked invalid or ineligible when

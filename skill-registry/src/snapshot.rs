@@ -257,6 +257,10 @@ impl Snapshot {
         self.manifests.get(path)
     }
 
+    pub(crate) fn share_manifests(&mut self, other: &Snapshot) {
+        self.manifests = other.manifests.clone();
+    }
+
     pub(crate) fn set_manifests(&mut self, manifests: HashMap<PathBuf, Arc<FileManifest>>) {
         self.manifests = manifests;
     }

@@ -31,6 +31,7 @@ mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
 mod serve_cmd;
+mod trust_config;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
