@@ -69,7 +69,7 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
             m.start(),
             format!(
                 "a `{}` URI carries inline content a reviewer does not see as text; ship it as a file in assets/ instead",
-                m.as_str().trim_end_matches(',')
+                m.as_str().rsplit_once(',').map_or(m.as_str(), |(head, _)| head)
             ),
         );
     }
