@@ -170,6 +170,31 @@ codes! {
     ExampleDoesNotRoute => "example-does-not-route",
     /// A `schedule` that is not a crontab(5) expression, or can never fire.
     InvalidSchedule => "invalid-schedule",
+    // --- Content scan and trust (skill-registry's scan, trust policy and lock) ------------
+    /// Text telling the model to ignore or override its earlier instructions.
+    ScanOverrideInstructions => "scan-override-instructions",
+    /// Text asking to reveal the system prompt, secrets, credentials or the environment.
+    ScanRevealSecrets => "scan-reveal-secrets",
+    /// Invisible characters (zero-width, tag characters) that hide text from a reviewer.
+    ScanHiddenUnicode => "scan-hidden-unicode",
+    /// Bidirectional-control characters that make text display in another order than read.
+    ScanBidiControl => "scan-bidi-control",
+    /// A long base64 or hex blob: content a reviewer cannot read.
+    ScanEncodedBlob => "scan-encoded-blob",
+    /// A link or command that sends secrets, environment or credential files out.
+    ScanExfiltration => "scan-exfiltration",
+    /// A download piped straight into a shell or interpreter (`curl ... | sh`).
+    ScanPipeToShell => "scan-pipe-to-shell",
+    /// A `data:` URI carrying inline content.
+    ScanDataUri => "scan-data-uri",
+    /// An HTML comment (invisible when rendered) that carries instructions.
+    ScanCommentInstructions => "scan-comment-instructions",
+    /// A skill from a low-trust source has scan findings, so it is not loaded.
+    UntrustedFindings => "untrusted-findings",
+    /// The skill's files do not match the lock file (`require_lock`).
+    LockMismatch => "lock-mismatch",
+    /// The lock file could not be read or parsed (`require_lock`): nothing is loaded.
+    LockUnreadable => "lock-unreadable",
 }
 
 impl fmt::Display for Code {

@@ -6,7 +6,8 @@
 //! 1. every skill and domain index with its layer, dialect and status (eligibility);
 //! 2. the shadowed entries;
 //! 3. the diagnostics, as `skill-server validate` reports them (file diagnostics, example
-//!    lint, schedules that do not parse);
+//!    lint, schedules that do not parse), then the content scan's findings (a
+//!    `scan findings` section, only when there are any);
 //! 4. the catalog in each format (markdown, XML, JSON) with its budget report;
 //! 5. the `get_skill` tiers: the top level and each domain;
 //! 6. every `## Examples` line with the route it takes;
@@ -205,6 +206,7 @@ pub fn report_with<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result
     header(&mut out, &roots, config);
     skills(&mut out, &snapshot, &roots);
     diagnostics_section(&mut out, &snapshot, &roots);
+    findings_section(&mut out, &snapshot, &roots);
     catalogs(&mut out, &snapshot, &roots, config);
     tiers(&mut out, &snapshot, config);
     examples(&mut out, &snapshot, config);
@@ -527,6 +529,46 @@ fn diagnostics_section(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
             _ => path,
         };
         let _ = writeln!(out, "{place}: {text}");
+    }
+}
+
+/// The content scan's findings over every entry's files (skill files and text resources),
+/// whatever the entry's trust level or status; the section is left out when there are none.
+fn findings_section(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
+    let mut rows: Vec<DiagnosticRow> = snapshot
+        .entries()
+        .chain(snapshot.domains())
+        .chain(snapshot.shadowed())
+        .filter_map(|s| snapshot.manifest_of(s))
+        .flat_map(|m| m.findings())
+        .map(|d| {
+            (
+                rel(&d.path, roots),
+                d.line,
+                d.column,
+                d.code.as_str(),
+                format!(
+                    "{}[{}]: {}",
+                    d.severity.as_str(),
+                    d.code.as_str(),
+                    d.message
+                ),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows.dedup();
+    if rows.is_empty() {
+        return;
+    }
+    section(out, &format!("scan findings ({})", rows.len()));
+    for (path, line, column, _, text) in rows {
+        let _ = writeln!(
+            out,
+            "{path}:{}:{}: {text}",
+            line.unwrap_or(0),
+            column.unwrap_or(0)
+        );
     }
 }
 

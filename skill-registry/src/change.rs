@@ -42,7 +42,19 @@ impl ChangeSet {
 
     /// Compare two snapshots.
     pub fn between(old: &Snapshot, new: Arc<Snapshot>) -> ChangeSet {
-        let (added, changed, removed) = diff(old.entry_map(), new.entry_map());
+        let (added, mut changed, removed) = diff(old.entry_map(), new.entry_map());
+        // A skill whose files changed (a resource edited) is changed too.
+        for (name, skill) in new.entry_map() {
+            let files_differ = old
+                .entry_map()
+                .get(name)
+                .is_some_and(|before| old.manifest_of(before) != new.manifest_of(skill));
+            if files_differ {
+                changed.push(name.clone());
+            }
+        }
+        changed.sort();
+        changed.dedup();
         let (da, dc, dr) = diff(old.domain_map(), new.domain_map());
         let mut domains: Vec<String> = da.into_iter().chain(dc).chain(dr).collect();
         domains.sort();

@@ -124,6 +124,14 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A lock file (`skill-server lock`) could not be read, parsed or written.
+    #[error("lock file {}: {reason}", path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What is wrong, in words a person can act on.
+        reason: String,
+    },
 }
 
 fn did_you_mean(suggestions: &[String]) -> String {

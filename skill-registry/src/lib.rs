@@ -43,11 +43,15 @@ mod eligibility;
 mod error;
 mod index;
 mod load;
+mod lock;
+mod manifest;
+mod scan;
 mod skill;
 mod snapshot;
 mod suggest;
 #[cfg(test)]
 mod test_util;
+mod trust;
 #[cfg(feature = "watch")]
 mod watch;
 
@@ -76,9 +80,19 @@ pub use error::{Error, Unavailable};
 pub use index::Resolved;
 use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
+pub use lock::{Drift, LOCK_VERSION, Lock, LockedSkill, MAX_LOCK_BYTES, SkillDrift};
+use manifest::Recompute;
+pub use manifest::{
+    FileEntry, FileManifest, MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES,
+    Sha256,
+};
+pub use scan::{
+    MAX_FINDINGS_PER_CODE, MAX_SCAN_BYTES, MIN_BLOB_CHARS, SCAN_CODES, scan_text, severity_of,
+};
 pub use skill::{Skill, Status};
 pub use snapshot::Snapshot;
 pub use suggest::{MAX_SUGGESTIONS, closest_names};
+pub use trust::TrustPolicy;
 #[cfg(feature = "watch")]
 pub use watch::{
     Changes, DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, WatchOptions, Watcher, watch_folders,
@@ -146,6 +160,8 @@ pub struct RegistryConfig {
     pub environment: Environment,
     /// Parsing threads; 0 uses every core.
     pub threads: usize,
+    /// What trust levels, scan findings and a lock file decide ([`TrustPolicy`]).
+    pub trust: TrustPolicy,
 }
 
 impl RegistryConfig {
@@ -157,6 +173,7 @@ impl RegistryConfig {
             discover: DiscoverOptions::default(),
             environment: Environment::default(),
             threads: 0,
+            trust: TrustPolicy::default(),
         }
     }
 
@@ -221,9 +238,11 @@ impl Registry {
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
+        let snapshot = manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes);
+        let snapshot = loader.keep_base(snapshot, &config);
         Registry {
             config,
-            current: ArcSwap::from_pointee(snapshot),
+            current: ArcSwap::new(snapshot),
             loader: Mutex::new(loader),
             subscribers: Subscribers::default(),
         }
@@ -261,17 +280,26 @@ impl Registry {
             Err(poisoned) => poisoned.into_inner(),
         };
         let old = self.current.load_full();
+        // Incremental work starts from the snapshot before the trust policy's pass.
+        let base = loader.base.clone().unwrap_or_else(|| old.clone());
         let generation = old.generation() + 1;
         let fast = match scope {
-            Scope::Paths(paths) => loader.load_edits(&self.config, &old, generation, paths),
+            Scope::Paths(paths) => loader.load_edits(&self.config, &base, generation, paths),
             Scope::All => None,
         };
-        let next = Arc::new(match fast {
+        let next = match fast {
             Some(snapshot) => snapshot,
             None => loader.load(&self.config, generation, scope),
-        });
+        };
+        let recompute = match scope {
+            Scope::All => Recompute::All,
+            Scope::Paths(paths) => Recompute::Paths(paths),
+        };
+        let next = manifest::attach(next, Some(&base), recompute, &mut loader.hashes);
+        let next = loader.keep_base(next, &self.config);
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()
+            && old.same_files(&next)
             && old.diagnostics() == next.diagnostics()
             && old.shadowed().len() == next.shadowed().len()
         {

@@ -181,6 +181,11 @@ pub(crate) enum Scope<'a> {
 pub(crate) struct Loader {
     discoveries: Vec<Option<Discovery>>,
     files: HashMap<PathBuf, Cached>,
+    /// File digests for the per-file manifests (`manifest.rs`).
+    pub(crate) hashes: crate::manifest::HashCache,
+    /// The last snapshot before the trust policy's pass (`trust.rs`), which the next
+    /// incremental load starts from.
+    pub(crate) base: Option<Arc<Snapshot>>,
 }
 
 impl Loader {
@@ -280,6 +285,18 @@ impl Loader {
             diagnostics.extend(d.diagnostics.iter().cloned());
         }
         resolve(candidates, diagnostics, config, generation)
+    }
+
+    /// Keep `snapshot` (with its manifests) as the base of the next incremental load, and
+    /// return it as served: after the trust policy's pass.
+    pub(crate) fn keep_base(
+        &mut self,
+        snapshot: Snapshot,
+        config: &RegistryConfig,
+    ) -> Arc<Snapshot> {
+        let base = Arc::new(snapshot);
+        self.base = Some(base.clone());
+        crate::trust::apply(base, config)
     }
 
     /// The fast path for edits of files already known (the common case of hot reload):
@@ -710,7 +727,16 @@ where
 
 /// Build a snapshot from the configuration's sources in one go (no reload state kept).
 pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
-    Loader::default().load(config, generation, Scope::All)
+    let mut loader = Loader::default();
+    let snapshot = loader.load(config, generation, Scope::All);
+    let snapshot = crate::manifest::attach(
+        snapshot,
+        None,
+        crate::manifest::Recompute::All,
+        &mut loader.hashes,
+    );
+    let served = crate::trust::apply(Arc::new(snapshot), config);
+    Arc::unwrap_or_clone(served)
 }
 
 /// Precedence and eligibility for one name: the winner (marked invalid or ineligible when

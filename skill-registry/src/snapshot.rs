@@ -1,14 +1,16 @@
 //! The immutable snapshot of loaded skills that readers share: every source's entries at
 //! one generation, with the name index built once beside them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use skill_format::{Diagnostic, Severity};
 
 use crate::Source;
 use crate::index::{Indexed, NameIndex, Resolved};
+use crate::manifest::FileManifest;
 use crate::skill::{Skill, Status};
 
 /// An immutable view of every source at one moment.
@@ -25,6 +27,8 @@ pub struct Snapshot {
     shadowed: Vec<Arc<Skill>>,
     diagnostics: Vec<Diagnostic>,
     sources: Vec<Source>,
+    /// Every entry's files, by the entry's file path (see `manifest.rs`).
+    manifests: HashMap<PathBuf, Arc<FileManifest>>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -59,6 +63,7 @@ impl Snapshot {
             shadowed,
             diagnostics,
             sources,
+            manifests: HashMap::new(),
         }
     }
 
@@ -143,6 +148,40 @@ impl Snapshot {
 
     pub(crate) fn domain_map(&self) -> &BTreeMap<String, Arc<Skill>> {
         &self.domains
+    }
+
+    /// The files of the winning entry for a name (whatever its status): each file's
+    /// relative path, size and SHA-256, and the folder digest ([`FileManifest`]).
+    pub fn manifest(&self, name: &str) -> Option<&FileManifest> {
+        self.entry(name).and_then(|s| self.manifest_of(s))
+    }
+
+    /// The files of any entry of this snapshot (a winner, a domain index or a shadowed one).
+    pub fn manifest_of(&self, skill: &Skill) -> Option<&FileManifest> {
+        self.manifests.get(&skill.path).map(|m| &**m)
+    }
+
+    pub(crate) fn manifest_by_path(&self, path: &std::path::Path) -> Option<&Arc<FileManifest>> {
+        self.manifests.get(path)
+    }
+
+    pub(crate) fn share_manifests(&mut self, other: &Snapshot) {
+        self.manifests = other.manifests.clone();
+    }
+
+    pub(crate) fn set_manifests(&mut self, manifests: HashMap<PathBuf, Arc<FileManifest>>) {
+        self.manifests = manifests;
+    }
+
+    /// Whether every entry has the same files as in `other` (compared by pointer first).
+    pub(crate) fn same_files(&self, other: &Snapshot) -> bool {
+        self.manifests.len() == other.manifests.len()
+            && self.manifests.iter().all(|(p, m)| {
+                other
+                    .manifests
+                    .get(p)
+                    .is_some_and(|o| Arc::ptr_eq(m, o) || **m == **o)
+            })
     }
 
     /// The sources it was loaded from, lowest precedence first.

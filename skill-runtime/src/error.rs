@@ -69,6 +69,17 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The skill comes from a low-trust source and the trust policy does not let its
+    /// scripts run.
+    #[error(
+        "the scripts of skill `{skill}` do not run: it comes from the low-trust layer `{layer}`; move it to a trusted source after review, or set allow_low_trust_scripts"
+    )]
+    ScriptUntrusted {
+        /// The skill.
+        skill: String,
+        /// Its layer.
+        layer: String,
+    },
     /// The script could not be started.
     #[error("cannot start script {}: {message}", path.display())]
     Spawn {
@@ -148,6 +159,7 @@ impl Error {
             Error::ToolNotAllowed { .. } => "tool_not_allowed",
             Error::NoCommandTool(_) => "no_command_tool",
             Error::ScriptPath { .. } => "script_path",
+            Error::ScriptUntrusted { .. } => "script_untrusted",
             Error::Spawn { .. } => "script_spawn",
             Error::ScriptFailed { .. } => "script_failed",
             Error::Limit { .. } => "limit_exceeded",

@@ -683,3 +683,34 @@ async fn shutdown_returns_after_a_forked_script_is_reaped() {
     assert!(is_dead(pid), "script {pid} outlived shutdown");
     assert_eq!(rt.running_scripts(), 0);
 }
+
+/// The trust policy: a skill from a low-trust source does not run its scripts unless the
+/// registry's policy allows it.
+#[tokio::test]
+async fn scripts_of_low_trust_skills_are_refused_unless_allowed() {
+    use skill_registry::{Registry, RegistryConfig, Source};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    let build = |allow: bool| {
+        let mut config = RegistryConfig::with_sources(vec![Source::new(dir.path(), "external")]);
+        config.trust.allow_low_trust_scripts = allow;
+        Runtime::builder(Arc::new(Registry::load(config))).build()
+    };
+    let o = build(false)
+        .execute(&inv("lab", &["args", "x"], &[]), &Context::model())
+        .await;
+    assert!(!o.ok);
+    let error = o.error.unwrap();
+    assert_eq!(error.code, "script_untrusted");
+    assert!(
+        error.message.contains("low-trust layer `external`"),
+        "{}",
+        error.message
+    );
+    let o = build(true)
+        .execute(&inv("lab", &["args", "x"], &[]), &Context::model())
+        .await;
+    assert!(o.ok, "{o:?}");
+    assert_eq!(o.output["stdout"], "[x]");
+}

@@ -12,7 +12,9 @@
 //! - search: `search` (rank skills for a query), `select` (the skills to pre-load for a
 //!   message) and `notes-search` (ranked markdown notes);
 //! - `schedules` (every scheduled skill's next fire times);
-//! - `report` (a pack's deterministic text report).
+//! - `report` (a pack's deterministic text report);
+//! - trust: `audit` (the content scan's findings), `lock` and `verify` (a lock file of
+//!   every skill's files, and a check of a tree against it).
 //!
 //! The binary is a thin wrapper over [`run`], which tests drive in-process.
 
@@ -24,13 +26,16 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod audit_cmd;
 mod commands;
 mod disclose_cmd;
+mod lock_cmd;
 mod report_cmd;
 mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
 mod serve_cmd;
+mod trust_config;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -133,6 +138,12 @@ enum Command {
     /// Pack report: `report`.
     #[command(flatten)]
     Report(report_cmd::Commands),
+    /// Trust: `audit`.
+    #[command(flatten)]
+    Audit(audit_cmd::Commands),
+    /// Integrity: `lock`, `verify`.
+    #[command(flatten)]
+    Lock(lock_cmd::Commands),
 }
 
 /// Run the command line with `args` (the first item is the program name), writing normal
@@ -180,6 +191,8 @@ where
         Command::Search(c) => return search_cmd::run(c, out, err),
         Command::Schedule(c) => return schedule_cmd::run(c, out, err),
         Command::Report(c) => return report_cmd::run(c, out, err),
+        Command::Audit(c) => return audit_cmd::run(c, out, err),
+        Command::Lock(c) => return lock_cmd::run(c, out, err),
     };
     match result {
         Ok(code) => code,

@@ -93,6 +93,9 @@ struct FileConfig {
     sources: Vec<SourceConfig>,
     #[serde(default)]
     profiles: std::collections::BTreeMap<String, ProfileConfig>,
+    /// The trust policy (`[trust]`, see docs/operator.md).
+    #[serde(default)]
+    trust: crate::trust_config::TrustConfig,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +117,9 @@ struct SourceConfig {
     dialect: Option<String>,
     #[serde(default)]
     writable: bool,
+    /// `low`, `medium` or `high`; default from the layer (builtin high, user and project
+    /// medium, others low).
+    trust: Option<String>,
 }
 
 fn read_config(path: &Path) -> Result<FileConfig, String> {
@@ -135,6 +141,7 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
         }
     }
     for p in [
+        &mut config.trust.require_lock,
         &mut config.notes,
         &mut config.state_dir,
         &mut config.index_dir,
@@ -200,6 +207,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             None => None,
         };
         source.writable = s.writable;
+        if let Some(t) = &s.trust {
+            source.trust = crate::trust_config::trust_named(t)?;
+        }
         sources.push(source);
     }
     let offset = sources.len();
@@ -242,7 +252,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         ));
     }
     let mut warnings = Vec::new();
-    let mut engine = EngineConfig::new(RegistryConfig::with_sources(sources));
+    let mut registry = RegistryConfig::with_sources(sources);
+    registry.trust = file.trust.policy()?;
+    let mut engine = EngineConfig::new(registry);
     let watch = !args.no_watch && file.watch.unwrap_or(true);
     engine.watch = watch.then(|| WatchOptions {
         debounce: file

@@ -14,12 +14,15 @@
 //! - `cargo xtask snapshot [--update]`: the skill-pack report of every bundled pack (and
 //!   `packs/broken`), compared with the committed `tests/pack-reports/<pack>.txt`; fails with a
 //!   summary of changed lines on drift, `--update` rewrites them.
+//! - `cargo xtask audit-corpus [--corpus DIR] [--sample N]`: the content scan over a corpus
+//!   of real skills (default `../shared/corpus`): findings per code and a sample of each.
 //! - `cargo xtask ci`: the CI steps (`cargo fmt`, `cargo clippy`, `cargo test`, `cargo doc`
 //!   with warnings denied, `cargo package`), which `.ci/run` must match (see [`ci::STEPS`]).
 //!
 //! Exit codes: those of the commands it runs, passed through; 2 for its own usage or I/O
 //! errors.
 
+mod audit;
 mod bench;
 mod ci;
 mod process;
@@ -65,6 +68,10 @@ enum Command {
     /// `cargo doc --no-deps --workspace` with `RUSTDOCFLAGS="-D warnings"`, `cargo package`
     /// (what `.ci/run` runs; `--print` lists them).
     Ci(ci::CiArgs),
+    /// Run the content scan over a corpus of real skills (default ../shared/corpus, read in
+    /// place) and print the findings per code with a sample of each, for the
+    /// false-positive review.
+    AuditCorpus(audit::AuditArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +81,7 @@ fn main() -> ExitCode {
         Command::Snapshot(args) => snapshot::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Ci(args) => ci::run(&args),
+        Command::AuditCorpus(args) => audit::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,7 @@
 
 mod catalog;
 mod resources;
+pub(crate) use resources::open_without_waiting;
 mod tiers;
 
 use std::sync::Arc;

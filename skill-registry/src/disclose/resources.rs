@@ -365,7 +365,7 @@ impl Walk<'_> {
 /// Open a file for reading without waiting: on Unix with `O_NONBLOCK`, so that opening a
 /// named pipe (swapped in after the regular-file check) returns at once instead of waiting
 /// for a writer. Reads of a regular file are unaffected by the flag.
-fn open_without_waiting(path: &Path) -> std::io::Result<fs::File> {
+pub(crate) fn open_without_waiting(path: &Path) -> std::io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]

@@ -484,6 +484,14 @@ impl Runtime {
 
     async fn run_script(&self, call: &Call) -> Outcome {
         let skill = &call.skill;
+        // The trust policy: scripts of low-trust skills run only when allowed.
+        if !self.inner.registry.config().may_run_scripts(skill) {
+            let e = Error::ScriptUntrusted {
+                skill: skill.name.clone(),
+                layer: skill.layer.clone(),
+            };
+            return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e);
+        }
         let plan = match script::plan(skill, &call.invocation, &self.inner.config) {
             Ok(p) => p,
             Err(e) => return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e),

@@ -1,0 +1,694 @@
+//! The per-file manifest: for every skill, each of its files with its relative path, size and
+//! SHA-256, and a digest of the whole folder derived from them.
+//!
+//! It is what proves which bytes a host serves: the MCP server's per-resource digests, the
+//! lock file (`skill-server lock` / `verify`) and `require_lock` all read it. A manifest is
+//! computed once per snapshot; a file's digest is kept with the file's size, modification
+//! time, inode and change time, and reused by every later snapshot while those stay the same,
+//! so a reload hashes only the files it touched.
+//!
+//! The files of a manifest are the skill file and the files
+//! [`Skill::resource_listing`] lists (the files the host serves, with the same limits and the
+//! same exclusions: hidden entries, `.git`, `node_modules`, links leaving the folder). A
+//! skill without a folder of its own (a note, an action, a domain index) has its one file.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sha2::{Digest, Sha256 as Hasher};
+
+use skill_format::Diagnostic;
+
+use crate::disclose::open_without_waiting;
+use crate::snapshot::{Skill, Snapshot};
+
+/// The most files one manifest holds: a skill file and as many resources as a listing
+/// gives ([`crate::MAX_RESOURCE_ENTRIES`]).
+pub const MAX_MANIFEST_FILES: usize = crate::MAX_RESOURCE_ENTRIES + 1;
+/// The largest file that is hashed; a larger one is listed with its size and no digest.
+pub const MAX_HASHED_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// The most bytes hashed for one skill; files past it are listed without a digest.
+pub const MAX_HASHED_SKILL_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Read size while hashing.
+const CHUNK: usize = 64 * 1024;
+
+/// A SHA-256 digest. Shown and serialized as 64 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sha256(pub [u8; 32]);
+
+impl Sha256 {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        Sha256(Hasher::digest(bytes).into())
+    }
+
+    /// Parse 64 hex digits (either case); `None` for anything else.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in bytes.chunks_exact(2).enumerate() {
+            let hi = (pair[0] as char).to_digit(16)?;
+            let lo = (pair[1] as char).to_digit(16)?;
+            out[i] = u8::try_from(hi * 16 + lo).ok()?;
+        }
+        Some(Sha256(out))
+    }
+
+    /// The 64 lowercase hex digits.
+    pub fn to_hex(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Sha256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Sha256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sha256({self})")
+    }
+}
+
+impl Serialize for Sha256 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Sha256 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Sha256::from_hex(&text)
+            .ok_or_else(|| serde::de::Error::custom("expected 64 hex digits (a SHA-256 digest)"))
+    }
+}
+
+/// One file of a skill.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// The path relative to the skill's folder, with `/` separators (`SKILL.md`,
+    /// `scripts/run.py`).
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The SHA-256 of its exact bytes; `None` when it was not hashed (over
+    /// [`MAX_HASHED_FILE_BYTES`], past [`MAX_HASHED_SKILL_BYTES`], or unreadable).
+    pub sha256: Option<Sha256>,
+}
+
+/// Every file of one skill, sorted by path, and the folder digest derived from them; with
+/// the content scan's findings over its text files (which the digest does not cover: they
+/// follow from the bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileManifest {
+    files: Vec<FileEntry>,
+    complete: bool,
+    digest: Sha256,
+    findings: Vec<Diagnostic>,
+}
+
+impl FileManifest {
+    /// A manifest of these files (sorted here by path).
+    pub fn new(mut files: Vec<FileEntry>, complete: bool) -> Self {
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let digest = folder_digest(&files);
+        FileManifest {
+            files,
+            complete,
+            digest,
+            findings: Vec::new(),
+        }
+    }
+
+    /// The content scan's findings over the skill file and its text resources (files that
+    /// are UTF-8, hold no NUL byte and are at most [`crate::MAX_SCAN_BYTES`]), by path,
+    /// line and column.
+    pub fn findings(&self) -> &[Diagnostic] {
+        &self.findings
+    }
+
+    /// Compute a skill's manifest now, reading and hashing (and scanning) every file; a
+    /// snapshot's manifests ([`Snapshot::manifest`]) are computed once and reused instead.
+    pub fn compute(skill: &Skill) -> FileManifest {
+        compute(skill, &mut HashCache::default(), &mut HashSet::new())
+    }
+
+    /// The files, sorted by path.
+    pub fn files(&self) -> &[FileEntry] {
+        &self.files
+    }
+
+    /// One file by its relative path.
+    pub fn get(&self, path: &str) -> Option<&FileEntry> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+
+    /// Whether every file of the folder is listed and hashed (no listing limit was hit and
+    /// no file was left without a digest).
+    pub fn is_complete(&self) -> bool {
+        self.complete && self.files.iter().all(|f| f.sha256.is_some())
+    }
+
+    /// The digest of the whole folder: SHA-256 over one record per file, in path order,
+    /// each `path` NUL `size in decimal` NUL `hex digest, or "-" without one` LF. Paths hold
+    /// no NUL, so the records read back one way only.
+    pub fn digest(&self) -> Sha256 {
+        self.digest
+    }
+
+    /// The total size of the files.
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+}
+
+fn folder_digest(files: &[FileEntry]) -> Sha256 {
+    let mut h = Hasher::new();
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update(b"\0");
+        h.update(f.size.to_string().as_bytes());
+        h.update(b"\0");
+        match &f.sha256 {
+            Some(d) => h.update(d.to_string().as_bytes()),
+            None => h.update(b"-"),
+        }
+        h.update(b"\n");
+    }
+    Sha256(h.finalize().into())
+}
+
+/// What identifies one version of a file without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    /// Inode, device and change time (Unix): a file replaced by a rename or rewritten
+    /// within the modification time's granularity still gets a new stamp.
+    ino: u64,
+    dev: u64,
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (ino, dev, ctime) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ino(), meta.dev(), (meta.ctime(), meta.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (ino, dev, ctime) = (0, 0, (0, 0));
+        Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            ino,
+            dev,
+            ctime,
+        }
+    }
+}
+
+/// A file as last hashed (and scanned, when it is text).
+#[derive(Debug, Clone)]
+struct Hashed {
+    stamp: Stamp,
+    sha256: Option<Sha256>,
+    findings: Arc<[Diagnostic]>,
+}
+
+/// The digests of every file hashed so far, by absolute path, reused while a file's
+/// [`Stamp`] stays the same.
+#[derive(Debug, Default)]
+pub(crate) struct HashCache {
+    files: HashMap<PathBuf, Hashed>,
+    /// How many files were read and hashed, ever (the tests and the benchmark read it).
+    hashed: u64,
+}
+
+impl HashCache {
+    /// How many files this cache has read and hashed.
+    #[cfg(test)]
+    pub(crate) fn hashed(&self) -> u64 {
+        self.hashed
+    }
+
+    /// The digest of the file at `path`, whose metadata is `meta`: the cached one when the
+    /// stamp matches, else read and hashed now. `None` when the file is too large for the
+    /// remaining `budget` or cannot be read.
+    #[cfg(test)]
+    fn digest(&mut self, path: &Path, meta: &fs::Metadata, budget: &mut u64) -> Option<Sha256> {
+        self.digest_and_scan(path, meta, budget).0
+    }
+
+    /// [`HashCache::digest`], and the content scan's findings when the file is text.
+    fn digest_and_scan(
+        &mut self,
+        path: &Path,
+        meta: &fs::Metadata,
+        budget: &mut u64,
+    ) -> (Option<Sha256>, Arc<[Diagnostic]>) {
+        let stamp = Stamp::of(meta);
+        if let Some(h) = self.files.get(path) {
+            if h.stamp == stamp {
+                if h.sha256.is_some() {
+                    *budget = budget.saturating_sub(stamp.len);
+                }
+                return (h.sha256, h.findings.clone());
+            }
+        }
+        if stamp.len > MAX_HASHED_FILE_BYTES || stamp.len > *budget {
+            return (None, Arc::from([]));
+        }
+        self.hashed += 1;
+        let (sha256, findings) = if stamp.len <= crate::MAX_SCAN_BYTES {
+            match read_small(path, stamp.len) {
+                Some(bytes) => (Some(Sha256::of(&bytes)), scan_bytes(path, &bytes)),
+                None => (None, Arc::from([])),
+            }
+        } else {
+            (hash_file(path, stamp.len), Arc::from([]))
+        };
+        if sha256.is_some() {
+            *budget = budget.saturating_sub(stamp.len);
+        }
+        self.files.insert(
+            path.to_path_buf(),
+            Hashed {
+                stamp,
+                sha256,
+                findings: findings.clone(),
+            },
+        );
+        (sha256, findings)
+    }
+
+    /// Forget every file not in `keep` (after a full pass, so removed files do not pile up).
+    fn retain(&mut self, keep: &HashSet<PathBuf>) {
+        self.files.retain(|p, _| keep.contains(p));
+    }
+}
+
+/// Hash a regular file, reading at most `expected` bytes plus one: a file that grew or
+/// shrank since its metadata was read gives `None` (it is hashed again next time, since its
+/// stamp changed too).
+fn hash_file(path: &Path, expected: u64) -> Option<Sha256> {
+    let mut file = open_without_waiting(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut h = Hasher::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut total: u64 = 0;
+    let mut limited = (&mut file).take(expected.saturating_add(1));
+    loop {
+        let n = match limited.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        total += n as u64;
+        h.update(&buf[..n]);
+    }
+    (total == expected).then(|| Sha256(h.finalize().into()))
+}
+
+/// Read a whole file of `expected` bytes (small: at most [`crate::MAX_SCAN_BYTES`]);
+/// `None` when it cannot be read or its size changed.
+fn read_small(path: &Path, expected: u64) -> Option<Vec<u8>> {
+    let mut file = open_without_waiting(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+    (&mut file)
+        .take(expected.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 == expected).then_some(bytes)
+}
+
+/// The content scan of a file's bytes: text only (UTF-8 without NUL bytes); binary files
+/// are hashed but not scanned.
+fn scan_bytes(path: &Path, bytes: &[u8]) -> Arc<[Diagnostic]> {
+    if bytes.contains(&0) {
+        return Arc::from([]);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Arc::from(crate::scan::scan_text(path, text)),
+        Err(_) => Arc::from([]),
+    }
+}
+
+/// The relative path of a skill's own file in its manifest, and the folder the manifest's
+/// paths are relative to.
+fn skill_file_rel(skill: &Skill) -> String {
+    skill
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Compute one skill's manifest, hashing only files whose stamp changed.
+pub(crate) fn compute(
+    skill: &Skill,
+    cache: &mut HashCache,
+    seen: &mut HashSet<PathBuf>,
+) -> FileManifest {
+    let mut budget = MAX_HASHED_SKILL_BYTES;
+    let mut files = Vec::new();
+    let mut findings = Vec::new();
+    let mut complete = true;
+    let mut add = |abs: PathBuf, rel: String, files: &mut Vec<FileEntry>| {
+        match fs::metadata(&abs) {
+            Ok(meta) if meta.is_file() => {
+                let (sha256, found) = cache.digest_and_scan(&abs, &meta, &mut budget);
+                findings.extend(found.iter().cloned());
+                files.push(FileEntry {
+                    path: rel,
+                    size: meta.len(),
+                    sha256,
+                });
+                seen.insert(abs);
+            }
+            // Vanished or replaced since the listing: listed without a digest, so a lock
+            // check reports it rather than passing it.
+            _ => files.push(FileEntry {
+                path: rel,
+                size: 0,
+                sha256: None,
+            }),
+        }
+    };
+    add(skill.path.clone(), skill_file_rel(skill), &mut files);
+    match skill.resource_listing() {
+        Ok(listing) => {
+            complete &= !listing.is_truncated();
+            for r in listing.resources.into_iter().take(MAX_MANIFEST_FILES - 1) {
+                let abs = skill.dir.join(&r.path);
+                add(abs, r.path, &mut files);
+            }
+        }
+        Err(_) => complete = false,
+    }
+    let mut manifest = FileManifest::new(files, complete);
+    manifest.findings = findings;
+    manifest
+}
+
+/// Which skills need their manifest computed again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Recompute<'a> {
+    /// Every skill (files whose stamp did not change are still not read again).
+    All,
+    /// Only skills with a file under one of these paths, or not in the previous snapshot.
+    Paths(&'a HashSet<PathBuf>),
+}
+
+/// Give `snapshot` a manifest for every entry (winners, domain indexes, shadowed), reusing
+/// `previous`'s for skills that `recompute` does not name.
+pub(crate) fn attach(
+    mut snapshot: Snapshot,
+    previous: Option<&Snapshot>,
+    recompute: Recompute<'_>,
+    cache: &mut HashCache,
+) -> Snapshot {
+    let mut out: HashMap<PathBuf, Arc<FileManifest>> = HashMap::new();
+    let mut seen = HashSet::new();
+    let skills: Vec<Arc<Skill>> = snapshot
+        .entries()
+        .chain(snapshot.domains())
+        .chain(snapshot.shadowed().iter())
+        .cloned()
+        .collect();
+    for skill in skills {
+        let old = previous.and_then(|p| p.manifest_by_path(&skill.path));
+        let reuse = match (recompute, old) {
+            (Recompute::Paths(paths), Some(old)) => {
+                let own_folder = skill
+                    .path
+                    .file_name()
+                    .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md") && skill.domain.is_none());
+                let touched = paths.iter().any(|p| {
+                    p == &skill.path
+                        || (own_folder && (p.starts_with(&skill.dir) || skill.dir.starts_with(p)))
+                });
+                (!touched).then(|| old.clone())
+            }
+            _ => None,
+        };
+        let manifest = match reuse {
+            Some(m) => m,
+            None => {
+                let fresh = compute(&skill, cache, &mut seen);
+                // The same files as before keep the same `Arc`, so a reload can tell that
+                // nothing changed by pointer.
+                match old {
+                    Some(o) if **o == fresh => o.clone(),
+                    _ => Arc::new(fresh),
+                }
+            }
+        };
+        out.insert(skill.path.clone(), manifest);
+    }
+    if matches!(recompute, Recompute::All) {
+        cache.retain(&seen);
+    }
+    snapshot.set_manifests(out);
+    snapshot
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::test_util::write;
+
+    #[test]
+    fn hex_round_trips_and_rejects_bad_text() {
+        let d = Sha256::of(b"abc");
+        assert_eq!(
+            d.to_hex(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(Sha256::from_hex(&d.to_hex()), Some(d));
+        assert_eq!(Sha256::from_hex(&d.to_hex().to_uppercase()), Some(d));
+        assert_eq!(Sha256::from_hex("ab"), None);
+        assert_eq!(Sha256::from_hex(&"g".repeat(64)), None);
+        assert_eq!(Sha256::from_hex(&"é".repeat(32)), None);
+    }
+
+    #[test]
+    fn folder_digest_depends_on_every_field_and_not_on_order() {
+        let a = FileEntry {
+            path: "a".into(),
+            size: 1,
+            sha256: Some(Sha256::of(b"x")),
+        };
+        let b = FileEntry {
+            path: "b".into(),
+            size: 2,
+            sha256: None,
+        };
+        let m = FileManifest::new(vec![a.clone(), b.clone()], true);
+        assert_eq!(
+            m.digest(),
+            FileManifest::new(vec![b.clone(), a.clone()], true).digest()
+        );
+        assert_eq!(m.files()[0].path, "a");
+        assert_eq!(m.get("b"), Some(&b));
+        assert_eq!(m.get("c"), None);
+        assert!(!m.is_complete(), "b has no digest");
+        let renamed = FileEntry {
+            path: "c".into(),
+            ..b.clone()
+        };
+        let resized = FileEntry {
+            size: 3,
+            ..b.clone()
+        };
+        let hashed = FileEntry {
+            sha256: Some(Sha256::of(b"y")),
+            ..b.clone()
+        };
+        for other in [renamed, resized, hashed] {
+            assert_ne!(
+                m.digest(),
+                FileManifest::new(vec![a.clone(), other], true).digest()
+            );
+        }
+    }
+
+    #[test]
+    fn hash_file_reads_exact_bytes_and_refuses_a_size_mismatch() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        fs::write(&p, b"hello\xff\x00").unwrap();
+        assert_eq!(hash_file(&p, 7), Some(Sha256::of(b"hello\xff\x00")));
+        assert_eq!(hash_file(&p, 6), None);
+        assert_eq!(hash_file(&p, 8), None);
+        assert_eq!(hash_file(dir.path(), 0), None, "a folder is not hashed");
+    }
+
+    #[test]
+    fn the_skill_byte_budget_leaves_later_files_unhashed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        fs::write(&p, b"12345").unwrap();
+        let meta = fs::metadata(&p).unwrap();
+        let mut cache = HashCache::default();
+        let mut budget = 5;
+        assert!(
+            cache.digest(&p, &meta, &mut budget).is_some(),
+            "exactly the budget"
+        );
+        assert_eq!(budget, 0);
+        let mut cache = HashCache::default();
+        let mut budget = 4;
+        assert!(
+            cache.digest(&p, &meta, &mut budget).is_none(),
+            "one byte over"
+        );
+        assert_eq!(cache.hashed(), 0);
+    }
+
+    #[test]
+    fn a_skill_manifest_lists_its_file_and_resources() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "s/SKILL.md",
+            "---\nname: s\ndescription: A skill.\n---\nbody\n",
+        );
+        write(root, "s/scripts/run.sh", "echo hi\n");
+        write(root, "s/.hidden", "not served\n");
+        let registry = crate::Registry::load(crate::RegistryConfig::with_sources(vec![
+            crate::Source::new(root, "project"),
+        ]));
+        let snap = registry.snapshot();
+        let m = snap.manifest("s").unwrap();
+        let paths: Vec<&str> = m.files().iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["SKILL.md", "scripts/run.sh"]);
+        assert_eq!(m.files()[1].size, 8);
+        assert_eq!(m.files()[1].sha256, Some(Sha256::of(b"echo hi\n")));
+        assert!(m.is_complete());
+        assert!(snap.manifest("nope").is_none());
+    }
+
+    fn hashed(registry: &crate::Registry) -> u64 {
+        registry.loader.lock().unwrap().hashes.hashed()
+    }
+
+    /// Reloads hash only the files they touched: an unchanged tree reads nothing again, an
+    /// edited resource is read once and its skill reported as changed, and another skill
+    /// keeps its manifest (the same `Arc`).
+    #[test]
+    fn reloads_reuse_the_digests_of_untouched_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for n in ["a", "b"] {
+            write(
+                root,
+                &format!("{n}/SKILL.md"),
+                &format!("---\nname: {n}\ndescription: D.\n---\nbody\n"),
+            );
+            write(root, &format!("{n}/references/r.md"), "one\n");
+        }
+        let registry = crate::Registry::load(crate::RegistryConfig::with_sources(vec![
+            crate::Source::new(root, "project"),
+        ]));
+        assert_eq!(hashed(&registry), 4);
+        let first = registry.snapshot();
+
+        let change = registry.reload();
+        assert!(change.is_empty());
+        assert_eq!(
+            hashed(&registry),
+            4,
+            "a full reload of an unchanged tree hashes nothing"
+        );
+        assert_eq!(registry.snapshot().generation(), first.generation());
+
+        write(root, "a/references/r.md", "two, longer\n");
+        let change = registry.reload_paths([root.join("a/references/r.md")]);
+        assert_eq!(change.changed, ["a"]);
+        assert_eq!(hashed(&registry), 5, "one file hashed again");
+        let second = registry.snapshot();
+        assert_eq!(
+            second
+                .manifest("a")
+                .unwrap()
+                .get("references/r.md")
+                .unwrap()
+                .sha256,
+            Some(Sha256::of(b"two, longer\n"))
+        );
+        assert_ne!(
+            first.manifest("a").unwrap().digest(),
+            second.manifest("a").unwrap().digest()
+        );
+        let (b1, b2) = (first.entry("b").unwrap(), second.entry("b").unwrap());
+        assert!(Arc::ptr_eq(
+            first.manifest_by_path(&b1.path).unwrap(),
+            second.manifest_by_path(&b2.path).unwrap()
+        ));
+
+        // A full reload after an edit nobody reported finds it, hashing that file only.
+        write(root, "b/references/r.md", "changed\n");
+        let change = registry.reload();
+        assert_eq!(change.changed, ["b"]);
+        assert_eq!(hashed(&registry), 6);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn hostile_files_are_listed_and_binary_ones_hashed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "s/SKILL.md",
+            "---\nname: s\ndescription: A skill.\n---\nbody\n",
+        );
+        fs::write(root.join("s/blob.bin"), [0u8, 159, 146, 150, 255]).unwrap();
+        write(root, "outside.txt", "secret\n");
+        std::os::unix::fs::symlink(root.join("outside.txt"), root.join("s/escape")).unwrap();
+        std::os::unix::fs::symlink(root.join("s/blob.bin"), root.join("s/inside")).unwrap();
+        let registry = crate::Registry::load(crate::RegistryConfig::with_sources(vec![
+            crate::Source::new(root, "project"),
+        ]));
+        let snap = registry.snapshot();
+        let m = snap.manifest("s").unwrap();
+        let paths: Vec<&str> = m.files().iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["SKILL.md", "blob.bin", "inside"],
+            "a link leaving the folder is not listed"
+        );
+        let blob = Some(Sha256::of(&[0u8, 159, 146, 150, 255]));
+        assert_eq!(m.get("blob.bin").unwrap().sha256, blob);
+        assert_eq!(m.get("inside").unwrap().sha256, blob);
+    }
+}

@@ -1,0 +1,197 @@
+//! The trust policy: what a source's trust level and the content scan decide about loading
+//! and running a skill, and the lock check of `require_lock`.
+//!
+//! It runs after precedence and eligibility, on the snapshot with its manifests: a winner
+//! from a [`Trust::Low`] source whose findings reach [`TrustPolicy::exclude_at`] is
+//! excluded (`untrusted-findings`) unless [`TrustPolicy::allow_low_trust_findings`] is set
+//! (then its findings are listed as warnings); with [`TrustPolicy::require_lock`], a winner
+//! whose files do not match the lock is excluded (`lock-mismatch`), and an unreadable lock
+//! excludes everything (`lock-unreadable`). Excluded means [`Status::Invalid`], with no
+//! fallback to a lower layer. The registry keeps the snapshot from before this pass, so a
+//! later reload judges every skill afresh (a lock that now matches lets the skill back in).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use skill_format::{Code, Diagnostic, Severity};
+
+use crate::lock::{Drift, Lock};
+use crate::snapshot::{Skill, Snapshot, Status};
+use crate::{RegistryConfig, Trust};
+
+/// How many drifted files a `lock-mismatch` diagnostic names.
+const MAX_DRIFT_NAMED: usize = 5;
+
+/// What a registry does with trust levels, scan findings and a lock file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustPolicy {
+    /// Findings at or above this severity exclude a skill from a low-trust source
+    /// (default: [`Severity::Error`]).
+    pub exclude_at: Severity,
+    /// Load low-trust skills whatever their findings (the findings are then listed as
+    /// warnings). Default: false.
+    pub allow_low_trust_findings: bool,
+    /// Let the scripts of low-trust skills run. Default: false.
+    pub allow_low_trust_scripts: bool,
+    /// Serve only skills whose files match this lock file (`skill-server lock`); it is read
+    /// again on every reload. Default: none.
+    pub require_lock: Option<PathBuf>,
+}
+
+impl Default for TrustPolicy {
+    fn default() -> Self {
+        TrustPolicy {
+            exclude_at: Severity::Error,
+            allow_low_trust_findings: false,
+            allow_low_trust_scripts: false,
+            require_lock: None,
+        }
+    }
+}
+
+impl RegistryConfig {
+    /// The trust level of the source a skill came from (low for an unknown source).
+    pub fn trust_of(&self, skill: &Skill) -> Trust {
+        self.sources
+            .get(skill.source)
+            .map_or(Trust::Low, |s| s.trust)
+    }
+
+    /// Whether a skill's scripts may run: not from a low-trust source, unless the policy
+    /// allows it ([`TrustPolicy::allow_low_trust_scripts`]).
+    pub fn may_run_scripts(&self, skill: &Skill) -> bool {
+        self.trust.allow_low_trust_scripts || self.trust_of(skill) > Trust::Low
+    }
+}
+
+/// Apply the policy to `base` (a snapshot with manifests, before this pass). Returns
+/// `base` itself when the policy changes nothing.
+pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapshot> {
+    let policy = &config.trust;
+    let lock = policy
+        .require_lock
+        .as_ref()
+        .map(|path| (path, Lock::read(path)));
+    let any_low = config.sources.iter().any(|s| s.trust == Trust::Low);
+    if lock.is_none() && !any_low {
+        return base;
+    }
+    let mut added: Vec<Diagnostic> = Vec::new();
+    let mut judge = |skill: &Arc<Skill>| -> Option<Arc<Skill>> {
+        if skill.status != Status::Loaded {
+            return None;
+        }
+        let mut extra: Vec<Diagnostic> = Vec::new();
+        let mut exclude = false;
+        if config.trust_of(skill) == Trust::Low {
+            let findings = base.manifest_of(skill).map(|m| m.findings()).unwrap_or(&[]);
+            let serious: Vec<&Diagnostic> = findings
+                .iter()
+                .filter(|d| d.severity >= policy.exclude_at)
+                .collect();
+            if !serious.is_empty() && !policy.allow_low_trust_findings {
+                exclude = true;
+                let first = serious[0];
+                extra.push(Diagnostic::error(
+                    Code::UntrustedFindings,
+                    &skill.path,
+                    format!(
+                        "`{}` comes from the low-trust layer `{}` and the content scan found {} problem(s) (first: {}:{}: {}[{}]); it is not loaded: review and fix it, move it to a trusted source, or set allow_low_trust_findings",
+                        skill.name,
+                        skill.layer,
+                        serious.len(),
+                        first.path.display(),
+                        first.line.unwrap_or(0),
+                        first.severity,
+                        first.code,
+                    ),
+                ));
+                extra.extend(serious.into_iter().cloned());
+            } else {
+                extra.extend(findings.iter().map(|d| Diagnostic {
+                    severity: Severity::Warning,
+                    ..d.clone()
+                }));
+            }
+        }
+        if let Some((path, lock)) = &lock {
+            match lock {
+                Err(message) => {
+                    exclude = true;
+                    extra.push(Diagnostic::error(
+                        Code::LockUnreadable,
+                        path.as_path(),
+                        format!(
+                            "`{}` is not loaded: require_lock is set and {message}",
+                            skill.name
+                        ),
+                    ));
+                }
+                Ok(lock) => {
+                    let drift = match base.manifest_of(skill) {
+                        Some(m) => lock.check(&skill.name, &skill.layer, m),
+                        None => Drift::NotLocked,
+                    };
+                    if let Some(message) = drift.describe(MAX_DRIFT_NAMED) {
+                        exclude = true;
+                        extra.push(Diagnostic::error(
+                            Code::LockMismatch,
+                            &skill.path,
+                            format!(
+                                "`{}` ({}) does not match {}: {message}; it is not loaded: review the change, then run `skill-server lock` again",
+                                skill.name,
+                                skill.layer,
+                                path.display()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        if extra.is_empty() {
+            return None;
+        }
+        let mut s = (**skill).clone();
+        if exclude {
+            s.status = Status::Invalid;
+        }
+        added.extend(extra.iter().cloned());
+        s.diagnostics.extend(extra);
+        Some(Arc::new(s))
+    };
+    let mut skills: BTreeMap<String, Arc<Skill>> = base.entry_map().clone();
+    let mut domains: BTreeMap<String, Arc<Skill>> = base.domain_map().clone();
+    let mut changed = false;
+    for map in [&mut skills, &mut domains] {
+        for skill in map.values_mut() {
+            if let Some(judged) = judge(skill) {
+                *skill = judged;
+                changed = true;
+            }
+        }
+    }
+    if !changed {
+        return base;
+    }
+    let mut diagnostics = base.diagnostics().to_vec();
+    diagnostics.extend(added);
+    diagnostics.sort_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then(a.line.cmp(&b.line))
+            .then(a.column.cmp(&b.column))
+            .then(a.code.cmp(&b.code))
+    });
+    diagnostics.dedup();
+    let mut next = Snapshot::new(
+        base.generation(),
+        skills,
+        domains,
+        base.shadowed().to_vec(),
+        diagnostics,
+        base.sources().to_vec(),
+    );
+    next.share_manifests(&base);
+    Arc::new(next)
+}
