@@ -26,7 +26,8 @@ use sha2::{Digest, Sha256 as Hasher};
 use skill_format::Diagnostic;
 
 use crate::disclose::open_without_waiting;
-use crate::snapshot::{Skill, Snapshot};
+use crate::skill::Skill;
+use crate::snapshot::Snapshot;
 
 /// The most files one manifest holds: a skill file and as many resources as a listing
 /// gives ([`crate::MAX_RESOURCE_ENTRIES`]).

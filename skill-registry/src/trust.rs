@@ -17,7 +17,8 @@ use std::sync::Arc;
 use skill_format::{Code, Diagnostic, Severity};
 
 use crate::lock::{Drift, Lock};
-use crate::snapshot::{Skill, Snapshot, Status};
+use crate::skill::{Skill, Status};
+use crate::snapshot::Snapshot;
 use crate::{RegistryConfig, Trust};
 
 /// How many drifted files a `lock-mismatch` diagnostic names.

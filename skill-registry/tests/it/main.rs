@@ -1,0 +1,3 @@
+//! skill-registry's integration tests: one binary, one module per area.
+
+mod trust;
