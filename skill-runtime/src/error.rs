@@ -132,6 +132,25 @@ pub enum Error {
         /// What the system said.
         message: String,
     },
+    /// A disclosure lookup failed: an unknown skill, domain or resource, a skill not
+    /// available to this caller or profile, a resource path outside the skill or too large.
+    #[error("{message}")]
+    Disclosure {
+        /// The code (`unknown_skill`, `unknown_domain`,
+        /// `not_available`, `bad_resource_path`, `unknown_resource`, `resource_too_large`).
+        code: &'static str,
+        /// What went wrong, with the closest names where there are some.
+        message: String,
+    },
+    /// A search or selection failed.
+    #[error("search: {0}")]
+    Search(String),
+    /// No notes folder is configured.
+    #[error("no notes folder is configured on this engine")]
+    NoNotes,
+    /// No forked task has this id (finished tasks are kept for a while, then dropped).
+    #[error("no task {0} (finished tasks are kept for a while, then dropped)")]
+    UnknownTask(u64),
     /// A failure inside the runtime (a task that ended without an answer).
     #[error("{0}")]
     Internal(String),
@@ -160,6 +179,10 @@ impl Error {
             Error::Index(_) => "index_failed",
             Error::Scheduler(_) => "scheduler_failed",
             Error::Bind { .. } => "bind_failed",
+            Error::Disclosure { code, .. } => code,
+            Error::Search(_) => "search_failed",
+            Error::NoNotes => "no_notes",
+            Error::UnknownTask(_) => "unknown_task",
             Error::Internal(_) => "internal",
         }
     }
@@ -180,14 +203,38 @@ impl Error {
         }
     }
 
-    /// A lookup failure, with the router's code for it (`unknown_skill`,
-    /// `model_invocation_disabled`, `not_user_invocable`, `not_for_profile`, ...) so a
-    /// direct execution and a routed one report the same code.
-    pub(crate) fn from_registry(e: skill_registry::Error) -> Self {
-        let e = skill_router::Error::Lookup(e);
+    /// A disclosure failure from the registry, with its code.
+    pub(crate) fn disclosure(e: skill_registry::Error) -> Self {
+        use skill_registry::Error as R;
+        let code = match &e {
+            R::UnknownSkill { .. } | R::UnknownSkills { .. } | R::SkillNotFound { .. } => {
+                "unknown_skill"
+            }
+            R::UnknownDomain { .. } | R::EmptyDomain { .. } => "unknown_domain",
+            R::NotAvailable { .. } => "not_available",
+            R::ResourcePath { .. } => "bad_resource_path",
+            R::ResourceNotFound { .. } => "unknown_resource",
+            R::ResourceTooLarge { .. } => "resource_too_large",
+            _ => "internal",
+        };
+        Error::Disclosure {
+            code,
+            message: e.to_string(),
+        }
+    }
+
+    /// A router error, with its code in this crate's convention.
+    pub(crate) fn route(e: &skill_router::Error) -> Self {
         Error::Route {
             code: e.code().replace('-', "_"),
             message: e.to_string(),
         }
+    }
+
+    /// A lookup failure, with the router's code for it (`unknown_skill`,
+    /// `model_invocation_disabled`, `not_user_invocable`, `not_for_profile`, ...) so a
+    /// direct execution and a routed one report the same code.
+    pub(crate) fn from_registry(e: skill_registry::Error) -> Self {
+        Error::route(&skill_router::Error::Lookup(e))
     }
 }

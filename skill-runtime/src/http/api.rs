@@ -478,7 +478,7 @@ fn find(app: &App, req: &Request<Incoming>) -> Result<(&'static Endpoint, Params
         if let Some(params) = matches(e.path, path) {
             if e.method == *req.method() {
                 if e.action {
-                    authorize(app, req)?;
+                    authorize(app, req.headers())?;
                 }
                 return Ok((e, params));
             }
@@ -674,13 +674,12 @@ async fn dispatch(
 }
 
 /// The bearer token check for action endpoints.
-fn authorize(app: &App, req: &Request<Incoming>) -> Result<(), ApiError> {
+pub(crate) fn authorize(app: &App, headers: &http::HeaderMap) -> Result<(), ApiError> {
     let Some(token) = &app.config.token else {
         return Ok(());
     };
     // Only this header: a token in the query string or a cookie is never looked at.
-    let given = req
-        .headers()
+    let given = headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(bearer)
@@ -688,12 +687,17 @@ fn authorize(app: &App, req: &Request<Incoming>) -> Result<(), ApiError> {
     if constant_time_eq(given.as_bytes(), token.as_bytes()) {
         Ok(())
     } else {
-        Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "this endpoint needs `Authorization: Bearer <token>` with the server's token",
-        ))
+        Err(unauthorized())
     }
+}
+
+/// The `401` of a request without the server's token.
+pub(crate) fn unauthorized() -> ApiError {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "this endpoint needs `Authorization: Bearer <token>` with the server's token",
+    )
 }
 
 /// The token of an `Authorization: Bearer <token>` value; the scheme is matched in any
@@ -944,6 +948,13 @@ fn search(app: &App, q: &HashMap<String, String>) -> Result<Response<Body>, ApiE
     let matches = app
         .engine
         .index()
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "search_failed",
+                e.to_string(),
+            )
+        })?
         .search(&SearchRequest {
             text,
             recent_turns: &[],
@@ -986,6 +997,13 @@ fn select(app: &App, body: SelectBody) -> Result<Response<Body>, ApiError> {
     let selection = app
         .engine
         .index()
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "search_failed",
+                e.to_string(),
+            )
+        })?
         .select(&body.message, &opts)
         .map_err(search_error)?;
     Ok(json_response(StatusCode::OK, &selection))

@@ -113,11 +113,42 @@ impl Default for HttpConfig {
 /// The response body type.
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
+/// A service mounted beside `/v1` on the same listener (see [`App::mount`]): it gets every
+/// request whose path is its prefix or starts with the prefix and `/`, path unchanged.
+pub type MountedService = BoxCloneSyncService<Request<Incoming>, Response<Body>, Infallible>;
+
+/// Whether a request to a mounted service needs the bearer token (when one is configured).
+pub type MountAuth = fn(&http::request::Parts) -> bool;
+
+/// A service under a path prefix.
+#[derive(Clone)]
+struct Mount {
+    prefix: String,
+    service: MountedService,
+    needs_token: MountAuth,
+}
+
+impl std::fmt::Debug for Mount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mount")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Mount {
+    fn serves(&self, path: &str) -> bool {
+        path.strip_prefix(self.prefix.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    }
+}
+
 /// Everything a request handler reaches.
 #[derive(Debug)]
 pub struct App {
     engine: Arc<Engine>,
     config: HttpConfig,
+    mounts: Vec<Mount>,
     next_id: AtomicU64,
     /// One permit per open event stream.
     event_streams: Arc<Semaphore>,
@@ -128,14 +159,38 @@ pub struct App {
 impl App {
     /// An application over an engine.
     pub fn new(engine: Arc<Engine>, config: HttpConfig) -> Arc<App> {
+        App::with_mounts(engine, config, Mounts::default())
+    }
+
+    /// An application over an engine with extra services mounted under path prefixes
+    /// (built with [`App::mount`] and [`App::mount_with`] on a [`Mounts`] list).
+    pub fn with_mounts(engine: Arc<Engine>, config: HttpConfig, mounts: Mounts) -> Arc<App> {
         let event_streams = Arc::new(Semaphore::new(config.max_event_streams));
         Arc::new(App {
             engine,
             config,
+            mounts: mounts.0,
             next_id: AtomicU64::new(1),
             event_streams,
             closing: watch::channel(false).0,
         })
+    }
+
+    /// Start a list of mounted services (see [`App::with_mounts`]).
+    pub fn mounts() -> Mounts {
+        Mounts(Vec::new())
+    }
+
+    /// The bearer-token check of this server: true when no token is configured or the
+    /// headers carry it (`Authorization: Bearer <token>`, compared in constant time).
+    pub fn authorized(&self, headers: &http::HeaderMap) -> bool {
+        api::authorize(self, headers).is_ok()
+    }
+
+    /// The `401` answer `/v1` gives a request without the token (a JSON error with code
+    /// `unauthorized` and a `WWW-Authenticate: Bearer` header).
+    pub fn unauthorized(&self) -> Response<Body> {
+        api::unauthorized().into_response()
     }
 
     /// The engine.
@@ -154,6 +209,38 @@ impl App {
         script
             .saturating_add(self.config.exec_timeout_margin)
             .max(self.config.request_timeout)
+    }
+}
+
+/// Services mounted beside `/v1` (see [`App::with_mounts`]).
+#[derive(Debug, Clone, Default)]
+pub struct Mounts(Vec<Mount>);
+
+impl Mounts {
+    /// Mount `service` under `prefix` (such as `/mcp`); every request to it needs the
+    /// bearer token when the server has one, as `/v1`'s action endpoints do. The request
+    /// reaches the service with its path unchanged, after the request id is assigned and
+    /// the token checked; load shedding and `/v1`'s time limits do not apply (a mounted
+    /// service may stream).
+    pub fn mount(self, prefix: impl Into<String>, service: MountedService) -> Self {
+        self.mount_with(prefix, service, |_| true)
+    }
+
+    /// [`Mounts::mount`], with `needs_token` deciding per request whether the token is
+    /// required (say, only for requests that act).
+    pub fn mount_with(
+        mut self,
+        prefix: impl Into<String>,
+        service: MountedService,
+        needs_token: MountAuth,
+    ) -> Self {
+        let prefix = prefix.into().trim_end_matches('/').to_owned();
+        self.0.push(Mount {
+            prefix,
+            service,
+            needs_token,
+        });
+        self
     }
 }
 
@@ -270,9 +357,13 @@ async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) 
     let span = tracing::info_span!("request", id = %id, method = %method, path = %path);
     async move {
         let started = Instant::now();
-        let mut resp = match api.oneshot(req).await {
-            Ok(r) => r,
-            Err(e) => middleware_error(&e),
+        let mount = app.mounts.iter().find(|m| m.serves(&path)).cloned();
+        let mut resp = match mount {
+            Some(m) => serve_mounted(&app, &m, req).await,
+            None => match api.oneshot(req).await {
+                Ok(r) => r,
+                Err(e) => middleware_error(&e),
+            },
         };
         if let Ok(v) = HeaderValue::from_str(&id) {
             resp.headers_mut().insert("x-request-id", v);
@@ -286,6 +377,23 @@ async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) 
     }
     .instrument(span)
     .await
+}
+
+/// A request to a mounted service: the token check, then the service.
+async fn serve_mounted(app: &App, mount: &Mount, req: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    if (mount.needs_token)(&parts) && !app.authorized(&parts.headers) {
+        return app.unauthorized();
+    }
+    match mount
+        .service
+        .clone()
+        .oneshot(Request::from_parts(parts, body))
+        .await
+    {
+        Ok(resp) => resp,
+        Err(never) => match never {},
+    }
 }
 
 /// Serve the API on `listener` until `shutdown` completes, then stop accepting, end the
