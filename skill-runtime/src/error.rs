@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::exec::Limit;
+use serde::Serialize;
 
 /// Why starting the engine or an execution failed. An execution's
 /// [`Outcome`](crate::exec::Outcome) carries it as `{code, message}`.
@@ -196,8 +196,8 @@ impl Error {
     }
 
     /// `{code, message}` for an [`Outcome`](crate::exec::Outcome).
-    pub fn info(&self) -> crate::exec::ErrorInfo {
-        crate::exec::ErrorInfo {
+    pub fn info(&self) -> ErrorInfo {
+        ErrorInfo {
             code: self.code().to_owned(),
             message: self.to_string(),
         }
@@ -236,5 +236,94 @@ impl Error {
     /// direct execution and a routed one report the same code.
     pub(crate) fn from_registry(e: skill_registry::Error) -> Self {
         Error::route(&skill_router::Error::Lookup(e))
+    }
+}
+
+/// Which script limit stopped a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// It ran longer than the timeout and was killed.
+    Timeout,
+    /// It wrote more than the output limit (stdout and stderr together) and was killed.
+    Output,
+    /// It was given more arguments than allowed; it was not started.
+    Arguments,
+    /// Its arguments were longer than allowed in bytes; it was not started.
+    ArgumentBytes,
+    /// It had more processes at once in its process group than allowed (a fork bomb) and
+    /// the whole group was killed.
+    Processes,
+}
+
+impl Limit {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Timeout => "timeout",
+            Limit::Output => "output",
+            Limit::Arguments => "arguments",
+            Limit::ArgumentBytes => "argument_bytes",
+            Limit::Processes => "processes",
+        }
+    }
+}
+
+/// A machine-readable code and a message a person can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorInfo {
+    /// A stable snake_case code (`unknown_skill`, `limit_exceeded`, `conflict`, ...).
+    pub code: String,
+    /// What went wrong and what to do about it.
+    pub message: String,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_of_unknown_skills_are_404_whatever_the_registry_error() {
+        for e in [
+            skill_registry::Error::UnknownSkill {
+                name: "x".into(),
+                suggestions: Vec::new(),
+            },
+            skill_registry::Error::SkillNotFound {
+                name: "x".into(),
+                available: Vec::new(),
+                more: 0,
+                suggestions: Vec::new(),
+            },
+        ] {
+            let e = Error::disclosure(e);
+            assert_eq!(e.code(), "unknown_skill");
+            assert_eq!(crate::wire::status_of(e.code()), 404);
+        }
+    }
+
+    #[test]
+    fn every_code_of_this_crate_is_in_the_wire_table() {
+        let errors = [
+            Error::UnknownSkill(String::new()),
+            Error::ShuttingDown,
+            Error::Cancelled,
+            Error::NoNotes,
+            Error::UnknownTask(1),
+            Error::Search(String::new()),
+            Error::Index(String::new()),
+            Error::Internal(String::new()),
+            Error::BuiltinCommand(String::new()),
+            Error::NotACommand(String::new()),
+            Error::NoCommandTool(String::new()),
+        ];
+        for e in errors {
+            assert!(
+                crate::wire::ERROR_CODES.iter().any(|c| c.code == e.code()),
+                "{}",
+                e.code()
+            );
+        }
     }
 }

@@ -55,6 +55,7 @@ pub mod exec;
 #[cfg(feature = "http")]
 pub mod http;
 mod ops;
+pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;

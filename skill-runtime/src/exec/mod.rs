@@ -81,16 +81,14 @@ use tokio::sync::{broadcast, watch};
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
-pub use crate::error::Error;
+pub use crate::error::{Error, ErrorInfo, Limit};
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
     DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
     MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
     SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
 };
-pub use outcome::{
-    BoxError, Call, CommandOutcome, ErrorInfo, HandlerError, Kind, Limit, Outcome, Output,
-};
+pub use outcome::{BoxError, Call, CommandOutcome, HandlerError, Kind, Outcome, Output};
 pub use schedule::{SCHEDULED_RUNS_CAPACITY, ScheduledRun};
 pub use tasks::{TaskInfo, TaskStatus};
 
@@ -217,18 +215,9 @@ impl RuntimeBuilder {
         self.tool(name, tower::service_fn(f))
     }
 
-    /// Register the built-in `workflow.build` handler (writing into the registry's
-    /// writable sources).
-    pub fn workflow_builder(self) -> Self {
-        let service = crate::builtin::WorkflowBuild::new(self.registry.clone());
-        self.handler(crate::builtin::WORKFLOW_BUILD, service)
-    }
-
-    /// Register the built-in `markdown.search` handler over a notes index. Keep a clone of
-    /// the `Arc` to update the index when notes change.
-    pub fn markdown_search(self, index: Arc<skill_search::NotesIndex>) -> Self {
-        let service = crate::builtin::MarkdownSearch::new(index);
-        self.handler(crate::builtin::MARKDOWN_SEARCH, service)
+    /// The registry the runtime will execute from.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
     }
 
     /// Use this configuration (default [`RuntimeConfig::default`]).
@@ -651,19 +640,6 @@ impl Runtime {
         };
         o.allowed_tools = allowed_tools;
         o
-    }
-
-    /// Run the built-in `workflow.build` with these flags (`name`, `description`,
-    /// `domain`, `steps`, `schedule`, `overwrite`) through [`Runtime::call_handler`].
-    pub async fn build_workflow(&self, flags: skill_router::Flags, ctx: &Context) -> Outcome {
-        let inv = Invocation::with_flags(
-            crate::builtin::WORKFLOW_BUILD,
-            flags,
-            Some(crate::builtin::WORKFLOW_BUILD.to_owned()),
-            "builtin",
-        );
-        self.call_handler(crate::builtin::WORKFLOW_BUILD, &inv, ctx)
-            .await
     }
 
     /// Every retained forked task, by id.
