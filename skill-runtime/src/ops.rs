@@ -380,6 +380,17 @@ impl Engine {
             .map_err(|e| Error::Search(e.to_string()))
     }
 
+    /// What the search index reports about the skills it indexed (trigger patterns that
+    /// do not compile, and the like); builds the index if it was deferred.
+    pub fn index_diagnostics(&self) -> Result<Vec<skill_format::Diagnostic>, Error> {
+        Ok(self.index()?.diagnostics())
+    }
+
+    /// Notes the notes index skipped, and why (empty without a notes folder).
+    pub fn notes_warnings(&self) -> Vec<String> {
+        self.notes().map(|n| n.warnings()).unwrap_or_default()
+    }
+
     /// Ranked markdown notes with highlighted snippets; [`Error::NoNotes`] when no notes
     /// folder is configured.
     pub fn notes_search(&self, text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {

@@ -15,6 +15,7 @@
 
 mod errors;
 mod shapes;
+mod text;
 
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
 pub use shapes::{
@@ -22,6 +23,7 @@ pub use shapes::{
     ReadyShape, ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape,
     SearchShape, SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
 };
+pub use text::text_table;
 
 /// A shape as pretty JSON with a final newline (what `--format json` prints).
 pub fn pretty(value: &impl serde::Serialize) -> String {
