@@ -383,25 +383,7 @@ fn kind_and_status(s: &Skill) -> String {
 }
 
 fn table(out: &mut String, rows: &[Vec<String>]) {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0usize; cols];
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    for r in rows {
-        let mut line = String::new();
-        for (i, (w, c)) in widths.iter().zip(r).enumerate() {
-            if i + 1 == r.len() {
-                line.push_str(c);
-            } else {
-                let _ = write!(line, "{c:<w$}  ");
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
+    out.push_str(&skill_runtime::wire::text_table(rows));
 }
 
 fn skills(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {

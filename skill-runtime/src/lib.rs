@@ -54,9 +54,15 @@ mod error;
 pub mod exec;
 #[cfg(feature = "http")]
 pub mod http;
+mod ops;
+pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
+pub use ops::{
+    CatalogView, Diagnostics, Entries, Executed, Health, Lookup, Readiness, ScheduleEntry,
+    ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,
+};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

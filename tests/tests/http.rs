@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use skill_registry::{RegistryConfig, Source, WatchOptions};
 use skill_runtime::exec::{BoxError, Call, Output, RuntimeBuilder};
-use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::http::{App, HttpConfig, MountedService, Mounts};
 use skill_runtime::{Engine, EngineConfig};
 use skills_tests::{repo_root, skill_md, write};
 
@@ -77,6 +77,16 @@ fn launch_with(
     http: HttpConfig,
     customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder + Send + 'static,
 ) -> Server {
+    launch_mounted(config, http, customize, Mounts::default())
+}
+
+/// [`launch_with`], with services mounted beside `/v1`.
+fn launch_mounted(
+    config: EngineConfig,
+    http: HttpConfig,
+    customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder + Send + 'static,
+    mounts: Mounts,
+) -> Server {
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
@@ -91,7 +101,7 @@ fn launch_with(
                 .await
                 .unwrap();
             addr_tx.send(addr).unwrap();
-            let app = App::new(engine.clone(), http);
+            let app = App::with_mounts(engine.clone(), http, mounts);
             skill_runtime::http::serve(listener, app, async {
                 let _ = stop_rx.await;
             })
@@ -1371,4 +1381,62 @@ fn executing_or_loading_a_skill_wins_ties_in_search() {
     // Loading a skill's instructions counts as a use too.
     assert_eq!(get(s.addr, "/v1/get_skill?path=alpha-notes").status, 200);
     assert_eq!(names(&ranking()), ["alpha-notes", "beta-notes"]);
+}
+
+// --- Mounted services ----------------------------------------------------------------------
+
+/// A mounted service that answers with its path and the engine's skill count.
+fn echo_service(engine_skills: usize) -> MountedService {
+    use http_body_util::BodyExt;
+    tower::util::BoxCloneSyncService::new(tower::service_fn(
+        move |req: http::Request<hyper::body::Incoming>| async move {
+            let body = format!("{} {engine_skills}", req.uri().path());
+            let body = http_body_util::Full::new(bytes::Bytes::from(body)).boxed_unsync();
+            Ok::<_, std::convert::Infallible>(http::Response::new(body))
+        },
+    ))
+}
+
+#[test]
+fn a_mounted_service_shares_the_listener_and_the_token_rules() {
+    let http = HttpConfig {
+        token: Some(TOKEN.into()),
+        ..HttpConfig::default()
+    };
+    let config = EngineConfig::one_shot(RegistryConfig::with_sources(packs()));
+    let mounts = Mounts::default().mount("/mcp", echo_service(7)).mount_with(
+        "/open",
+        echo_service(8),
+        |parts| parts.method == http::Method::POST,
+    );
+    let server = launch_mounted(config, http, |b| b, mounts);
+    let auth = format!("Bearer {TOKEN}");
+    // The token is required, and checked as /v1 checks it.
+    let denied = request(server.addr, "POST", "/mcp", &[], b"{}");
+    assert_eq!(denied.status, 401, "{}", denied.text());
+    assert_eq!(denied.json()["error"]["code"], "unauthorized");
+    let wrong = request(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", "Bearer nope")],
+        b"",
+    );
+    assert_eq!(wrong.status, 401);
+    let ok = request(
+        server.addr,
+        "POST",
+        "/mcp/x",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!((ok.status, ok.text()), (200, "/mcp/x 7".to_owned()));
+    assert!(ok.header("x-request-id").is_some());
+    // The prefix is a whole path segment: /mcpx is not the mount.
+    assert_eq!(get(server.addr, "/mcpx").status, 404);
+    // A mount decides per request whether the token is needed.
+    assert_eq!(get(server.addr, "/open").text(), "/open 8");
+    assert_eq!(request(server.addr, "POST", "/open", &[], b"").status, 401);
+    // /v1 is unaffected.
+    assert_eq!(get(server.addr, "/v1/health").status, 200);
 }

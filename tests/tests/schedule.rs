@@ -95,7 +95,7 @@ fn bundled_packs_json_in_a_named_zone() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["name"].as_str().unwrap())
+        .map(|s| s["skill"].as_str().unwrap())
         .collect();
     assert_eq!(
         names,
@@ -129,7 +129,7 @@ fn daylight_saving_gap_fires_once_after_it() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["name"] == "jobs.night")
+        .find(|s| s["skill"] == "jobs.night")
         .unwrap();
     // 02:30 does not exist on 2026-03-29 in Berlin: it fires once at 03:00 CEST.
     assert_eq!(

@@ -52,8 +52,8 @@ fn search_json_has_reasons_and_layers() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v = json(&run.stdout);
-    assert_eq!(v["results"][0]["name"], "weather-report");
-    assert_eq!(v["results"][0]["layer"], "layer1");
+    assert_eq!(v["matches"][0]["name"], "weather-report");
+    assert_eq!(v["matches"][0]["layer"], "layer1");
     insta::assert_snapshot!(run.stdout);
 }
 
@@ -68,8 +68,8 @@ fn explicit_name_beats_better_text() {
         ],
     );
     let v = json(&run.stdout);
-    assert_eq!(v["results"][0]["name"], "timezone-helper");
-    assert_eq!(v["results"][0]["explicit"], true);
+    assert_eq!(v["matches"][0]["name"], "timezone-helper");
+    assert_eq!(v["matches"][0]["explicit"], true);
 }
 
 #[test]
@@ -205,14 +205,14 @@ fn search_follows_an_edited_skill_on_the_next_run() {
         &skill_md("alpha", "Sort the library books."),
     );
     let run = skill_server(&["search", "--skills", root, "--format", "json", "telescope"]);
-    assert_eq!(json(&run.stdout)["results"].as_array().unwrap().len(), 0);
+    assert_eq!(json(&run.stdout)["matches"].as_array().unwrap().len(), 0);
     write(
         dir.path(),
         "alpha/SKILL.md",
         &skill_md("alpha", "Point the telescope at Mars."),
     );
     let run = skill_server(&["search", "--skills", root, "--format", "json", "telescope"]);
-    assert_eq!(json(&run.stdout)["results"][0]["name"], "alpha");
+    assert_eq!(json(&run.stdout)["matches"][0]["name"], "alpha");
 }
 
 #[test]
@@ -250,10 +250,10 @@ fn notes_search_ranks_with_snippets() {
         "tomatoes",
     ]);
     let v = json(&run.stdout);
-    assert_eq!(v["results"][0]["path"], "home/garden.md");
-    assert_eq!(v["results"][0]["title"], "garden");
+    assert_eq!(v["notes"][0]["path"], "home/garden.md");
+    assert_eq!(v["notes"][0]["title"], "garden");
     assert!(
-        v["results"][0]["snippet"]
+        v["notes"][0]["snippet"]
             .as_str()
             .unwrap()
             .contains("**tomatoes**")

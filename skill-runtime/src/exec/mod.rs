@@ -76,21 +76,19 @@ use std::time::Instant;
 use skill_format::ContextMode;
 use skill_format::InvocationMode;
 use skill_registry::{Caller, Disclosure, Registry, Skill, Snapshot};
-use skill_router::{Invocation, Route, Router, RouterConfig, access_of, parse_flags, tokenize};
+use skill_router::{Invocation, Route, Router, RouterConfig};
 use tokio::sync::{broadcast, watch};
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
-pub use crate::error::Error;
+pub use crate::error::{Error, ErrorInfo, Limit};
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
     DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
     MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
     SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
 };
-pub use outcome::{
-    BoxError, Call, CommandOutcome, ErrorInfo, HandlerError, Kind, Limit, Outcome, Output,
-};
+pub use outcome::{BoxError, Call, CommandOutcome, HandlerError, Kind, Outcome, Output};
 pub use schedule::{SCHEDULED_RUNS_CAPACITY, ScheduledRun};
 pub use tasks::{TaskInfo, TaskStatus};
 
@@ -153,6 +151,7 @@ pub struct RuntimeBuilder {
     handlers: BTreeMap<String, HandlerService>,
     tools: BTreeMap<String, HandlerService>,
     config: RuntimeConfig,
+    router: RouterConfig,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -216,23 +215,21 @@ impl RuntimeBuilder {
         self.tool(name, tower::service_fn(f))
     }
 
-    /// Register the built-in `workflow.build` handler (writing into the registry's
-    /// writable sources).
-    pub fn workflow_builder(self) -> Self {
-        let service = crate::builtin::WorkflowBuild::new(self.registry.clone());
-        self.handler(crate::builtin::WORKFLOW_BUILD, service)
-    }
-
-    /// Register the built-in `markdown.search` handler over a notes index. Keep a clone of
-    /// the `Arc` to update the index when notes change.
-    pub fn markdown_search(self, index: Arc<skill_search::NotesIndex>) -> Self {
-        let service = crate::builtin::MarkdownSearch::new(index);
-        self.handler(crate::builtin::MARKDOWN_SEARCH, service)
+    /// The registry the runtime will execute from.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
     }
 
     /// Use this configuration (default [`RuntimeConfig::default`]).
     pub fn config(mut self, config: RuntimeConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Route model output and user lines with these settings (default
+    /// [`RouterConfig::default`]); a context's profile still overrides the profile.
+    pub fn router(mut self, router: RouterConfig) -> Self {
+        self.router = router;
         self
     }
 
@@ -249,6 +246,7 @@ impl RuntimeBuilder {
                 handlers: self.handlers,
                 tools: self.tools,
                 config: self.config,
+                router: self.router,
                 tasks,
                 shutdown,
                 scripts,
@@ -263,6 +261,7 @@ struct Inner {
     handlers: BTreeMap<String, HandlerService>,
     tools: BTreeMap<String, HandlerService>,
     config: RuntimeConfig,
+    router: RouterConfig,
     tasks: tasks::Tasks,
     shutdown: watch::Sender<bool>,
     /// Scripts running now.
@@ -305,15 +304,6 @@ impl Drop for ScriptSlot<'_> {
     }
 }
 
-/// The argument text after the command word of a model line.
-fn arguments_of(inv: &Invocation) -> String {
-    let raw = inv.raw.trim();
-    match raw.split_once(|c: char| c.is_whitespace()) {
-        Some((_, rest)) => rest.trim().to_owned(),
-        None => String::new(),
-    }
-}
-
 impl Runtime {
     /// Start building a runtime over a registry.
     pub fn builder(registry: Arc<Registry>) -> RuntimeBuilder {
@@ -322,6 +312,7 @@ impl Runtime {
             handlers: BTreeMap::new(),
             tools: BTreeMap::new(),
             config: RuntimeConfig::default(),
+            router: RouterConfig::default(),
         }
     }
 
@@ -347,7 +338,7 @@ impl Runtime {
 
     /// Execute one routed command (see the module docs for the order of kinds).
     pub async fn execute(&self, invocation: &Invocation, ctx: &Context) -> Outcome {
-        let arguments = arguments_of(invocation);
+        let arguments = invocation.arguments().to_owned();
         self.execute_with(invocation, arguments, ctx).await
     }
 
@@ -640,7 +631,7 @@ impl Runtime {
         let call = Call {
             skill,
             invocation: inv.clone(),
-            arguments: arguments_of(inv),
+            arguments: inv.arguments().to_owned(),
             caller: ctx.caller,
             profile: ctx.profile.clone(),
             allowed_tools: allowed_tools.clone(),
@@ -657,27 +648,6 @@ impl Runtime {
         };
         o.allowed_tools = allowed_tools;
         o
-    }
-
-    /// Run the built-in `workflow.build` with these flags (`name`, `description`,
-    /// `domain`, `steps`, `schedule`, `overwrite`) through [`Runtime::call_handler`].
-    pub async fn build_workflow(&self, flags: skill_router::Flags, ctx: &Context) -> Outcome {
-        let mut words = vec![crate::builtin::WORKFLOW_BUILD.to_owned()];
-        for (name, value) in flags.iter() {
-            words.push(format!("--{name}"));
-            words.extend(value.values().iter().cloned());
-        }
-        let inv = Invocation {
-            skill: crate::builtin::WORKFLOW_BUILD.to_owned(),
-            flags,
-            positionals: Vec::new(),
-            raw: skill_router::join(&words),
-            access: access_of(crate::builtin::WORKFLOW_BUILD),
-            handler: Some(crate::builtin::WORKFLOW_BUILD.to_owned()),
-            layer: "builtin".to_owned(),
-        };
-        self.call_handler(crate::builtin::WORKFLOW_BUILD, &inv, ctx)
-            .await
     }
 
     /// Every retained forked task, by id.
@@ -758,31 +728,7 @@ impl Runtime {
         let step = {
             let router = Router::with_config(&snapshot, self.router_config(&ctx));
             match router.route_user(line) {
-                Route::Slash(s) => {
-                    let (flags, positionals) = match tokenize(&s.args) {
-                        Ok(tokens) => {
-                            let parsed = parse_flags(tokens);
-                            (parsed.flags, parsed.positionals)
-                        }
-                        Err(_) => (skill_router::Flags::new(), s.arguments.clone()),
-                    };
-                    let (handler, layer) = snapshot
-                        .entry(&s.skill)
-                        .map(|k| (k.manifest.handler.clone(), k.layer.clone()))
-                        .unwrap_or_default();
-                    Ok((
-                        Invocation {
-                            access: access_of(&s.skill),
-                            skill: s.skill,
-                            flags,
-                            positionals,
-                            raw: line.trim().to_owned(),
-                            handler,
-                            layer,
-                        },
-                        s.args,
-                    ))
-                }
+                Route::Slash(s) => Ok((s.invocation, s.args)),
                 other => Err(route_outcome(other)),
             }
         };
@@ -794,11 +740,19 @@ impl Runtime {
         outcome
     }
 
+    /// The routing settings: the runtime's [`RouterConfig`] (see
+    /// [`RuntimeBuilder::router`]), under the context's profile when it names one.
     fn router_config(&self, ctx: &Context) -> RouterConfig {
-        RouterConfig {
-            profile: ctx.profile.clone(),
-            ..RouterConfig::default()
+        let mut config = self.inner.router.clone();
+        if ctx.profile.is_some() {
+            config.profile = ctx.profile.clone();
         }
+        config
+    }
+
+    /// The routing settings [`Runtime::execute_output`] and [`Runtime::invoke`] route with.
+    pub fn router(&self) -> &RouterConfig {
+        &self.inner.router
     }
 
     /// Scheduled runs as they finish (see [`ScheduledRun`]); a slow receiver misses the
@@ -968,15 +922,7 @@ mod tests {
             skill_registry::RegistryConfig::with_sources(vec![]),
         ));
         let runtime = Runtime::builder(registry).build();
-        let inv = Invocation {
-            skill: "x".into(),
-            flags: skill_router::Flags::new(),
-            positionals: vec![],
-            raw: "x".into(),
-            access: access_of("x"),
-            handler: None,
-            layer: "user".into(),
-        };
+        let inv = Invocation::with_flags("x", skill_router::Flags::new(), None, "user");
         let ctx = Context::model();
         send(&runtime.execute(&inv, &ctx));
         send(&runtime.execute_output("```cmd\nx\n```", &ctx));
@@ -984,21 +930,5 @@ mod tests {
         send(&runtime.call_handler("x", &inv, &ctx));
         send(&runtime.build_workflow(skill_router::Flags::new(), &ctx));
         send(&runtime.shutdown());
-    }
-
-    #[test]
-    fn arguments_are_the_text_after_the_command_word() {
-        let mut inv = Invocation {
-            skill: "greet".into(),
-            flags: skill_router::Flags::new(),
-            positionals: vec![],
-            raw: "  greet   'a b'  --loud ".into(),
-            access: access_of("greet"),
-            handler: None,
-            layer: "user".into(),
-        };
-        assert_eq!(arguments_of(&inv), "'a b'  --loud");
-        inv.raw = "greet".into();
-        assert_eq!(arguments_of(&inv), "");
     }
 }
