@@ -15,6 +15,10 @@
 //! - **disclosure** ([`Disclosure`]): the catalog for the system prompt within a budget
 //!   ([`Catalog`], [`BudgetReport`]), the `get_skill` tiers, `load_skill`, `use_skill`, the
 //!   scoped listing for a sub-agent, and a skill's resources;
+//! - **trust and integrity**: every entry's files with their SHA-256 ([`FileManifest`],
+//!   computed once per snapshot, reused across reloads), a content scan of its text
+//!   ([`scan_text`], `scan-*` codes), a per-source [`TrustPolicy`] (low-trust skills with
+//!   findings excluded, their scripts refused) and lock files ([`Lock`], `require_lock`);
 //! - **hot reload** (feature `watch`): `Registry::watch` turns file events into reloads.
 //!
 //! ```no_run
