@@ -15,6 +15,10 @@
 //! - **disclosure** ([`Disclosure`]): the catalog for the system prompt within a budget
 //!   ([`Catalog`], [`BudgetReport`]), the `get_skill` tiers, `load_skill`, `use_skill`, the
 //!   scoped listing for a sub-agent, and a skill's resources;
+//! - **trust and integrity**: every entry's files with their SHA-256 ([`FileManifest`],
+//!   computed once per snapshot, reused across reloads), a content scan of its text
+//!   ([`scan_text`], `scan-*` codes), a per-source [`TrustPolicy`] (low-trust skills with
+//!   findings excluded, their scripts refused) and lock files ([`Lock`], `require_lock`);
 //! - **hot reload** (feature `watch`): `Registry::watch` turns file events into reloads.
 //!
 //! ```no_run
@@ -66,9 +70,10 @@ use change::Subscribers;
 pub use change::{ChangeSet, Subscription};
 pub use disclose::{
     Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Caller, Catalog, CatalogEntry,
-    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, MAX_AVAILABLE_NAMES,
-    MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, MIN_DESCRIPTION_CHARS, Resource,
-    ResourceKind, ResourceListing, TRUNCATION_MARK, UseSkill, UseSkillMode,
+    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, LOW_TRUST_MARK,
+    MAX_AVAILABLE_NAMES, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES,
+    MIN_DESCRIPTION_CHARS, Resource, ResourceKind, ResourceListing, TRUNCATION_MARK, UseSkill,
+    UseSkillMode,
 };
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,

@@ -442,6 +442,15 @@ mod tests {
                 .to_string()
                 .contains("64 hex digits")
         );
+        // One byte over the cap (a sparse file of NUL bytes) is refused by size.
+        let f = fs::File::create(&p).unwrap();
+        f.set_len(MAX_LOCK_BYTES + 1).unwrap();
+        assert!(
+            Lock::read(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("larger than")
+        );
     }
 
     #[test]

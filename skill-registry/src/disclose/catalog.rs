@@ -340,10 +340,18 @@ impl<'a> Disclosure<'a> {
         order.extend(rest);
         let total = order.len();
         let prepare = |s: &'a Skill| -> (Candidate<'a>, usize) {
-            let description = match format {
+            let mut description = match format {
                 CatalogFormat::Markdown => Cow::Owned(one_line(&brief(s))),
                 _ => Cow::Borrowed(s.description.as_str()),
             };
+            let low = self
+                .snapshot
+                .sources()
+                .get(s.source)
+                .is_none_or(|src| src.trust == crate::Trust::Low);
+            if self.mark_low_trust && low {
+                description = Cow::Owned(format!("{}{description}", super::LOW_TRUST_MARK));
+            }
             let mut c = Candidate {
                 skill: s,
                 description_chars: chars(&description),

@@ -47,7 +47,13 @@ pub struct Disclosure<'a> {
     snapshot: &'a Snapshot,
     profile: Option<String>,
     caller: Caller,
+    /// Prefix the catalog descriptions of low-trust skills with [`LOW_TRUST_MARK`].
+    mark_low_trust: bool,
 }
+
+/// What [`Disclosure::mark_low_trust`] puts before the catalog description of a skill from
+/// a low-trust source.
+pub const LOW_TRUST_MARK: &str = "[untrusted source] ";
 
 impl<'a> Disclosure<'a> {
     /// The model's view with no profile.
@@ -56,7 +62,15 @@ impl<'a> Disclosure<'a> {
             snapshot,
             profile: None,
             caller: Caller::Model,
+            mark_low_trust: false,
         }
+    }
+
+    /// Mark skills from low-trust sources in the catalog: their description starts with
+    /// [`LOW_TRUST_MARK`] (counted in the budget like the rest of the text).
+    pub fn mark_low_trust(mut self, yes: bool) -> Self {
+        self.mark_low_trust = yes;
+        self
     }
 
     /// The same view for a profile (agent-skills-integration 3.3 affinity).

@@ -44,6 +44,16 @@ static SEND_OUT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
 });
 
+/// Whether any pattern of this family matches anywhere in `text`: a whole-file check (one
+/// fast pass per pattern) that lets the scan skip this family's per-line work for the many
+/// files that have nothing of it. Patterns may match across lines here, so this is a
+/// superset of the per-line matches.
+pub(crate) fn could_match(text: &str) -> bool {
+    [&PIPE_TO_SHELL, &DATA_URI, &SEND_OUT, &SECRET_IN_URL]
+        .iter()
+        .any(|r| r.as_ref().is_some_and(|r| r.is_match(text)))
+}
+
 /// Scan one line.
 pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
     let text = line.text;

@@ -160,6 +160,10 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
     let mut discussion = false;
     // A byte-order mark at the very start is not hidden text.
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // Most files hold nothing of a family: one pass over the whole file says so.
+    let exfil = exfil::could_match(body);
+    let phrases = phrases::could_match(body);
+    let comments = markdown && body.contains("<!--");
     for (i, raw) in body.split('\n').enumerate() {
         let text = raw.strip_suffix('\r').unwrap_or(raw);
         let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
@@ -176,9 +180,13 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
         };
         unicode::scan(&line, &mut findings);
         blob::scan(&line, &mut findings);
-        exfil::scan(&line, &mut findings);
-        phrases::scan(&line, markdown && comment.is_open(), &mut findings);
-        if markdown && !line.code {
+        if exfil {
+            exfil::scan(&line, &mut findings);
+        }
+        if phrases {
+            phrases::scan(&line, markdown && comment.is_open(), &mut findings);
+        }
+        if comments && !line.code {
             comment.feed(&line, &mut findings);
         }
     }

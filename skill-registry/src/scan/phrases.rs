@@ -76,6 +76,13 @@ pub(crate) fn discussed(text: &str) -> bool {
     DISCUSSION.as_ref().is_some_and(|r| r.is_match(text))
 }
 
+/// Whether an instruction pattern matches anywhere in `text` (see `exfil::could_match`).
+pub(crate) fn could_match(text: &str) -> bool {
+    [&OVERRIDE, &REVEAL]
+        .iter()
+        .any(|r| r.as_ref().is_some_and(|r| r.is_match(text)))
+}
+
 /// Scan one line's prose (code, quotes and lines that discuss the subject are skipped).
 pub(crate) fn scan(line: &Line<'_>, in_comment: bool, findings: &mut Findings<'_>) {
     if line.code {

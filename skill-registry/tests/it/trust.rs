@@ -209,3 +209,36 @@ fn hostile_files_are_hashed_and_skipped_by_the_scan_where_needed() {
     assert!(m.get("big.md").unwrap().sha256.is_some());
     assert_eq!(m.files().len(), 5, "{:?}", m.files());
 }
+
+#[test]
+fn the_catalog_marks_low_trust_skills_when_asked() {
+    use skill_registry::{Budget, CatalogFormat, Disclosure, LOW_TRUST_MARK};
+    let low = tempfile::tempdir().unwrap();
+    let mid = tempfile::tempdir().unwrap();
+    write(low.path(), "ext/SKILL.md", &skill("ext", "Plain."));
+    write(mid.path(), "own/SKILL.md", &skill("own", "Plain."));
+    let snap = load_snapshot(
+        &RegistryConfig::with_sources(vec![
+            Source::new(mid.path(), "project"),
+            Source::new(low.path(), "external"),
+        ]),
+        1,
+    );
+    let plain = Disclosure::new(&snap).catalog(CatalogFormat::Markdown, &Budget::default());
+    assert!(!plain.text.contains(LOW_TRUST_MARK));
+    let marked = Disclosure::new(&snap)
+        .mark_low_trust(true)
+        .catalog(CatalogFormat::Markdown, &Budget::default());
+    assert!(
+        marked
+            .text
+            .contains(&format!("- ext: {LOW_TRUST_MARK}The ext skill.")),
+        "{}",
+        marked.text
+    );
+    assert!(
+        marked.text.contains("- own: The own skill."),
+        "{}",
+        marked.text
+    );
+}

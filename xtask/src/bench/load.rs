@@ -6,7 +6,8 @@
 //! - Generated pack (N skill folders in a temporary folder): (c) walking the folders and
 //!   `std::fs::read` of every `SKILL.md` on one thread against (d) a full
 //!   `skill_registry::load_snapshot` (discovery, parsing on every core, precedence,
-//!   eligibility). Target: (d) <= 2x (c).
+//!   eligibility, the per-file manifest and content scan). Target: (d) <= 2x (c).
+//! - The manifest: (e) the pass alone, cold, against (d), which includes it (target <= 0.5x).
 
 use std::fs;
 use std::hint::black_box;
@@ -29,6 +30,8 @@ const DEFAULT_GENERATED: usize = 10_000;
 const PARSE_TARGET: f64 = 1.25;
 /// Target for a registry load over reading the files.
 const LOAD_TARGET: f64 = 2.0;
+/// Target for the cold manifest pass over the whole load (which includes it).
+const MANIFEST_TARGET: f64 = 0.5;
 
 /// Arguments of `bench load`.
 #[derive(Debug, Args)]
@@ -258,11 +261,63 @@ fn generated_bench(n: usize, iterations: usize, table: &mut Table) {
             ),
         );
     }
+    manifest_bench(&snapshot, n, bytes, load_time, iterations, table);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     table.note(format!(
         "generated: {n} skills, {:.2} MB in a temporary folder; read floor on 1 thread, registry load on {threads}",
         bytes as f64 / 1e6
     ));
+}
+
+/// The per-file manifest (SHA-256 of every file, content scan of every text file): (e) the
+/// pass alone, cold (every file read, hashed and scanned, on one thread), against (d) the
+/// whole load, which includes it.
+fn manifest_bench(
+    snapshot: &skill_registry::Snapshot,
+    n: usize,
+    bytes: u64,
+    load_time: std::time::Duration,
+    iterations: usize,
+    table: &mut Table,
+) {
+    const MANIFEST: &str = "load: manifest pass, cold (hash + scan)";
+    let entries: Vec<_> = snapshot.entries().cloned().collect();
+    let ((_, ()), (manifest_time, files)) = measure_pair(
+        iterations,
+        || (),
+        || {
+            entries
+                .iter()
+                .map(|s| {
+                    black_box(skill_registry::FileManifest::compute(s))
+                        .files()
+                        .len()
+                })
+                .sum::<usize>()
+        },
+    );
+    if files < n {
+        table.error(
+            MANIFEST,
+            format!("{files} files in the manifests, expected at least {n}"),
+        );
+        return;
+    }
+    table.compared(
+        MANIFEST,
+        n,
+        bytes,
+        manifest_time,
+        load_time,
+        MANIFEST_TARGET,
+    );
+    let rest = load_time.saturating_sub(manifest_time).as_secs_f64();
+    if rest > 0.0 {
+        table.note(format!(
+            "manifest: {files} files; the cold pass is {:.2}x the rest of the load (the load minus the pass)",
+            manifest_time.as_secs_f64() / rest
+        ));
+    }
 }
 
 /// Read every `<root>/<folder>/SKILL.md`: the number of files and their total bytes.
