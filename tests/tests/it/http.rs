@@ -13,7 +13,7 @@ use skill_runtime::http::{App, HttpConfig, MountedService, Mounts};
 use skill_runtime::{Engine, EngineConfig};
 use skills_tests::{repo_root, skill_md, write};
 
-const PACKS: &[&str] = &[
+pub(crate) const PACKS: &[&str] = &[
     "packs/agentskills",
     "packs/actions",
     "packs/lily",
@@ -24,8 +24,8 @@ const TOKEN: &str = "test-token-123";
 /// Long enough for a loaded CI machine; the happy path takes milliseconds.
 const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
-struct Server {
-    addr: SocketAddr,
+pub(crate) struct Server {
+    pub(crate) addr: SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -67,7 +67,7 @@ fn start(sources: Vec<Source>, watch: bool, http: HttpConfig) -> Server {
 }
 
 /// Run an engine and the server on their own runtime thread until the `Server` drops.
-fn launch(config: EngineConfig, http: HttpConfig) -> Server {
+pub(crate) fn launch(config: EngineConfig, http: HttpConfig) -> Server {
     launch_with(config, http, |b| b)
 }
 
@@ -118,7 +118,7 @@ fn launch_mounted(
     }
 }
 
-fn packs() -> Vec<Source> {
+pub(crate) fn packs() -> Vec<Source> {
     let root = repo_root();
     PACKS
         .iter()
@@ -139,14 +139,14 @@ fn bundled() -> Server {
 }
 
 #[derive(Debug)]
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
 impl Reply {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
     }
@@ -156,7 +156,7 @@ impl Reply {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }
@@ -168,7 +168,7 @@ fn connect(addr: SocketAddr) -> TcpStream {
 }
 
 /// One request on its own connection (`Connection: close`), read to the end.
-fn request(
+pub(crate) fn request(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -240,11 +240,11 @@ fn dechunk(mut data: &[u8]) -> Vec<u8> {
     }
 }
 
-fn get(addr: SocketAddr, path: &str) -> Reply {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> Reply {
     request(addr, "GET", path, &[], b"")
 }
 
-fn post(addr: SocketAddr, path: &str, json: &Value) -> Reply {
+pub(crate) fn post(addr: SocketAddr, path: &str, json: &Value) -> Reply {
     request(
         addr,
         "POST",
