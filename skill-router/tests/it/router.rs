@@ -526,11 +526,11 @@ fn route_json_shapes() {
     );
     assert_eq!(
         json(router.route("email.sned 'x", Caller::Model)),
-        r#"{"route":"error","code":"unterminated-quote","message":"unterminated single quote opened at column 12: close it with '","suggestions":[],"column":12}"#
+        r#"{"route":"error","code":"unterminated_quote","message":"unterminated single quote opened at column 12: close it with '","suggestions":[],"column":12}"#
     );
     assert_eq!(
         json(router.route("email.sned", Caller::Model)),
-        r#"{"route":"error","code":"unknown-skill","message":"Unknown skill: email.sned. Did you mean: email.send?","suggestions":["email.send"]}"#
+        r#"{"route":"error","code":"unknown_skill","message":"Unknown skill: email.sned. Did you mean: email.send?","suggestions":["email.send"]}"#
     );
     assert_eq!(
         json(router.route("hello", Caller::User)),

@@ -143,7 +143,7 @@ fn extract_cli_reads_a_file_and_routes() {
         .map(|r| format!("{} {}", r["line"], r["route"]["route"].as_str().unwrap()))
         .collect();
     assert_eq!(kinds, ["4 invoke", "5 help", "11 error"]);
-    assert_eq!(v["routes"][2]["route"]["code"], "unterminated-quote");
+    assert_eq!(v["routes"][2]["route"]["code"], "unterminated_quote");
 
     let bad = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(bad.path(), b"ok\n\xff\n").unwrap();
@@ -180,7 +180,7 @@ fn route_cli_reports_invalid_utf8_as_a_route_error() {
     assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["route"], "error");
-    assert_eq!(v["code"], "invalid-utf8");
+    assert_eq!(v["code"], "invalid_utf8");
     assert_eq!(
         v["message"],
         "the input is not valid UTF-8 (first bad byte at offset 15)"
