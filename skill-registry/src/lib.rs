@@ -45,6 +45,7 @@ mod disclose;
 mod discover;
 mod eligibility;
 mod error;
+mod files;
 mod index;
 mod load;
 mod lock;
@@ -82,15 +83,13 @@ pub use eligibility::{
     Affinity, DEFAULT_BUILTIN_COMMANDS, Environment, Probe, affinity, current_os,
 };
 pub use error::{Error, Unavailable};
+pub use files::{FileEntry, FileManifest, Sha256};
 pub use index::Resolved;
 use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
 pub use lock::{Drift, LOCK_VERSION, Lock, LockedSkill, MAX_LOCK_BYTES, SkillDrift};
 use manifest::Recompute;
-pub use manifest::{
-    FileEntry, FileManifest, MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES,
-    Sha256,
-};
+pub use manifest::{MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES};
 pub use scan::{
     MAX_FINDINGS_PER_CODE, MAX_SCAN_BYTES, MIN_BLOB_CHARS, SCAN_CODES, scan_text, severity_of,
 };

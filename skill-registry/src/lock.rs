@@ -31,7 +31,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::manifest::{FileEntry, FileManifest, Sha256};
+use crate::files::{FileEntry, FileManifest, Sha256};
 use crate::snapshot::Snapshot;
 
 /// The largest lock file read.

@@ -13,19 +13,18 @@
 //! skill without a folder of its own (a note, an action, a domain index) has its one file.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256 as Hasher};
 
 use skill_format::Diagnostic;
 
 use crate::disclose::open_without_waiting;
+use crate::files::{FileEntry, FileManifest, Sha256};
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 
@@ -40,162 +39,12 @@ pub const MAX_HASHED_SKILL_BYTES: u64 = 256 * 1024 * 1024;
 /// Read size while hashing.
 const CHUNK: usize = 64 * 1024;
 
-/// A SHA-256 digest. Shown and serialized as 64 lowercase hex digits.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Sha256(pub [u8; 32]);
-
-impl Sha256 {
-    /// The digest of `bytes`.
-    pub fn of(bytes: &[u8]) -> Self {
-        Sha256(Hasher::digest(bytes).into())
-    }
-
-    /// Parse 64 hex digits (either case); `None` for anything else.
-    pub fn from_hex(text: &str) -> Option<Self> {
-        let bytes = text.as_bytes();
-        if bytes.len() != 64 {
-            return None;
-        }
-        let mut out = [0u8; 32];
-        for (i, pair) in bytes.chunks_exact(2).enumerate() {
-            let hi = (pair[0] as char).to_digit(16)?;
-            let lo = (pair[1] as char).to_digit(16)?;
-            out[i] = u8::try_from(hi * 16 + lo).ok()?;
-        }
-        Some(Sha256(out))
-    }
-
-    /// The 64 lowercase hex digits.
-    pub fn to_hex(&self) -> String {
-        self.to_string()
-    }
-}
-
-impl fmt::Display for Sha256 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for Sha256 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Sha256({self})")
-    }
-}
-
-impl Serialize for Sha256 {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Sha256 {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Sha256::from_hex(&text)
-            .ok_or_else(|| serde::de::Error::custom("expected 64 hex digits (a SHA-256 digest)"))
-    }
-}
-
-/// One file of a skill.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileEntry {
-    /// The path relative to the skill's folder, with `/` separators (`SKILL.md`,
-    /// `scripts/run.py`).
-    pub path: String,
-    /// Its size in bytes.
-    pub size: u64,
-    /// The SHA-256 of its exact bytes; `None` when it was not hashed (over
-    /// [`MAX_HASHED_FILE_BYTES`], past [`MAX_HASHED_SKILL_BYTES`], or unreadable).
-    pub sha256: Option<Sha256>,
-}
-
-/// Every file of one skill, sorted by path, and the folder digest derived from them; with
-/// the content scan's findings over its text files (which the digest does not cover: they
-/// follow from the bytes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileManifest {
-    files: Vec<FileEntry>,
-    complete: bool,
-    digest: Sha256,
-    findings: Vec<Diagnostic>,
-}
-
 impl FileManifest {
-    /// A manifest of these files (sorted here by path).
-    pub fn new(mut files: Vec<FileEntry>, complete: bool) -> Self {
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        let digest = folder_digest(&files);
-        FileManifest {
-            files,
-            complete,
-            digest,
-            findings: Vec::new(),
-        }
-    }
-
-    /// The content scan's findings over the skill file and its text resources (files that
-    /// are UTF-8, hold no NUL byte and are at most [`crate::MAX_SCAN_BYTES`]), by path,
-    /// line and column.
-    pub fn findings(&self) -> &[Diagnostic] {
-        &self.findings
-    }
-
     /// Compute a skill's manifest now, reading and hashing (and scanning) every file; a
     /// snapshot's manifests ([`Snapshot::manifest`]) are computed once and reused instead.
     pub fn compute(skill: &Skill) -> FileManifest {
         compute(skill, &mut HashCache::default(), &mut HashSet::new())
     }
-
-    /// The files, sorted by path.
-    pub fn files(&self) -> &[FileEntry] {
-        &self.files
-    }
-
-    /// One file by its relative path.
-    pub fn get(&self, path: &str) -> Option<&FileEntry> {
-        self.files
-            .binary_search_by(|f| f.path.as_str().cmp(path))
-            .ok()
-            .map(|i| &self.files[i])
-    }
-
-    /// Whether every file of the folder is listed and hashed (no listing limit was hit and
-    /// no file was left without a digest).
-    pub fn is_complete(&self) -> bool {
-        self.complete && self.files.iter().all(|f| f.sha256.is_some())
-    }
-
-    /// The digest of the whole folder: SHA-256 over one record per file, in path order,
-    /// each `path` NUL `size in decimal` NUL `hex digest, or "-" without one` LF. Paths hold
-    /// no NUL, so the records read back one way only.
-    pub fn digest(&self) -> Sha256 {
-        self.digest
-    }
-
-    /// The total size of the files.
-    pub fn total_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size).sum()
-    }
-}
-
-fn folder_digest(files: &[FileEntry]) -> Sha256 {
-    let mut h = Hasher::new();
-    for f in files {
-        h.update(f.path.as_bytes());
-        h.update(b"\0");
-        h.update(f.size.to_string().as_bytes());
-        h.update(b"\0");
-        match &f.sha256 {
-            Some(d) => h.update(d.to_string().as_bytes()),
-            None => h.update(b"-"),
-        }
-        h.update(b"\n");
-    }
-    Sha256(h.finalize().into())
 }
 
 /// What identifies one version of a file without reading it.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use skill_format::{Diagnostic, Severity};
 
 use crate::Source;
+use crate::files::FileManifest;
 use crate::index::{Indexed, NameIndex, Resolved};
-use crate::manifest::FileManifest;
 use crate::skill::{Skill, Status};
 
 /// An immutable view of every source at one moment.

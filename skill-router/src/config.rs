@@ -1,4 +1,4 @@
-//! The router's settings: [`RouterConfig`] and schema pre-validation ([`Prevalidate`]).
+//! The router's settings: [`RouterConfig`](crate::RouterConfig) and schema pre-validation ([`Prevalidate`]).
 //! Kept apart from the [`Router`](crate::Router) so a host can hold and pass them around
 //! without the routing code.
 
@@ -43,18 +43,18 @@ pub struct RouterConfig {
     /// Built-in slash commands (default [`DEFAULT_BUILTIN_COMMANDS`], the same constant the
     /// registry's `Environment::builtin_commands` starts from). They win over every skill.
     /// `/skills` and `/skill` are answered by the router itself; the others come back as
-    /// [`Route::Builtin`] for the host.
+    /// [`Route::Builtin`](crate::Route::Builtin) for the host.
     ///
     /// A built-in added here (say `quit`) is not known to the registry, which excludes a
     /// skill whose lily `command` collides with a built-in only for the registry's own list.
-    /// The router still lets the built-in win: `/quit` is [`Route::Builtin`], the skill's
-    /// `command` is never routed, and [`Router::diagnostics`] reports the collision. To have
+    /// The router still lets the built-in win: `/quit` is [`Route::Builtin`](crate::Route::Builtin), the skill's
+    /// `command` is never routed, and [`Router::diagnostics`](crate::Router::diagnostics) reports the collision. To have
     /// the skill excluded as lily 3.3 says, list the same extra built-ins in the registry's
     /// `RegistryConfig::environment.builtin_commands`.
     pub builtin_commands: BTreeSet<String>,
     /// Schema pre-validation (default off).
     pub prevalidate: Prevalidate,
-    /// Lily's single-skill rule (5.1) for [`Router::route_output`]: one model output may
+    /// Lily's single-skill rule (5.1) for [`Router::route_output`](crate::Router::route_output): one model output may
     /// use one skill (several commands of that skill, and help, are fine). Default off.
     pub single_skill: bool,
 }

@@ -1,4 +1,4 @@
-//! What routing gives: [`Route`] and its parts ([`Invocation`], [`SlashInvocation`],
+//! What routing gives: [`Route`](crate::Route) and its parts ([`Invocation`], [`SlashInvocation`],
 //! [`ListedSkill`]), a whole output routed ([`RoutedOutput`]), and the read-only or
 //! mutating classification ([`access_of`]). Plain data, apart from the [`Router`](crate::Router)
 //! that builds it.

@@ -54,11 +54,13 @@ mod error;
 pub mod exec;
 #[cfg(feature = "http")]
 pub mod http;
+mod integrity;
 mod ops;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
+pub use integrity::Locked;
 pub use ops::{
     CatalogView, Diagnostics, Entries, Executed, Health, Lookup, Readiness, ScheduleEntry,
     ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,

@@ -1,17 +1,15 @@
 //! `audit`: the content scan's findings over skill folders (every file of every skill, its
 //! resources included), for review before a pack is trusted.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use serde_json::json;
 use skill_format::{Diagnostic, Severity};
-use skill_registry::{Snapshot, load_snapshot};
+use skill_runtime::wire::{AuditShape, pretty};
 
 use crate::Format;
-use crate::commands::{check_paths, layered_config, write_out};
+use crate::commands::{engine_over, write_out};
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
@@ -43,26 +41,6 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
 }
 
-/// Every finding of a snapshot (winners, domain indexes, shadowed entries), each with the
-/// skill it belongs to, by path, line and column.
-pub(crate) fn findings(snapshot: &Snapshot) -> Vec<(String, Diagnostic)> {
-    let mut out: Vec<(String, Diagnostic)> = snapshot
-        .entries()
-        .chain(snapshot.domains())
-        .chain(snapshot.shadowed())
-        .filter_map(|s| snapshot.manifest_of(s).map(|m| (s, m)))
-        .flat_map(|(s, m)| m.findings().iter().map(|d| (s.name.clone(), d.clone())))
-        .collect();
-    out.sort_by(|(_, a), (_, b)| {
-        a.path
-            .cmp(&b.path)
-            .then(a.line.cmp(&b.line))
-            .then(a.column.cmp(&b.column))
-    });
-    out.dedup_by(|a, b| a.1 == b.1);
-    out
-}
-
 fn run_inner(command: Commands, out: &mut dyn Write) -> Result<u8, String> {
     let Commands::Audit {
         format,
@@ -70,10 +48,9 @@ fn run_inner(command: Commands, out: &mut dyn Write) -> Result<u8, String> {
         paths,
     } = command;
     let threshold = crate::trust_config::severity_named(&severity)?;
-    check_paths(&paths)?;
-    let config = layered_config(&paths, |_, p| p.display().to_string());
-    let snapshot = load_snapshot(&config, 1);
-    let found: Vec<(String, Diagnostic)> = findings(&snapshot)
+    let engine = engine_over(&paths)?;
+    let found: Vec<(String, Diagnostic)> = engine
+        .findings()
         .into_iter()
         .filter(|(_, d)| d.severity >= threshold)
         .collect();
@@ -81,37 +58,15 @@ fn run_inner(command: Commands, out: &mut dyn Write) -> Result<u8, String> {
         .iter()
         .filter(|(_, d)| d.severity == Severity::Error)
         .count();
-    let mut per_code: BTreeMap<&str, usize> = BTreeMap::new();
-    for (_, d) in &found {
-        *per_code.entry(d.code.as_str()).or_default() += 1;
-    }
     let mut skills: Vec<&str> = found.iter().map(|(s, _)| s.as_str()).collect();
     skills.sort_unstable();
     skills.dedup();
     let text = if format == Format::Json {
-        let list: Vec<serde_json::Value> = found
-            .iter()
-            .map(|(skill, d)| {
-                json!({
-                    "skill": skill,
-                    "path": d.path,
-                    "line": d.line,
-                    "column": d.column,
-                    "severity": d.severity,
-                    "code": d.code,
-                    "message": d.message,
-                })
-            })
-            .collect();
-        let mut t = serde_json::to_string_pretty(&json!({
-            "findings": list,
-            "counts": per_code,
-            "skills_with_findings": skills.len(),
-            "skills_scanned": snapshot.entries().count() + snapshot.domains().count(),
-        }))
-        .map_err(|e| format!("cannot render JSON: {e}"))?;
-        t.push('\n');
-        t
+        let entries = engine.entries();
+        pretty(&AuditShape::new(
+            &found,
+            entries.skills.len() + entries.domains.len(),
+        ))
     } else {
         let mut t = String::new();
         for (_, d) in &found {

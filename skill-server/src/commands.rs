@@ -61,6 +61,15 @@ pub(crate) fn engine_with(
     one_shot(config)
 }
 
+/// A one-shot engine over folders given as paths, each a layer named by its path (the
+/// `audit`, `lock` and `verify` commands: a lock records layers by these names).
+pub(crate) fn engine_over(paths: &[PathBuf]) -> Result<Arc<Engine>, String> {
+    check_paths(paths)?;
+    one_shot(EngineConfig::one_shot(layered_config(paths, |_, p| {
+        p.display().to_string()
+    })))
+}
+
 /// [`engine_with`] the default routing settings.
 pub(crate) fn engine(skills: &[PathBuf]) -> Result<Arc<Engine>, String> {
     engine_with(skills, skill_router::RouterConfig::default())

@@ -5,9 +5,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use skill_registry::{Drift, Lock, load_snapshot};
+use skill_registry::{Drift, Lock};
+use skill_runtime::Locked;
 
-use crate::commands::{check_paths, layered_config, write_out};
+use crate::commands::{engine_over, write_out};
 
 /// The lock file's default name, in the current folder.
 const DEFAULT_LOCK: &str = "skills-lock.json";
@@ -53,16 +54,7 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, String> {
     match command {
         Commands::Lock { output, paths } => {
-            check_paths(&paths)?;
-            let config = layered_config(&paths, |_, p| p.display().to_string());
-            let snapshot = load_snapshot(&config, 1);
-            let lock = Lock::from_snapshot(&snapshot);
-            let incomplete: Vec<&str> = snapshot
-                .entries()
-                .chain(snapshot.domains())
-                .filter(|s| snapshot.manifest_of(s).is_some_and(|m| !m.is_complete()))
-                .map(|s| s.name.as_str())
-                .collect();
+            let Locked { lock, incomplete } = engine_over(&paths)?.lock();
             for name in &incomplete {
                 let _ = writeln!(
                     err,
@@ -82,11 +74,9 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             Ok(0)
         }
         Commands::Verify { lock, paths } => {
-            check_paths(&paths)?;
             let locked = Lock::read(&lock).map_err(|e| e.to_string())?;
-            let config = layered_config(&paths, |_, p| p.display().to_string());
-            let snapshot = load_snapshot(&config, 1);
-            let drift = locked.verify(&snapshot);
+            let engine = engine_over(&paths)?;
+            let drift = engine.verify(&locked);
             let mut text = String::new();
             for d in &drift {
                 let what = match &d.drift {
@@ -96,7 +86,8 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 text.push_str(&format!("{} ({}): {what}\n", d.name, d.layer));
             }
             if drift.is_empty() {
-                let n = snapshot.entries().count() + snapshot.domains().count();
+                let entries = engine.entries();
+                let n = entries.skills.len() + entries.domains.len();
                 text.push_str(&format!("ok: {n} skill(s) match {}\n", lock.display()));
             } else {
                 text.push_str(&format!(

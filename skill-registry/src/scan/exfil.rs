@@ -6,12 +6,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use skill_format::{Code, Severity};
 
-use super::{Findings, Line};
-
-/// Compile one of this file's fixed patterns (a test checks that each compiles).
-pub(crate) fn pattern(p: &str) -> Option<Regex> {
-    Regex::new(p).ok()
-}
+use super::{Findings, Line, pattern};
 
 /// `curl ... | sh`, `wget -O- ... | sudo bash`, `bash <(curl ...)`, `sh -c "$(curl ...)"`,
 /// PowerShell `irm ... | iex`.

@@ -27,6 +27,11 @@ use std::path::Path;
 
 use skill_format::{Code, Diagnostic, Severity};
 
+/// Compile one of the scan's fixed patterns (a test checks that each compiles).
+pub(crate) fn pattern(p: &str) -> Option<regex::Regex> {
+    regex::Regex::new(p).ok()
+}
+
 /// The largest file the scan reads (the cap of a resource a host serves).
 pub const MAX_SCAN_BYTES: u64 = crate::MAX_RESOURCE_BYTES;
 /// The most findings of one code reported for one file; the last one says when more were

@@ -7,8 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use skill_format::Code;
 
-use super::exfil::pattern;
-use super::{Findings, Line, quoted};
+use super::{Findings, Line, pattern, quoted};
 
 /// The longest HTML comment whose text is kept for the check; the rest of a longer one is
 /// not examined (the scan stays linear and bounded).

@@ -62,199 +62,42 @@
 //!   would need cgroups. Grandchildren killed with the group are reaped by the system's
 //!   init, the script itself always by the runtime.
 
+mod builder;
 mod config;
+mod context;
 mod outcome;
+mod routed;
 mod schedule;
 mod script;
 mod tasks;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
 use skill_format::ContextMode;
 use skill_format::InvocationMode;
-use skill_registry::{Caller, Disclosure, Registry, Skill, Snapshot};
-use skill_router::{Invocation, Route, Router, RouterConfig};
+use skill_registry::{Disclosure, Registry, Skill, Snapshot};
+use skill_router::{Invocation, RouterConfig};
 use tokio::sync::{broadcast, watch};
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
 pub use crate::error::{Error, ErrorInfo, Limit};
+pub use builder::RuntimeBuilder;
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
     DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
     MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
     SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
 };
+pub use context::Context;
 pub use outcome::{BoxError, Call, CommandOutcome, HandlerError, Kind, Outcome, Output};
 pub use schedule::{SCHEDULED_RUNS_CAPACITY, ScheduledRun};
 pub use tasks::{TaskInfo, TaskStatus};
 
 /// A handler or tool: a cloneable, shareable tower service from [`Call`] to [`Output`].
 pub type HandlerService = BoxCloneSyncService<Call, Output, BoxError>;
-
-/// Who runs an execution and against what.
-#[derive(Debug, Clone, Default)]
-pub struct Context {
-    /// The model or a user: trigger control (`disable-model-invocation`,
-    /// `user-invocable`) follows it.
-    pub caller: Caller,
-    /// The profile (affinity exclusions and the tool allowlist).
-    pub profile: Option<String>,
-    /// The snapshot to resolve skills in (`None`: the registry's current one).
-    pub snapshot: Option<Arc<Snapshot>>,
-    /// A scheduled run: trigger control does not apply (the skill's own `schedule` asked
-    /// for it), only that the skill is loaded and not excluded for the profile.
-    pub scheduler: bool,
-}
-
-impl Context {
-    /// The model, no profile, the current snapshot.
-    pub fn model() -> Self {
-        Context::default()
-    }
-
-    /// A user (slash commands), no profile, the current snapshot.
-    pub fn user() -> Self {
-        Context {
-            caller: Caller::User,
-            ..Context::default()
-        }
-    }
-
-    /// The scheduler.
-    pub fn scheduler() -> Self {
-        Context {
-            scheduler: true,
-            ..Context::default()
-        }
-    }
-
-    /// The same context under a profile.
-    pub fn with_profile(mut self, profile: impl Into<String>) -> Self {
-        self.profile = Some(profile.into());
-        self
-    }
-
-    /// The same context pinned to a snapshot.
-    pub fn with_snapshot(mut self, snapshot: Arc<Snapshot>) -> Self {
-        self.snapshot = Some(snapshot);
-        self
-    }
-}
-
-/// Builds a [`Runtime`].
-pub struct RuntimeBuilder {
-    registry: Arc<Registry>,
-    handlers: BTreeMap<String, HandlerService>,
-    tools: BTreeMap<String, HandlerService>,
-    config: RuntimeConfig,
-    router: RouterConfig,
-}
-
-impl std::fmt::Debug for RuntimeBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeBuilder")
-            .field("handlers", &self.handlers.keys().collect::<Vec<_>>())
-            .field("tools", &self.tools.keys().collect::<Vec<_>>())
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
-}
-
-fn boxed<S, E>(service: S) -> HandlerService
-where
-    S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
-    S::Future: Send + 'static,
-    E: Into<BoxError> + 'static,
-{
-    BoxCloneSyncService::new(service.map_err(Into::into))
-}
-
-impl RuntimeBuilder {
-    /// Register a handler under a skill name (or a name an actions `handler:` field
-    /// gives). A later registration under the same name replaces the earlier one.
-    pub fn handler<S, E>(mut self, name: impl Into<String>, service: S) -> Self
-    where
-        S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
-        S::Future: Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
-        self.handlers.insert(name.into(), boxed(service));
-        self
-    }
-
-    /// Register an async function as a handler.
-    pub fn handler_fn<F, Fut>(self, name: impl Into<String>, f: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Clone + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output, BoxError>> + Send + 'static,
-    {
-        self.handler(name, tower::service_fn(f))
-    }
-
-    /// Register a tool for lily `tool_dispatch` under its tool name.
-    pub fn tool<S, E>(mut self, name: impl Into<String>, service: S) -> Self
-    where
-        S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
-        S::Future: Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
-        self.tools.insert(name.into(), boxed(service));
-        self
-    }
-
-    /// Register an async function as a tool.
-    pub fn tool_fn<F, Fut>(self, name: impl Into<String>, f: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Clone + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output, BoxError>> + Send + 'static,
-    {
-        self.tool(name, tower::service_fn(f))
-    }
-
-    /// The registry the runtime will execute from.
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
-    }
-
-    /// Use this configuration (default [`RuntimeConfig::default`]).
-    pub fn config(mut self, config: RuntimeConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// Route model output and user lines with these settings (default
-    /// [`RouterConfig::default`]); a context's profile still overrides the profile.
-    pub fn router(mut self, router: RouterConfig) -> Self {
-        self.router = router;
-        self
-    }
-
-    /// The runtime.
-    pub fn build(self) -> Runtime {
-        let (shutdown, _) = watch::channel(false);
-        let (scripts, _) = watch::channel(0usize);
-        let (scheduled, _) = broadcast::channel(SCHEDULED_RUNS_CAPACITY);
-        let c = &self.config;
-        let tasks = tasks::Tasks::new(c.fork_concurrency, c.max_pending_tasks, c.task_history);
-        Runtime {
-            inner: Arc::new(Inner {
-                registry: self.registry,
-                handlers: self.handlers,
-                tools: self.tools,
-                config: self.config,
-                router: self.router,
-                tasks,
-                shutdown,
-                scripts,
-                scheduled,
-            }),
-        }
-    }
-}
 
 struct Inner {
     registry: Arc<Registry>,
@@ -307,13 +150,7 @@ impl Drop for ScriptSlot<'_> {
 impl Runtime {
     /// Start building a runtime over a registry.
     pub fn builder(registry: Arc<Registry>) -> RuntimeBuilder {
-        RuntimeBuilder {
-            registry,
-            handlers: BTreeMap::new(),
-            tools: BTreeMap::new(),
-            config: RuntimeConfig::default(),
-            router: RouterConfig::default(),
-        }
+        RuntimeBuilder::new(registry)
     }
 
     /// The registry it executes from.
@@ -671,90 +508,6 @@ impl Runtime {
         self.inner.tasks.cancel(id, cancelled_outcome)
     }
 
-    /// Route a whole model output and execute every command in order. Each command gets
-    /// its own result (help text, route errors and failures included); one failure does
-    /// not stop the others. All commands resolve against the same snapshot.
-    pub async fn execute_output(&self, output: &str, ctx: &Context) -> Vec<CommandOutcome> {
-        let snapshot = ctx
-            .snapshot
-            .clone()
-            .unwrap_or_else(|| self.inner.registry.snapshot());
-        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
-        ctx.caller = Caller::Model;
-        let steps: Vec<(String, u32, Result<Invocation, Outcome>)> = {
-            let router = Router::with_config(&snapshot, self.router_config(&ctx));
-            router
-                .route_output(output)
-                .routes
-                .into_iter()
-                .map(|r| {
-                    let step = match r.route {
-                        Route::Invoke(inv) => Ok(inv),
-                        other => Err(route_outcome(other)),
-                    };
-                    (r.command.to_owned(), r.line, step)
-                })
-                .collect()
-        };
-        let mut out = Vec::with_capacity(steps.len());
-        for (command, line, step) in steps {
-            let outcome = match step {
-                Ok(inv) => self.execute(&inv, &ctx).await,
-                Err(o) => o,
-            };
-            out.push(CommandOutcome {
-                command,
-                line,
-                outcome,
-            });
-        }
-        out
-    }
-
-    /// Run a user's slash line (`/name args`, `/skill name args`, lily `/<command>`).
-    /// The arguments are the text after the command as written (`$ARGUMENTS`); for
-    /// handlers and scripts they are also parsed into flags and positionals. `/skills` is
-    /// answered as help; other built-in commands (`/help`, `/exit`, ...) fail with
-    /// `builtin_command` and plain messages with `not_a_command`, with the route as
-    /// `output`, for the host to handle.
-    pub async fn invoke(&self, line: &str, ctx: &Context) -> Outcome {
-        let started = Instant::now();
-        let snapshot = ctx
-            .snapshot
-            .clone()
-            .unwrap_or_else(|| self.inner.registry.snapshot());
-        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
-        ctx.caller = Caller::User;
-        let step = {
-            let router = Router::with_config(&snapshot, self.router_config(&ctx));
-            match router.route_user(line) {
-                Route::Slash(s) => Ok((s.invocation, s.args)),
-                other => Err(route_outcome(other)),
-            }
-        };
-        let mut outcome = match step {
-            Ok((inv, args)) => self.execute_with(&inv, args, &ctx).await,
-            Err(o) => o,
-        };
-        outcome.duration_ms = elapsed_ms(started);
-        outcome
-    }
-
-    /// The routing settings: the runtime's [`RouterConfig`] (see
-    /// [`RuntimeBuilder::router`]), under the context's profile when it names one.
-    fn router_config(&self, ctx: &Context) -> RouterConfig {
-        let mut config = self.inner.router.clone();
-        if ctx.profile.is_some() {
-            config.profile = ctx.profile.clone();
-        }
-        config
-    }
-
-    /// The routing settings [`Runtime::execute_output`] and [`Runtime::invoke`] route with.
-    pub fn router(&self) -> &RouterConfig {
-        &self.inner.router
-    }
-
     /// Scheduled runs as they finish (see [`ScheduledRun`]); a slow receiver misses the
     /// oldest ones (the channel keeps [`SCHEDULED_RUNS_CAPACITY`]).
     pub fn scheduled_runs(&self) -> broadcast::Receiver<ScheduledRun> {
@@ -855,52 +608,6 @@ fn lookup(snapshot: &Snapshot, name: &str, ctx: &Context) -> Result<Arc<Skill>, 
         .skill(name)
         .cloned()
         .map_err(Error::from_registry)
-}
-
-/// The outcome of a route that executes nothing.
-fn route_outcome(route: Route) -> Outcome {
-    let skill = route.skill().map(str::to_owned);
-    match route {
-        Route::Help { text, .. } => {
-            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
-            o.skill = None;
-            o
-        }
-        Route::SkillList { text, .. } => {
-            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
-            o.skill = None;
-            o
-        }
-        Route::Error(e) => Outcome::failure(
-            skill.as_deref(),
-            None,
-            &Error::Route {
-                code: e.code().replace('-', "_"),
-                message: e.to_string(),
-            },
-        ),
-        Route::Builtin { ref command, .. } => {
-            let mut o = Outcome::failure(None, None, &Error::BuiltinCommand(command.clone()));
-            o.output = serde_json::to_value(&route).unwrap_or_default();
-            o
-        }
-        Route::Message {
-            ref text, ref note, ..
-        } => {
-            let message = match note {
-                Some(n) => format!("{n}: {text}"),
-                None => format!("not a slash command: {text}"),
-            };
-            let mut o = Outcome::failure(None, None, &Error::NotACommand(message));
-            o.output = serde_json::to_value(&route).unwrap_or_default();
-            o
-        }
-        other => Outcome::failure(
-            skill.as_deref(),
-            None,
-            &Error::Internal(format!("unexpected route: {other:?}")),
-        ),
-    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use super::request::authorize;
 use super::response::{Body, unauthorized};
 use crate::engine::Engine;
 
-/// A service mounted beside `/v1` on the same listener (see [`App::mount`]): it gets every
+/// A service mounted beside `/v1` on the same listener (see [`Mounts::mount`]): it gets every
 /// request whose path is its prefix or starts with the prefix and `/`, path unchanged.
 pub type MountedService = BoxCloneSyncService<Request<Incoming>, Response<Body>, Infallible>;
 
@@ -66,7 +66,7 @@ impl App {
     }
 
     /// An application over an engine with extra services mounted under path prefixes
-    /// (built with [`App::mount`] and [`App::mount_with`] on a [`Mounts`] list).
+    /// (built with [`Mounts::mount`] and [`Mounts::mount_with`]).
     pub fn with_mounts(engine: Arc<Engine>, config: HttpConfig, mounts: Mounts) -> Arc<App> {
         let event_streams = Arc::new(Semaphore::new(config.max_event_streams));
         Arc::new(App {

@@ -5,7 +5,7 @@ use std::time::Duration;
 /// Default request timeout.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time added to the runtime's script timeout to give the time limit of the
-/// endpoints that execute skills (see [`App::exec_timeout`]).
+/// endpoints that execute skills (see [`App::exec_timeout`](super::App::exec_timeout)).
 pub const DEFAULT_EXEC_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
 /// Default limit on API requests in flight.
 pub const DEFAULT_CONCURRENCY: usize = 512;
@@ -27,9 +27,9 @@ pub struct HttpConfig {
     /// Bearer token required on action endpoints (`None`: none required).
     pub token: Option<String>,
     /// Time limit of a request ([`DEFAULT_REQUEST_TIMEOUT`]); the endpoints that execute
-    /// skills get at least [`App::exec_timeout`]. An event stream's body is not timed.
+    /// skills get at least [`App::exec_timeout`](super::App::exec_timeout). An event stream's body is not timed.
     pub request_timeout: Duration,
-    /// Added to the runtime's script timeout for [`App::exec_timeout`]
+    /// Added to the runtime's script timeout for [`App::exec_timeout`](super::App::exec_timeout)
     /// ([`DEFAULT_EXEC_TIMEOUT_MARGIN`]).
     pub exec_timeout_margin: Duration,
     /// API requests in flight before new ones are shed with `503`

@@ -270,4 +270,48 @@ mod tests {
             "model_invocation_disabled"
         );
     }
+
+    #[test]
+    fn lookups_of_unknown_skills_are_404_whatever_the_registry_error() {
+        for e in [
+            skill_registry::Error::UnknownSkill {
+                name: "x".into(),
+                suggestions: Vec::new(),
+            },
+            skill_registry::Error::SkillNotFound {
+                name: "x".into(),
+                available: Vec::new(),
+                more: 0,
+                suggestions: Vec::new(),
+            },
+        ] {
+            let e = crate::error::Error::disclosure(e);
+            assert_eq!(e.code(), "unknown_skill");
+            assert_eq!(status_of(e.code()), 404);
+        }
+    }
+
+    #[test]
+    fn every_code_of_this_crate_is_in_the_wire_table() {
+        let errors = [
+            crate::error::Error::UnknownSkill(String::new()),
+            crate::error::Error::ShuttingDown,
+            crate::error::Error::Cancelled,
+            crate::error::Error::NoNotes,
+            crate::error::Error::UnknownTask(1),
+            crate::error::Error::Search(String::new()),
+            crate::error::Error::Index(String::new()),
+            crate::error::Error::Internal(String::new()),
+            crate::error::Error::BuiltinCommand(String::new()),
+            crate::error::Error::NotACommand(String::new()),
+            crate::error::Error::NoCommandTool(String::new()),
+        ];
+        for e in errors {
+            assert!(
+                ERROR_CODES.iter().any(|c| c.code == e.code()),
+                "{}",
+                e.code()
+            );
+        }
+    }
 }

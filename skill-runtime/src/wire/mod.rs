@@ -13,10 +13,12 @@
 //! kebab-case codes (`unknown-skill`) are rendered in snake_case (`unknown_skill`). A new
 //! code is added to the table, never renamed.
 
+mod audit;
 mod errors;
 mod shapes;
 mod text;
 
+pub use audit::{AuditShape, FindingShape};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
 pub use shapes::{
     CatalogShape, DiagnosticsShape, EntryShape, ExtractionShape, HealthShape, NotesShape,
