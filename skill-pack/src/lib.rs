@@ -36,7 +36,7 @@ use skill_registry::{
     Budget, BudgetReport, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source,
 };
 use skill_router::Route;
-use skill_runtime::{Engine, EngineConfig, ScheduleQuery, Scope, SkillQuery};
+use skill_runtime::{Engine, EngineConfig, ScheduleQuery, Scope};
 use skill_scheduler::{DateTime, SecondsFormat, Tz, Utc};
 use skill_search::SelectOptions;
 
@@ -653,30 +653,28 @@ fn route_text(route: &Route) -> String {
 
 fn examples(out: &mut String, engine: &Engine, config: &ReportConfig) {
     let mut lines = Vec::new();
-    for skill in engine.skills(&SkillQuery::default()).skills {
-        for example in skill_format::sections::example_lines(&skill.body) {
-            let caller = if example.text.starts_with('/') {
-                Caller::User
-            } else {
-                Caller::Model
-            };
-            let scope = Scope {
-                caller,
-                profile: config.profile.clone(),
-            };
-            let route = engine.route(example.text, &scope);
-            let own = match &route {
-                Route::Help { topic: Some(t), .. } => t == &skill.name,
-                other => other.skill() == Some(skill.name.as_str()),
-            };
-            lines.push(format!(
-                "{}: `{}`\n  -> {}{}\n",
-                skill.name,
-                example.text,
-                route_text(&route),
-                if own { "" } else { "  [not this skill]" }
-            ));
-        }
+    for example in engine.examples() {
+        let caller = if example.text.starts_with('/') {
+            Caller::User
+        } else {
+            Caller::Model
+        };
+        let scope = Scope {
+            caller,
+            profile: config.profile.clone(),
+        };
+        let route = engine.route(&example.text, &scope);
+        let own = match &route {
+            Route::Help { topic: Some(t), .. } => t == &example.skill,
+            other => other.skill() == Some(example.skill.as_str()),
+        };
+        lines.push(format!(
+            "{}: `{}`\n  -> {}{}\n",
+            example.skill,
+            example.text,
+            route_text(&route),
+            if own { "" } else { "  [not this skill]" }
+        ));
     }
     section(out, &format!("examples ({})", lines.len()));
     if lines.is_empty() {

@@ -62,7 +62,7 @@ pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
 pub use integrity::Locked;
 pub use ops::{
-    CatalogView, Diagnostics, Entries, Executed, Health, Lookup, Readiness, ScheduleEntry,
+    CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, ScheduleEntry,
     ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,
 };
 

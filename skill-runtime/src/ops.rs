@@ -208,6 +208,15 @@ pub struct Executed {
     pub outcome: Option<Outcome>,
 }
 
+/// One `## Examples` line of a skill ([`Engine::examples`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Example {
+    /// The skill whose section it is in.
+    pub skill: String,
+    /// The line, trimmed, as the model or a user would type it.
+    pub text: String,
+}
+
 /// Liveness ([`Engine::health`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Health {
@@ -275,6 +284,23 @@ impl Engine {
             generation: snapshot.generation(),
             skills,
         }
+    }
+
+    /// Every `## Examples` line of every loaded skill, skills by name, lines in order.
+    pub fn examples(&self) -> Vec<Example> {
+        let snapshot = self.registry().snapshot();
+        snapshot
+            .skills()
+            .flat_map(|s| {
+                skill_format::sections::example_lines(&s.body)
+                    .into_iter()
+                    .map(|e| Example {
+                        skill: s.name.clone(),
+                        text: e.text.to_owned(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 
     /// Every entry the sources load: winners, domain indexes and shadowed entries.
