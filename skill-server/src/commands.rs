@@ -6,10 +6,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
 use skill_format::{Dialect, Mode};
 use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Source, Status};
-use skill_runtime::wire::{EntryShape, pretty, text_table};
+use skill_runtime::wire::{
+    EntryShape, ListShape, ValidateShape, ValidateSummary, pretty, text_table,
+};
 use skill_runtime::{Engine, EngineConfig};
 
 /// `validate`'s options.
@@ -100,21 +101,6 @@ fn all_entries(entries: &skill_runtime::Entries) -> Vec<&Skill> {
     v
 }
 
-/// `validate --format json`.
-#[derive(Serialize)]
-struct ValidateShape<'a> {
-    skills: Vec<EntryShape<'a>>,
-    diagnostics: &'a [skill_format::Diagnostic],
-    summary: Summary,
-}
-
-#[derive(Serialize)]
-struct Summary {
-    skills: usize,
-    errors: usize,
-    warnings: usize,
-}
-
 /// `skill-server validate`.
 pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> {
     check_paths(&args.paths)?;
@@ -141,7 +127,7 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
         pretty(&ValidateShape {
             skills: entries.iter().map(|s| EntryShape::from(*s)).collect(),
             diagnostics: &report.diagnostics,
-            summary: Summary {
+            summary: ValidateSummary {
                 skills: entries.len(),
                 errors,
                 warnings,
@@ -170,14 +156,6 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
     };
     write_out(out, &text)?;
     Ok(if errors > 0 { 1 } else { 0 })
-}
-
-/// `list --format json`.
-#[derive(Serialize)]
-struct ListShape<'a> {
-    skills: Vec<EntryShape<'a>>,
-    domains: Vec<EntryShape<'a>>,
-    shadowed: Vec<EntryShape<'a>>,
 }
 
 /// `skill-server list`.

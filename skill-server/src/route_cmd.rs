@@ -6,11 +6,10 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
-use serde::Serialize;
 use skill_registry::Caller;
 use skill_router::{Prevalidate, Route, RouterConfig};
 use skill_runtime::Scope;
-use skill_runtime::wire::{ExtractionShape, pretty};
+use skill_runtime::wire::{ExtractShape, ExtractionShape, RoutedShape, pretty};
 
 use crate::commands::{engine, engine_with, write_out};
 
@@ -145,23 +144,6 @@ fn read_input(file: Option<PathBuf>) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(bytes)
-}
-
-/// One command of the output, routed (`extract --skills`).
-#[derive(Serialize)]
-struct RoutedShape<'a> {
-    line: u32,
-    command: &'a str,
-    route: Route,
-}
-
-/// `extract`: the extraction, and with `--skills` every command's route.
-#[derive(Serialize)]
-struct ExtractShape<'a> {
-    #[serde(flatten)]
-    extraction: ExtractionShape<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    routes: Option<Vec<RoutedShape<'a>>>,
 }
 
 fn extract(skills: &[PathBuf], file: Option<PathBuf>, out: &mut dyn Write) -> Result<u8, String> {

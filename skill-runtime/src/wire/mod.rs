@@ -15,11 +15,16 @@
 
 mod audit;
 mod errors;
+mod exec;
 mod shapes;
 mod text;
 
 pub use audit::{AuditShape, FindingShape};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
+pub use exec::{
+    ExecutedShape, ExtractShape, GetSkillShape, ListShape, ResultsShape, RoutedShape, TasksShape,
+    ValidateShape, ValidateSummary,
+};
 pub use shapes::{
     CatalogShape, DiagnosticsShape, EntryShape, ExtractionShape, HealthShape, NotesShape,
     ReadyShape, ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape,

@@ -1,16 +1,15 @@
 //! Routing and execution: extract, route, execute, invoke, workflows, forked tasks.
 
 use http::{Response, StatusCode};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use skill_registry::Caller;
 
 use super::{bad_json, engine_error};
-use crate::exec::{CommandOutcome, Outcome};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
 use crate::ops::Scope;
-use crate::wire;
+use crate::wire::{self, ExecutedShape, ResultsShape, TasksShape};
 
 /// The body of `POST /v1/extract`.
 #[derive(Debug, Deserialize)]
@@ -75,19 +74,6 @@ pub(super) struct ExecuteBody {
     profile: Option<String>,
 }
 
-/// `POST /v1/execute` with `output`.
-#[derive(Serialize)]
-struct ResultsShape<'a> {
-    results: &'a [CommandOutcome],
-}
-
-/// `POST /v1/execute` with `command`.
-#[derive(Serialize)]
-struct ExecutedShape<'a> {
-    route: &'a skill_router::Route,
-    outcome: Option<&'a Outcome>,
-}
-
 pub(super) async fn execute(app: &App, body: ExecuteBody) -> Result<Response<Body>, ApiError> {
     let scope = Scope::model().with_profile(body.profile);
     match (body.output, body.command) {
@@ -141,12 +127,6 @@ pub(super) async fn workflows(
         StatusCode::UNPROCESSABLE_ENTITY
     };
     Ok(json_response(status, &outcome))
-}
-
-/// `GET /v1/tasks`.
-#[derive(Serialize)]
-struct TasksShape {
-    tasks: Vec<crate::exec::TaskInfo>,
 }
 
 pub(super) fn tasks(app: &App) -> Response<Body> {

@@ -3,14 +3,13 @@
 
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
-use serde::Serialize;
 use skill_registry::{Budget, Caller, CatalogFormat};
 
 use super::{Query, bad_query, engine_error, number, scope};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, full, json_response};
 use crate::ops::{Lookup, SkillQuery};
-use crate::wire;
+use crate::wire::{self, GetSkillShape};
 
 pub(super) fn health(app: &App) -> Response<Body> {
     json_response(
@@ -100,13 +99,6 @@ pub(super) fn resource(
     resp.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
     Ok(resp)
-}
-
-/// `GET /v1/get_skill`.
-#[derive(Serialize)]
-struct GetSkillShape<'a> {
-    path: Option<&'a str>,
-    text: &'a str,
 }
 
 pub(super) fn get_skill(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
