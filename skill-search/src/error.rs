@@ -24,14 +24,11 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// A line of a labelled request set is not valid.
-    #[error("line {line} of the request set: {message}")]
-    RequestSet {
-        /// 1-based line number.
-        line: usize,
-        /// What is wrong with it.
-        message: String,
-    },
+    /// A trigger-eval file is not valid.
+    #[error(
+        "trigger eval: {0}; expected a JSON array of {{\"query\": \"...\", \"should_trigger\": true|false}}"
+    )]
+    TriggerEval(String),
     /// A lock was poisoned by a panic on another thread.
     #[error("the search index was left inconsistent by a crash on another thread; rebuild it")]
     Poisoned,

@@ -12,7 +12,8 @@
 //! - search: `search` (rank skills for a query), `select` (the skills to pre-load for a
 //!   message) and `notes-search` (ranked markdown notes);
 //! - `schedules` (every scheduled skill's next fire times);
-//! - `report` (a pack's deterministic text report).
+//! - `report` (a pack's deterministic text report);
+//! - `eval` (a skill's trigger eval, offline: trigger precision and recall).
 //!
 //! The binary is a thin wrapper over [`run`], which tests drive in-process.
 
@@ -26,6 +27,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod commands;
 mod disclose_cmd;
+mod eval_cmd;
 mod report_cmd;
 mod route_cmd;
 mod schedule_cmd;
@@ -133,6 +135,9 @@ enum Command {
     /// Pack report: `report`.
     #[command(flatten)]
     Report(report_cmd::Commands),
+    /// Trigger evals: `eval`.
+    #[command(flatten)]
+    Eval(eval_cmd::Commands),
 }
 
 /// Run the command line with `args` (the first item is the program name), writing normal
@@ -180,6 +185,7 @@ where
         Command::Search(c) => return search_cmd::run(c, out, err),
         Command::Schedule(c) => return schedule_cmd::run(c, out, err),
         Command::Report(c) => return report_cmd::run(c, out, err),
+        Command::Eval(c) => return eval_cmd::run(c, out, err),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,193 @@
+//! `eval`: a skill's trigger eval (the Agent Skills `[{"query", "should_trigger"}]` file,
+//! kept as `evals/eval_queries.json` in the skill's folder), run offline through selection,
+//! with per-skill trigger precision and recall. The scoring is
+//! [`skill_search::evaluate_triggers`]; this file only finds the skill and formats.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use serde_json::json;
+use skill_search::{SelectOptions, SkillIndex, TriggerReport, evaluate_triggers};
+
+use crate::Format;
+use crate::commands::{load_layers, write_out};
+
+/// Largest trigger-eval file read, in bytes.
+const MAX_EVAL_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The subcommands this module adds.
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Run a skill's trigger eval (`[{"query": "...", "should_trigger": true|false}]`)
+    /// through selection and report which queries select the skill, with its trigger
+    /// precision and recall. Offline and deterministic.
+    Eval {
+        /// The trigger-eval file, normally `<skill>/evals/eval_queries.json`.
+        file: PathBuf,
+        /// The skill the file is for; by default the skill whose folder holds `evals/`.
+        #[arg(long)]
+        skill: Option<String>,
+        /// A skills folder to select among; repeat for layers, lowest precedence first.
+        /// By default the folder that holds the skill's folder (its pack).
+        #[arg(long = "skills")]
+        skills: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+}
+
+/// Run `eval`; returns the exit code (0, or 2 on usage or I/O problems).
+pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match run_inner(command, out) {
+        Ok(()) => 0,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            2
+        }
+    }
+}
+
+/// The skill folder of a file at `<skill>/evals/<file>`.
+fn skill_dir_of(file: &Path) -> Option<&Path> {
+    let evals = file.parent()?;
+    (evals.file_name()? == "evals").then(|| evals.parent())?
+}
+
+fn run_inner(command: Commands, out: &mut dyn Write) -> Result<(), String> {
+    let Commands::Eval {
+        file,
+        skill,
+        skills,
+        format,
+    } = command;
+    let meta = std::fs::metadata(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    if meta.len() > MAX_EVAL_FILE_BYTES {
+        return Err(format!(
+            "{}: {} bytes, more than the {MAX_EVAL_FILE_BYTES} read",
+            file.display(),
+            meta.len()
+        ));
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let cases =
+        skill_search::parse_trigger_cases(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let skill_dir = skill_dir_of(&file);
+    let skills = if skills.is_empty() {
+        let pack = skill_dir.and_then(Path::parent).ok_or_else(|| {
+            format!(
+                "{}: not in a skill's evals/ folder; name the skills folder with --skills",
+                file.display()
+            )
+        })?;
+        vec![pack.to_path_buf()]
+    } else {
+        skills
+    };
+    let registry = load_layers(&skills)?;
+    let snapshot = registry.snapshot();
+    let name = match skill {
+        Some(n) => n,
+        None => {
+            let dir = skill_dir
+                .and_then(|d| d.canonicalize().ok())
+                .ok_or_else(|| {
+                    format!(
+                        "{}: cannot tell which skill it is for; use --skill",
+                        file.display()
+                    )
+                })?;
+            snapshot
+                .skills()
+                .find(|s| s.dir.canonicalize().ok().as_deref() == Some(dir.as_path()))
+                .map(|s| s.name.clone())
+                .ok_or_else(|| {
+                    format!(
+                        "{}: no skill loads from {}; use --skill",
+                        file.display(),
+                        dir.display()
+                    )
+                })?
+        }
+    };
+    if snapshot.get(&name).is_none() {
+        return Err(format!("no skill named `{name}` among the loaded skills"));
+    }
+    let total = snapshot.skills().count();
+    let index = SkillIndex::build(snapshot).map_err(|e| e.to_string())?;
+    let report = evaluate_triggers(&index, &name, &cases, &SelectOptions::default())
+        .map_err(|e| e.to_string())?;
+    let text = match format {
+        Format::Json => format!("{:#}\n", to_json(&report, total)),
+        Format::Text => to_text(&report, total),
+    };
+    write_out(out, &text)
+}
+
+fn ratio(x: Option<f64>) -> serde_json::Value {
+    x.map_or(serde_json::Value::Null, |v| {
+        json!((v * 1000.0).round() / 1000.0)
+    })
+}
+
+fn to_json(r: &TriggerReport, skills: usize) -> serde_json::Value {
+    json!({
+        "skill": r.skill,
+        "skills_indexed": skills,
+        "queries": r.outcomes.len(),
+        "passed": r.passed(),
+        "precision": ratio(r.precision()),
+        "recall": ratio(r.recall()),
+        "true_positives": r.true_positives(),
+        "false_positives": r.false_positives(),
+        "false_negatives": r.false_negatives(),
+        "true_negatives": r.true_negatives(),
+        "results": r.outcomes.iter().map(|o| json!({
+            "query": o.query,
+            "should_trigger": o.should_trigger,
+            "triggered": o.triggered,
+            "pass": o.should_trigger == o.triggered,
+            "selected": o.selected,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The text report: a summary line, then one line per query.
+pub(crate) fn to_text(r: &TriggerReport, skills: usize) -> String {
+    let pct = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |v| format!("{:.2}", v));
+    let mut t = format!(
+        "trigger eval of `{}` over {skills} skills: {} of {} queries pass; precision {} ({} of {} triggered should), recall {} ({} of {} that should triggered)\n",
+        r.skill,
+        r.passed(),
+        r.outcomes.len(),
+        pct(r.precision()),
+        r.true_positives(),
+        r.true_positives() + r.false_positives(),
+        pct(r.recall()),
+        r.true_positives(),
+        r.true_positives() + r.false_negatives(),
+    );
+    for o in &r.outcomes {
+        let verdict = if o.should_trigger == o.triggered {
+            "pass"
+        } else {
+            "FAIL"
+        };
+        let want = if o.should_trigger {
+            "should trigger"
+        } else {
+            "should not"
+        };
+        let got = if o.selected.is_empty() {
+            "nothing selected".to_owned()
+        } else {
+            format!("selected {}", o.selected.join(", "))
+        };
+        t.push_str(&format!(
+            "  {verdict}  {want:<14}  {got:<40}  {:?}\n",
+            o.query
+        ));
+    }
+    t
+}
