@@ -439,14 +439,7 @@ impl SkillIndex {
         p: &Params,
     ) -> Result<(Vec<Match>, Gate), Error> {
         let limit = req.limit.clamp(1, MAX_LIMIT);
-        let (hits, gate) = self.rank(req, limit, p, Some(limit))?;
-        if !p.multi {
-            return Ok((hits, gate));
-        }
-        Ok((
-            crate::multi::cover_intents(self, req, hits, limit, p)?,
-            gate,
-        ))
+        self.rank(req, limit, p, Some(limit))
     }
 }
 

@@ -3,14 +3,11 @@
 //! on its own, and each part's best skill is moved into the top results right after the
 //! whole request's best, so the first few results cover every intent.
 
-use crate::Error;
-use crate::hit::Match;
-use crate::index::{SearchRequest, SkillIndex};
-use crate::params::Params;
+use crate::index::SkillIndex;
 use crate::text::{self, clip};
 
 /// Most parts a request is split into (the first ones; the rest stay in the last part).
-const MAX_PARTS: usize = 3;
+pub(crate) const MAX_PARTS: usize = 3;
 /// A part needs at least this many analyzed terms to count as an intent of its own.
 const MIN_PART_TERMS: usize = 2;
 /// Connectives that start a new intent (lowercase, with their surrounding spaces).
@@ -70,51 +67,4 @@ pub(crate) fn parts(index: &SkillIndex, message: &str) -> Vec<String> {
         }
     }
     if out.len() < 2 { Vec::new() } else { out }
-}
-
-/// `hits` (the whole request's ranking) reordered so that each part's best skill (with some
-/// lexical evidence) follows the overall best.
-pub(crate) fn cover_intents(
-    index: &SkillIndex,
-    req: &SearchRequest<'_>,
-    hits: Vec<Match>,
-    limit: usize,
-    p: &Params,
-) -> Result<Vec<Match>, Error> {
-    let parts = parts(index, req.text);
-    if parts.is_empty() || hits.is_empty() {
-        return Ok(hits);
-    }
-    let mut tops: Vec<Match> = Vec::new();
-    for part in &parts {
-        let sub = SearchRequest {
-            text: part,
-            recent_turns: &[],
-            limit: 1,
-            filter: req.filter.clone(),
-        };
-        let (best, _) = index.rank(&sub, 1, p, Some(1))?;
-        if let Some(m) = best
-            .into_iter()
-            .next()
-            .filter(|m| m.text_score > 0.0 || m.explicit)
-        {
-            tops.push(m);
-        }
-    }
-    let mut hits = hits.into_iter();
-    let mut out: Vec<Match> = hits.next().into_iter().collect();
-    let mut rest: Vec<Match> = hits.collect();
-    for top in tops {
-        if out.iter().any(|m| m.name == top.name) {
-            continue;
-        }
-        match rest.iter().position(|m| m.name == top.name) {
-            Some(i) => out.push(rest.remove(i)),
-            None => out.push(top),
-        }
-    }
-    out.extend(rest);
-    out.truncate(limit);
-    Ok(out)
 }

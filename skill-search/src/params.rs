@@ -44,32 +44,35 @@ pub struct Params {
     pub gate_sem: f32,
     /// Confidence drop per unit of fused score below the best candidate.
     pub rel: f32,
-    /// Split multi-intent requests and make the top results cover each part.
-    pub multi: bool,
+    /// Weight of covering the request's parts not yet covered (multi-intent requests) when
+    /// choosing the 2nd and 3rd results; 0 turns it off.
+    pub diversity: f32,
 }
 
 /// Fitted BM25 saturation.
-const K1: f32 = 2.2;
+const K1: f32 = 1.6;
 /// Fitted per-field length normalisation.
-const B: [f32; FIELDS] = [0.3, 0.9, 0.25, 0.9];
+const B: [f32; FIELDS] = [0.3, 0.9, 0.0, 0.9];
 /// Fitted per-field weights.
-const W: [f32; FIELDS] = [3.0, 2.0, 1.0, 0.25];
+const W: [f32; FIELDS] = [1.5, 2.0, 0.5, 0.25];
 /// Fitted exact-name bonus.
 const EXACT_NAME: f32 = 3.0;
 /// Fitted "not for" penalty.
-const NOT_PENALTY: f32 = 1.0;
+const NOT_PENALTY: f32 = 0.5;
 /// Fitted "only when" penalty.
 const ONLY_PENALTY: f32 = 0.0;
 /// Fitted fusion weights.
 const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.0;
 /// Fitted gate.
-const GATE_BIAS: f32 = -10.176;
-const GATE_LEX: f32 = 13.557;
-const GATE_COVER: f32 = 7.601;
+const GATE_BIAS: f32 = -9.423;
+const GATE_LEX: f32 = 9.018;
+const GATE_COVER: f32 = 8.552;
 const GATE_SEM: f32 = 0.0;
 /// Fitted confidence drop below the best candidate.
-const REL: f32 = 1.0;
+const REL: f32 = 0.5;
+/// Fitted weight of covering a multi-intent request's other parts.
+const DIVERSITY: f32 = 3.0;
 
 impl Params {
     /// The values the crate ships.
@@ -87,7 +90,7 @@ impl Params {
         gate_cover: GATE_COVER,
         gate_sem: GATE_SEM,
         rel: REL,
-        multi: true,
+        diversity: DIVERSITY,
     };
 }
 

@@ -23,8 +23,9 @@ use crate::doc::{DocInfo, RETRIEVE_BOOST_EXACT};
 use crate::hit::{self, Match};
 use crate::index::{Filter, SearchRequest, SkillIndex, State};
 use crate::negation::Limit;
+use crate::multi::{self, MAX_PARTS};
 use crate::params::{F_DESC, F_NAME, FIELDS, Params};
-use crate::text::{MAX_QUERY_TERMS, clip, name_tokens};
+use crate::text::{self, MAX_QUERY_TERMS, clip, name_tokens};
 use crate::triggers::{KeyMap, Matched, Probe, TriggerHit};
 
 /// Weight of a term that only appears in recent turns, relative to the request's own.
@@ -49,6 +50,10 @@ const P_PHRASE: f32 = 0.6;
 const P_TRIGGER: [f32; 3] = [0.7, 0.3, 0.8];
 /// Ranking bonus (fused z units) of one matching trigger keyword, verb, pattern.
 const TRIGGER_BONUS: [f32; 3] = [2.0, 0.5, 2.5];
+/// Results re-picked to cover the parts of a multi-intent request (the first ones).
+const DIVERSE_TOP: usize = 3;
+/// Candidates they are picked from (the best by the plain order).
+const DIVERSE_POOL: usize = 20;
 
 /// One analyzed query term, the word it came from, and its weight.
 #[derive(Debug)]
@@ -97,6 +102,8 @@ struct Weighted<'q> {
     id: Option<u32>,
     wi: f32,
     q: &'q QueryTerm,
+    /// The part of a multi-intent request the term belongs to (its first).
+    part: Option<usize>,
 }
 
 /// A candidate scored but not yet turned into a [`Match`].
@@ -104,6 +111,8 @@ struct Scored<'s> {
     info: &'s DocInfo,
     key: u64,
     lex: f32,
+    /// The BM25F score of each part's terms (multi-intent requests).
+    parts: [f32; MAX_PARTS],
     sem: f32,
     fused: f32,
     rank_score: f32,
@@ -163,6 +172,14 @@ impl SkillIndex {
             cands.insert(key, ());
         }
 
+        let parts: Vec<Vec<String>> = if p.diversity > 0.0 {
+            multi::parts(self, message)
+                .iter()
+                .map(|part| text::tokens(&mut english, part))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let n_docs = st.docs.len() as f32;
         let unit = idf(1, n_docs.max(1.0)).max(f32::EPSILON);
         let weighted: Vec<Weighted<'_>> = qterms
@@ -173,7 +190,8 @@ impl SkillIndex {
                     Some(i) => q.weight * idf(st.terms.df(i), n_docs),
                     None => q.weight * UNKNOWN_TERM_WEIGHT * unit,
                 };
-                Weighted { id, wi, q }
+                let part = parts.iter().position(|terms| terms.contains(&q.term));
+                Weighted { id, wi, q, part }
             })
             .collect();
         let mass: f32 = weighted.iter().map(|w| w.wi).sum();
@@ -190,7 +208,8 @@ impl SkillIndex {
                 continue;
             }
             let is_explicit = explicit.contains_key(&key);
-            let mut lex = bm25f(info, &weighted, &avg, p) + limits(info, &weighted, mass, unit, p);
+            let (bm, parts) = bm25f(info, &weighted, &avg, p);
+            let mut lex = bm + limits(info, &weighted, mass, unit, p);
             if is_explicit {
                 lex += p.exact_name * unit;
             }
@@ -198,6 +217,7 @@ impl SkillIndex {
                 info,
                 key,
                 lex: lex / unit,
+                parts,
                 sem: 0.0,
                 fused: 0.0,
                 rank_score: 0.0,
@@ -215,11 +235,17 @@ impl SkillIndex {
         drop(uses);
         let gate = fuse(&mut scored, mass / unit, p);
         if let Some(n) = keep {
-            if n > 0 && n < scored.len() {
-                scored.select_nth_unstable_by(n - 1, scored_cmp);
+            let multi = parts.len() >= 2;
+            let pool = if multi { n.max(DIVERSE_POOL) } else { n };
+            if pool > 0 && pool < scored.len() {
+                scored.select_nth_unstable_by(pool - 1, scored_cmp);
+            }
+            scored.truncate(pool);
+            scored.sort_by(scored_cmp);
+            if multi {
+                diversify(&mut scored, p.diversity);
             }
             scored.truncate(n);
-            scored.sort_by(scored_cmp);
         }
         let out = scored.iter().map(|s| to_match(s, &weighted)).collect();
         Ok((out, gate))
@@ -314,22 +340,71 @@ fn explicit_mentions(
 
 /// BM25F: per term, the field-weighted, length-normalised frequency, saturated by `k1`,
 /// times the term's idf (and weight).
-fn bm25f(info: &DocInfo, terms: &[Weighted<'_>], avg: &[f32; FIELDS], p: &Params) -> f32 {
+fn bm25f(
+    info: &DocInfo,
+    terms: &[Weighted<'_>],
+    avg: &[f32; FIELDS],
+    p: &Params,
+) -> (f32, [f32; MAX_PARTS]) {
     let mut norm = [0f32; FIELDS];
     for f in 0..FIELDS {
         norm[f] = p.w[f] / (1.0 - p.b[f] + p.b[f] * info.len[f] as f32 / avg[f]);
     }
     let mut score = 0.0;
+    let mut parts = [0f32; MAX_PARTS];
     for t in terms {
         let Some(tf) = t.id.and_then(|id| info.tf(id)) else {
             continue;
         };
         let x: f32 = (0..FIELDS).map(|f| tf[f] as f32 * norm[f]).sum();
         if x > 0.0 {
-            score += t.wi * x / (p.k1 + x);
+            let s = t.wi * x / (p.k1 + x);
+            score += s;
+            if let Some(slot) = t.part.and_then(|i| parts.get_mut(i)) {
+                *slot += s;
+            }
         }
     }
-    score
+    (score, parts)
+}
+
+/// Re-pick the 2nd and 3rd results of a multi-intent request (xQuAD-style): each next
+/// result maximises its fused score plus `lambda` times how much it covers the parts the
+/// results before it leave uncovered (coverage: its score on a part's terms over the best
+/// candidate's). Explicitly named skills and phrases keep their places.
+fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
+    let mut best = [0f32; MAX_PARTS];
+    for s in scored.iter() {
+        for k in 0..MAX_PARTS {
+            best[k] = best[k].max(s.parts[k]);
+        }
+    }
+    let cover = |s: &Scored<'_>, k: usize| {
+        if best[k] > 0.0 {
+            s.parts[k] / best[k]
+        } else {
+            0.0
+        }
+    };
+    let mut novelty = [1f32; MAX_PARTS];
+    for pos in 0..scored.len().min(DIVERSE_TOP) {
+        let fixed = scored[pos].explicit || scored[pos].phrase.is_some();
+        if pos > 0 && !fixed {
+            let value = |s: &Scored<'_>| {
+                s.fused + lambda * (0..MAX_PARTS).map(|k| novelty[k] * cover(s, k)).sum::<f32>()
+            };
+            let mut pick = pos;
+            for i in pos + 1..scored.len() {
+                if value(&scored[i]) > value(&scored[pick]) + 1e-6 {
+                    pick = i;
+                }
+            }
+            scored[pos..=pick].rotate_right(1);
+        }
+        for k in 0..MAX_PARTS {
+            novelty[k] *= 1.0 - cover(&scored[pos], k).min(1.0);
+        }
+    }
 }
 
 /// The (negative) score of the skill's own limits: the request's idf share found in its

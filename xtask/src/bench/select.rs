@@ -83,13 +83,11 @@ fn half_lines(
     let lexical = Params {
         w_sem: 0.0,
         gate_sem: 0.0,
-        multi: false,
         ..Params::SHIPPED
     };
     let semantic = Params {
         w_lex: 0.0,
         w_sem: 1.0,
-        multi: false,
         ..Params::SHIPPED
     };
     let ours_s = evalset::score(cases, &ours(index, cases));
