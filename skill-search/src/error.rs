@@ -32,6 +32,16 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// The static embedding table compiled into the crate is unusable (truncated, wrong
+    /// format version, checksum mismatch): the build's `data/static-embeddings.bin` is
+    /// damaged.
+    #[error(
+        "the bundled embedding table is unusable: {message}; reinstall or rebuild skill-search (its data/static-embeddings.bin is damaged)"
+    )]
+    Embeddings {
+        /// What is wrong with it.
+        message: String,
+    },
     /// A lock was poisoned by a panic on another thread.
     #[error("the search index was left inconsistent by a crash on another thread; rebuild it")]
     Poisoned,
