@@ -11,6 +11,7 @@ use tantivy::TantivyDocument;
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::TextAnalyzer;
 
+use crate::embed::{Embedding, StaticEmbedder};
 use crate::negation::{self, Limit};
 use crate::params::FIELDS;
 use crate::text::{self, ENGLISH, EXACT, words};
@@ -141,6 +142,8 @@ pub(crate) struct DocInfo {
     /// The terms of each limit clause.
     pub clauses: Vec<(Limit, Vec<u32>)>,
     pub triggers: Compiled,
+    /// The semantic embedding of the name, description and tags.
+    pub embedding: Embedding,
     pub phrases: Vec<(String, Vec<String>)>,
     /// The phrases' words as [`word_hash`]es, in one block: for each phrase its length,
     /// then its hashes. Phrases are checked for every candidate, and this is one read.
@@ -174,6 +177,7 @@ pub(crate) fn document(
     terms: &mut Terms,
     english: &mut TextAnalyzer,
     stems: &mut TextAnalyzer,
+    embedder: &StaticEmbedder,
 ) -> (TantivyDocument, DocInfo, Vec<Diagnostic>) {
     let m = &skill.manifest;
     let mut doc = TantivyDocument::default();
@@ -269,6 +273,7 @@ pub(crate) fn document(
         phrase_runs.extend(w.iter().map(|w| word_hash(w)));
     }
     let (triggers, diagnostics) = Compiled::new(&m.triggers, &skill.path, stems);
+    let embedding = embedder.embed(&format!("{name_words}\n{desc}"));
     (
         doc,
         DocInfo {
@@ -278,6 +283,7 @@ pub(crate) fn document(
             len,
             clauses,
             triggers,
+            embedding,
             phrases,
             phrase_runs,
             name_term,

@@ -29,6 +29,16 @@ pub enum Error {
         "trigger eval: {0}; expected a JSON array of {{\"query\": \"...\", \"should_trigger\": true|false}}"
     )]
     TriggerEval(String),
+    /// The static embedding table compiled into the crate is unusable (truncated, wrong
+    /// format version, checksum mismatch): the build's `data/static-embeddings.bin` is
+    /// damaged.
+    #[error(
+        "the bundled embedding table is unusable: {message}; reinstall or rebuild skill-search (its data/static-embeddings.bin is damaged)"
+    )]
+    Embeddings {
+        /// What is wrong with it.
+        message: String,
+    },
     /// A lock was poisoned by a panic on another thread.
     #[error("the search index was left inconsistent by a crash on another thread; rebuild it")]
     Poisoned,

@@ -14,6 +14,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
 
 use crate::Error;
 use crate::doc::{self, DocInfo, Fields, Terms};
+use crate::embed::StaticEmbedder;
 use crate::hit::Match;
 use crate::params::{FIELDS, Params};
 use crate::rank::{Gate, passes};
@@ -122,6 +123,8 @@ pub struct SkillIndex {
     counts: Mutex<[Option<(usize, usize)>; 2]>,
     pub(crate) english: TextAnalyzer,
     pub(crate) stems: TextAnalyzer,
+    /// The semantic signal.
+    pub(crate) embedder: &'static StaticEmbedder,
 }
 
 impl std::fmt::Debug for SkillIndex {
@@ -189,6 +192,7 @@ impl SkillIndex {
             counts: Mutex::new([None; 2]),
             english: text::english(),
             stems: text::stems_analyzer(),
+            embedder: StaticEmbedder::bundled()?,
         };
         let names: Vec<String> = snapshot.skills().map(|s| s.name.clone()).collect();
         this.upsert(&snapshot, &names, &[], true)?;
@@ -267,6 +271,7 @@ impl SkillIndex {
                 &mut st.terms,
                 &mut english,
                 &mut stems,
+                self.embedder,
             );
             writer.add_document(doc)?;
             st.terms.adjust(&info.terms, true);

@@ -90,6 +90,7 @@
 #![deny(missing_docs)]
 
 mod doc;
+mod embed;
 mod error;
 mod hit;
 mod index;

@@ -198,6 +198,7 @@ impl SkillIndex {
         let avg: [f32; FIELDS] =
             std::array::from_fn(|f| (st.len_sum[f] as f32 / n_docs.max(1.0)).max(1.0));
 
+        let query_embedding = self.embedder.embed(message);
         let uses = self.uses.lock().map_err(|_| Error::Poisoned)?;
         let mut scored: Vec<Scored<'_>> = Vec::with_capacity(cands.len());
         for (&key, _) in cands.iter() {
@@ -218,7 +219,7 @@ impl SkillIndex {
                 key,
                 lex: lex / unit,
                 parts,
-                sem: 0.0,
+                sem: query_embedding.cosine(&info.embedding),
                 fused: 0.0,
                 rank_score: 0.0,
                 explicit: is_explicit,
