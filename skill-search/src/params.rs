@@ -52,9 +52,9 @@ pub struct Params {
 /// Fitted BM25 saturation.
 const K1: f32 = 1.6;
 /// Fitted per-field length normalisation.
-const B: [f32; FIELDS] = [0.3, 0.9, 0.0, 0.9];
+const B: [f32; FIELDS] = [0.3, 0.5, 0.25, 0.9];
 /// Fitted per-field weights.
-const W: [f32; FIELDS] = [1.5, 2.0, 0.5, 0.25];
+const W: [f32; FIELDS] = [4.0, 2.0, 0.5, 0.25];
 /// Fitted exact-name bonus.
 const EXACT_NAME: f32 = 3.0;
 /// Fitted "not for" penalty.
@@ -63,14 +63,14 @@ const NOT_PENALTY: f32 = 0.5;
 const ONLY_PENALTY: f32 = 0.0;
 /// Fitted fusion weights.
 const W_LEX: f32 = 1.0;
-const W_SEM: f32 = 0.0;
+const W_SEM: f32 = 0.75;
 /// Fitted gate.
-const GATE_BIAS: f32 = -9.423;
-const GATE_LEX: f32 = 9.018;
-const GATE_COVER: f32 = 8.552;
-const GATE_SEM: f32 = 0.0;
+const GATE_BIAS: f32 = -12.724;
+const GATE_LEX: f32 = 7.506;
+const GATE_COVER: f32 = 6.746;
+const GATE_SEM: f32 = 6.575;
 /// Fitted confidence drop below the best candidate.
-const REL: f32 = 0.5;
+const REL: f32 = 1.0;
 /// Fitted weight of covering a multi-intent request's other parts.
 const DIVERSITY: f32 = 3.0;
 
