@@ -22,8 +22,8 @@ use crate::Error;
 use crate::doc::{DocInfo, RETRIEVE_BOOST_EXACT};
 use crate::hit::{self, Match};
 use crate::index::{Filter, SearchRequest, SkillIndex, State};
-use crate::negation::Limit;
 use crate::multi::{self, MAX_PARTS};
+use crate::negation::Limit;
 use crate::params::{F_DESC, F_NAME, FIELDS, Params};
 use crate::text::{self, MAX_QUERY_TERMS, clip, name_tokens};
 use crate::triggers::{KeyMap, Matched, Probe, TriggerHit};
@@ -50,6 +50,9 @@ const P_PHRASE: f32 = 0.6;
 const P_TRIGGER: [f32; 3] = [0.7, 0.3, 0.8];
 /// Ranking bonus (fused z units) of one matching trigger keyword, verb, pattern.
 const TRIGGER_BONUS: [f32; 3] = [2.0, 0.5, 2.5];
+/// A candidate whose lexical score is at least this share of the best's keeps its full
+/// text confidence; below, it shrinks in proportion.
+const EVIDENCE_SHARE: f32 = 0.5;
 /// Results re-picked to cover the parts of a multi-intent request (the first ones).
 const DIVERSE_TOP: usize = 3;
 /// Candidates they are picked from (the best by the plain order).
@@ -392,7 +395,11 @@ fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
         let fixed = scored[pos].explicit || scored[pos].phrase.is_some();
         if pos > 0 && !fixed {
             let value = |s: &Scored<'_>| {
-                s.fused + lambda * (0..MAX_PARTS).map(|k| novelty[k] * cover(s, k)).sum::<f32>()
+                s.fused
+                    + lambda
+                        * (0..MAX_PARTS)
+                            .map(|k| novelty[k] * cover(s, k))
+                            .sum::<f32>()
             };
             let mut pick = pos;
             for i in pos + 1..scored.len() {
@@ -470,7 +477,14 @@ fn fuse(scored: &mut [Scored<'_>], mass: f32, p: &Params) -> Gate {
     for s in scored.iter_mut() {
         let counts = s.triggers.map(|m| m.counts()).unwrap_or_default();
         let n = [counts.keywords, counts.verbs, counts.patterns];
-        let mut miss = 1.0 - logistic(gate.z - p.rel * (best - s.fused));
+        // A candidate with little lexical evidence beside the best's is not confident
+        // however the z-scores of a handful of candidates fall.
+        let share = if gate.top_lex > 0.0 {
+            (s.lex / (EVIDENCE_SHARE * gate.top_lex)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        let mut miss = 1.0 - share * logistic(gate.z - p.rel * (best - s.fused));
         let mut bonus = 0.0;
         for k in 0..3 {
             for _ in 0..n[k] {

@@ -31,7 +31,10 @@ fn eval_reports_trigger_precision_and_recall_of_a_bundled_skill() {
     let file = eval_file();
     let (code, out, err) = run(&["eval", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("trigger eval of `meeting-notes` over 6 skills"), "{out}");
+    assert!(
+        out.starts_with("trigger eval of `meeting-notes` over 6 skills"),
+        "{out}"
+    );
     insta::assert_snapshot!("eval_meeting_notes_text", out);
     let (code, json, _) = run(&["eval", file.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code, 0);
