@@ -142,7 +142,7 @@ pub(crate) struct DocInfo {
     /// The terms of each limit clause.
     pub clauses: Vec<(Limit, Vec<u32>)>,
     pub triggers: Compiled,
-    /// The semantic embedding of the name, description and tags.
+    /// The semantic embedding of the description, tags, triggers and domain.
     pub embedding: Embedding,
     pub phrases: Vec<(String, Vec<String>)>,
     /// The phrases' words as [`word_hash`]es, in one block: for each phrase its length,
@@ -273,7 +273,9 @@ pub(crate) fn document(
         phrase_runs.extend(w.iter().map(|w| word_hash(w)));
     }
     let (triggers, diagnostics) = Compiled::new(&m.triggers, &skill.path, stems);
-    let embedding = embedder.embed(&format!("{name_words}\n{desc}"));
+    // The name counts in the lexical score (and its exact form on its own); the
+    // embedding is of what the skill says it does, so two skills that say the same tie.
+    let embedding = embedder.embed(&desc);
     (
         doc,
         DocInfo {

@@ -379,8 +379,8 @@ fn bm25f(
 fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
     let mut best = [0f32; MAX_PARTS];
     for s in scored.iter() {
-        for k in 0..MAX_PARTS {
-            best[k] = best[k].max(s.parts[k]);
+        for (b, v) in best.iter_mut().zip(s.parts) {
+            *b = b.max(v);
         }
     }
     let cover = |s: &Scored<'_>, k: usize| {
@@ -409,8 +409,8 @@ fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
             }
             scored[pos..=pick].rotate_right(1);
         }
-        for k in 0..MAX_PARTS {
-            novelty[k] *= 1.0 - cover(&scored[pos], k).min(1.0);
+        for (k, n) in novelty.iter_mut().enumerate() {
+            *n *= 1.0 - cover(&scored[pos], k).min(1.0);
         }
     }
 }

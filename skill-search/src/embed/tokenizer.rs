@@ -78,12 +78,6 @@ impl<'a> WordPiece<'a> {
         })
     }
 
-    /// The unknown token's id.
-    #[cfg(test)]
-    pub(crate) fn unknown(&self) -> u32 {
-        self.unknown
-    }
-
     /// Appends the ids of `text`'s tokens to `out`.
     pub(crate) fn tokenize(&self, text: &str, out: &mut Vec<u32>) {
         let normalized = normalize(clip(text, MAX_INPUT_BYTES));
