@@ -12,7 +12,9 @@
 //! 5. the `get_skill` tiers: the top level and each domain;
 //! 6. every `## Examples` line with the route it takes;
 //! 7. every schedule with its next fire times from a fixed instant;
-//! 8. the top selections for the pack's sample requests ([`REQUESTS_FILE`] at a root).
+//! 8. the top selections for the pack's sample requests ([`REQUESTS_FILE`] at a root);
+//! 9. when skills keep Agent Skills trigger evals (`evals/eval_queries.json`), each one's
+//!    trigger precision and recall and the queries that fail.
 //!
 //! The report holds no absolute path (paths are shown relative to their root, prefixed by the
 //! root's label, see [`ReportConfig`]), no timestamp but the configured instant, and no
@@ -212,6 +214,7 @@ pub fn report_with<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result
     examples(&mut out, &engine, config);
     schedules(&mut out, &engine, &roots, config);
     selections(&mut out, &engine, &requests, config)?;
+    trigger_evals::section(&mut out, &engine, config.profile.clone())?;
     Ok(scrub(out, &roots))
 }
 
@@ -330,7 +333,7 @@ fn read_requests(path: &Path, label: &str) -> Result<Vec<(String, String)>, Erro
         .collect())
 }
 
-fn section(out: &mut String, title: &str) {
+pub(crate) fn section(out: &mut String, title: &str) {
     let _ = write!(out, "\n== {title} ==\n\n");
 }
 
@@ -772,6 +775,8 @@ fn selections(
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+mod trigger_evals;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -51,6 +51,7 @@
 pub mod builtin;
 mod engine;
 mod error;
+mod evals;
 pub mod exec;
 #[cfg(feature = "http")]
 pub mod http;
@@ -60,6 +61,7 @@ pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
+pub use evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
 pub use integrity::Locked;
 pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, ScheduleEntry,

@@ -24,11 +24,18 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// A line of a labelled request set is not valid.
-    #[error("line {line} of the request set: {message}")]
-    RequestSet {
-        /// 1-based line number.
-        line: usize,
+    /// A trigger-eval file is not valid.
+    #[error(
+        "trigger eval: {0}; expected a JSON array of {{\"query\": \"...\", \"should_trigger\": true|false}}"
+    )]
+    TriggerEval(String),
+    /// The static embedding table compiled into the crate is unusable (truncated, wrong
+    /// format version, checksum mismatch): the build's `data/static-embeddings.bin` is
+    /// damaged.
+    #[error(
+        "the bundled embedding table is unusable: {message}; reinstall or rebuild skill-search (its data/static-embeddings.bin is damaged)"
+    )]
+    Embeddings {
         /// What is wrong with it.
         message: String,
     },

@@ -2,79 +2,59 @@
 //!
 //! It owns three things (SPEC section 6):
 //!
-//! 1. **The skill index** ([`SkillIndex`]): one tantivy document per loaded skill, with
-//!    fields weighted from strongest to weakest: the name ([`BOOST_NAME`]; plus an exact
-//!    whole-name field, [`BOOST_NAME_EXACT`]), trigger keywords and verbs
-//!    ([`BOOST_TRIGGERS`]), tags ([`BOOST_TAGS`]), description, summary and brief
-//!    description ([`BOOST_DESCRIPTION`]), the actions domain ([`BOOST_DOMAIN`]) and the
-//!    body ([`BOOST_BODY`]). Text goes through an English analyzer (lowercase, ASCII
-//!    folding, stop words, Porter stemming). The index lives in RAM ([`Storage::Ram`]) or,
+//! 1. **The skill index** ([`SkillIndex`]): one tantivy document per loaded skill (name,
+//!    description with tags, triggers and domain, the body's headings, the body), each field
+//!    through an English analyzer (lowercase, ASCII folding, stop words, Porter stemming),
+//!    plus per-field term frequencies kept in memory. It lives in RAM ([`Storage::Ram`]) or,
 //!    with the `disk` feature, in a memory-mapped folder. It is built from a registry
-//!    [`Snapshot`](skill_registry::Snapshot) and then follows the registry's change sets
-//!    with [`SkillIndex::apply`], which re-indexes only the added and changed skills and
-//!    deletes the removed ones; it never rebuilds for one edited skill.
-//! 2. **Triggers and ranking** ([`SkillIndex::search`]): toolsets `triggers` match on word
-//!    boundaries, case-insensitively (keywords by their words in order, verbs by stem so
-//!    `waved` matches `wave`, patterns as regular expressions compiled once; a
-//!    pattern that does not compile is a diagnostic, never a crash, and the regex engine
-//!    runs in linear time so no pattern can hang a query). No query tries every skill's
-//!    triggers in turn: keywords and verbs are looked up by the request's words and stems,
-//!    and patterns are matched [`PATTERNS_PER_SET`] at a time with regex sets. Results are ordered by: explicit
-//!    mention of the skill's name (`pdf-forms`, `/pdf-forms`, `$x`, "the x skill"), then an
-//!    exact phrase of the skill (its name's words, a multi-word keyword or tag), then
-//!    confidence from triggers and text to two decimals, then recent use (reported with
-//!    [`SkillIndex::record_use`]), then the BM25 score, then the name, so ties are
-//!    deterministic. Profile exclusions and model invocability are query-time [`Filter`]s.
+//!    [`Snapshot`](skill_registry::Snapshot) and follows the registry's change sets with
+//!    [`SkillIndex::apply`], which re-indexes only the added and changed skills.
+//! 2. **Ranking** ([`SkillIndex::search`]): tantivy finds the candidates (plus skills the
+//!    request names and skills whose toolsets `triggers` match: keywords and verbs on word
+//!    boundaries, patterns as linear-time regular expressions, a pattern that does not
+//!    compile is a diagnostic). Each candidate is scored with BM25F over its four fields
+//!    (per-field weights and length normalisation, so a long body does not swamp a short
+//!    description), a bonus when the request contains its whole name, and a penalty from the
+//!    skill's own limits: a request that matches a "Not for ..." / "Do not use when ..." /
+//!    "use X instead" clause, or misses an "ONLY when ..." clause, counts against it (those
+//!    clauses never count for it). The lexical score is fused with a semantic similarity as a
+//!    weighted sum of z-scores over the candidates. Multi-intent requests are split at
+//!    sentence ends and connectives, and each part's best skill is moved up right after the
+//!    overall best, so the first three cover every intent. Order: explicit mention of the
+//!    skill's name, then an exact phrase of the skill, then the fused score with trigger
+//!    bonuses, then recent use ([`SkillIndex::record_use`]), then the name.
 //! 3. **Selection** ([`SkillIndex::select`]): up to `max_skills` (default 3) skills whose
 //!    confidence clears a threshold (default [`DEFAULT_THRESHOLD`]), each with a reason,
-//!    `no_skill_needed` when none does, and the toolsets disclosure [`Tier`]: 0 when no
-//!    skill is available, 1 the breadcrumb `[N skills available]`, 2 names and brief
-//!    descriptions (when the request asks what skills exist, or candidates reach only
-//!    [`DEFAULT_LISTING_THRESHOLD`]), 3 the selected skills' full instructions within a
-//!    token budget ([`CHARS_PER_TOKEN`] characters a token; skills that do not fit are
-//!    listed in `omitted` for on-demand loading). [`Selection`] serialises to the JSON of
-//!    agent-skills-integration 2.3 (`selected_skills`, `no_skill_needed`) plus
-//!    `disclosure`. The seed also lists skills at tier 2 when they "have no triggers
-//!    defined"; here every skill is matched by its text as well as its triggers, so that
-//!    case becomes "candidates that fit only weakly", listed by name for the model to
-//!    judge.
+//!    `no_skill_needed` when none does, and the toolsets disclosure [`Tier`] (0 nothing, 1
+//!    the breadcrumb, 2 names and brief descriptions when the request asks what skills exist
+//!    or candidates reach only [`DEFAULT_LISTING_THRESHOLD`], 3 the selected skills' full
+//!    instructions within a token budget). [`Selection`] serialises to the JSON of
+//!    agent-skills-integration 2.3 (`selected_skills`, `no_skill_needed`) plus `disclosure`.
 //!
-//! Plus **markdown notes search** ([`NotesIndex`], markdown-first section 8): any folder of
-//! `.md` files, titled by frontmatter `title` or the file name, with tags, body and path,
-//! ranked results with `**highlighted**` snippets, kept current with
-//! [`NotesIndex::update_paths`] (the host's watcher hands it changed paths) or
-//! [`NotesIndex::rebuild`]. It is the engine behind a `markdown.search` skill.
+//! Plus **trigger evals** for pack authors ([`evaluate_triggers`] over the Agent Skills
+//! `[{"query", "should_trigger"}]` file, [`TRIGGER_EVAL_FILE`] in a skill's folder) and
+//! **markdown notes search** ([`NotesIndex`], markdown-first section 8): any folder of `.md`
+//! files, ranked with `**highlighted**` snippets, kept current with
+//! [`NotesIndex::update_paths`] or [`NotesIndex::rebuild`].
 //!
-//! # How confidence is calibrated
+//! # Confidence and the no-skill gate
 //!
-//! Confidence is a probability-like score in [0, 1], combined from independent pieces of
-//! evidence with a noisy-OR: explicit mention ([`P_EXPLICIT`]), a phrase of the skill
-//! ([`P_PHRASE`]), each trigger ([`P_KEYWORD`], [`P_VERB`], [`P_PATTERN`]), and text. The
-//! text part is a logistic model over four measurements of a candidate: its *coverage*
-//! of the request (the idf-weighted share of the request's terms found in its name,
-//! description, tags, triggers or domain; body-only terms count
-//! [`BODY_COVERAGE_WEIGHT`]), the idf-weighted *mass* of those terms and the part of it in
-//! the *name* (in units of the idf of a term only one skill uses, so the scale does not
-//! drift with the number of skills), and its BM25 score relative to the best candidate's.
-//! Its weights ([`TEXT_BIAS`], [`TEXT_W_COVERAGE`], [`TEXT_W_MASS`], [`TEXT_W_NAME`],
-//! [`TEXT_W_RELATIVE`]) were fitted by logistic regression on the labelled request set
-//! kept in `skill-search/tests/data/requests.jsonl` (the requests over the 1,800-skill
-//! corpus; every top-ten candidate an example, labelled right or wrong). The fitting is
-//! reproducible in code ([`quality::fit_text_model`]), and [`quality::cross_validate`]
-//! refits on k-1 folds of the requests and scores the held-out fold, so the held-out
-//! accuracy and calibration stand beside the in-sample ones. So a confidence of 0.7
-//! means "candidates scored like this were right about 7 times in 10 on that set".
-//! Terms no skill uses stay in the coverage denominator, so a request about something no
-//! skill covers scores low everywhere. `cargo xtask bench select` prints a calibration
-//! table on every run (top candidates binned by confidence, with the share of each bin
-//! that was right), so the claim can be checked rather than assumed; the trigger and
-//! phrase probabilities are set by hand, since the corpus declares almost no triggers.
-//! The default threshold [`DEFAULT_THRESHOLD`] (0.3) trades precision for recall: on the
-//! set, top candidates scored 0.3 to 0.5 were right a little over half the time, those
-//! from 0.5 up about four times in five or better, those under 0.3 about one time in five.
-//! These figures are in-sample (the weights were fitted on the same requests), so treat
-//! them as an upper bound for other skill collections; `cargo xtask bench select` prints
-//! the cross-validated (held-out) figures and calibration beside them.
+//! A candidate's confidence is `logistic(gate - rel * gap)`: `gate` is a logistic model of
+//! "some skill fits this request" over the best candidate's raw lexical score, that score's
+//! share of the request's idf mass, and the best semantic similarity; `gap` is how far the
+//! candidate's fused score is below the best one. Explicit mention, a phrase of the skill and
+//! matched triggers raise it (noisy-OR; those probabilities are set by hand, since real packs
+//! declare almost no triggers). So at the default threshold of 0.5 a request gets
+//! `no_skill_needed` exactly when the gate says no skill fits, and the top candidates that
+//! are close to the best are selected with it.
+//!
+//! Every tunable number (BM25 k1 and per-field b, field weights, the name bonus and limit
+//! penalties, the fusion weights, the gate, `rel`) is a private constant chosen by
+//! `cargo xtask bench select-fit` on the *tuning* half of `xtask/data/select-requests.jsonl`
+//! (requests written from the user's side over the 1,876-skill public corpus, with
+//! multi-intent and no-skill requests); the held-out half is only ever scored, by
+//! `cargo xtask bench select`, which prints both halves beside a plain BM25 baseline and each
+//! signal alone.
 
 //! # Bad input
 //!
@@ -109,38 +89,65 @@
 
 #![deny(missing_docs)]
 
+mod doc;
+mod embed;
 mod error;
+mod hit;
 mod index;
+mod negation;
 mod notes;
-pub mod quality;
-mod score;
+mod params;
 mod select;
 mod text;
+mod trigger_eval;
 mod triggers;
 
 pub use error::Error;
+pub use hit::Match;
 pub use index::{
-    BOOST_BODY, BOOST_DESCRIPTION, BOOST_DOMAIN, BOOST_NAME, BOOST_NAME_EXACT, BOOST_TAGS,
-    BOOST_TRIGGERS, DEFAULT_LIMIT, DISK_INDEX_DIR, Filter, MAX_LIMIT, MAX_TURNS, MIN_CANDIDATES,
-    Match, RARE_NAME_DOCS, SearchRequest, SkillIndex, Storage, TURN_WEIGHT, UpdateStats,
-    WRITER_MEMORY_BYTES,
+    DEFAULT_LIMIT, DISK_INDEX_DIR, Filter, MAX_LIMIT, SearchRequest, SkillIndex, Storage,
+    UpdateStats,
 };
-pub use notes::{
-    MAX_NOTE_BYTES, MAX_NOTE_DEPTH, MAX_NOTE_RESULTS, MAX_NOTES, NOTE_BOOST_BODY, NOTE_BOOST_PATH,
-    NOTE_BOOST_TAGS, NOTE_BOOST_TITLE, NoteHit, NotesIndex, NotesUpdate, SNIPPET_CHARS,
-};
-pub use score::{
-    BODY_COVERAGE_WEIGHT, P_EXPLICIT, P_KEYWORD, P_PATTERN, P_PHRASE, P_VERB, TEXT_BIAS,
-    TEXT_W_COVERAGE, TEXT_W_MASS, TEXT_W_NAME, TEXT_W_RELATIVE, TextFeatures, TextModel,
-    UNKNOWN_TERM_WEIGHT,
-};
+pub use notes::{MAX_NOTE_RESULTS, NoteHit, NotesIndex, NotesUpdate};
 pub use select::{
-    CHARS_PER_TOKEN, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS,
-    DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, SelectOptions, Selected, Selection,
-    TRUNCATED_MARK, Tier, asks_for_listing,
+    DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD,
+    Disclosed, MAX_MAX_SKILLS, SelectOptions, Selected, Selection, TRUNCATED_MARK, Tier,
+    asks_for_listing,
 };
-pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS, clip};
-pub use triggers::{MAX_PATTERN_DFA_BYTES, PATTERNS_PER_SET, TriggerHit, TriggerKind};
+pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS};
+pub use trigger_eval::{
+    MAX_TRIGGER_CASES, TRIGGER_EVAL_FILE, TriggerCase, TriggerOutcome, TriggerReport,
+    evaluate_triggers, parse_trigger_cases,
+};
+pub use triggers::{TriggerHit, TriggerKind};
+
+/// Ranking internals for the fitting tool (`cargo xtask bench select-fit`): the parameters and
+/// the entry points that take them. Behind the `tuning` feature; not a stable API.
+#[cfg(feature = "tuning")]
+pub mod tuning {
+    pub use crate::index::Gate;
+    pub use crate::params::Params;
+    use crate::{Error, Match, SearchRequest, SelectOptions, Selection, SkillIndex};
+
+    /// [`SkillIndex::search`] with parameters `p`, and the request's gate.
+    pub fn search(
+        index: &SkillIndex,
+        req: &SearchRequest<'_>,
+        p: &Params,
+    ) -> Result<(Vec<Match>, Gate), Error> {
+        index.search_with(req, p)
+    }
+
+    /// [`SkillIndex::select`] with parameters `p`.
+    pub fn select(
+        index: &SkillIndex,
+        message: &str,
+        opts: &SelectOptions,
+        p: &Params,
+    ) -> Result<Selection, Error> {
+        index.select_with(message, opts, p)
+    }
+}
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

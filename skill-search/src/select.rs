@@ -8,8 +8,9 @@ use serde::Serialize;
 use skill_registry::Disclosure;
 
 use crate::Error;
-use crate::index::{Filter, Match, SearchRequest, SkillIndex};
-use crate::score::TextModel;
+use crate::hit::Match;
+use crate::index::{Filter, SearchRequest, SkillIndex};
+use crate::params::Params;
 use crate::text::clip;
 
 /// Default most skills selected (toolsets `max_skills`).
@@ -17,10 +18,10 @@ pub const DEFAULT_MAX_SKILLS: usize = 3;
 /// Most skills one selection may ask for.
 pub const MAX_MAX_SKILLS: usize = 20;
 /// Default confidence a skill needs to be selected.
-pub const DEFAULT_THRESHOLD: f32 = 0.3;
+pub const DEFAULT_THRESHOLD: f32 = 0.5;
 /// Default confidence below the threshold at which the best candidates are still listed
 /// (tier 2) instead of a breadcrumb.
-pub const DEFAULT_LISTING_THRESHOLD: f32 = 0.15;
+pub const DEFAULT_LISTING_THRESHOLD: f32 = 0.25;
 /// Default token budget of tier 2 and tier 3 text.
 pub const DEFAULT_BUDGET_TOKENS: usize = 6_000;
 /// Characters per token used to estimate text size.
@@ -170,29 +171,29 @@ impl SkillIndex {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn select(&self, message: &str, opts: &SelectOptions) -> Result<Selection, Error> {
-        self.select_with(message, opts, &TextModel::FITTED)
+        self.select_with(message, opts, &Params::SHIPPED)
     }
 
-    /// [`SkillIndex::select`] with another text model.
+    /// [`SkillIndex::select`] with other parameters.
     pub(crate) fn select_with(
         &self,
         message: &str,
         opts: &SelectOptions,
-        model: &TextModel,
+        p: &Params,
     ) -> Result<Selection, Error> {
         let filter = Filter {
             profile: opts.profile.clone(),
             model_invocable_only: true,
         };
         let max = opts.max_skills.clamp(1, MAX_MAX_SKILLS);
-        let matches = self.search_with(
+        let (matches, _) = self.search_with(
             &SearchRequest {
                 text: message,
                 recent_turns: &opts.recent_turns,
                 limit: max,
                 filter: filter.clone(),
             },
-            model,
+            p,
         )?;
         let selected: Vec<&Match> = matches
             .iter()

@@ -15,6 +15,7 @@
 //! - `report` (a pack's deterministic text report);
 //! - trust: `audit` (the content scan's findings), `lock` and `verify` (a lock file of
 //!   every skill's files, and a check of a tree against it).
+//! - `eval` (a skill's trigger eval, offline: trigger precision and recall).
 //!
 //! The binary is a thin wrapper over [`run`], which tests drive in-process.
 
@@ -29,6 +30,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod audit_cmd;
 mod commands;
 mod disclose_cmd;
+mod eval_cmd;
 mod lock_cmd;
 mod report_cmd;
 mod route_cmd;
@@ -144,6 +146,9 @@ enum Command {
     /// Integrity: `lock`, `verify`.
     #[command(flatten)]
     Lock(lock_cmd::Commands),
+    /// Trigger evals: `eval`.
+    #[command(flatten)]
+    Eval(eval_cmd::Commands),
 }
 
 /// Run the command line with `args` (the first item is the program name), writing normal
@@ -193,6 +198,7 @@ where
         Command::Report(c) => return report_cmd::run(c, out, err),
         Command::Audit(c) => return audit_cmd::run(c, out, err),
         Command::Lock(c) => return lock_cmd::run(c, out, err),
+        Command::Eval(c) => return eval_cmd::run(c, out, err),
     };
     match result {
         Ok(code) => code,

@@ -15,12 +15,14 @@
 
 mod audit;
 mod errors;
+mod evals;
 mod exec;
 mod shapes;
 mod text;
 
 pub use audit::{AuditShape, FindingShape};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
+pub use evals::{TriggerEvalShape, TriggerResultShape};
 pub use exec::{
     ExecutedShape, ExtractShape, GetSkillShape, ListShape, ResultsShape, RoutedShape, TasksShape,
     ValidateShape, ValidateSummary,

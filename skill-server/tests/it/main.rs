@@ -1,7 +1,9 @@
 //! skill-server's integration tests, one binary: the `serve` command as a child process
-//! (`serve`) and the README's walkthrough (`readme`); `common` holds the helpers.
+//! (`serve`), the README's walkthrough (`readme`) and `eval` on a bundled trigger eval;
+//! `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod eval;
 mod readme;
 mod serve;

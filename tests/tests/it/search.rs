@@ -128,7 +128,10 @@ fn select_honours_max_and_recent_turns() {
     );
     let v = json(&run.stdout);
     assert_eq!(v["selected_skills"].as_array().unwrap().len(), 1);
-    let alone = with_packs("select", &["--threshold", "0.1", "and for Porto?"]);
+    // A follow-up is weak evidence on its own terms: the gate (fitted on standalone
+    // requests) gives it a low confidence, so the threshold here is low; without the
+    // earlier turn nothing clears even that.
+    let alone = with_packs("select", &["--threshold", "0.02", "and for Porto?"]);
     assert_eq!(
         json(&alone.stdout)["no_skill_needed"],
         true,
@@ -139,7 +142,7 @@ fn select_honours_max_and_recent_turns() {
         "select",
         &[
             "--threshold",
-            "0.1",
+            "0.02",
             "--turn",
             "what is the forecast for Lisbon this weekend?",
             "and for Porto?",

@@ -13,13 +13,18 @@
 //! `run(&Args, &mut Table) -> Result<(), String>`, add a variant to [`BenchName`], and add it
 //! to [`run_all`].
 
+mod bm25;
 mod disclose;
+mod evalset;
+mod fastpath;
+mod fit;
 mod generate;
 mod http;
 mod load;
 mod route;
 mod schedule;
 mod search;
+mod select;
 mod table;
 mod timing;
 
@@ -54,8 +59,11 @@ pub enum BenchName {
     Route(route::Args),
     /// Search and selection: index build, query latency, incremental update, accuracy.
     Search(search::Args),
-    /// Selection accuracy over the labelled request set, against the keyword fast path.
+    /// Selection accuracy on the evaluation set (held-out and tuning halves) against plain
+    /// BM25 and each signal alone; select latency; index build against registry load.
     Select(search::Args),
+    /// Fit the ranking parameters on the tuning half of the evaluation set and print them.
+    SelectFit(search::Args),
     /// Scheduling: registering 10,000 jobs and firing lateness.
     Schedule(schedule::Args),
     /// HTTP: requests/s and latency against a bare hyper server; serve's RSS.
@@ -73,7 +81,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         Some(BenchName::Disclose(a)) => disclose::run(a, &mut table)?,
         Some(BenchName::Route(a)) => route::run(a, &mut table)?,
         Some(BenchName::Search(a)) => search::run(a, &mut table)?,
-        Some(BenchName::Select(a)) => search::run_select(a, &mut table)?,
+        Some(BenchName::Select(a)) => select::run(a, &mut table)?,
+        Some(BenchName::SelectFit(a)) => select::run_fit(a, &mut table)?,
         Some(BenchName::Schedule(a)) => schedule::run(a, &mut table)?,
         Some(BenchName::Http(a)) => http::run(a, &mut table)?,
         None => run_all(&mut table)?,
@@ -93,7 +102,7 @@ fn run_all(table: &mut Table) -> Result<(), String> {
     disclose::run(&disclose::Args::default(), table)?;
     route::run(&route::Args::default(), table)?;
     search::run(&search::Args::default(), table)?;
-    search::run_select(&search::Args::default(), table)?;
+    select::run(&search::Args::default(), table)?;
     schedule::run(&schedule::Args::default(), table)?;
     http::run(&http::Args::default(), table)?;
     Ok(())

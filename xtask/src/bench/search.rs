@@ -1,6 +1,5 @@
-//! `bench search` and `bench select`: the skill-search crate.
-//!
-//! `bench search`, on the corpus (each pack a layer) and on a generated pack:
+//! `bench search`: the skill-search crate's speed, on the corpus (each pack a layer) and
+//! on a generated pack:
 //! - index build time against the registry load it indexes (baseline);
 //! - per-request latency of `search` and `select` against the seed's keyword fast path
 //!   (substring match, agent-skills-integration 6.2) over the same requests; p50/p99 in the
@@ -9,18 +8,7 @@
 //!   set) against a full `rebuild` (baseline);
 //! - resident memory added by building the index (Linux `/proc/self/status`).
 //!
-//! - on the corpus, the accuracy figures of `bench select` (shipped weights in-sample,
-//!   cross-validated, and the fast path) beside the latencies.
-//!
-//! `bench select`: accuracy of `select` over the labelled request set
-//! (`skill-search/tests/data/requests.jsonl`, over the corpus): top-1, top-3, no-skill
-//! precision and recall, next to the fast path's in the same run, and the calibration
-//! table (top candidates binned by confidence, with the share that was right). The text
-//! model's shipped weights were fitted on that same set, so those figures are in-sample;
-//! beside them come the figures of a k-fold cross-validation (weights refitted in code on
-//! k-1 folds, the held-out fold scored with them), the in-sample figures of that in-code
-//! fit over every request (the fair comparison for the held-out ones), and the held-out
-//! calibration table.
+//! Selection accuracy is `bench select` (`select.rs`).
 
 use std::fs;
 use std::hint::black_box;
@@ -30,10 +18,11 @@ use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 use skill_registry::{ChangeSet, Registry, RegistryConfig, Snapshot, Source, load_snapshot};
-use skill_search::quality::{self, CalibrationBin, Case, CrossValidation, FastPath, Report};
-use skill_search::{SearchRequest, SelectOptions, SkillIndex, TextModel};
+use skill_search::{SearchRequest, SelectOptions, SkillIndex};
 
 use super::Table;
+use super::evalset;
+use super::fastpath::FastPath;
 use super::generate;
 use super::timing::{measure_pair, median};
 use crate::process::repo_root;
@@ -59,19 +48,19 @@ pub struct Args {
     /// Folder of skill packs (each sub-folder a layer). Default: `../shared/corpus` next
     /// to the repository; skipped when absent.
     #[arg(long)]
-    corpus: Option<PathBuf>,
-    /// The labelled request set. Default: `skill-search/tests/data/requests.jsonl`.
+    pub corpus: Option<PathBuf>,
+    /// The evaluation set. Default: `xtask/data/select-requests.jsonl`.
     #[arg(long)]
-    requests: Option<PathBuf>,
+    pub requests: Option<PathBuf>,
     /// Number of skills in the generated pack (0 skips it).
     #[arg(long, default_value_t = DEFAULT_GENERATED)]
-    generated: usize,
+    pub generated: usize,
     /// Timed runs of whole-set measurements (the median is reported).
     #[arg(long, default_value_t = DEFAULT_ITERATIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    iterations: usize,
+    pub iterations: usize,
     /// Passes over the requests for the latency percentiles.
     #[arg(long, default_value_t = DEFAULT_PASSES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    passes: usize,
+    pub passes: usize,
 }
 
 impl Default for Args {
@@ -87,7 +76,8 @@ impl Default for Args {
 }
 
 impl Args {
-    fn corpus(&self) -> Result<PathBuf, String> {
+    /// The corpus folder.
+    pub fn corpus(&self) -> Result<PathBuf, String> {
         match &self.corpus {
             Some(c) => Ok(c.clone()),
             None => {
@@ -97,23 +87,18 @@ impl Args {
         }
     }
 
-    fn requests(&self) -> Result<Vec<Case>, String> {
+    /// The evaluation set.
+    pub fn cases(&self) -> Result<Vec<evalset::Case>, String> {
         let path = match &self.requests {
             Some(p) => p.clone(),
-            None => repo_root()?
-                .join("skill-search")
-                .join("tests")
-                .join("data")
-                .join("requests.jsonl"),
+            None => evalset::default_path()?,
         };
-        let text = fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        quality::parse_cases(&text).map_err(|e| format!("{}: {e}", path.display()))
+        evalset::load(&path)
     }
 }
 
 /// The corpus as a registry configuration: each sub-folder a layer, in name order.
-fn corpus_config(dir: &Path) -> Result<RegistryConfig, String> {
+pub fn corpus_config(dir: &Path) -> Result<RegistryConfig, String> {
     let mut packs: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
         .flatten()
@@ -126,7 +111,10 @@ fn corpus_config(dir: &Path) -> Result<RegistryConfig, String> {
         .enumerate()
         .map(|(i, p)| Source::new(p.clone(), format!("layer{}", i + 1)))
         .collect();
-    Ok(RegistryConfig::with_sources(sources))
+    let mut config = RegistryConfig::with_sources(sources);
+    // Some packs keep skills in dot-folders (`.curated`, `.system`); the corpus counts them.
+    config.discover.include_hidden = true;
+    Ok(config)
 }
 
 /// Resident set size of this process, in bytes (Linux only).
@@ -137,7 +125,7 @@ fn rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
@@ -145,7 +133,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn micros(d: Duration) -> String {
+pub fn micros(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
@@ -170,24 +158,14 @@ fn latencies(requests: &[String], passes: usize, mut f: impl FnMut(&str)) -> Vec
 pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     let corpus = args.corpus()?;
     if corpus.is_dir() {
-        let cases = args.requests().unwrap_or_default();
-        let requests: Vec<String> = cases.iter().map(|c| c.request.clone()).collect();
+        let requests: Vec<String> = args
+            .cases()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| c.request)
+            .collect();
         let config = corpus_config(&corpus)?;
-        if let Some((index, snapshot)) =
-            suite("search corpus", &config, &requests, None, args, table)
-        {
-            if !cases.is_empty() {
-                let opts = SelectOptions::default();
-                match accuracy(&index, &snapshot, &cases, &opts) {
-                    Ok(a) => {
-                        for line in a.summary("search corpus: accuracy") {
-                            table.note(line);
-                        }
-                    }
-                    Err(e) => table.error("search corpus: accuracy", e),
-                }
-            }
-        }
+        suite("search corpus", &config, &requests, None, true, args, table);
     } else {
         table.skipped(
             "search: corpus",
@@ -215,6 +193,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         &config,
         &requests,
         Some((dir.path(), edit)),
+        true,
         args,
         table,
     );
@@ -222,7 +201,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
 }
 
 /// Requests phrased over the generated pack's vocabulary, plus some that fit nothing.
-fn generated_requests() -> Vec<String> {
+pub fn generated_requests() -> Vec<String> {
     let mut out = Vec::new();
     for (verb, object, domain) in [
         ("summarise", "the invoices", "finance"),
@@ -248,11 +227,12 @@ fn generated_requests() -> Vec<String> {
 
 /// Build, query and update benchmarks over one pack; returns the index built (and its
 /// snapshot) unless building failed.
-fn suite(
+pub fn suite(
     label: &str,
     config: &RegistryConfig,
     requests: &[String],
     edit: Option<(&Path, String)>,
+    updates: bool,
     args: &Args,
     table: &mut Table,
 ) -> Option<(SkillIndex, Arc<Snapshot>)> {
@@ -308,7 +288,9 @@ fn suite(
     );
 
     latency_rows(label, &index, &snapshot, requests, args, table);
-    update_rows(label, config, &index, snapshot.clone(), edit, args, table);
+    if updates {
+        update_rows(label, config, &index, snapshot.clone(), edit, args, table);
+    }
     // The updates re-indexed the snapshot itself; start the accuracy run from a fresh index
     // so recent-use and segment layout do not differ from `bench select`'s.
     match SkillIndex::build(snapshot.clone()) {
@@ -317,143 +299,6 @@ fn suite(
             table.error(&format!("{label}: index build"), e.to_string());
             None
         }
-    }
-}
-
-/// Accuracy of selection over a labelled set, every way `bench select` reports it.
-struct Accuracy {
-    /// Shipped weights, scored on the set they were fitted on.
-    in_sample: Report,
-    /// Its calibration table.
-    calibration: Vec<CalibrationBin>,
-    /// Refitted in code: held out, and in-sample.
-    cv: CrossValidation,
-    /// The seed's fast path, trigger keywords only.
-    triggers_only: Report,
-    /// The fast path with skill names as keywords too.
-    named: Report,
-}
-
-fn accuracy(
-    index: &SkillIndex,
-    snapshot: &Snapshot,
-    cases: &[Case],
-    opts: &SelectOptions,
-) -> Result<Accuracy, String> {
-    let (in_sample, calibration) =
-        quality::evaluate_index(index, cases, opts).map_err(|e| e.to_string())?;
-    let cv = quality::cross_validate(index, cases, opts, quality::DEFAULT_FOLDS)
-        .map_err(|e| e.to_string())?;
-    Ok(Accuracy {
-        in_sample,
-        calibration,
-        cv,
-        triggers_only: FastPath::new(snapshot, false).evaluate(snapshot, cases),
-        named: FastPath::new(snapshot, true).evaluate(snapshot, cases),
-    })
-}
-
-/// One line of accuracy figures.
-fn accuracy_line(name: &str, r: &Report) -> String {
-    format!(
-        "{name}: ranked top-1 {:.1}% top-3 {:.1}%; selected top-1 {:.1}% top-3 {:.1}% ({} requests with a skill); no-skill precision {:.1}% recall {:.1}% ({} answered none, {} need none)",
-        100.0 * r.ranked_top1_accuracy(),
-        100.0 * r.ranked_top3_accuracy(),
-        100.0 * r.top1_accuracy(),
-        100.0 * r.top3_accuracy(),
-        r.with_skill,
-        100.0 * r.no_skill_precision(),
-        100.0 * r.no_skill_recall(),
-        r.said_none,
-        r.without_skill,
-    )
-}
-
-fn calibration_line(title: &str, bins: &[CalibrationBin]) -> String {
-    let cells: Vec<String> = bins
-        .iter()
-        .map(|b| {
-            let share = if b.count == 0 {
-                "-".to_owned()
-            } else {
-                format!("{:.0}%", 100.0 * b.correct as f64 / b.count as f64)
-            };
-            format!(
-                "[{:.1},{:.1}) {}/{} right ({share})",
-                b.low, b.high, b.correct, b.count
-            )
-        })
-        .collect();
-    format!("{title}: {}", cells.join("; "))
-}
-
-fn model_line(m: &TextModel) -> String {
-    format!(
-        "bias {:.2}, coverage {:.2}, mass {:.2}, name {:.2}, relative {:.2}",
-        m.bias, m.coverage, m.mass, m.name, m.relative
-    )
-}
-
-impl Accuracy {
-    /// The selected top-1 / top-3 and no-skill precision of each selector, one line each.
-    fn summary(&self, label: &str) -> Vec<String> {
-        let short = |name: &str, r: &Report| {
-            format!(
-                "{label}: {name}: top-1 {:.1}% top-3 {:.1}%, no-skill precision {:.1}% recall {:.1}%",
-                100.0 * r.top1_accuracy(),
-                100.0 * r.top3_accuracy(),
-                100.0 * r.no_skill_precision(),
-                100.0 * r.no_skill_recall(),
-            )
-        };
-        vec![
-            short("select, shipped weights (in-sample)", &self.in_sample),
-            short(
-                &format!("select, {}-fold held-out", self.cv.folds),
-                &self.cv.held_out,
-            ),
-            short("fast path, keywords or name", &self.named),
-        ]
-    }
-
-    /// Every figure, for `bench select`.
-    fn lines(&self) -> Vec<String> {
-        let cv = &self.cv;
-        vec![
-            accuracy_line(
-                "select, shipped weights (in-sample: fitted on this set)",
-                &self.in_sample,
-            ),
-            accuracy_line(
-                &format!(
-                    "select, {}-fold cross-validation (held out: weights refitted in code on the other folds)",
-                    cv.folds
-                ),
-                &cv.held_out,
-            ),
-            accuracy_line(
-                "select, weights refitted in code on every request (in-sample, same procedure as the held-out row)",
-                &cv.refit_in_sample,
-            ),
-            accuracy_line(
-                "fast path, trigger keywords only (seed 6.2)",
-                &self.triggers_only,
-            ),
-            accuracy_line("fast path, trigger keywords or the skill name", &self.named),
-            format!(
-                "text model: shipped {}; refitted in code on every request {}",
-                model_line(&TextModel::FITTED),
-                model_line(&cv.refit)
-            ),
-            calibration_line(
-                "calibration of the top candidate by confidence (shipped weights, in-sample)",
-                &self.calibration,
-            ),
-            calibration_line(
-                "calibration of the top candidate by confidence (held out)",
-                &cv.held_out_calibration,
-            ),
-        ]
     }
 }
 
@@ -621,77 +466,4 @@ fn update_rows(
         micros(median(&mut apply)),
         apply.len()
     ));
-}
-
-/// Run `bench select`: accuracy over the labelled set, against the fast path.
-pub fn run_select(args: &Args, table: &mut Table) -> Result<(), String> {
-    let corpus = args.corpus()?;
-    if !corpus.is_dir() {
-        table.skipped(
-            "select: corpus",
-            format!("no corpus at {}", corpus.display()),
-        );
-        return Ok(());
-    }
-    let cases = args.requests()?;
-    let config = corpus_config(&corpus)?;
-    let snapshot = Arc::new(load_snapshot(&config, 1));
-    let index = SkillIndex::build(snapshot.clone()).map_err(|e| e.to_string())?;
-    let opts = SelectOptions::default();
-    let fast_named = FastPath::new(&snapshot, true);
-
-    let ((fast_time, fast_report), (sel_time, sel)) = measure_pair(
-        args.iterations,
-        || fast_named.evaluate(&snapshot, &cases),
-        || quality::evaluate_index(&index, &cases, &opts),
-    );
-    let (report, _) = sel.map_err(|e| e.to_string())?;
-    let acc = accuracy(&index, &snapshot, &cases, &opts)?;
-    let base = table.baseline(
-        "select: fast path over the request set (baseline)",
-        cases.len(),
-        0,
-        fast_time,
-    );
-    table.compared(
-        "select: search + select over the request set",
-        cases.len(),
-        0,
-        sel_time,
-        base,
-        QUERY_TARGET * 2.0,
-    );
-    table.note(format!(
-        "request set: {} requests over {} corpus skills, threshold {}",
-        cases.len(),
-        snapshot.skills().count(),
-        opts.threshold
-    ));
-    for line in acc.lines() {
-        table.note(line);
-    }
-    if acc.in_sample != report || acc.named != fast_report {
-        table.error(
-            "select: request set",
-            "the timed runs and the accuracy run disagree; selection is not deterministic",
-        );
-    }
-    if !report.unknown_labels.is_empty() {
-        table.error(
-            "select: request set",
-            format!(
-                "labels not in the corpus: {}",
-                report.unknown_labels.join(", ")
-            ),
-        );
-    }
-    if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
-        for (req, want, got) in &report.misses {
-            table.note(format!("miss: {req:?} want {want:?} got {got:?}"));
-        }
-        for (req, want, got) in &acc.cv.held_out.misses {
-            table.note(format!("held-out miss: {req:?} want {want:?} got {got:?}"));
-        }
-    }
-    Ok(())
 }

@@ -1,12 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The skill index through its public API: building, ranking, triggers, filters,
+//! incremental updates and selection.
 
 use std::fs;
 use std::path::Path;
 
 use skill_registry::{Registry, RegistryConfig, Source};
 
-use super::*;
-use crate::{SelectOptions, TRUNCATED_MARK, Tier, TriggerKind};
+use skill_search::*;
 
 fn write(root: &Path, name: &str, frontmatter: &str, body: &str) {
     let dir = root.join(name);
@@ -412,34 +412,6 @@ fn hostile_queries_are_text() {
 }
 
 #[test]
-fn query_terms_stop_at_the_limit() {
-    let mut terms = Vec::new();
-    let text: String = (0..MAX_QUERY_TERMS + 10)
-        .map(|i| format!("word{i} "))
-        .collect();
-    collect_terms(&mut crate::text::english(), &text, 1.0, &mut terms);
-    assert_eq!(terms.len(), MAX_QUERY_TERMS);
-    assert_eq!(terms[0].word, "word0");
-}
-
-#[test]
-fn exact_name_clauses_are_only_skill_names_each_once() {
-    let by_name: HashMap<String, u64> =
-        [("pdf-forms".to_owned(), 0), ("spreadsheet".to_owned(), 1)]
-            .into_iter()
-            .collect();
-    let mut text = String::from("use pdf-forms, then /pdf-forms again and `spreadsheet` ");
-    for i in 0..100_000 {
-        text.push_str(&format!("tok{i} "));
-    }
-    text.push_str("pdf-forms");
-    let tokens = name_tokens(&text);
-    assert!(tokens.len() > 100_000);
-    assert_eq!(exact_names(&tokens, &by_name), ["pdf-forms", "spreadsheet"]);
-    assert!(exact_names(&name_tokens("nothing named here"), &by_name).is_empty());
-}
-
-#[test]
 fn a_query_of_many_distinct_words_is_answered_quickly_and_right() {
     let dir = tempfile::tempdir().unwrap();
     pack(dir.path());
@@ -704,11 +676,11 @@ fn disk_storage_clears_only_its_own_subfolder() {
     pack(dir.path());
     let store = tempfile::tempdir().unwrap();
     let folder = store.path().join("shared");
-    std::fs::create_dir_all(folder.join(crate::DISK_INDEX_DIR)).unwrap();
+    std::fs::create_dir_all(folder.join(skill_search::DISK_INDEX_DIR)).unwrap();
     // Something of the operator's beside our index, and an index we cannot open.
     std::fs::write(folder.join("notes.txt"), "keep me").unwrap();
     std::fs::write(
-        folder.join(crate::DISK_INDEX_DIR).join("meta.json"),
+        folder.join(skill_search::DISK_INDEX_DIR).join("meta.json"),
         "{ not json",
     )
     .unwrap();
@@ -721,7 +693,7 @@ fn disk_storage_clears_only_its_own_subfolder() {
     );
     assert!(
         folder
-            .join(crate::DISK_INDEX_DIR)
+            .join(skill_search::DISK_INDEX_DIR)
             .join("meta.json")
             .is_file()
     );

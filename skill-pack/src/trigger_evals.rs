@@ -1,0 +1,72 @@
+//! The report's "trigger evals" section: for each skill that keeps an Agent Skills trigger
+//! eval (`evals/eval_queries.json` in its folder), which queries select it, with its
+//! trigger precision and recall ([`skill_search::evaluate_triggers`]). Shown only when some
+//! skill of the pack has such a file; a file that cannot be read or parsed is a line of the
+//! section, not an error of the report.
+
+use std::fmt::Write as _;
+
+use skill_runtime::{Engine, read_trigger_cases};
+use skill_search::{SelectOptions, TRIGGER_EVAL_FILE};
+
+use crate::Error;
+
+/// Append the section to `out` when some skill has a trigger eval.
+pub(crate) fn section(
+    out: &mut String,
+    engine: &Engine,
+    profile: Option<String>,
+) -> Result<(), Error> {
+    let files = engine.trigger_eval_files();
+    if files.is_empty() {
+        return Ok(());
+    }
+    crate::section(out, &format!("trigger evals ({})", files.len()));
+    let options = SelectOptions {
+        profile,
+        ..SelectOptions::default()
+    };
+    for (name, path) in files {
+        let cases = match read_trigger_cases(&path) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = writeln!(out, "{name}/{TRIGGER_EVAL_FILE}: not read: {e}");
+                continue;
+            }
+        };
+        let r = engine
+            .trigger_eval(&name, &cases, &options)
+            .map_err(|e| Error::Engine(e.to_string()))?;
+        let ratio = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            out,
+            "{name}: {} of {} pass; precision {}, recall {}",
+            r.passed(),
+            r.outcomes.len(),
+            ratio(r.precision()),
+            ratio(r.recall())
+        );
+        for o in r
+            .outcomes
+            .iter()
+            .filter(|o| o.should_trigger != o.triggered)
+        {
+            let _ = writeln!(
+                out,
+                "  FAIL {} {:?} (selected: {})",
+                if o.should_trigger {
+                    "missed"
+                } else {
+                    "false trigger"
+                },
+                o.query,
+                if o.selected.is_empty() {
+                    "none".to_owned()
+                } else {
+                    o.selected.join(", ")
+                }
+            );
+        }
+    }
+    Ok(())
+}

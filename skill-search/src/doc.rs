@@ -1,0 +1,299 @@
+//! One skill as the index holds it: its tantivy document (for finding candidates), and the
+//! facts kept beside it in memory (per-field term frequencies for the BM25F score, limit
+//! clauses, phrases, compiled triggers) that rank and explain each match.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use skill_format::Diagnostic;
+use skill_registry::Skill;
+use tantivy::TantivyDocument;
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::TextAnalyzer;
+
+use crate::embed::{Embedding, StaticEmbedder};
+use crate::negation::{self, Limit};
+use crate::params::FIELDS;
+use crate::text::{self, ENGLISH, EXACT, words};
+use crate::triggers::{Compiled, word_hash};
+
+/// Boosts of the tantivy query that finds candidates (the final order is the BM25F score
+/// with the fitted [`crate::params::Params`]): name, description, headings, body.
+const RETRIEVE_BOOST: [f32; FIELDS] = [3.0, 2.0, 1.0, 0.5];
+/// Boost of the exact-name field in that query.
+pub(crate) const RETRIEVE_BOOST_EXACT: f32 = 10.0;
+
+/// The tantivy fields.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields {
+    pub id: Field,
+    pub key: Field,
+    pub name_exact: Field,
+    /// Name, description, headings, body, in [`FIELDS`] order.
+    pub text: [Field; FIELDS],
+}
+
+impl Fields {
+    pub(crate) fn schema() -> (Schema, Fields) {
+        let mut b = Schema::builder();
+        // Frequencies without positions: phrases are checked on the candidates' own words.
+        let english = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(ENGLISH)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        );
+        let exact = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(EXACT)
+                .set_index_option(IndexRecordOption::Basic),
+        );
+        let raw_id = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("raw")
+                .set_index_option(IndexRecordOption::Basic),
+        );
+        let id = b.add_text_field("id", raw_id);
+        let key = b.add_u64_field("key", FAST);
+        let name_exact = b.add_text_field("name_exact", exact);
+        let text = [
+            b.add_text_field("name", english.clone()),
+            b.add_text_field("description", english.clone()),
+            b.add_text_field("headings", english.clone()),
+            b.add_text_field("body", english),
+        ];
+        (
+            b.build(),
+            Fields {
+                id,
+                key,
+                name_exact,
+                text,
+            },
+        )
+    }
+
+    /// The text fields with their retrieval boosts.
+    pub(crate) fn boosted(&self) -> impl Iterator<Item = (Field, f32)> + '_ {
+        self.text.iter().copied().zip(RETRIEVE_BOOST)
+    }
+}
+
+/// Term ids and document frequencies over the indexed skills' text.
+#[derive(Debug, Default)]
+pub(crate) struct Terms {
+    ids: HashMap<String, u32>,
+    df: Vec<u32>,
+}
+
+impl Terms {
+    pub(crate) fn intern(&mut self, t: &str) -> u32 {
+        if let Some(&id) = self.ids.get(t) {
+            return id;
+        }
+        let id = self.df.len() as u32;
+        self.ids.insert(t.to_owned(), id);
+        self.df.push(0);
+        id
+    }
+
+    pub(crate) fn get(&self, t: &str) -> Option<u32> {
+        self.ids.get(t).copied()
+    }
+
+    pub(crate) fn df(&self, id: u32) -> u32 {
+        self.df.get(id as usize).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn adjust(&mut self, ids: &[u32], up: bool) {
+        for &id in ids {
+            if let Some(d) = self.df.get_mut(id as usize) {
+                *d = if up {
+                    d.saturating_add(1)
+                } else {
+                    d.saturating_sub(1)
+                };
+            }
+        }
+    }
+}
+
+/// The first 16 bytes of a name, zero-padded: comparing two of them orders two names as
+/// comparing the names does, except when they are equal (then compare the names).
+pub(crate) type NameKey = [u8; 16];
+
+fn name_key(name: &str) -> NameKey {
+    let mut key = [0u8; 16];
+    for (k, b) in key.iter_mut().zip(name.bytes()) {
+        *k = b;
+    }
+    key
+}
+
+/// A skill's facts kept beside its tantivy document.
+#[derive(Debug)]
+pub(crate) struct DocInfo {
+    pub skill: Arc<Skill>,
+    /// Every term of the skill's text, ascending, with its frequency in each field
+    /// (saturating at `u16::MAX`).
+    pub terms: Vec<u32>,
+    pub tf: Vec<[u16; FIELDS]>,
+    /// Tokens in each field.
+    pub len: [u32; FIELDS],
+    /// The terms of each limit clause.
+    pub clauses: Vec<(Limit, Vec<u32>)>,
+    pub triggers: Compiled,
+    /// The semantic embedding of the description, tags, triggers and domain.
+    pub embedding: Embedding,
+    pub phrases: Vec<(String, Vec<String>)>,
+    /// The phrases' words as [`word_hash`]es, in one block: for each phrase its length,
+    /// then its hashes. Phrases are checked for every candidate, and this is one read.
+    pub phrase_runs: Vec<u64>,
+    pub name_term: Option<u32>,
+    pub single_word_name: bool,
+    /// `skill.model_invocable()`, kept here so that filtering does not read the skill.
+    pub model_invocable: bool,
+    /// The skill lists profiles it is excluded from.
+    pub excludes_profiles: bool,
+    /// The first bytes of the name, zero-padded.
+    pub name_key: NameKey,
+}
+
+impl DocInfo {
+    /// The term's frequencies by field, if the skill uses it.
+    pub(crate) fn tf(&self, term: u32) -> Option<&[u16; FIELDS]> {
+        self.terms
+            .binary_search(&term)
+            .ok()
+            .and_then(|i| self.tf.get(i))
+    }
+}
+
+/// Build one skill's document and facts; new terms are interned in `terms` (document
+/// frequencies are the caller's to adjust, with [`DocInfo::terms`]).
+pub(crate) fn document(
+    fields: &Fields,
+    skill: &Arc<Skill>,
+    key: u64,
+    terms: &mut Terms,
+    english: &mut TextAnalyzer,
+    stems: &mut TextAnalyzer,
+    embedder: &StaticEmbedder,
+) -> (TantivyDocument, DocInfo, Vec<Diagnostic>) {
+    let m = &skill.manifest;
+    let mut doc = TantivyDocument::default();
+    doc.add_text(fields.id, &skill.name);
+    doc.add_u64(fields.key, key);
+    doc.add_text(fields.name_exact, &skill.name);
+
+    let name_words = skill.name.replace(['-', '_', '.', ':'], " ");
+    let mut described = vec![skill.description.as_str()];
+    described.extend(m.summary.as_deref());
+    described.extend(m.brief_description.as_deref());
+    let mut desc = String::new();
+    let mut clauses = Vec::new();
+    for d in described {
+        let split = negation::split(d);
+        desc.push_str(&split.kept);
+        desc.push('\n');
+        clauses.extend(split.clauses);
+    }
+    // "Only when ..." in a body is usually about one step, not the skill: only the
+    // description's count.
+    let body = negation::split(&skill.body);
+    clauses.extend(body.clauses.into_iter().filter(|(k, _)| *k == Limit::Not));
+    for t in m
+        .tags
+        .iter()
+        .chain(&m.triggers.keywords)
+        .chain(&m.triggers.verbs)
+        .chain(skill.domain.as_ref())
+    {
+        desc.push_str(t);
+        desc.push('\n');
+    }
+    let headings: String = body
+        .kept
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| l.trim_start_matches('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let texts: [&str; FIELDS] = [&name_words, &desc, &headings, &body.kept];
+    let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
+    let mut len = [0u32; FIELDS];
+    for (f, text) in texts.iter().enumerate() {
+        doc.add_text(fields.text[f], text);
+        let mut stream = english.token_stream(text);
+        while stream.advance() {
+            let id = terms.intern(&stream.token().text);
+            let slot = &mut counts.entry(id).or_insert([0; FIELDS])[f];
+            *slot = slot.saturating_add(1);
+            len[f] = len[f].saturating_add(1);
+        }
+    }
+    let mut pairs: Vec<(u32, [u16; FIELDS])> = counts.into_iter().collect();
+    pairs.sort_unstable_by_key(|p| p.0);
+    let (term_ids, tf): (Vec<u32>, Vec<[u16; FIELDS]>) = pairs.into_iter().unzip();
+    let clauses = clauses
+        .into_iter()
+        .map(|(kind, text)| {
+            let mut ids: Vec<u32> = text::tokens(english, &text)
+                .iter()
+                .map(|t| terms.intern(t))
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            (kind, ids)
+        })
+        .filter(|(_, ids)| !ids.is_empty())
+        .collect();
+
+    let name_parts = words(&skill.name);
+    let single_word_name = name_parts.len() == 1;
+    let name_term = if single_word_name {
+        text::tokens(english, &skill.name)
+            .first()
+            .and_then(|t| terms.get(t))
+    } else {
+        None
+    };
+    let mut phrases = Vec::new();
+    if name_parts.len() > 1 {
+        phrases.push((name_words.clone(), name_parts));
+    }
+    for p in m.triggers.keywords.iter().chain(&m.tags) {
+        let w = words(p);
+        if w.len() > 1 {
+            phrases.push((p.clone(), w));
+        }
+    }
+    let mut phrase_runs = Vec::new();
+    for (_, w) in &phrases {
+        phrase_runs.push(w.len() as u64);
+        phrase_runs.extend(w.iter().map(|w| word_hash(w)));
+    }
+    let (triggers, diagnostics) = Compiled::new(&m.triggers, &skill.path, stems);
+    // The name counts in the lexical score (and its exact form on its own); the
+    // embedding is of what the skill says it does, so two skills that say the same tie.
+    let embedding = embedder.embed(&desc);
+    (
+        doc,
+        DocInfo {
+            skill: skill.clone(),
+            terms: term_ids,
+            tf,
+            len,
+            clauses,
+            triggers,
+            embedding,
+            phrases,
+            phrase_runs,
+            name_term,
+            single_word_name,
+            model_invocable: skill.model_invocable(),
+            name_key: name_key(&skill.name),
+            excludes_profiles: !m.exclude_from_prompt_profile_ids.is_empty(),
+        },
+        diagnostics,
+    )
+}

@@ -1,0 +1,479 @@
+//! The skill index: one tantivy document per loaded skill, plus the in-memory facts
+//! (per-field term frequencies, limit clauses, compiled triggers, name table) that rank and
+//! explain each match (see `rank`).
+
+mod multi;
+mod rank;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use skill_format::Diagnostic;
+use skill_registry::{ChangeSet, Skill, Snapshot};
+#[cfg(feature = "disk")]
+use tantivy::schema::Schema;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
+
+use crate::Error;
+use crate::doc::{self, DocInfo, Fields, Terms};
+use crate::embed::StaticEmbedder;
+use crate::hit::Match;
+use crate::params::{FIELDS, Params};
+use crate::text;
+use crate::triggers::{KeyMap, TriggerIndex};
+#[cfg_attr(not(feature = "tuning"), allow(unused_imports))]
+pub use rank::Gate;
+use rank::passes;
+
+/// Most results one search returns.
+pub const MAX_LIMIT: usize = 1_000;
+/// Results a search returns when the request does not say ([`SearchRequest::default`]).
+pub const DEFAULT_LIMIT: usize = 10;
+/// Memory of the index writer, in bytes (tantivy's minimum is 15 MB).
+pub const WRITER_MEMORY_BYTES: usize = 20_000_000;
+
+/// Where the index lives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Storage {
+    /// In memory (the default).
+    #[default]
+    Ram,
+    /// In a folder, memory-mapped (crate feature `disk`): the index files live in its
+    /// subfolder [`DISK_INDEX_DIR`], which is the only thing ever cleared (when it holds
+    /// an index that cannot be opened, e.g. of another schema version) and is rebuilt from
+    /// the snapshot when the index is built. Nothing else in the folder is touched.
+    #[cfg(feature = "disk")]
+    Disk(std::path::PathBuf),
+}
+
+/// Query-time filters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// The processing profile: skills excluded for it (`exclude_from_prompt_profile_ids`)
+    /// are left out.
+    pub profile: Option<String>,
+    /// Leave out skills the model may not invoke (`disable-model-invocation: true`).
+    pub model_invocable_only: bool,
+}
+
+/// What to search for.
+#[derive(Debug, Clone)]
+pub struct SearchRequest<'a> {
+    /// The request text (cut to [`crate::MAX_QUERY_BYTES`]).
+    pub text: &'a str,
+    /// Earlier turns of the conversation, oldest first; the last four add their terms at
+    /// half weight.
+    pub recent_turns: &'a [String],
+    /// Most results: [`DEFAULT_LIMIT`] by default; 0 is read as 1, more than
+    /// [`MAX_LIMIT`] as [`MAX_LIMIT`].
+    pub limit: usize,
+    /// Filters.
+    pub filter: Filter,
+}
+
+impl Default for SearchRequest<'_> {
+    /// No text, no turns, [`DEFAULT_LIMIT`] results, no filter.
+    fn default() -> Self {
+        SearchRequest {
+            text: "",
+            recent_turns: &[],
+            limit: DEFAULT_LIMIT,
+            filter: Filter::default(),
+        }
+    }
+}
+
+/// One ranked skill, with why it matched.
+#[derive(Debug)]
+pub(crate) struct State {
+    snapshot: Arc<Snapshot>,
+    pub(crate) docs: KeyMap<DocInfo>,
+    pub(crate) by_name: HashMap<String, u64>,
+    next_key: u64,
+    pub(crate) terms: Terms,
+    /// Tokens in each text field, summed over the skills (for average field lengths).
+    pub(crate) len_sum: [u64; FIELDS],
+    pub(crate) triggers: TriggerIndex,
+    diagnostics: HashMap<String, Vec<Diagnostic>>,
+}
+
+/// Recent use reported by the host.
+#[derive(Debug, Default)]
+pub(crate) struct Uses {
+    clock: u64,
+    pub(crate) last: HashMap<String, u64>,
+}
+
+/// What one incremental update did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UpdateStats {
+    /// Documents added or replaced.
+    pub upserted: usize,
+    /// Documents removed (including skills that stopped loading).
+    pub removed: usize,
+}
+
+/// The skill index. Cheap to query from many threads; updates take an internal lock.
+pub struct SkillIndex {
+    index: Index,
+    pub(crate) reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    pub(crate) fields: Fields,
+    pub(crate) state: RwLock<State>,
+    pub(crate) uses: Mutex<Uses>,
+    /// [`SkillIndex::eligible_counts`] without a profile, by `model_invocable_only`, until
+    /// the next update (a selection that picks nothing needs it, and counting reads every
+    /// skill).
+    counts: Mutex<[Option<(usize, usize)>; 2]>,
+    pub(crate) english: TextAnalyzer,
+    pub(crate) stems: TextAnalyzer,
+    /// The semantic signal.
+    pub(crate) embedder: &'static StaticEmbedder,
+}
+
+impl std::fmt::Debug for SkillIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillIndex")
+            .field("skills", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SkillIndex {
+    /// Index every loaded skill of `snapshot`, in memory.
+    ///
+    /// ```
+    /// use skill_registry::{Registry, RegistryConfig, Source};
+    /// use skill_search::SkillIndex;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::create_dir(dir.path().join("git-commit"))?;
+    /// std::fs::write(
+    ///     dir.path().join("git-commit/SKILL.md"),
+    ///     "---\nname: git-commit\ndescription: Write commit messages from staged changes.\n---\n# Commit\n",
+    /// )?;
+    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(dir.path(), "user")]));
+    /// let index = SkillIndex::build(registry.snapshot())?;
+    /// assert_eq!(index.len(), 1);
+    /// assert!(index.diagnostics().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn build(snapshot: Arc<Snapshot>) -> Result<Self, Error> {
+        Self::build_in(snapshot, Storage::Ram)
+    }
+
+    /// Index every loaded skill of `snapshot` into `storage`.
+    pub fn build_in(snapshot: Arc<Snapshot>, storage: Storage) -> Result<Self, Error> {
+        let (schema, fields) = Fields::schema();
+        let index = match storage {
+            Storage::Ram => Index::create_in_ram(schema),
+            #[cfg(feature = "disk")]
+            Storage::Disk(path) => open_disk(&path, schema)?,
+        };
+        text::register(&index);
+        let writer = index.writer_with_num_threads(1, WRITER_MEMORY_BYTES)?;
+        writer.delete_all_documents()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let this = SkillIndex {
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            fields,
+            state: RwLock::new(State {
+                snapshot: snapshot.clone(),
+                docs: KeyMap::default(),
+                by_name: HashMap::new(),
+                next_key: 0,
+                terms: Terms::default(),
+                len_sum: [0; FIELDS],
+                triggers: TriggerIndex::default(),
+                diagnostics: HashMap::new(),
+            }),
+            uses: Mutex::new(Uses::default()),
+            counts: Mutex::new([None; 2]),
+            english: text::english(),
+            stems: text::stems_analyzer(),
+            embedder: StaticEmbedder::bundled()?,
+        };
+        let names: Vec<String> = snapshot.skills().map(|s| s.name.clone()).collect();
+        this.upsert(&snapshot, &names, &[], true)?;
+        Ok(this)
+    }
+
+    /// Follow a registry reload: re-index the added and changed skills, drop the removed
+    /// ones (and those that no longer load). Other documents are not touched.
+    pub fn apply(&self, change: &ChangeSet) -> Result<UpdateStats, Error> {
+        let touched: Vec<String> = change
+            .added
+            .iter()
+            .chain(&change.changed)
+            .cloned()
+            .collect();
+        self.upsert(&change.snapshot, &touched, &change.removed, false)
+    }
+
+    /// Throw everything away and index `snapshot` again.
+    pub fn rebuild(&self, snapshot: Arc<Snapshot>) -> Result<UpdateStats, Error> {
+        let old: Vec<String> = {
+            let st = self.state.read().map_err(|_| Error::Poisoned)?;
+            st.by_name.keys().cloned().collect()
+        };
+        let names: Vec<String> = snapshot.skills().map(|s| s.name.clone()).collect();
+        let gone: Vec<String> = old
+            .into_iter()
+            .filter(|n| snapshot.get(n).is_none())
+            .collect();
+        self.upsert(&snapshot, &names, &gone, true)
+    }
+
+    fn upsert(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        names: &[String],
+        removed: &[String],
+        compact: bool,
+    ) -> Result<UpdateStats, Error> {
+        let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
+        let mut st = self.state.write().map_err(|_| Error::Poisoned)?;
+        let mut stats = UpdateStats::default();
+        let mut english = self.english.clone();
+        let mut stems = self.stems.clone();
+        let mut dropped = std::collections::HashSet::new();
+        for name in removed.iter().chain(names) {
+            if let Some(key) = st.by_name.remove(name) {
+                dropped.insert(name.clone());
+                writer.delete_term(Term::from_field_text(self.fields.id, name));
+                if let Some(info) = st.docs.remove(&key) {
+                    st.terms.adjust(&info.terms, false);
+                    for f in 0..FIELDS {
+                        st.len_sum[f] = st.len_sum[f].saturating_sub(u64::from(info.len[f]));
+                    }
+                    st.triggers.remove(key, &info.triggers);
+                }
+                st.diagnostics.remove(name);
+                if removed.contains(name) {
+                    stats.removed += 1;
+                }
+            }
+        }
+        for name in names {
+            let Some(skill) = snapshot.get(name) else {
+                if dropped.contains(name) && !removed.contains(name) {
+                    stats.removed += 1;
+                }
+                continue;
+            };
+            let key = st.next_key;
+            st.next_key += 1;
+            let (doc, info, diagnostics) = doc::document(
+                &self.fields,
+                skill,
+                key,
+                &mut st.terms,
+                &mut english,
+                &mut stems,
+                self.embedder,
+            );
+            writer.add_document(doc)?;
+            st.terms.adjust(&info.terms, true);
+            for f in 0..FIELDS {
+                st.len_sum[f] = st.len_sum[f].saturating_add(u64::from(info.len[f]));
+            }
+            st.triggers.insert(key, &info.triggers);
+            if !diagnostics.is_empty() {
+                st.diagnostics.insert(name.clone(), diagnostics);
+            }
+            st.by_name.insert(name.clone(), key);
+            st.docs.insert(key, info);
+            stats.upserted += 1;
+        }
+        st.triggers.finish();
+        if let Ok(mut c) = self.counts.lock() {
+            *c = [None; 2];
+        }
+        st.snapshot = snapshot.clone();
+        writer.commit()?;
+        if compact {
+            // One segment after a (re)build: faster queries, and no merge left running in
+            // the background to compete with them.
+            let ids = self.index.searchable_segment_ids()?;
+            if ids.len() > 1 {
+                writer.merge(&ids).wait()?;
+            }
+        }
+        self.reader.reload()?;
+        Ok(stats)
+    }
+
+    /// Bytes of the tantivy index (postings, positions, fast fields, norms), as its
+    /// segments report them; the in-memory side tables (term sets, triggers) come on top.
+    pub fn index_bytes(&self) -> u64 {
+        self.reader
+            .searcher()
+            .space_usage()
+            .map(|u| u.total().get_bytes())
+            .unwrap_or(0)
+    }
+
+    /// Number of indexed skills.
+    pub fn len(&self) -> usize {
+        self.state.read().map(|s| s.docs.len()).unwrap_or(0)
+    }
+
+    /// Whether no skill is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The snapshot the index reflects.
+    pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.state.read().ok().map(|s| s.snapshot.clone())
+    }
+
+    /// Diagnostics found while indexing (trigger patterns that do not compile), by path.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let Ok(st) = self.state.read() else {
+            return Vec::new();
+        };
+        let mut out: Vec<Diagnostic> = st.diagnostics.values().flatten().cloned().collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
+        out
+    }
+
+    /// Record that the host used a skill; recent use breaks ties in ranking.
+    pub fn record_use(&self, name: &str) {
+        if let Ok(mut u) = self.uses.lock() {
+            u.clock += 1;
+            let now = u.clock;
+            u.last.insert(name.to_owned(), now);
+        }
+    }
+
+    /// Skills that pass `filter`, counted; and how many of those declare triggers.
+    pub(crate) fn eligible_counts(&self, filter: &Filter) -> (usize, usize) {
+        let Ok(st) = self.state.read() else {
+            return (0, 0);
+        };
+        let slot = filter
+            .profile
+            .is_none()
+            .then_some(usize::from(filter.model_invocable_only));
+        let cached =
+            |c: &[Option<(usize, usize)>; 2]| slot.and_then(|i| c.get(i).copied().flatten());
+        if let Some(c) = self.counts.lock().ok().as_deref().and_then(cached) {
+            return c;
+        }
+        let mut n = 0;
+        let mut with_triggers = 0;
+        for info in st.docs.values() {
+            if passes(info, filter) {
+                n += 1;
+                if !info.triggers.is_empty() {
+                    with_triggers += 1;
+                }
+            }
+        }
+        // Stored while the read lock is held, so an update (which takes the write lock and
+        // clears the cache) cannot slip in between.
+        if let (Some(i), Ok(mut c)) = (slot, self.counts.lock()) {
+            if let Some(entry) = c.get_mut(i) {
+                *entry = Some((n, with_triggers));
+            }
+        }
+        drop(st);
+        (n, with_triggers)
+    }
+
+    /// Eligible skills (after `filter`), sorted by name.
+    pub(crate) fn eligible(&self, filter: &Filter) -> Vec<Arc<Skill>> {
+        let Ok(st) = self.state.read() else {
+            return Vec::new();
+        };
+        let mut out: Vec<Arc<Skill>> = st
+            .docs
+            .values()
+            .filter(|i| passes(i, filter))
+            .map(|i| i.skill.clone())
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// Rank skills for a request: explicit mention of a skill's name first, then an exact
+    /// phrase of the skill, then the fused lexical and semantic score with trigger bonuses
+    /// (to 0.01), then recent use, then the lexical score, then the name.
+    ///
+    /// ```
+    /// use skill_registry::{Registry, RegistryConfig, Source};
+    /// use skill_search::{SearchRequest, SkillIndex};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// for (name, description) in [
+    ///     ("git-commit", "Write commit messages from staged changes."),
+    ///     ("pdf-forms", "Fill in PDF forms and extract their fields."),
+    /// ] {
+    ///     std::fs::create_dir(dir.path().join(name))?;
+    ///     std::fs::write(
+    ///         dir.path().join(name).join("SKILL.md"),
+    ///         format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
+    ///     )?;
+    /// }
+    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(dir.path(), "user")]));
+    /// let index = SkillIndex::build(registry.snapshot())?;
+    ///
+    /// // Query syntax is plain text: `AND`, `:` and the open parenthesis are just words.
+    /// let hits = index.search(&SearchRequest {
+    ///     text: "message: commit AND (staged changes",
+    ///     ..Default::default()
+    /// })?;
+    /// assert_eq!(hits[0].name, "git-commit");
+    /// assert!(hits[0].reason.contains("commit"), "{}", hits[0].reason);
+    ///
+    /// // Naming a skill puts it first, whatever else the request says.
+    /// let hits = index.search(&SearchRequest { text: "use /pdf-forms for the commit", ..Default::default() })?;
+    /// assert!(hits[0].explicit && hits[0].name == "pdf-forms");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn search(&self, req: &SearchRequest<'_>) -> Result<Vec<Match>, Error> {
+        Ok(self.search_with(req, &Params::SHIPPED)?.0)
+    }
+
+    /// [`SkillIndex::search`] with other parameters, and the request's gate.
+    pub(crate) fn search_with(
+        &self,
+        req: &SearchRequest<'_>,
+        p: &Params,
+    ) -> Result<(Vec<Match>, Gate), Error> {
+        let limit = req.limit.clamp(1, MAX_LIMIT);
+        self.rank(req, limit, p, Some(limit))
+    }
+}
+
+/// The subfolder of a [`Storage::Disk`] folder that holds the index files.
+pub const DISK_INDEX_DIR: &str = "skill-index";
+
+#[cfg(feature = "disk")]
+fn open_disk(folder: &std::path::Path, schema: Schema) -> Result<Index, Error> {
+    // Only our own subfolder is ever removed, never the folder the caller named.
+    let path = &folder.join(DISK_INDEX_DIR);
+    let dir_err = |e: &dyn std::fmt::Display| Error::Directory {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(path).map_err(|e| dir_err(&e))?;
+    let dir = tantivy::directory::MmapDirectory::open(path).map_err(|e| dir_err(&e))?;
+    match Index::open_or_create(dir, schema.clone()) {
+        Ok(i) => Ok(i),
+        Err(_) => {
+            // A folder from another schema version: start it again.
+            std::fs::remove_dir_all(path).map_err(|e| dir_err(&e))?;
+            std::fs::create_dir_all(path).map_err(|e| dir_err(&e))?;
+            let dir = tantivy::directory::MmapDirectory::open(path).map_err(|e| dir_err(&e))?;
+            Ok(Index::open_or_create(dir, schema)?)
+        }
+    }
+}

@@ -1,0 +1,665 @@
+//! Ranking one request: find candidates (tantivy, explicit names, triggers), score each
+//! with BM25F over the skill's fields and its own limit clauses, fuse with the semantic
+//! signal, gate, and order.
+//!
+//! Scores are in units of the idf of a term only one skill uses, so their scale does not
+//! drift with the number of skills. The fused score is a weighted sum of z-scores over the
+//! candidate set. The confidence of a candidate is `logistic(gate - rel * gap)`, where
+//! `gate` says how likely it is that any skill fits (from the best raw lexical score, its
+//! share of the request and the best semantic similarity) and `gap` is how far the
+//! candidate's fused score is below the best one; explicit mention, a phrase of the skill
+//! and triggers raise it further (noisy-OR).
+
+use std::cmp::Ordering;
+
+use tantivy::Term;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::tokenizer::TextAnalyzer;
+
+use super::multi::{self, MAX_PARTS};
+use crate::Error;
+use crate::doc::{DocInfo, RETRIEVE_BOOST_EXACT};
+use crate::hit::{self, Match};
+use crate::index::{Filter, SearchRequest, SkillIndex, State};
+use crate::negation::Limit;
+use crate::params::{F_DESC, F_NAME, FIELDS, Params};
+use crate::text::{self, MAX_QUERY_TERMS, clip, name_tokens};
+use crate::triggers::{KeyMap, Matched, Probe, TriggerHit};
+
+/// Weight of a term that only appears in recent turns, relative to the request's own.
+pub(crate) const TURN_WEIGHT: f32 = 0.5;
+/// Most recent turns read from a selection request (the last ones).
+pub(crate) const MAX_TURNS: usize = 4;
+/// Text candidates fetched from tantivy before re-ranking (at least; more when the limit
+/// asks for more).
+const MIN_CANDIDATES: usize = 64;
+/// A single-word skill name counts as an explicit mention without a sigil (`/x`, `$x`,
+/// `@x`, `` `x` ``) or the word "skill" next to it only when at most this many skills use
+/// the word.
+const RARE_NAME_DOCS: u32 = 2;
+/// Weight of a request term no indexed skill uses, in the request's idf mass.
+const UNKNOWN_TERM_WEIGHT: f32 = 0.5;
+/// Probability that an explicitly named skill fits.
+const P_EXPLICIT: f32 = 0.97;
+/// Probability contributed by one of the skill's multi-word phrases in the request.
+const P_PHRASE: f32 = 0.6;
+/// Probability contributed by one matching trigger keyword, verb, pattern (set by hand:
+/// the corpus declares almost no triggers).
+const P_TRIGGER: [f32; 3] = [0.7, 0.3, 0.8];
+/// Ranking bonus (fused z units) of one matching trigger keyword, verb, pattern.
+const TRIGGER_BONUS: [f32; 3] = [2.0, 0.5, 2.5];
+/// A candidate whose lexical score is at least this share of the best's keeps its full
+/// text confidence; below, it shrinks in proportion.
+const EVIDENCE_SHARE: f32 = 0.5;
+/// Results re-picked to cover the parts of a multi-intent request (the first ones).
+const DIVERSE_TOP: usize = 3;
+/// Candidates they are picked from (the best by the plain order).
+const DIVERSE_POOL: usize = 20;
+
+/// One analyzed query term, the word it came from, and its weight.
+#[derive(Debug)]
+pub(crate) struct QueryTerm {
+    term: String,
+    word: String,
+    weight: f32,
+}
+
+pub(crate) fn collect_terms(
+    analyzer: &mut TextAnalyzer,
+    text: &str,
+    weight: f32,
+    out: &mut Vec<QueryTerm>,
+) {
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        if out.len() >= MAX_QUERY_TERMS {
+            break;
+        }
+        let tok = stream.token();
+        if out.iter().any(|q| q.term == tok.text) {
+            continue;
+        }
+        let word = text
+            .get(tok.offset_from..tok.offset_to)
+            .unwrap_or(&tok.text)
+            .to_lowercase();
+        out.push(QueryTerm {
+            term: tok.text.clone(),
+            word,
+            weight,
+        });
+    }
+}
+
+/// BM25-style inverse document frequency.
+pub(crate) fn idf(df: u32, n_docs: f32) -> f32 {
+    let df = df as f32;
+    (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// A query term resolved against the index: its id (when some skill uses it), weight
+/// times idf, and the term itself.
+struct Weighted<'q> {
+    id: Option<u32>,
+    wi: f32,
+    q: &'q QueryTerm,
+    /// The part of a multi-intent request the term belongs to (its first).
+    part: Option<usize>,
+}
+
+/// A candidate scored but not yet turned into a [`Match`].
+struct Scored<'s> {
+    info: &'s DocInfo,
+    key: u64,
+    lex: f32,
+    /// The BM25F score of each part's terms (multi-intent requests).
+    parts: [f32; MAX_PARTS],
+    sem: f32,
+    fused: f32,
+    rank_score: f32,
+    explicit: bool,
+    phrase: Option<&'s str>,
+    triggers: Option<Matched<'s>>,
+    confidence: f32,
+    last_used: Option<u64>,
+}
+
+/// The request-level facts of a ranking (for gating and for fitting).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gate {
+    /// The best candidate's lexical score.
+    pub top_lex: f32,
+    /// That score over the request's idf mass (0 to about 1).
+    pub cover: f32,
+    /// The best semantic similarity among the candidates.
+    pub top_sem: f32,
+    /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem`.
+    pub z: f32,
+}
+
+fn logistic(z: f32) -> f32 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+impl SkillIndex {
+    /// The candidates for a request scored with `p`, and its gate. With `keep`, the best
+    /// `keep` of them in ranking order; without, all of them in no particular order.
+    pub(crate) fn rank(
+        &self,
+        req: &SearchRequest<'_>,
+        limit: usize,
+        p: &Params,
+        keep: Option<usize>,
+    ) -> Result<(Vec<Match>, Gate), Error> {
+        let st = self.state.read().map_err(|_| Error::Poisoned)?;
+        let message = clip(req.text);
+        let mut english = self.english.clone();
+        let mut stems = self.stems.clone();
+
+        let mut qterms: Vec<QueryTerm> = Vec::new();
+        collect_terms(&mut english, message, 1.0, &mut qterms);
+        let turns = req.recent_turns;
+        for t in turns.iter().skip(turns.len().saturating_sub(MAX_TURNS)) {
+            collect_terms(&mut english, clip(t), TURN_WEIGHT, &mut qterms);
+        }
+        let tokens = name_tokens(message);
+        let probe = Probe::new(message, &mut stems);
+        let triggered = st.triggers.matches(&probe);
+
+        let mut cands: KeyMap<()> = KeyMap::default();
+        self.retrieve(&st, &qterms, &tokens, limit, &mut cands)?;
+        let explicit = explicit_mentions(&st, &tokens, &mut cands);
+        for key in triggered.keys() {
+            cands.insert(key, ());
+        }
+
+        let parts: Vec<Vec<String>> = if p.diversity > 0.0 {
+            multi::parts(self, message)
+                .iter()
+                .map(|part| text::tokens(&mut english, part))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let n_docs = st.docs.len() as f32;
+        let unit = idf(1, n_docs.max(1.0)).max(f32::EPSILON);
+        let weighted: Vec<Weighted<'_>> = qterms
+            .iter()
+            .map(|q| {
+                let id = st.terms.get(&q.term).filter(|&i| st.terms.df(i) > 0);
+                let wi = match id {
+                    Some(i) => q.weight * idf(st.terms.df(i), n_docs),
+                    None => q.weight * UNKNOWN_TERM_WEIGHT * unit,
+                };
+                let part = parts.iter().position(|terms| terms.contains(&q.term));
+                Weighted { id, wi, q, part }
+            })
+            .collect();
+        let mass: f32 = weighted.iter().map(|w| w.wi).sum();
+        let avg: [f32; FIELDS] =
+            std::array::from_fn(|f| (st.len_sum[f] as f32 / n_docs.max(1.0)).max(1.0));
+
+        let query_embedding = self.embedder.embed(message);
+        let uses = self.uses.lock().map_err(|_| Error::Poisoned)?;
+        let mut scored: Vec<Scored<'_>> = Vec::with_capacity(cands.len());
+        for (&key, _) in cands.iter() {
+            let Some(info) = st.docs.get(&key) else {
+                continue;
+            };
+            if !passes(info, &req.filter) {
+                continue;
+            }
+            let is_explicit = explicit.contains_key(&key);
+            let (bm, parts) = bm25f(info, &weighted, &avg, p);
+            let mut lex = bm + limits(info, &weighted, mass, unit, p);
+            if is_explicit {
+                lex += p.exact_name * unit;
+            }
+            scored.push(Scored {
+                info,
+                key,
+                lex: lex / unit,
+                parts,
+                sem: query_embedding.cosine(&info.embedding),
+                fused: 0.0,
+                rank_score: 0.0,
+                explicit: is_explicit,
+                phrase: find_phrase(info, &probe).map(|(ph, _)| ph.as_str()),
+                triggers: triggered.get(key),
+                confidence: 0.0,
+                last_used: if uses.last.is_empty() {
+                    None
+                } else {
+                    uses.last.get(&info.skill.name).copied()
+                },
+            });
+        }
+        drop(uses);
+        let gate = fuse(&mut scored, mass / unit, p);
+        if let Some(n) = keep {
+            let multi = parts.len() >= 2;
+            let pool = if multi { n.max(DIVERSE_POOL) } else { n };
+            if pool > 0 && pool < scored.len() {
+                scored.select_nth_unstable_by(pool - 1, scored_cmp);
+            }
+            scored.truncate(pool);
+            scored.sort_by(scored_cmp);
+            if multi {
+                diversify(&mut scored, p.diversity);
+            }
+            scored.truncate(n);
+        }
+        let out = scored.iter().map(|s| to_match(s, &weighted)).collect();
+        Ok((out, gate))
+    }
+
+    /// Text candidates from tantivy: the best by a boosted query over the fields.
+    fn retrieve(
+        &self,
+        st: &State,
+        qterms: &[QueryTerm],
+        tokens: &[(String, bool)],
+        limit: usize,
+        cands: &mut KeyMap<()>,
+    ) -> Result<(), Error> {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for q in qterms {
+            for (field, boost) in self.fields.boosted() {
+                let term = Term::from_field_text(field, &q.term);
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
+                        boost * q.weight,
+                    )),
+                ));
+            }
+        }
+        for tok in exact_names(tokens, &st.by_name) {
+            clauses.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(self.fields.name_exact, tok),
+                        IndexRecordOption::Basic,
+                    )),
+                    RETRIEVE_BOOST_EXACT,
+                )),
+            ));
+        }
+        if clauses.is_empty() {
+            return Ok(());
+        }
+        let searcher = self.reader.searcher();
+        let want = (limit * 4).max(MIN_CANDIDATES);
+        let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(want))?;
+        for (_, addr) in top {
+            let col = searcher
+                .segment_reader(addr.segment_ord)
+                .fast_fields()
+                .u64("key")?;
+            if let Some(key) = col.first(addr.doc_id) {
+                cands.insert(key, ());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The skills the request names explicitly (added to the candidates).
+fn explicit_mentions(
+    st: &State,
+    tokens: &[(String, bool)],
+    cands: &mut KeyMap<()>,
+) -> KeyMap<bool> {
+    let mut explicit: KeyMap<bool> = KeyMap::default();
+    for (i, (tok, sigil)) in tokens.iter().enumerate() {
+        let Some(&key) = st.by_name.get(tok) else {
+            continue;
+        };
+        let Some(info) = st.docs.get(&key) else {
+            continue;
+        };
+        let near_skill = |j: Option<usize>| {
+            j.and_then(|j| tokens.get(j))
+                .is_some_and(|(w, _)| w == "skill" || w == "skills")
+        };
+        let rare = info
+            .name_term
+            .is_some_and(|t| st.terms.df(t) <= RARE_NAME_DOCS);
+        if !info.single_word_name
+            || *sigil
+            || near_skill(i.checked_sub(1))
+            || near_skill(Some(i + 1))
+            || rare
+        {
+            explicit.insert(key, true);
+            cands.insert(key, ());
+        }
+    }
+    explicit
+}
+
+/// BM25F: per term, the field-weighted, length-normalised frequency, saturated by `k1`,
+/// times the term's idf (and weight).
+fn bm25f(
+    info: &DocInfo,
+    terms: &[Weighted<'_>],
+    avg: &[f32; FIELDS],
+    p: &Params,
+) -> (f32, [f32; MAX_PARTS]) {
+    let mut norm = [0f32; FIELDS];
+    for f in 0..FIELDS {
+        norm[f] = p.w[f] / (1.0 - p.b[f] + p.b[f] * info.len[f] as f32 / avg[f]);
+    }
+    let mut score = 0.0;
+    let mut parts = [0f32; MAX_PARTS];
+    for t in terms {
+        let Some(tf) = t.id.and_then(|id| info.tf(id)) else {
+            continue;
+        };
+        let x: f32 = (0..FIELDS).map(|f| tf[f] as f32 * norm[f]).sum();
+        if x > 0.0 {
+            let s = t.wi * x / (p.k1 + x);
+            score += s;
+            if let Some(slot) = t.part.and_then(|i| parts.get_mut(i)) {
+                *slot += s;
+            }
+        }
+    }
+    (score, parts)
+}
+
+/// Re-pick the 2nd and 3rd results of a multi-intent request (xQuAD-style): each next
+/// result maximises its fused score plus `lambda` times how much it covers the parts the
+/// results before it leave uncovered (coverage: its score on a part's terms over the best
+/// candidate's). Explicitly named skills and phrases keep their places.
+fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
+    let mut best = [0f32; MAX_PARTS];
+    for s in scored.iter() {
+        for (b, v) in best.iter_mut().zip(s.parts) {
+            *b = b.max(v);
+        }
+    }
+    let cover = |s: &Scored<'_>, k: usize| {
+        if best[k] > 0.0 {
+            s.parts[k] / best[k]
+        } else {
+            0.0
+        }
+    };
+    let mut novelty = [1f32; MAX_PARTS];
+    for pos in 0..scored.len().min(DIVERSE_TOP) {
+        let fixed = scored[pos].explicit || scored[pos].phrase.is_some();
+        if pos > 0 && !fixed {
+            let value = |s: &Scored<'_>| {
+                s.fused
+                    + lambda
+                        * (0..MAX_PARTS)
+                            .map(|k| novelty[k] * cover(s, k))
+                            .sum::<f32>()
+            };
+            let mut pick = pos;
+            for i in pos + 1..scored.len() {
+                if value(&scored[i]) > value(&scored[pick]) + 1e-6 {
+                    pick = i;
+                }
+            }
+            scored[pos..=pick].rotate_right(1);
+        }
+        for (k, n) in novelty.iter_mut().enumerate() {
+            *n *= 1.0 - cover(&scored[pos], k).min(1.0);
+        }
+    }
+}
+
+/// The (negative) score of the skill's own limits: the request's idf share found in its
+/// "not for" clauses, and, when it has "only when" clauses, how little of the best one
+/// the request matches.
+fn limits(info: &DocInfo, terms: &[Weighted<'_>], mass: f32, unit: f32, p: &Params) -> f32 {
+    if info.clauses.is_empty() || mass <= 0.0 {
+        return 0.0;
+    }
+    let mut against = 0.0;
+    let mut best_only: Option<f32> = None;
+    for (kind, ids) in &info.clauses {
+        let hit: f32 = terms
+            .iter()
+            .filter(|t| t.id.is_some_and(|id| ids.binary_search(&id).is_ok()))
+            .map(|t| t.wi)
+            .sum();
+        match kind {
+            Limit::Not => against = f32::max(against, hit / mass),
+            Limit::Only => {
+                let share = (hit / mass).min(1.0);
+                best_only = Some(best_only.map_or(share, |b| b.max(share)));
+            }
+        }
+    }
+    let only = best_only.map_or(0.0, |m| 1.0 - m);
+    -(p.not_penalty * against + p.only_penalty * only) * unit
+}
+
+/// z-score the lexical and semantic scores over the candidates, fuse them, gate, and set
+/// each candidate's ranking score and confidence.
+fn fuse(scored: &mut [Scored<'_>], mass: f32, p: &Params) -> Gate {
+    let mut gate = Gate::default();
+    if scored.is_empty() {
+        gate.z = p.gate_bias;
+        return gate;
+    }
+    let z = |vals: &mut dyn Iterator<Item = f32>| -> (f32, f32) {
+        let v: Vec<f32> = vals.collect();
+        let n = v.len() as f32;
+        let mean = v.iter().sum::<f32>() / n;
+        let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / n;
+        (mean, var.sqrt().max(1e-3))
+    };
+    let (lm, ls) = z(&mut scored.iter().map(|s| s.lex));
+    let (sm, ss) = z(&mut scored.iter().map(|s| s.sem));
+    gate.top_lex = scored
+        .iter()
+        .map(|s| s.lex)
+        .fold(f32::MIN, f32::max)
+        .max(0.0);
+    gate.top_sem = scored.iter().map(|s| s.sem).fold(f32::MIN, f32::max);
+    gate.cover = if mass > 0.0 { gate.top_lex / mass } else { 0.0 };
+    gate.z = p.gate_bias
+        + p.gate_lex * gate.top_lex
+        + p.gate_cover * gate.cover
+        + p.gate_sem * gate.top_sem;
+    for s in scored.iter_mut() {
+        s.fused = p.w_lex * (s.lex - lm) / ls + p.w_sem * (s.sem - sm) / ss;
+    }
+    let best = scored.iter().map(|s| s.fused).fold(f32::MIN, f32::max);
+    for s in scored.iter_mut() {
+        let counts = s.triggers.map(|m| m.counts()).unwrap_or_default();
+        let n = [counts.keywords, counts.verbs, counts.patterns];
+        // A candidate with little lexical evidence beside the best's is not confident
+        // however the z-scores of a handful of candidates fall.
+        let share = if gate.top_lex > 0.0 {
+            (s.lex / (EVIDENCE_SHARE * gate.top_lex)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        let mut miss = 1.0 - share * logistic(gate.z - p.rel * (best - s.fused));
+        let mut bonus = 0.0;
+        for k in 0..3 {
+            for _ in 0..n[k] {
+                miss *= 1.0 - P_TRIGGER[k];
+                bonus += TRIGGER_BONUS[k];
+            }
+        }
+        if s.explicit {
+            miss *= 1.0 - P_EXPLICIT;
+        }
+        if s.phrase.is_some() {
+            miss *= 1.0 - P_PHRASE;
+        }
+        s.confidence = (1.0 - miss).clamp(0.0, 1.0);
+        s.rank_score = s.fused + bonus;
+    }
+    gate
+}
+
+/// The ranking order: explicit mention, phrase, ranking score to 0.01, recent use,
+/// lexical score, name (by its first bytes, and only on a tie by the whole name).
+fn scored_cmp(a: &Scored<'_>, b: &Scored<'_>) -> Ordering {
+    let bucket = |s: &Scored<'_>| (s.rank_score * 100.0).round() as i64;
+    b.explicit
+        .cmp(&a.explicit)
+        .then(b.phrase.is_some().cmp(&a.phrase.is_some()))
+        .then(bucket(b).cmp(&bucket(a)))
+        .then_with(|| b.last_used.cmp(&a.last_used))
+        .then_with(|| b.lex.total_cmp(&a.lex))
+        .then_with(|| a.info.name_key.cmp(&b.info.name_key))
+        .then_with(|| a.info.skill.name.cmp(&b.info.skill.name))
+        .then_with(|| a.key.cmp(&b.key))
+}
+
+fn to_match(s: &Scored<'_>, weighted: &[Weighted<'_>]) -> Match {
+    let info = s.info;
+    let mut matched_terms = Vec::new();
+    let mut body_terms = Vec::new();
+    let mut turn_terms = Vec::new();
+    let mut against_terms = Vec::new();
+    for t in weighted {
+        let Some(id) = t.id else { continue };
+        if let Some(tf) = info.tf(id) {
+            let list = if t.q.weight < 1.0 {
+                &mut turn_terms
+            } else if tf[F_NAME] > 0 || tf[F_DESC] > 0 {
+                &mut matched_terms
+            } else {
+                &mut body_terms
+            };
+            push_unique(list, &t.q.word);
+        }
+        if t.q.weight >= 1.0
+            && info
+                .clauses
+                .iter()
+                .any(|(k, ids)| *k == Limit::Not && ids.binary_search(&id).is_ok())
+        {
+            push_unique(&mut against_terms, &t.q.word);
+        }
+    }
+    let mut m = Match {
+        name: info.skill.name.clone(),
+        description: info.skill.description.clone(),
+        layer: info.skill.layer.clone(),
+        confidence: s.confidence,
+        explicit: s.explicit,
+        phrase: s.phrase.map(str::to_owned),
+        triggers: s
+            .triggers
+            .map(|m| info.triggers.hit_refs(m))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(kind, t)| TriggerHit {
+                kind,
+                trigger: t.to_owned(),
+            })
+            .collect(),
+        matched_terms,
+        body_terms,
+        turn_terms,
+        against_terms,
+        text_score: s.lex,
+        semantic: s.sem,
+        last_used: s.last_used,
+        reason: String::new(),
+    };
+    m.reason = hit::reason(&m);
+    m
+}
+
+/// The first of the skill's phrases that the request contains word for word.
+fn find_phrase<'i>(info: &'i DocInfo, probe: &Probe<'_>) -> Option<&'i (String, Vec<String>)> {
+    let mut runs = info.phrase_runs.as_slice();
+    let mut phrases = info.phrases.iter();
+    while let Some((&len, rest)) = runs.split_first() {
+        let len = usize::try_from(len).unwrap_or(usize::MAX).min(rest.len());
+        let (run, next) = rest.split_at(len);
+        runs = next;
+        let phrase = phrases.next()?;
+        // Hashes first (no string is read); a hash match is confirmed on the words.
+        if probe.has_hashes(run) && probe.has_words(&phrase.1) {
+            return Some(phrase);
+        }
+    }
+    None
+}
+
+pub(crate) fn passes(info: &DocInfo, filter: &Filter) -> bool {
+    if filter.model_invocable_only && !info.model_invocable {
+        return false;
+    }
+    // Only a profile the skill lists in `exclude_from_prompt_profile_ids` excludes it, so
+    // most candidates are decided without reading the skill.
+    match &filter.profile {
+        Some(p) if info.excludes_profiles => {
+            info.skill.affinity(Some(p)) != skill_registry::Affinity::Excluded
+        }
+        _ => true,
+    }
+}
+
+/// The name-like tokens of a request that are the name of an indexed skill, each once: the
+/// only ones worth an exact-name clause (a long request has thousands of tokens).
+pub(crate) fn exact_names<'a>(
+    tokens: &'a [(String, bool)],
+    by_name: &std::collections::HashMap<String, u64>,
+) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for (tok, _) in tokens {
+        if by_name.contains_key(tok) && !out.contains(&tok.as_str()) {
+            out.push(tok);
+        }
+    }
+    out
+}
+
+fn push_unique(v: &mut Vec<String>, s: &str) {
+    if !v.iter().any(|x| x == s) {
+        v.push(s.to_owned());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn query_terms_stop_at_the_limit() {
+        let mut terms = Vec::new();
+        let text: String = (0..MAX_QUERY_TERMS + 10)
+            .map(|i| format!("word{i} "))
+            .collect();
+        collect_terms(&mut crate::text::english(), &text, 1.0, &mut terms);
+        assert_eq!(terms.len(), MAX_QUERY_TERMS);
+        assert_eq!(terms[0].word, "word0");
+    }
+
+    #[test]
+    fn exact_name_clauses_are_only_skill_names_each_once() {
+        let by_name: HashMap<String, u64> =
+            [("pdf-forms".to_owned(), 0), ("spreadsheet".to_owned(), 1)]
+                .into_iter()
+                .collect();
+        let mut text = String::from("use pdf-forms, then /pdf-forms again and `spreadsheet` ");
+        for i in 0..100_000 {
+            text.push_str(&format!("tok{i} "));
+        }
+        text.push_str("pdf-forms");
+        let tokens = name_tokens(&text);
+        assert!(tokens.len() > 100_000);
+        assert_eq!(exact_names(&tokens, &by_name), ["pdf-forms", "spreadsheet"]);
+        assert!(exact_names(&name_tokens("nothing named here"), &by_name).is_empty());
+    }
+}

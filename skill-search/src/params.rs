@@ -1,0 +1,102 @@
+//! The ranking's tuning parameters in one place, with the values that ship.
+//!
+//! They are chosen by `cargo xtask bench select-fit` on the tuning half of the evaluation set
+//! (`xtask/data/select-requests.jsonl`, `split = tune`) and pasted here; the held-out half
+//! is never read by the fitting. They are not public API: the crate feature `tuning`
+//! exposes [`Params`] and the `*_with` entry points for that tool only.
+
+/// Number of text fields of the lexical score (BM25F): name, description (with tags,
+/// triggers and domain), body headings, body.
+pub(crate) const FIELDS: usize = 4;
+/// Field index of the name.
+pub(crate) const F_NAME: usize = 0;
+/// Field index of the description, summary, tags, triggers and domain.
+pub(crate) const F_DESC: usize = 1;
+
+/// Every tunable number of ranking, gating and confidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// BM25 term-frequency saturation.
+    pub k1: f32,
+    /// BM25 length normalisation per field (name, description, headings, body).
+    pub b: [f32; FIELDS],
+    /// Weight of each field in the BM25F pseudo-frequency.
+    pub w: [f32; FIELDS],
+    /// Added to the lexical score (in units of one rare term's idf) when the request
+    /// contains the skill's whole name.
+    pub exact_name: f32,
+    /// Penalty (same units) per unit of the request's idf share found in a "not for"
+    /// clause of the skill.
+    pub not_penalty: f32,
+    /// Penalty (same units) when the request matches none of an "only when" clause.
+    pub only_penalty: f32,
+    /// Weight of the lexical score's z-score in the fused score.
+    pub w_lex: f32,
+    /// Weight of the semantic similarity's z-score in the fused score.
+    pub w_sem: f32,
+    /// Gate (probability that some skill fits): intercept.
+    pub gate_bias: f32,
+    /// Gate: weight of the best candidate's raw lexical score.
+    pub gate_lex: f32,
+    /// Gate: weight of the best candidate's lexical score over the request's idf mass.
+    pub gate_cover: f32,
+    /// Gate: weight of the best semantic similarity.
+    pub gate_sem: f32,
+    /// Confidence drop per unit of fused score below the best candidate.
+    pub rel: f32,
+    /// Weight of covering the request's parts not yet covered (multi-intent requests) when
+    /// choosing the 2nd and 3rd results; 0 turns it off.
+    pub diversity: f32,
+}
+
+/// Fitted BM25 saturation.
+const K1: f32 = 1.6;
+/// Fitted per-field length normalisation.
+const B: [f32; FIELDS] = [0.3, 0.5, 0.25, 0.9];
+/// Fitted per-field weights.
+const W: [f32; FIELDS] = [4.0, 2.0, 0.5, 0.25];
+/// Fitted exact-name bonus.
+const EXACT_NAME: f32 = 3.0;
+/// Fitted "not for" penalty.
+const NOT_PENALTY: f32 = 0.5;
+/// Fitted "only when" penalty.
+const ONLY_PENALTY: f32 = 0.0;
+/// Fitted fusion weights.
+const W_LEX: f32 = 1.0;
+const W_SEM: f32 = 0.75;
+/// Fitted gate.
+const GATE_BIAS: f32 = -12.724;
+const GATE_LEX: f32 = 7.506;
+const GATE_COVER: f32 = 6.746;
+const GATE_SEM: f32 = 6.575;
+/// Fitted confidence drop below the best candidate.
+const REL: f32 = 1.0;
+/// Fitted weight of covering a multi-intent request's other parts.
+const DIVERSITY: f32 = 3.0;
+
+impl Params {
+    /// The values the crate ships.
+    pub const SHIPPED: Params = Params {
+        k1: K1,
+        b: B,
+        w: W,
+        exact_name: EXACT_NAME,
+        not_penalty: NOT_PENALTY,
+        only_penalty: ONLY_PENALTY,
+        w_lex: W_LEX,
+        w_sem: W_SEM,
+        gate_bias: GATE_BIAS,
+        gate_lex: GATE_LEX,
+        gate_cover: GATE_COVER,
+        gate_sem: GATE_SEM,
+        rel: REL,
+        diversity: DIVERSITY,
+    };
+}
+
+impl Default for Params {
+    /// [`Params::SHIPPED`].
+    fn default() -> Self {
+        Params::SHIPPED
+    }
+}

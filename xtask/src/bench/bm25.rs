@@ -1,0 +1,112 @@
+//! The plain BM25 baseline of `bench select`: textbook Okapi BM25 (k1 1.2, b 0.75) over
+//! each skill's whole file as one document (name, description, body), with the name
+//! repeated [`NAME_REPEAT`] times as its boost, English stop words removed and Snowball
+//! (Porter 2) stems, ranking every skill. No gate: it never refuses.
+
+use std::collections::HashMap;
+
+use skill_registry::Snapshot;
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// How many times the name is repeated in the document (its boost).
+const NAME_REPEAT: usize = 3;
+
+/// An in-memory inverted index over the snapshot's skills.
+pub struct Bm25 {
+    names: Vec<String>,
+    lens: Vec<f32>,
+    avg: f32,
+    postings: HashMap<String, Vec<(u32, f32)>>,
+    analyzer: TextAnalyzer,
+}
+
+fn analyzer() -> TextAnalyzer {
+    let mut b = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .dynamic();
+    if let Some(stop) = StopWordFilter::new(Language::English) {
+        b = b.filter_dynamic(stop);
+    }
+    b.filter_dynamic(Stemmer::new(Language::English)).build()
+}
+
+fn tokens(a: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut s = a.token_stream(text);
+    while s.advance() {
+        out.push(s.token().text.clone());
+    }
+    out
+}
+
+impl Bm25 {
+    /// Index every skill of `snapshot`.
+    pub fn new(snapshot: &Snapshot) -> Self {
+        let mut analyzer = analyzer();
+        let mut names = Vec::new();
+        let mut lens = Vec::new();
+        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        for (i, s) in snapshot.skills().enumerate() {
+            let name = s.name.replace(['-', '_'], " ");
+            let mut text = String::new();
+            for _ in 0..NAME_REPEAT {
+                text.push_str(&name);
+                text.push('\n');
+            }
+            text.push_str(&s.description);
+            text.push('\n');
+            text.push_str(&s.body);
+            let toks = tokens(&mut analyzer, &text);
+            let mut tf: HashMap<String, f32> = HashMap::new();
+            for t in &toks {
+                *tf.entry(t.clone()).or_default() += 1.0;
+            }
+            for (t, f) in tf {
+                postings.entry(t).or_default().push((i as u32, f));
+            }
+            names.push(s.name.clone());
+            lens.push(toks.len() as f32);
+        }
+        let avg = lens.iter().sum::<f32>() / lens.len().max(1) as f32;
+        Bm25 {
+            names,
+            lens,
+            avg: avg.max(1.0),
+            postings,
+            analyzer,
+        }
+    }
+
+    /// The best `limit` skills for `query`, best first.
+    pub fn rank(&self, query: &str, limit: usize) -> Vec<String> {
+        let mut a = self.analyzer.clone();
+        let mut terms = tokens(&mut a, query);
+        terms.sort();
+        terms.dedup();
+        let n = self.names.len() as f32;
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        for t in &terms {
+            let Some(list) = self.postings.get(t) else {
+                continue;
+            };
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(d, f) in list {
+                let len = self.lens[d as usize];
+                let s = idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / self.avg));
+                *scores.entry(d).or_default() += s;
+            }
+        }
+        let mut v: Vec<(u32, f32)> = scores.into_iter().collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.into_iter()
+            .take(limit)
+            .map(|(d, _)| self.names[d as usize].clone())
+            .collect()
+    }
+}

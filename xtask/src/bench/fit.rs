@@ -1,0 +1,363 @@
+//! `cargo xtask bench select-fit`: choose skill-search's ranking parameters on the tuning
+//! half of the evaluation set, and print them as the constants of
+//! `skill-search/src/params.rs`.
+//!
+//! 1. Ranking (BM25 k1 and per-field b, field weights, exact-name bonus, limit-clause
+//!    penalties, fusion weight, multi-intent diversity): coordinate ascent over small
+//!    grids, maximising ranked top-1 + top-3 + half top-10 + half multi-covered. A 5-fold cross-validation runs the same search on four
+//!    folds and scores the fifth, so the printed held-fold figures say how well the
+//!    *procedure* generalises; the parameters printed are then fitted on the whole half.
+//! 2. Gate: logistic regression of "some skill fits" on the best raw lexical score, its
+//!    share of the request and the best semantic similarity; then its intercept is
+//!    shifted to maximise selected top-3 plus no-skill refusals.
+//! 3. Confidence drop below the best candidate (`rel`): the largest that keeps selected
+//!    top-3 within a point of ranked top-3.
+//!
+//! Only [`evalset::tune_only`] cases are read.
+
+use skill_search::tuning::{self, Gate, Params};
+use skill_search::{SearchRequest, SkillIndex};
+
+use super::evalset::{self, Answer, Case, Kind, Scores};
+
+/// Folds of the cross-validation.
+const FOLDS: usize = 5;
+/// Rounds of coordinate ascent.
+const ROUNDS: usize = 2;
+/// Ranking depth read per request.
+const DEPTH: usize = 10;
+/// Share of the tuning half's no-skill requests the gate must refuse (the target is 85%
+/// on the held-out half; a little margin).
+const MIN_REFUSED: f64 = 0.9;
+
+/// One request's ranking under some parameters: names, confidences, gate.
+pub struct Ranked {
+    /// Names, best first.
+    pub names: Vec<String>,
+    /// Their confidences.
+    pub confidence: Vec<f32>,
+    /// The request's gate.
+    pub gate: Gate,
+}
+
+/// Rank every case with `p`.
+pub fn rank_all(index: &SkillIndex, cases: &[&Case], p: &Params) -> Vec<Ranked> {
+    cases
+        .iter()
+        .map(|c| {
+            let req = SearchRequest {
+                text: &c.request,
+                limit: DEPTH,
+                ..Default::default()
+            };
+            match tuning::search(index, &req, p) {
+                Ok((hits, gate)) => Ranked {
+                    names: hits.iter().map(|m| m.name.clone()).collect(),
+                    confidence: hits.iter().map(|m| m.confidence).collect(),
+                    gate,
+                },
+                Err(_) => Ranked {
+                    names: Vec::new(),
+                    confidence: Vec::new(),
+                    gate: Gate::default(),
+                },
+            }
+        })
+        .collect()
+}
+
+/// Answers from rankings: the selection is the top 3 whose confidence reaches
+/// `threshold` (what `select` does).
+pub fn answers(ranked: &[Ranked], threshold: f32) -> Vec<Answer> {
+    ranked
+        .iter()
+        .map(|r| Answer {
+            ranked: r.names.clone(),
+            selected: Some(
+                r.names
+                    .iter()
+                    .zip(&r.confidence)
+                    .take(3)
+                    .filter(|(_, c)| **c >= threshold)
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+            ),
+        })
+        .collect()
+}
+
+fn ranking_objective(s: &Scores) -> f64 {
+    let multi = s.multi_covered as f64 / s.multi.max(1) as f64;
+    s.rate(s.top1) + s.rate(s.top3) + 0.5 * s.rate(s.top10) + 0.5 * multi
+}
+
+fn eval_ranking(index: &SkillIndex, cases: &[&Case], p: &Params) -> f64 {
+    let r = rank_all(index, cases, p);
+    ranking_objective(&evalset::score(cases, &answers(&r, 0.5)))
+}
+
+/// One coordinate of the search: read and write one number of the parameters.
+type Coord = (&'static str, fn(&mut Params) -> &mut f32, &'static [f32]);
+
+fn coords() -> Vec<Coord> {
+    const K1: &[f32] = &[0.5, 0.8, 1.2, 1.6, 2.2];
+    const B: &[f32] = &[0.0, 0.25, 0.5, 0.75, 0.9];
+    const W: &[f32] = &[0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0];
+    const BONUS: &[f32] = &[0.0, 0.5, 1.0, 2.0, 4.0];
+    const FUSE: &[f32] = &[0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0];
+    const DIVERSE: &[f32] = &[0.0, 0.5, 1.0, 2.0, 3.0, 5.0];
+    vec![
+        ("k1", |p| &mut p.k1, K1),
+        ("b.name", |p| &mut p.b[0], B),
+        ("b.desc", |p| &mut p.b[1], B),
+        ("b.head", |p| &mut p.b[2], B),
+        ("b.body", |p| &mut p.b[3], B),
+        ("w.name", |p| &mut p.w[0], W),
+        ("w.head", |p| &mut p.w[2], W),
+        ("w.body", |p| &mut p.w[3], W),
+        ("exact_name", |p| &mut p.exact_name, BONUS),
+        ("not_penalty", |p| &mut p.not_penalty, BONUS),
+        ("only_penalty", |p| &mut p.only_penalty, BONUS),
+        ("w_sem", |p| &mut p.w_sem, FUSE),
+        ("diversity", |p| &mut p.diversity, DIVERSE),
+    ]
+}
+
+/// Coordinate ascent of the ranking parameters from `start` on `cases`.
+pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool) -> Params {
+    let mut best = start;
+    let mut best_score = eval_ranking(index, cases, &best);
+    for round in 0..ROUNDS {
+        for (name, get, grid) in coords() {
+            for &v in grid {
+                let mut p = best;
+                *get(&mut p) = v;
+                if p == best {
+                    continue;
+                }
+                let s = eval_ranking(index, cases, &p);
+                if s > best_score + 1e-9 {
+                    best_score = s;
+                    best = p;
+                    if log {
+                        eprintln!("fit: round {round} {name} = {v}: objective {s:.4}");
+                    }
+                }
+            }
+        }
+    }
+    best
+}
+
+/// Fit the gate's logistic regression on the rankings (label: some skill fits), then
+/// shift its intercept for the best selected top-3 plus refusals; then pick `rel`.
+pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
+    let ranked = rank_all(index, cases, &p);
+    let xs: Vec<[f64; 4]> = ranked
+        .iter()
+        .map(|r| {
+            [
+                1.0,
+                f64::from(r.gate.top_lex),
+                f64::from(r.gate.cover),
+                f64::from(r.gate.top_sem),
+            ]
+        })
+        .collect();
+    let ys: Vec<f64> = cases
+        .iter()
+        .map(|c| f64::from(u8::from(c.kind != Kind::None)))
+        .collect();
+    let w = logistic_fit(&xs, &ys);
+    p.gate_bias = w[0] as f32;
+    p.gate_lex = w[1] as f32;
+    p.gate_cover = w[2] as f32;
+    p.gate_sem = w[3] as f32;
+    // Shift the intercept: the best selected top-3 among shifts that refuse at least
+    // MIN_REFUSED of the no-skill requests.
+    let mut best: Option<(f64, Params)> = None;
+    for shift in (-40..=40).map(|i| i as f32 * 0.25) {
+        let mut q = p;
+        q.gate_bias = p.gate_bias + shift;
+        let s = evalset::score(cases, &answers(&rank_all(index, cases, &q), 0.5));
+        let refused = s.refused.unwrap_or(0) as f64 / s.none.max(1) as f64;
+        if refused + 1e-9 < MIN_REFUSED {
+            continue;
+        }
+        let v = s.rate(s.sel_top3.unwrap_or(0)) + 0.01 * refused;
+        if best.as_ref().is_none_or(|(b, _)| v > *b + 1e-9) {
+            best = Some((v, q));
+        }
+    }
+    if let Some((_, q)) = best {
+        p = q;
+    }
+    // The largest confidence drop that keeps selected top-3 within a point of what no drop
+    // gives.
+    let sel3 = |q: &Params| {
+        let s = evalset::score(cases, &answers(&rank_all(index, cases, q), 0.5));
+        s.rate(s.sel_top3.unwrap_or(0))
+    };
+    let flat = sel3(&Params { rel: 0.0, ..p });
+    for rel in [2.0, 1.0, 0.5, 0.25, 0.1, 0.0] {
+        let q = Params { rel, ..p };
+        if sel3(&q) + 0.01 >= flat {
+            p = q;
+            break;
+        }
+    }
+    p
+}
+
+/// Logistic regression by Newton's method with a small ridge on the weights.
+#[allow(clippy::needless_range_loop)] // Newton steps read best as indices.
+fn logistic_fit(xs: &[[f64; 4]], ys: &[f64]) -> [f64; 4] {
+    let mut w = [0.0f64; 4];
+    for _ in 0..50 {
+        let mut g = [0.0f64; 4];
+        let mut h = [[0.0f64; 4]; 4];
+        for (x, y) in xs.iter().zip(ys) {
+            let z: f64 = (0..4).map(|i| w[i] * x[i]).sum();
+            let pr = 1.0 / (1.0 + (-z).exp());
+            for i in 0..4 {
+                g[i] += (pr - y) * x[i];
+                for j in 0..4 {
+                    h[i][j] += pr * (1.0 - pr) * x[i] * x[j];
+                }
+            }
+        }
+        for i in 1..4 {
+            g[i] += 0.01 * w[i];
+            h[i][i] += 0.01;
+        }
+        h[0][0] += 1e-6;
+        let Some(step) = solve(h, g) else { break };
+        let mut moved = 0.0;
+        for i in 0..4 {
+            w[i] -= step[i];
+            moved += step[i].abs();
+        }
+        if moved < 1e-8 {
+            break;
+        }
+    }
+    w
+}
+
+#[allow(clippy::needless_range_loop)] // Gaussian elimination reads best as indices.
+fn solve(mut a: [[f64; 4]; 4], mut b: [f64; 4]) -> Option<[f64; 4]> {
+    for c in 0..4 {
+        let piv = (c..4).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+        if a[piv][c].abs() < 1e-12 {
+            return None;
+        }
+        a.swap(c, piv);
+        b.swap(c, piv);
+        for r in 0..4 {
+            if r != c {
+                let f = a[r][c] / a[c][c];
+                for k in c..4 {
+                    a[r][k] -= f * a[c][k];
+                }
+                b[r] -= f * b[c];
+            }
+        }
+    }
+    Some(std::array::from_fn(|i| b[i] / a[i][i]))
+}
+
+/// Cross-validated ranking scores of the fitting procedure over the tuning cases.
+pub fn cross_validate(index: &SkillIndex, tune: &[&Case], start: Params) -> Scores {
+    let mut total = Scores::default();
+    for k in 0..FOLDS {
+        let train: Vec<&Case> = tune
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % FOLDS != k)
+            .map(|(_, c)| *c)
+            .collect();
+        let test: Vec<&Case> = tune
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % FOLDS == k)
+            .map(|(_, c)| *c)
+            .collect();
+        let mut p = fit_ranking(index, &train, start, false);
+        p = fit_gate(index, &train, p);
+        let s = evalset::score(&test, &answers(&rank_all(index, &test, &p), 0.5));
+        merge(&mut total, &s);
+    }
+    total
+}
+
+fn merge(a: &mut Scores, b: &Scores) {
+    a.with_skill += b.with_skill;
+    a.top1 += b.top1;
+    a.top3 += b.top3;
+    a.top10 += b.top10;
+    a.multi += b.multi;
+    a.multi_covered += b.multi_covered;
+    a.none += b.none;
+    a.selected_total += b.selected_total;
+    let add = |x: &mut Option<usize>, y: Option<usize>| {
+        if let Some(y) = y {
+            *x = Some(x.unwrap_or(0) + y);
+        }
+    };
+    add(&mut a.refused, b.refused);
+    add(&mut a.sel_top1, b.sel_top1);
+    add(&mut a.sel_top3, b.sel_top3);
+    add(&mut a.sel_multi, b.sel_multi);
+}
+
+/// The parameters as the constants of `params.rs`.
+pub fn constants(p: &Params) -> String {
+    format!(
+        "const K1: f32 = {};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {};\nconst NOT_PENALTY: f32 = {};\nconst ONLY_PENALTY: f32 = {};\nconst W_LEX: f32 = {};\nconst W_SEM: f32 = {};\nconst GATE_BIAS: f32 = {:.3};\nconst GATE_LEX: f32 = {:.3};\nconst GATE_COVER: f32 = {:.3};\nconst GATE_SEM: f32 = {:.3};\nconst REL: f32 = {};\nconst DIVERSITY: f32 = {};",
+        p.k1,
+        p.b,
+        p.w,
+        p.exact_name,
+        p.not_penalty,
+        p.only_penalty,
+        p.w_lex,
+        p.w_sem,
+        p.gate_bias,
+        p.gate_lex,
+        p.gate_cover,
+        p.gate_sem,
+        p.rel,
+        p.diversity
+    )
+}
+
+/// Run the whole fit on the tuning half; returns the lines to print.
+pub fn run(index: &SkillIndex, cases: &[Case]) -> Vec<String> {
+    let tune = evalset::tune_only(cases);
+    let mut out = Vec::new();
+    let start = Params::SHIPPED;
+    let cv = cross_validate(index, &tune, start);
+    out.push(cv.line("5-fold CV on tune (held folds)"));
+    let mut p = fit_ranking(index, &tune, start, true);
+    p = fit_gate(index, &tune, p);
+    let s = evalset::score(&tune, &answers(&rank_all(index, &tune, &p), 0.5));
+    out.push(s.line("tune, fitted"));
+    if std::env::var_os("BENCH_FIT_SHOW").is_some() {
+        let multi_cases: Vec<&Case> = tune
+            .iter()
+            .copied()
+            .filter(|c| c.kind == Kind::Multi)
+            .collect();
+        for (c, a) in multi_cases.iter().zip(rank_all(index, &multi_cases, &p)) {
+            out.push(format!(
+                "tune multi {}: {:?} want {:?}; got {:?}",
+                c.id,
+                c.request,
+                c.expect,
+                &a.names[..a.names.len().min(3)]
+            ));
+        }
+    }
+    out.push(format!("fitted constants:\n{}", constants(&p)));
+    out
+}

@@ -1,0 +1,264 @@
+//! `bench select`: selection accuracy on the evaluation set (`xtask/data/select-requests.jsonl`
+//! over `../shared/corpus`), held-out half first, then the tuning half on its own lines;
+//! then `select` latency on the corpus and on a generated pack, and index build time
+//! against registry load.
+//!
+//! Methods, all in the same run over the same index:
+//! - ours: `select` (selected) and `search` (ranked) with the shipped parameters;
+//! - plain BM25 (`bm25.rs`): textbook BM25 over the whole file;
+//! - lexical only: ours with the semantic weight at 0 and no multi-intent step;
+//! - semantic only: ours with the lexical weight at 0 (same candidates).
+//!
+//! Figures: top-1 / top-3 / top-10 over requests with a skill (any acceptable skill of any
+//! intent counts), multi-covered (every intent among the first 3), no-skill refused
+//! (nothing selected, for requests no skill fits).
+
+use std::sync::Arc;
+
+use skill_registry::{RegistryConfig, Source, load_snapshot};
+use skill_search::tuning::{self, Params};
+use skill_search::{SearchRequest, SelectOptions, SkillIndex};
+
+use super::Table;
+use super::bm25::Bm25;
+use super::evalset::{self, Answer, Case, Split};
+use super::search::{Args, corpus_config, generated_requests, suite};
+use super::{fit, generate};
+
+/// Ranking depth read for top-10.
+const DEPTH: usize = 10;
+/// Done-when targets on the held-out half (issue 13).
+const TARGET_TOP1: f64 = 0.68;
+const TARGET_TOP3: f64 = 0.80;
+const TARGET_REFUSED: f64 = 0.85;
+const TARGET_MULTI: f64 = 0.50;
+const TARGET_OVER_BM25: f64 = 0.15;
+
+fn ours(index: &SkillIndex, cases: &[&Case]) -> Vec<Answer> {
+    let opts = SelectOptions::default();
+    cases
+        .iter()
+        .map(|c| {
+            let ranked = index
+                .search(&SearchRequest {
+                    text: &c.request,
+                    limit: DEPTH,
+                    ..Default::default()
+                })
+                .map(|h| h.into_iter().map(|m| m.name).collect())
+                .unwrap_or_default();
+            let selected = index
+                .select(&c.request, &opts)
+                .map(|s| s.selected_skills.into_iter().map(|s| s.skill_id).collect())
+                .unwrap_or_default();
+            Answer {
+                ranked,
+                selected: Some(selected),
+            }
+        })
+        .collect()
+}
+
+fn with_params(index: &SkillIndex, cases: &[&Case], p: &Params) -> Vec<Answer> {
+    fit::answers(&fit::rank_all(index, cases, p), 0.5)
+}
+
+fn bm25(b: &Bm25, cases: &[&Case]) -> Vec<Answer> {
+    cases
+        .iter()
+        .map(|c| Answer {
+            ranked: b.rank(&c.request, DEPTH),
+            selected: None,
+        })
+        .collect()
+}
+
+/// Accuracy lines of every method over one half.
+fn half_lines(
+    label: &str,
+    index: &SkillIndex,
+    plain: &Bm25,
+    cases: &[&Case],
+) -> (Vec<String>, evalset::Scores, evalset::Scores) {
+    let lexical = Params {
+        w_sem: 0.0,
+        gate_sem: 0.0,
+        ..Params::SHIPPED
+    };
+    let semantic = Params {
+        w_lex: 0.0,
+        w_sem: 1.0,
+        ..Params::SHIPPED
+    };
+    let ours_s = evalset::score(cases, &ours(index, cases));
+    let bm25_s = evalset::score(cases, &bm25(plain, cases));
+    let lex_s = evalset::score(cases, &with_params(index, cases, &lexical));
+    let sem_s = evalset::score(cases, &with_params(index, cases, &semantic));
+    let lines = vec![
+        format!(
+            "{label}: {} requests ({} with a skill, {} multi-intent, {} none)",
+            cases.len(),
+            ours_s.with_skill,
+            ours_s.multi,
+            ours_s.none
+        ),
+        ours_s.line(&format!("{label}: ours (search ranked | select)")),
+        bm25_s.line(&format!("{label}: plain BM25, whole file")),
+        lex_s.line(&format!("{label}: lexical signal only")),
+        sem_s.line(&format!("{label}: semantic signal only")),
+    ];
+    (lines, ours_s, bm25_s)
+}
+
+/// Run `bench select`.
+pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
+    let corpus = args.corpus()?;
+    if !corpus.is_dir() {
+        table.skipped(
+            "select: corpus",
+            format!("no corpus at {}", corpus.display()),
+        );
+        return Ok(());
+    }
+    let cases = args.cases()?;
+    let config = corpus_config(&corpus)?;
+    let snapshot = Arc::new(load_snapshot(&config, 1));
+    let unknown: Vec<&str> = cases
+        .iter()
+        .flat_map(|c| c.expect.iter().flatten())
+        .filter(|n| snapshot.get(n).is_none())
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        table.error(
+            "select: evaluation set",
+            format!("labels not in the corpus: {}", unknown.join(", ")),
+        );
+    }
+    let index = SkillIndex::build(snapshot.clone()).map_err(|e| e.to_string())?;
+    let plain = Bm25::new(&snapshot);
+    let held = evalset::half(&cases, Split::Heldout);
+    let tune = evalset::tune_only(&cases);
+    let (lines, o, b) = half_lines("HELD-OUT", &index, &plain, &held);
+    for l in lines {
+        table.note(l);
+    }
+    let verdict = |name: &str, got: f64, want: f64| {
+        format!(
+            "{name} {:.1}% (target {:.0}%: {})",
+            100.0 * got,
+            100.0 * want,
+            if got >= want { "ok" } else { "MISSED" }
+        )
+    };
+    let refused = o.refused.unwrap_or(0) as f64 / o.none.max(1) as f64;
+    let multi = o.sel_multi.unwrap_or(0) as f64 / o.multi.max(1) as f64;
+    table.note(format!(
+        "HELD-OUT targets: {}; {}; {}; {}; {}",
+        verdict(
+            "selected top-1",
+            o.rate(o.sel_top1.unwrap_or(0)),
+            TARGET_TOP1
+        ),
+        verdict(
+            "selected top-3",
+            o.rate(o.sel_top3.unwrap_or(0)),
+            TARGET_TOP3
+        ),
+        verdict("no-skill refused", refused, TARGET_REFUSED),
+        verdict("multi both covered (selected)", multi, TARGET_MULTI),
+        verdict(
+            "ranked top-3 over plain BM25",
+            o.rate(o.top3) - b.rate(b.top3),
+            TARGET_OVER_BM25
+        ),
+    ));
+    let (lines, _, _) = half_lines("tune (fitted on)", &index, &plain, &tune);
+    for l in lines {
+        table.note(l);
+    }
+    if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
+        misses(&index, &held, table);
+    }
+
+    // Latency and build time: the corpus, then a generated pack.
+    let requests: Vec<String> = cases.iter().map(|c| c.request.clone()).collect();
+    suite(
+        "select corpus",
+        &config,
+        &requests,
+        None,
+        false,
+        args,
+        table,
+    );
+    if args.generated > 0 {
+        let dir = tempfile::Builder::new()
+            .prefix("xtask-bench-select-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
+        generate::write_pack(dir.path(), args.generated)?;
+        let mut config = RegistryConfig::with_sources(vec![Source::new(dir.path(), "bench")]);
+        config.discover.max_folders = config
+            .discover
+            .max_folders
+            .max(args.generated.saturating_add(16));
+        let mut requests = generated_requests();
+        requests.extend(cases.iter().map(|c| c.request.clone()));
+        suite(
+            &format!("select {}k generated", args.generated / 1000),
+            &config,
+            &requests,
+            None,
+            false,
+            args,
+            table,
+        );
+    }
+    Ok(())
+}
+
+/// The held-out misses, for reading (not for fitting).
+fn misses(index: &SkillIndex, held: &[&Case], table: &mut Table) {
+    for c in held {
+        let Ok((hits, gate)) = tuning::search(
+            index,
+            &SearchRequest {
+                text: &c.request,
+                limit: 3,
+                ..Default::default()
+            },
+            &Params::SHIPPED,
+        ) else {
+            continue;
+        };
+        let names: Vec<&str> = hits.iter().map(|m| m.name.as_str()).collect();
+        let ok = if c.expect.is_empty() {
+            gate.z < 0.0
+        } else {
+            names.iter().any(|n| c.accepts(n))
+        };
+        if !ok {
+            table.note(format!(
+                "miss {}: {:?} want {:?} got {:?} (gate {:.2}, lex {:.2}, cover {:.2})",
+                c.id, c.request, c.expect, names, gate.z, gate.top_lex, gate.cover
+            ));
+        }
+    }
+}
+
+/// Run `bench select-fit`: fit on the tuning half and print the constants.
+pub fn run_fit(args: &Args, table: &mut Table) -> Result<(), String> {
+    let corpus = args.corpus()?;
+    if !corpus.is_dir() {
+        return Err(format!("no corpus at {}", corpus.display()));
+    }
+    let cases = args.cases()?;
+    let config = corpus_config(&corpus)?;
+    let snapshot = Arc::new(load_snapshot(&config, 1));
+    let index = SkillIndex::build(snapshot).map_err(|e| e.to_string())?;
+    for line in fit::run(&index, &cases) {
+        table.note(line);
+    }
+    Ok(())
+}
