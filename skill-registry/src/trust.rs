@@ -38,6 +38,10 @@ pub struct TrustPolicy {
     /// Serve only skills whose files match this lock file (`skill-server lock`); it is read
     /// again on every reload. Default: none.
     pub require_lock: Option<PathBuf>,
+    /// Mark skills from low-trust sources in the catalogs a host discloses through the
+    /// engine ([`Disclosure::mark_low_trust`](crate::Disclosure::mark_low_trust)). Default:
+    /// false.
+    pub mark_low_trust: bool,
 }
 
 impl Default for TrustPolicy {
@@ -47,6 +51,7 @@ impl Default for TrustPolicy {
             allow_low_trust_findings: false,
             allow_low_trust_scripts: false,
             require_lock: None,
+            mark_low_trust: false,
         }
     }
 }

@@ -622,6 +622,7 @@ impl Engine {
         Disclosure::new(snapshot)
             .profile(profile)
             .caller(scope.caller)
+            .mark_low_trust(self.registry().config().trust.mark_low_trust)
     }
 
     fn context(&self, scope: &Scope) -> Context {

@@ -19,6 +19,8 @@ pub(crate) struct TrustConfig {
     allow_low_trust_scripts: Option<bool>,
     /// Serve only skills whose files match this lock file (relative to the config file).
     pub(crate) require_lock: Option<PathBuf>,
+    /// Mark skills from low-trust sources in the catalog (`[untrusted source] `).
+    mark_low_trust: Option<bool>,
 }
 
 impl TrustConfig {
@@ -31,6 +33,7 @@ impl TrustConfig {
         p.allow_low_trust_findings = self.allow_low_trust_findings.unwrap_or(false);
         p.allow_low_trust_scripts = self.allow_low_trust_scripts.unwrap_or(false);
         p.require_lock = self.require_lock.clone();
+        p.mark_low_trust = self.mark_low_trust.unwrap_or(false);
         Ok(p)
     }
 }

@@ -118,3 +118,81 @@ fn serve_refuses_an_open_non_loopback_address() {
         "{err}"
     );
 }
+
+/// `serve` with `require_lock`: a skill whose files changed since `lock` is excluded with a
+/// `lock-mismatch` diagnostic and the rest are served; with `mark_low_trust`, the catalog
+/// marks the skill of a low-trust source and only that one.
+#[cfg(unix)]
+#[test]
+fn serve_with_require_lock_excludes_a_tampered_skill_and_serves_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = |root: &str, name: &str, what: &str| {
+        let folder = dir.path().join(root).join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {what}\n---\n# {name}\n\nSteps.\n"),
+        )
+        .unwrap();
+    };
+    skill("pack", "alpha-notes", "Keep meeting notes tidy.");
+    skill("pack", "beta-charts", "Draw bar charts from a table.");
+    skill("vendor", "gamma-mail", "Draft a polite follow-up email.");
+    let lock = dir.path().join("skills-lock.json");
+    let (pack, vendor) = (dir.path().join("pack"), dir.path().join("vendor"));
+    let status = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .arg("lock")
+        .arg("--output")
+        .arg(&lock)
+        .arg(&pack)
+        .arg(&vendor)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    // One byte changes in beta-charts after the lock was written.
+    let tampered = pack.join("beta-charts/SKILL.md");
+    let text = std::fs::read_to_string(&tampered).unwrap();
+    std::fs::write(&tampered, text.replace("Steps.", "Steps!")).unwrap();
+    let config = dir.path().join("skills.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\nwatch = false\n\
+             [[sources]]\npath = \"{}\"\nlayer = \"project\"\n\
+             [[sources]]\npath = \"{}\"\nlayer = \"vendor\"\n\
+             [trust]\nrequire_lock = \"skills-lock.json\"\nmark_low_trust = true\n",
+            pack.display(),
+            vendor.display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let (child, addr, _logs) = spawn_serve(&["serve", "--config", &config], &[]);
+    let (status, skills) = get(&addr, "/v1/skills");
+    assert_eq!(status, 200);
+    assert!(skills.contains("\"alpha-notes\""), "{skills}");
+    assert!(skills.contains("\"gamma-mail\""), "{skills}");
+    assert!(!skills.contains("\"beta-charts\""), "{skills}");
+    let (_, diagnostics) = get(&addr, "/v1/diagnostics");
+    assert!(
+        diagnostics.contains("lock-mismatch") && diagnostics.contains("beta-charts"),
+        "{diagnostics}"
+    );
+    let (_, catalog) = get(&addr, "/v1/catalog?format=markdown");
+    let line = |name: &str| {
+        catalog
+            .split("\\n")
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name} not in {catalog}"))
+            .to_owned()
+    };
+    assert!(
+        line("gamma-mail").contains("[untrusted source]"),
+        "{catalog}"
+    );
+    assert!(
+        !line("alpha-notes").contains("[untrusted source]"),
+        "{catalog}"
+    );
+    terminate(child);
+}
