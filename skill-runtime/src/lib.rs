@@ -49,12 +49,14 @@
 #![deny(missing_docs)]
 
 pub mod builtin;
+mod door;
 mod engine;
 mod error;
 pub mod exec;
 #[cfg(feature = "http")]
 pub mod http;
 
+pub use door::{DoorError, MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
 

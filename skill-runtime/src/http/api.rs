@@ -674,7 +674,7 @@ async fn dispatch(
 }
 
 /// The bearer token check for action endpoints.
-fn authorize(app: &App, req: &Request<Incoming>) -> Result<(), ApiError> {
+pub(crate) fn authorize(app: &App, req: &Request<Incoming>) -> Result<(), ApiError> {
     let Some(token) = &app.config.token else {
         return Ok(());
     };

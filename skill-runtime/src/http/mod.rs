@@ -19,6 +19,7 @@
 //! content.
 
 mod api;
+mod mount;
 mod openapi;
 
 use std::convert::Infallible;
@@ -44,6 +45,7 @@ use tracing::Instrument;
 use crate::engine::Engine;
 use crate::error::Error;
 
+pub use mount::Mount;
 pub use openapi::openapi;
 
 /// Default request timeout.
@@ -123,11 +125,18 @@ pub struct App {
     event_streams: Arc<Semaphore>,
     /// Becomes `true` when [`serve`] starts shutting down: event streams end.
     closing: watch::Sender<bool>,
+    /// A service under a path prefix beside the API (e.g. MCP at `/mcp`).
+    mount: Option<Mount>,
 }
 
 impl App {
     /// An application over an engine.
     pub fn new(engine: Arc<Engine>, config: HttpConfig) -> Arc<App> {
+        Self::with_mount(engine, config, None)
+    }
+
+    /// An application with another service mounted under a path prefix ([`Mount`]).
+    pub fn with_mount(engine: Arc<Engine>, config: HttpConfig, mount: Option<Mount>) -> Arc<App> {
         let event_streams = Arc::new(Semaphore::new(config.max_event_streams));
         Arc::new(App {
             engine,
@@ -135,6 +144,7 @@ impl App {
             next_id: AtomicU64::new(1),
             event_streams,
             closing: watch::channel(false).0,
+            mount,
         })
     }
 
@@ -270,9 +280,16 @@ async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) 
     let span = tracing::info_span!("request", id = %id, method = %method, path = %path);
     async move {
         let started = Instant::now();
-        let mut resp = match api.oneshot(req).await {
-            Ok(r) => r,
-            Err(e) => middleware_error(&e),
+        let mounted = app.mount.as_ref().filter(|m| m.matches(req.uri().path()));
+        let mut resp = match mounted {
+            Some(mount) => match api::authorize(&app, &req) {
+                Ok(()) => mount.call(req).await,
+                Err(e) => e.into_response(),
+            },
+            None => match api.oneshot(req).await {
+                Ok(r) => r,
+                Err(e) => middleware_error(&e),
+            },
         };
         if let Ok(v) = HeaderValue::from_str(&id) {
             resp.headers_mut().insert("x-request-id", v);
