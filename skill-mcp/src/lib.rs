@@ -85,23 +85,22 @@ pub fn http_service(
     StreamableHttpService::new(move || Ok(server.clone()), Default::default(), http)
 }
 
-/// [`http_service`] as a [`skill_runtime::http::Mount`] at `prefix` (e.g. `/mcp`), for
-/// [`skill_runtime::http::App::with_mount`]: the same listener, request ids and token
-/// rules as `/v1`.
+/// [`http_service`] as a [`skill_runtime::http::MountedService`], to mount at `/mcp` with
+/// [`skill_runtime::http::Mounts::mount`]: the same listener, request ids and token rules as
+/// `/v1`.
 #[cfg(feature = "http")]
-pub fn http_mount(
+pub fn http_mounted(
     engine: Arc<Engine>,
     config: McpConfig,
     allowed_hosts: Vec<String>,
-    prefix: &str,
-) -> skill_runtime::http::Mount {
+) -> skill_runtime::http::MountedService {
     use http_body_util::BodyExt;
     let service = http_service(engine, config, allowed_hosts);
-    skill_runtime::http::Mount::new(prefix, move |req| {
+    tower::util::BoxCloneSyncService::new(tower::service_fn(move |req| {
         let service = service.clone();
         async move {
             let response = service.handle(req).await;
-            response.map(|body| body.boxed_unsync())
+            Ok::<_, std::convert::Infallible>(response.map(|body| body.boxed_unsync()))
         }
-    })
+    }))
 }

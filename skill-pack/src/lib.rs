@@ -30,18 +30,18 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skill_format::{Diagnostic, Dialect, FileKind, Mode};
+use skill_format::{Dialect, FileKind, Mode};
 use skill_registry::{
-    Budget, BudgetReport, CatalogFormat, Disclosure, Environment, Registry, RegistryConfig, Skill,
-    Snapshot, Source,
+    Budget, BudgetReport, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source,
 };
-use skill_router::{Route, Router};
+use skill_router::Route;
+use skill_runtime::{Engine, EngineConfig, ScheduleQuery, Scope};
 use skill_scheduler::{DateTime, SecondsFormat, Tz, Utc};
-use skill_search::{SelectOptions, SkillIndex};
+use skill_search::SelectOptions;
 
 /// The file at a pack root that holds sample requests: one request a line; blank lines and
 /// lines starting with `#` are skipped. Each request is run through selection
-/// ([`skill_search::SkillIndex::select`]) and its top selections are reported.
+/// ([`skill_runtime::Engine::select`]) and its top selections are reported.
 pub const REQUESTS_FILE: &str = "requests.txt";
 
 /// Most sample requests read from one [`REQUESTS_FILE`]; the rest are named as skipped.
@@ -87,9 +87,9 @@ pub enum Error {
     /// More fire times asked for than [`MAX_NEXT_FIRES`].
     #[error("{0} fire times asked for per schedule; at most {MAX_NEXT_FIRES}")]
     TooManyFires(usize),
-    /// The search index could not be built or queried.
-    #[error("search: {0}")]
-    Search(#[from] skill_search::Error),
+    /// The engine could not start, or a search or selection failed.
+    #[error("{0}")]
+    Engine(String),
 }
 
 /// What a report is rendered with. [`ReportConfig::default`] is what [`report`] uses.
@@ -195,21 +195,21 @@ pub fn report_with<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result
     let mut registry_config = RegistryConfig::with_sources(sources);
     registry_config.mode = config.mode;
     registry_config.environment = config.environment.clone();
-    let registry = Registry::load(registry_config);
-    let snapshot = registry.snapshot();
+    let engine = Engine::start(EngineConfig::one_shot(registry_config))
+        .map_err(|e| Error::Engine(e.to_string()))?;
     let mut requests = Vec::new();
     for r in &roots {
         requests.extend(read_requests(&r.given.join(REQUESTS_FILE), &r.label)?);
     }
     let mut out = String::new();
     header(&mut out, &roots, config);
-    skills(&mut out, &snapshot, &roots);
-    diagnostics_section(&mut out, &snapshot, &roots);
-    catalogs(&mut out, &snapshot, &roots, config);
-    tiers(&mut out, &snapshot, config);
-    examples(&mut out, &snapshot, config);
-    schedules(&mut out, &snapshot, &roots, config);
-    selections(&mut out, snapshot.clone(), &requests, config)?;
+    skills(&mut out, &engine, &roots);
+    diagnostics_section(&mut out, &engine, &roots);
+    catalogs(&mut out, &engine, &roots, config);
+    tiers(&mut out, &engine, config);
+    examples(&mut out, &engine, config);
+    schedules(&mut out, &engine, &roots, config);
+    selections(&mut out, &engine, &requests, config)?;
     Ok(scrub(out, &roots))
 }
 
@@ -381,31 +381,15 @@ fn kind_and_status(s: &Skill) -> String {
 }
 
 fn table(out: &mut String, rows: &[Vec<String>]) {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0usize; cols];
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    for r in rows {
-        let mut line = String::new();
-        for (i, (w, c)) in widths.iter().zip(r).enumerate() {
-            if i + 1 == r.len() {
-                line.push_str(c);
-            } else {
-                let _ = write!(line, "{c:<w$}  ");
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
+    out.push_str(&skill_runtime::wire::text_table(rows));
 }
 
-fn skills(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
-    let mut all: Vec<&Skill> = snapshot
-        .entries()
-        .chain(snapshot.domains())
+fn skills(out: &mut String, engine: &Engine, roots: &[Root]) {
+    let entries = engine.entries();
+    let mut all: Vec<&Skill> = entries
+        .skills
+        .iter()
+        .chain(&entries.domains)
         .map(AsRef::as_ref)
         .collect();
     all.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
@@ -432,15 +416,17 @@ fn skills(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
         ]);
     }
     table(out, &rows);
-    let mut shadowed: Vec<&Skill> = snapshot.shadowed().iter().map(AsRef::as_ref).collect();
+    let mut shadowed: Vec<&Skill> = entries.shadowed.iter().map(AsRef::as_ref).collect();
     shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     section(out, &format!("shadowed ({})", shadowed.len()));
     if shadowed.is_empty() {
         out.push_str("(none)\n");
     }
     for s in shadowed {
-        let winner = snapshot
-            .entry(&s.name)
+        let winner = entries
+            .skills
+            .iter()
+            .find(|w| w.name == s.name)
             .map_or_else(|| "(nothing)".to_owned(), |w| rel(&w.path, roots));
         let _ = writeln!(
             out,
@@ -453,42 +439,13 @@ fn skills(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
     }
 }
 
-/// Every diagnostic of a pack, as `skill-server validate` and the report give them: the
-/// registry's, a warning for each `## Examples` line that does not route to its own skill,
-/// the router's (a lily `command` it cannot dispatch), and an error for each `schedule`
-/// that does not parse (the registry knows neither routing nor cron syntax). Sorted by
-/// path, line, column and code.
-///
-/// ```
-/// let dir = tempfile::tempdir()?;
-/// std::fs::create_dir_all(dir.path().join("digest"))?;
-/// std::fs::write(
-///     dir.path().join("digest/SKILL.md"),
-///     "---\nname: digest\ndescription: A digest.\nschedule: 0 8 * * mon-xyz\n---\nbody\n",
-/// )?;
-/// let registry = skill_registry::Registry::load(skill_registry::RegistryConfig::with_sources(
-///     vec![skill_registry::Source::new(dir.path(), "user")],
-/// ));
-/// let found = skill_pack::diagnostics(&registry.snapshot());
-/// assert!(found.iter().any(|d| d.code.as_str() == "invalid-schedule"));
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn diagnostics(snapshot: &Snapshot) -> Vec<Diagnostic> {
-    let mut all: Vec<Diagnostic> = snapshot.diagnostics().to_vec();
-    all.extend(skill_router::lint_examples(snapshot));
-    all.extend_from_slice(Router::new(snapshot).diagnostics());
-    all.extend(skill_scheduler::scheduled_skills(snapshot).1);
-    all.sort_by(|a, b| {
-        (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
-    });
-    all
-}
-
 /// A diagnostic as the report sorts and prints it: path, line, column, code, text.
 type DiagnosticRow = (String, Option<u32>, Option<u32>, &'static str, String);
 
-fn diagnostics_section(out: &mut String, snapshot: &Snapshot, roots: &[Root]) {
-    let all = diagnostics(snapshot);
+/// Every diagnostic of the pack, as `skill-server validate` gives them
+/// ([`Engine::diagnostics`]).
+fn diagnostics_section(out: &mut String, engine: &Engine, roots: &[Root]) {
+    let all = engine.diagnostics().diagnostics;
     let mut rows: Vec<DiagnosticRow> = all
         .iter()
         .map(|d| {
@@ -558,14 +515,14 @@ fn budget_text(r: &BudgetReport, shown_chars: usize) -> String {
     t
 }
 
-fn catalogs(out: &mut String, snapshot: &Snapshot, roots: &[Root], config: &ReportConfig) {
-    let view = Disclosure::new(snapshot).profile(config.profile.as_deref());
+fn catalogs(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportConfig) {
+    let scope = Scope::model().with_profile(config.profile.clone());
     for (name, format) in [
         ("markdown", CatalogFormat::Markdown),
         ("xml", CatalogFormat::Xml),
         ("json", CatalogFormat::Json),
     ] {
-        let catalog = view.catalog(format, &config.budget);
+        let catalog = engine.catalog(format, &config.budget, &scope).catalog;
         section(out, &format!("catalog: {name}"));
         let shown = scrub(catalog.text, roots);
         out.push_str(&shown);
@@ -575,17 +532,23 @@ fn catalogs(out: &mut String, snapshot: &Snapshot, roots: &[Root], config: &Repo
     }
 }
 
-fn tiers(out: &mut String, snapshot: &Snapshot, config: &ReportConfig) {
-    let view = Disclosure::new(snapshot).profile(config.profile.as_deref());
+fn tiers(out: &mut String, engine: &Engine, config: &ReportConfig) {
+    let scope = Scope::model().with_profile(config.profile.clone());
     let mut paths: Vec<Option<String>> = vec![None];
-    paths.extend(snapshot.domains().map(|d| Some(d.name.clone())));
+    paths.extend(
+        engine
+            .entries()
+            .domains
+            .iter()
+            .map(|d| Some(d.name.clone())),
+    );
     for path in paths {
         let title = match &path {
             None => "get_skill".to_owned(),
             Some(p) => format!("get_skill: {p}"),
         };
         section(out, &title);
-        match view.get_skill(path.as_deref()) {
+        match engine.get_skill(path.as_deref(), &scope) {
             Ok(text) => out.push_str(&text),
             Err(e) => {
                 let _ = write!(out, "error: {e}");
@@ -648,34 +611,30 @@ fn route_text(route: &Route) -> String {
     }
 }
 
-fn examples(out: &mut String, snapshot: &Snapshot, config: &ReportConfig) {
-    let router = Router::with_config(
-        snapshot,
-        skill_router::RouterConfig {
-            profile: config.profile.clone(),
-            ..skill_router::RouterConfig::default()
-        },
-    );
+fn examples(out: &mut String, engine: &Engine, config: &ReportConfig) {
     let mut lines = Vec::new();
-    for skill in snapshot.skills() {
-        for example in skill_format::sections::example_lines(&skill.body) {
-            let route = if example.text.starts_with('/') {
-                router.route_user(example.text)
-            } else {
-                router.route_model(example.text)
-            };
-            let own = match &route {
-                Route::Help { topic: Some(t), .. } => t == &skill.name,
-                other => other.skill() == Some(skill.name.as_str()),
-            };
-            lines.push(format!(
-                "{}: `{}`\n  -> {}{}\n",
-                skill.name,
-                example.text,
-                route_text(&route),
-                if own { "" } else { "  [not this skill]" }
-            ));
-        }
+    for example in engine.examples() {
+        let caller = if example.text.starts_with('/') {
+            Caller::User
+        } else {
+            Caller::Model
+        };
+        let scope = Scope {
+            caller,
+            profile: config.profile.clone(),
+        };
+        let route = engine.route(&example.text, &scope);
+        let own = match &route {
+            Route::Help { topic: Some(t), .. } => t == &example.skill,
+            other => other.skill() == Some(example.skill.as_str()),
+        };
+        lines.push(format!(
+            "{}: `{}`\n  -> {}{}\n",
+            example.skill,
+            example.text,
+            route_text(&route),
+            if own { "" } else { "  [not this skill]" }
+        ));
     }
     section(out, &format!("examples ({})", lines.len()));
     if lines.is_empty() {
@@ -686,27 +645,28 @@ fn examples(out: &mut String, snapshot: &Snapshot, config: &ReportConfig) {
     }
 }
 
-fn schedules(out: &mut String, snapshot: &Snapshot, roots: &[Root], config: &ReportConfig) {
-    let (jobs, _) = skill_scheduler::scheduled_skills(snapshot);
-    section(out, &format!("schedules ({})", jobs.len()));
-    if jobs.is_empty() {
+fn schedules(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportConfig) {
+    let listing = engine.schedules(&ScheduleQuery {
+        next: config.next_fires,
+        timezone: Some(config.timezone),
+        from: Some(config.at),
+    });
+    section(out, &format!("schedules ({})", listing.schedules.len()));
+    if listing.schedules.is_empty() {
         out.push_str("(none)\n");
     }
-    for job in jobs {
+    for job in &listing.schedules {
         let _ = writeln!(
             out,
             "{}  `{}`  {}",
-            job.skill.name,
-            job.schedule.as_str(),
-            rel(&job.skill.path, roots)
+            job.skill,
+            job.expression,
+            rel(&job.path, roots)
         );
-        let next = job
-            .schedule
-            .upcoming(config.at, config.timezone, config.next_fires);
-        if next.is_empty() && config.next_fires > 0 {
+        if job.next.is_empty() && config.next_fires > 0 {
             out.push_str("  (no fire time within the search horizon)\n");
         }
-        for t in next {
+        for t in &job.next {
             let _ = writeln!(
                 out,
                 "  {}",
@@ -719,7 +679,7 @@ fn schedules(out: &mut String, snapshot: &Snapshot, roots: &[Root], config: &Rep
 
 fn selections(
     out: &mut String,
-    snapshot: Arc<Snapshot>,
+    engine: &Engine,
     requests: &[(String, String)],
     config: &ReportConfig,
 ) -> Result<(), Error> {
@@ -731,13 +691,14 @@ fn selections(
         let _ = writeln!(out, "(no {REQUESTS_FILE} at a pack root)");
         return Ok(());
     }
-    let index = SkillIndex::build(snapshot)?;
     let options = SelectOptions {
         profile: config.profile.clone(),
         ..SelectOptions::default()
     };
     for (_, request) in requests.iter().take(MAX_REQUESTS) {
-        let selection = index.select(request, &options)?;
+        let selection = engine
+            .select(request, &options)
+            .map_err(|e| Error::Engine(e.to_string()))?;
         let _ = writeln!(out, "> {request}");
         if selection.selected_skills.is_empty() {
             out.push_str("  (no skill selected)\n");

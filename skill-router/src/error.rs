@@ -369,12 +369,14 @@ impl Error {
     }
 }
 
-/// JSON shape: `{"code": ..., "message": ..., "suggestions": [...], "column": n?}`.
+/// JSON shape: `{"code": ..., "message": ..., "suggestions": [...], "column": n?}`, the code
+/// in snake_case as every error code on the wire (`unknown_skill` for [`Error::code`]'s
+/// `unknown-skill`).
 impl Serialize for Error {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let column = self.column();
         let mut st = s.serialize_struct("Error", if column.is_some() { 4 } else { 3 })?;
-        st.serialize_field("code", self.code())?;
+        st.serialize_field("code", &self.code().replace('-', "_"))?;
         st.serialize_field("message", &self.to_string())?;
         st.serialize_field("suggestions", self.suggestions())?;
         if let Some(c) = column {

@@ -69,21 +69,25 @@
 
 #![deny(missing_docs)]
 
+mod config;
 mod error;
 mod extract;
 mod flags;
 mod lint;
 mod route;
+mod routes;
 mod tokenize;
 pub mod validate;
 
+pub use config::{Prevalidate, RouterConfig};
 pub use error::{Error, FlagProblem};
 pub use extract::{Command, Extraction, Segment, extract, extract_bytes};
 pub use flags::{FlagValue, Flags, Parsed, parse_flags};
 pub use lint::{EXAMPLE_CODE, EXAMPLE_MESSAGE_PREFIX, lint_examples};
-pub use route::{
-    Access, Delivery, Invocation, ListedSkill, Prevalidate, Route, RoutedCommand, RoutedOutput,
-    Router, RouterConfig, SlashInvocation, Via, access_of,
+pub use route::Router;
+pub use routes::{
+    Access, Delivery, Invocation, ListedSkill, Route, RoutedCommand, RoutedOutput, SlashInvocation,
+    Via, access_of,
 };
 pub use skill_registry::Caller;
 pub use tokenize::{

@@ -4,7 +4,8 @@ use skill_format::sections::example_lines;
 use skill_format::{Code, Diagnostic, FileKind, Severity};
 use skill_registry::{Skill, Snapshot, Status};
 
-use crate::route::{Mode, Route, Router, SlashTarget};
+use crate::route::{Mode, Router, SlashTarget};
+use crate::routes::Route;
 use crate::validate::prevalidate;
 
 /// The diagnostic code example findings carry (`example-does-not-route`); their message

@@ -1,301 +1,24 @@
 //! The router: one command line (from the model or a user) to one [`Route`].
 
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
-use serde::Serialize;
 use skill_format::args::split_arguments;
 use skill_format::{Code, ContextMode, Diagnostic, InvocationMode};
-use skill_registry::{
-    Caller, DEFAULT_BUILTIN_COMMANDS, Disclosure, Skill, Snapshot, Status, closest_names,
-};
+use skill_registry::{Caller, Disclosure, Skill, Snapshot, Status, closest_names};
 
 use crate::Error;
-use crate::extract::{Extraction, extract};
+use crate::config::RouterConfig;
+use crate::extract::extract;
 use crate::flags::{Flags, parse_words};
+use crate::routes::{
+    Delivery, Invocation, ListedSkill, Route, RoutedCommand, RoutedOutput, SlashInvocation, Via,
+    access_of,
+};
 use crate::tokenize::{Word, Words};
 use crate::validate::prevalidate;
-
-/// Which skills get their flags checked against their `## Flags` schema before routing
-/// (markdown-first Approach B; the seed recommends Approach A, so it is off by default).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Prevalidate {
-    /// No pre-validation: handlers validate (Approach A).
-    #[default]
-    Off,
-    /// Every skill with a `## Flags` schema.
-    All,
-    /// Skills loaded from these registry layers (a per-source opt-in: a host names the
-    /// layers, e.g. `builtin`, whose `## Flags` sections it trusts).
-    Layers(BTreeSet<String>),
-}
-
-impl Prevalidate {
-    /// Whether it applies to a skill of `layer`.
-    fn applies(&self, layer: &str) -> bool {
-        match self {
-            Prevalidate::Off => false,
-            Prevalidate::All => true,
-            Prevalidate::Layers(layers) => layers.contains(layer),
-        }
-    }
-}
-
-/// How the router behaves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouterConfig {
-    /// The profile whose view of the skills is used (agent-skills-integration affinity).
-    pub profile: Option<String>,
-    /// Whether errors list the closest existing names (default true). A host that follows
-    /// lily 5.3 ("no did-you-mean") turns this off. Suggestions are never acted on either
-    /// way.
-    pub suggestions: bool,
-    /// Built-in slash commands (default [`DEFAULT_BUILTIN_COMMANDS`], the same constant the
-    /// registry's `Environment::builtin_commands` starts from). They win over every skill.
-    /// `/skills` and `/skill` are answered by the router itself; the others come back as
-    /// [`Route::Builtin`] for the host.
-    ///
-    /// A built-in added here (say `quit`) is not known to the registry, which excludes a
-    /// skill whose lily `command` collides with a built-in only for the registry's own list.
-    /// The router still lets the built-in win: `/quit` is [`Route::Builtin`], the skill's
-    /// `command` is never routed, and [`Router::diagnostics`] reports the collision. To have
-    /// the skill excluded as lily 3.3 says, list the same extra built-ins in the registry's
-    /// `RegistryConfig::environment.builtin_commands`.
-    pub builtin_commands: BTreeSet<String>,
-    /// Schema pre-validation (default off).
-    pub prevalidate: Prevalidate,
-    /// Lily's single-skill rule (5.1) for [`Router::route_output`]: one model output may
-    /// use one skill (several commands of that skill, and help, are fine). Default off.
-    pub single_skill: bool,
-}
-
-impl Default for RouterConfig {
-    fn default() -> Self {
-        RouterConfig {
-            profile: None,
-            suggestions: true,
-            builtin_commands: DEFAULT_BUILTIN_COMMANDS
-                .iter()
-                .map(|c| (*c).to_owned())
-                .collect(),
-            prevalidate: Prevalidate::Off,
-            single_skill: false,
-        }
-    }
-}
-
-/// Read-only or mutating (markdown-first 15.7): the orchestrator may run read-only skills
-/// itself; mutating ones are delegated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Access {
-    /// `*.search`, `*.get`, `*.list`, `*.read`.
-    ReadOnly,
-    /// Everything else (`*.create`, `*.update`, `*.delete`, `*.send`, and any name not
-    /// known to be read-only: when in doubt, a skill is treated as having side effects).
-    Mutating,
-}
-
-/// The names markdown-first 15.7 calls read-only, as the last dot segment.
-const READ_ONLY_ACTIONS: &[&str] = &["search", "get", "list", "read"];
-
-/// Classify a skill name (markdown-first 15.7).
-pub fn access_of(name: &str) -> Access {
-    match name.rsplit_once('.') {
-        Some((_, action)) if READ_ONLY_ACTIONS.contains(&action) => Access::ReadOnly,
-        _ => Access::Mutating,
-    }
-}
-
-/// A command that invokes a skill (markdown-first `RoutedCommand`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Invocation {
-    /// The skill's name, exactly as registered.
-    pub skill: String,
-    /// The flags, best effort (Approach A).
-    pub flags: Flags,
-    /// The words that are not flags or flag values, in order.
-    pub positionals: Vec<String>,
-    /// The command line as written, trimmed.
-    pub raw: String,
-    /// Read-only or mutating.
-    pub access: Access,
-    /// The skill's `handler`, if it declares one (markdown-first 5.4: none means the body
-    /// is a template for the model).
-    pub handler: Option<String>,
-    /// The layer the skill was loaded from.
-    pub layer: String,
-}
-
-/// How a slash-invoked skill is to be run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Delivery {
-    /// Inject the content into the conversation (pegasus `context: inline`, lily
-    /// `prompt_rewrite`).
-    Inline,
-    /// Run the content as an isolated task (pegasus `context: fork`).
-    Fork,
-    /// Call the skill's `command_tool` directly (lily `tool_dispatch`); no content.
-    Tool,
-}
-
-/// How the user named the skill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Via {
-    /// `/skill <name> [args]` (lily).
-    Skill,
-    /// `/<command> [args]` with lily's `command`.
-    Command,
-    /// `/<name> [args]` (pegasus).
-    Name,
-}
-
-/// A skill invoked by a user's slash command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SlashInvocation {
-    /// The skill's name.
-    pub skill: String,
-    /// How it was named.
-    pub via: Via,
-    /// The argument string, trimmed, as written.
-    pub args: String,
-    /// The arguments split shell-style (as `$ARGUMENTS[N]` sees them).
-    pub arguments: Vec<String>,
-    /// Inline, fork or tool.
-    pub delivery: Delivery,
-    /// Lily `command_tool` for [`Delivery::Tool`].
-    pub tool: Option<String>,
-    /// The body after `$ARGUMENTS` substitution (none for [`Delivery::Tool`]).
-    pub content: Option<String>,
-}
-
-impl SlashInvocation {
-    /// The user message to inject for an inline slash command, as pegasus writes it:
-    /// `[Skill: <name>]`, a blank line, then the content. `None` for fork and tool delivery
-    /// (a fork runs the bare content as a task; a tool call has no content). The model's
-    /// `use_skill` result is the bare content, without this wrapper.
-    ///
-    /// ```
-    /// use skill_router::{Delivery, SlashInvocation, Via};
-    ///
-    /// let call = SlashInvocation {
-    ///     skill: "code-review".into(),
-    ///     via: Via::Name,
-    ///     args: "PR #42".into(),
-    ///     arguments: vec!["PR".into(), "#42".into()],
-    ///     delivery: Delivery::Inline,
-    ///     tool: None,
-    ///     content: Some("Review PR #42.".into()),
-    /// };
-    /// assert_eq!(call.user_message().as_deref(), Some("[Skill: code-review]\n\nReview PR #42."));
-    /// ```
-    pub fn user_message(&self) -> Option<String> {
-        match (&self.delivery, &self.content) {
-            (Delivery::Inline, Some(content)) => {
-                Some(format!("[Skill: {}]\n\n{content}", self.skill))
-            }
-            _ => None,
-        }
-    }
-}
-
-/// One line of `/skills`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ListedSkill {
-    /// The skill's name.
-    pub name: String,
-    /// Its one-line description (lily `summary` where set).
-    pub description: String,
-    /// Its lily `command`, if any.
-    pub command: Option<String>,
-    /// Its pegasus `argument-hint`, if any.
-    pub argument_hint: Option<String>,
-}
-
-/// What a command line routes to.
-#[derive(Debug, Serialize)]
-#[serde(tag = "route", rename_all = "snake_case")]
-pub enum Route {
-    /// Help text: a `get_skill` tier or `<name> --help`.
-    Help {
-        /// The dot path asked about (`None` for plain `get_skill`).
-        topic: Option<String>,
-        /// The text to show, from the registry's disclosure.
-        text: String,
-    },
-    /// A skill invoked by the model.
-    Invoke(Invocation),
-    /// A skill invoked by a user's slash command.
-    Slash(SlashInvocation),
-    /// `/skills`: what the user may invoke.
-    SkillList {
-        /// The skills, by name.
-        skills: Vec<ListedSkill>,
-        /// The listing as text.
-        text: String,
-    },
-    /// A built-in slash command other than `/skills` and `/skill` (`/help`, `/exit`,
-    /// `/clear`, ...), for the host to handle.
-    Builtin {
-        /// The command word, without the slash.
-        command: String,
-        /// The rest of the line, trimmed.
-        args: String,
-    },
-    /// A user message that is not a command. Unknown slash commands land here too (pegasus:
-    /// treated as a normal message), with a note saying so.
-    Message {
-        /// The message, trimmed.
-        text: String,
-        /// Why a message that looked like a command is treated as a plain one.
-        note: Option<String>,
-        /// Closest command or skill names for an unknown slash command (shown, never used).
-        suggestions: Vec<String>,
-    },
-    /// A command that cannot be routed, and why.
-    Error(Error),
-}
-
-impl Route {
-    /// The skill a route invokes, if it invokes one.
-    pub fn skill(&self) -> Option<&str> {
-        match self {
-            Route::Invoke(i) => Some(&i.skill),
-            Route::Slash(s) => Some(&s.skill),
-            _ => None,
-        }
-    }
-
-    /// Whether this is an error.
-    pub fn is_error(&self) -> bool {
-        matches!(self, Route::Error(_))
-    }
-}
-
-/// One command of a model output, routed.
-#[derive(Debug, Serialize)]
-pub struct RoutedCommand<'a> {
-    /// The command line.
-    pub command: &'a str,
-    /// Its 1-based line in the output.
-    pub line: u32,
-    /// Where it goes.
-    #[serde(flatten)]
-    pub route: Route,
-}
-
-/// A whole model output: the extraction and every command routed, in order.
-#[derive(Debug, Serialize)]
-pub struct RoutedOutput<'a> {
-    /// Commands, text and unterminated blocks, in order.
-    pub extraction: Extraction<'a>,
-    /// Each command's route, in order.
-    pub routes: Vec<RoutedCommand<'a>>,
-}
 
 /// Where a lily `command` leads.
 #[derive(Debug)]
@@ -749,7 +472,7 @@ impl<'s> Router<'s> {
                     if name.is_empty() {
                         return self.fail(Error::MissingSkillName);
                     }
-                    self.slash(name, rest, Via::Skill)
+                    self.slash(text, name, rest, Via::Skill)
                 }
                 _ => Route::Builtin {
                     command: word.to_owned(),
@@ -758,7 +481,9 @@ impl<'s> Router<'s> {
             };
         }
         match self.command_index().targets.get(word) {
-            Some(CommandTarget::One(skill)) => return self.slash(&skill.name, args, Via::Command),
+            Some(CommandTarget::One(skill)) => {
+                return self.slash(text, &skill.name, args, Via::Command);
+            }
             Some(CommandTarget::Ambiguous(names)) => {
                 return self.fail(Error::AmbiguousCommand {
                     command: word.to_owned(),
@@ -768,7 +493,7 @@ impl<'s> Router<'s> {
             None => {}
         }
         if self.snapshot.entry(word).is_some() {
-            return self.slash(word, args, Via::Name);
+            return self.slash(text, word, args, Via::Name);
         }
         let suggestions = if self.config.suggestions {
             let user = self.disclosure(Caller::User);
@@ -810,7 +535,7 @@ impl<'s> Router<'s> {
     }
 
     /// Invoke `name` for the user: exact name only, trigger control applied.
-    fn slash(&self, name: &str, args: &str, via: Via) -> Route {
+    fn slash(&self, line: &str, name: &str, args: &str, via: Via) -> Route {
         let user = self.disclosure(Caller::User);
         let skill = match user.skill(name) {
             Ok(s) => s,
@@ -830,14 +555,32 @@ impl<'s> Router<'s> {
                 Err(e) => return self.fail(Error::Lookup(e)),
             }
         };
+        let arguments = split_arguments(args);
+        let (flags, positionals) = match crate::tokenize::tokenize(args) {
+            Ok(tokens) => {
+                let parsed = crate::flags::parse_flags(tokens);
+                (parsed.flags, parsed.positionals)
+            }
+            Err(_) => (Flags::new(), arguments.clone()),
+        };
+        let invocation = Invocation {
+            skill: skill.name.clone(),
+            flags,
+            positionals,
+            raw: line.trim().to_owned(),
+            access: access_of(&skill.name),
+            handler: m.handler.clone(),
+            layer: skill.layer.clone(),
+        };
         Route::Slash(SlashInvocation {
             skill: skill.name.clone(),
             via,
             args: args.to_owned(),
-            arguments: split_arguments(args),
+            arguments,
             delivery,
             tool,
             content,
+            invocation,
         })
     }
 
@@ -972,6 +715,7 @@ fn message(text: &str, note: Option<String>, suggestions: Vec<String>) -> Route 
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::Access;
     use skill_registry::{Registry, RegistryConfig, Source};
 
     /// A registry with `email.send` (a handler), `email.search` and a model-disabled

@@ -322,6 +322,7 @@ impl Engine {
     ) -> Result<Value, DoorError> {
         let matches = self
             .index()
+            .map_err(|e| DoorError::Internal(e.to_string()))?
             .search(&SearchRequest {
                 text: query,
                 recent_turns: &[],
@@ -353,6 +354,7 @@ impl Engine {
         }
         let selection = self
             .index()
+            .map_err(|e| DoorError::Internal(e.to_string()))?
             .select(message, &opts)
             .map_err(|e| DoorError::Internal(e.to_string()))?;
         serde_json::to_value(&selection).map_err(|e| DoorError::Internal(e.to_string()))

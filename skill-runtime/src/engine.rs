@@ -50,6 +50,9 @@ pub struct EngineConfig {
     /// ([`skill_search::DISK_INDEX_DIR`]), rebuilt from the skills at start. Nothing else in
     /// the folder is touched.
     pub index_dir: Option<PathBuf>,
+    /// Build the skill search index on its first use instead of at start (default
+    /// false). A one-shot command that never searches then never pays for it.
+    pub lazy_index: bool,
 }
 
 impl EngineConfig {
@@ -65,6 +68,19 @@ impl EngineConfig {
             runtime: RuntimeConfig::default(),
             schedule: Some(SchedulerConfig::default()),
             index_dir: None,
+            lazy_index: false,
+        }
+    }
+
+    /// For one question and out (a command-line run, the pack report): no watcher, no
+    /// scheduler thread, the search index built only if a search asks for it.
+    pub fn one_shot(registry: RegistryConfig) -> Self {
+        EngineConfig {
+            #[cfg(feature = "watch")]
+            watch: None,
+            schedule: None,
+            lazy_index: true,
+            ..EngineConfig::new(registry)
         }
     }
 }
@@ -133,10 +149,9 @@ impl Event {
 /// The running engine. Share it as `Arc<Engine>`.
 pub struct Engine {
     registry: Arc<Registry>,
-    index: Arc<SkillIndex>,
+    index: Arc<LazyIndex>,
     notes: Option<Arc<NotesIndex>>,
     events: broadcast::Sender<Arc<Event>>,
-    router: RouterConfig,
     started: Instant,
     index_errors: Arc<Mutex<Vec<String>>>,
     runtime: Runtime,
@@ -182,7 +197,7 @@ impl Engine {
     /// let snapshot = engine.registry().snapshot();
     /// assert_eq!(snapshot.skills().count(), 1);
     /// let request = skill_search::SearchRequest { text: "greet someone", limit: 3, ..Default::default() };
-    /// assert_eq!(engine.index().search(&request)?[0].name, "greet");
+    /// assert_eq!(engine.index()?.search(&request)?[0].name, "greet");
     /// # Ok(())
     /// # }
     /// ```
@@ -200,10 +215,13 @@ impl Engine {
             Some(dir) => Storage::Disk(dir),
             None => Storage::Ram,
         };
-        let index = Arc::new(
-            SkillIndex::build_in(registry.snapshot(), storage)
-                .map_err(|e| Error::Index(e.to_string()))?,
-        );
+        let index = Arc::new(LazyIndex {
+            storage,
+            built: Mutex::new(None),
+        });
+        if !config.lazy_index {
+            index.get(&registry)?;
+        }
         let notes = match &config.notes {
             Some(root) => Some(Arc::new(
                 NotesIndex::build(root).map_err(|e| Error::Index(e.to_string()))?,
@@ -217,20 +235,26 @@ impl Engine {
             let events = events.clone();
             let errors = index_errors.clone();
             registry.subscribe(move |change| {
-                if let Err(e) = index.apply(change) {
-                    tracing::warn!(error = %e, "search index update failed; rebuilding");
-                    if let Err(e) = index.rebuild(change.snapshot.clone()) {
-                        if let Ok(mut list) = errors.lock() {
-                            list.push(e.to_string());
+                // Held while the change applies, so a first build waits for it.
+                let built = index.built.lock();
+                if let Ok(Some(index)) = built.as_deref() {
+                    if let Err(e) = index.apply(change) {
+                        tracing::warn!(error = %e, "search index update failed; rebuilding");
+                        if let Err(e) = index.rebuild(change.snapshot.clone()) {
+                            if let Ok(mut list) = errors.lock() {
+                                list.push(e.to_string());
+                            }
                         }
                     }
                 }
+                drop(built);
                 // No receiver is fine: nobody is listening.
                 let _ = events.send(Arc::new(Event::Change(ChangeEvent::from(change))));
             })
         };
         let mut builder = Runtime::builder(registry.clone())
             .config(config.runtime)
+            .router(config.router)
             .workflow_builder();
         if let Some(n) = &notes {
             builder = builder.markdown_search(n.clone());
@@ -249,7 +273,6 @@ impl Engine {
             index,
             notes,
             events,
-            router: config.router,
             started: Instant::now(),
             index_errors,
             runtime,
@@ -289,7 +312,9 @@ impl Engine {
     /// Record that the host used a skill (executed or loaded it): recent use breaks ties
     /// in search ranking.
     pub fn record_use(&self, skill: &str) {
-        self.index.record_use(skill);
+        if let Ok(Some(index)) = self.index.built.lock().as_deref() {
+            index.record_use(skill);
+        }
     }
 
     /// Record a use of the skill of each successful outcome (see [`Engine::record_use`]).
@@ -313,9 +338,10 @@ impl Engine {
         &self.registry
     }
 
-    /// The skill search index (kept current by change sets).
-    pub fn index(&self) -> &Arc<SkillIndex> {
-        &self.index
+    /// The skill search index (kept current by change sets), built now if
+    /// [`EngineConfig::lazy_index`] deferred it.
+    pub fn index(&self) -> Result<Arc<SkillIndex>, Error> {
+        self.index.get(&self.registry)
     }
 
     /// The notes index, when a notes folder is configured.
@@ -323,9 +349,9 @@ impl Engine {
         self.notes.as_ref()
     }
 
-    /// Routing settings.
+    /// The routing settings every operation routes with (one copy, the runtime's).
     pub fn router_config(&self) -> &RouterConfig {
-        &self.router
+        self.runtime.router()
     }
 
     /// A receiver of every event from now on: registry changes and finished scheduled
@@ -386,6 +412,31 @@ impl Engine {
         for w in watchers {
             w.stop();
         }
+    }
+}
+
+/// The skill search index, built at start or on first use.
+struct LazyIndex {
+    storage: Storage,
+    built: Mutex<Option<Arc<SkillIndex>>>,
+}
+
+impl LazyIndex {
+    /// The index, built from the registry's current snapshot if it is not yet.
+    fn get(&self, registry: &Registry) -> Result<Arc<SkillIndex>, Error> {
+        let mut built = self
+            .built
+            .lock()
+            .map_err(|_| Error::Index("the search index lock is poisoned".into()))?;
+        if let Some(index) = &*built {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(
+            SkillIndex::build_in(registry.snapshot(), self.storage.clone())
+                .map_err(|e| Error::Index(e.to_string()))?,
+        );
+        *built = Some(index.clone());
+        Ok(index)
     }
 }
 

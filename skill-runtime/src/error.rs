@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::exec::Limit;
+use serde::Serialize;
 
 /// Why starting the engine or an execution failed. An execution's
 /// [`Outcome`](crate::exec::Outcome) carries it as `{code, message}`.
@@ -132,6 +132,25 @@ pub enum Error {
         /// What the system said.
         message: String,
     },
+    /// A disclosure lookup failed: an unknown skill, domain or resource, a skill not
+    /// available to this caller or profile, a resource path outside the skill or too large.
+    #[error("{message}")]
+    Disclosure {
+        /// The code (`unknown_skill`, `unknown_domain`,
+        /// `not_available`, `bad_resource_path`, `unknown_resource`, `resource_too_large`).
+        code: &'static str,
+        /// What went wrong, with the closest names where there are some.
+        message: String,
+    },
+    /// A search or selection failed.
+    #[error("search: {0}")]
+    Search(String),
+    /// No notes folder is configured.
+    #[error("no notes folder is configured on this engine")]
+    NoNotes,
+    /// No forked task has this id (finished tasks are kept for a while, then dropped).
+    #[error("no task {0} (finished tasks are kept for a while, then dropped)")]
+    UnknownTask(u64),
     /// A failure inside the runtime (a task that ended without an answer).
     #[error("{0}")]
     Internal(String),
@@ -160,6 +179,10 @@ impl Error {
             Error::Index(_) => "index_failed",
             Error::Scheduler(_) => "scheduler_failed",
             Error::Bind { .. } => "bind_failed",
+            Error::Disclosure { code, .. } => code,
+            Error::Search(_) => "search_failed",
+            Error::NoNotes => "no_notes",
+            Error::UnknownTask(_) => "unknown_task",
             Error::Internal(_) => "internal",
         }
     }
@@ -173,10 +196,38 @@ impl Error {
     }
 
     /// `{code, message}` for an [`Outcome`](crate::exec::Outcome).
-    pub fn info(&self) -> crate::exec::ErrorInfo {
-        crate::exec::ErrorInfo {
+    pub fn info(&self) -> ErrorInfo {
+        ErrorInfo {
             code: self.code().to_owned(),
             message: self.to_string(),
+        }
+    }
+
+    /// A disclosure failure from the registry, with its code.
+    pub(crate) fn disclosure(e: skill_registry::Error) -> Self {
+        use skill_registry::Error as R;
+        let code = match &e {
+            R::UnknownSkill { .. } | R::UnknownSkills { .. } | R::SkillNotFound { .. } => {
+                "unknown_skill"
+            }
+            R::UnknownDomain { .. } | R::EmptyDomain { .. } => "unknown_domain",
+            R::NotAvailable { .. } => "not_available",
+            R::ResourcePath { .. } => "bad_resource_path",
+            R::ResourceNotFound { .. } => "unknown_resource",
+            R::ResourceTooLarge { .. } => "resource_too_large",
+            _ => "internal",
+        };
+        Error::Disclosure {
+            code,
+            message: e.to_string(),
+        }
+    }
+
+    /// A router error, with its code in this crate's convention.
+    pub(crate) fn route(e: &skill_router::Error) -> Self {
+        Error::Route {
+            code: e.code().replace('-', "_"),
+            message: e.to_string(),
         }
     }
 
@@ -184,10 +235,45 @@ impl Error {
     /// `model_invocation_disabled`, `not_user_invocable`, `not_for_profile`, ...) so a
     /// direct execution and a routed one report the same code.
     pub(crate) fn from_registry(e: skill_registry::Error) -> Self {
-        let e = skill_router::Error::Lookup(e);
-        Error::Route {
-            code: e.code().replace('-', "_"),
-            message: e.to_string(),
+        Error::route(&skill_router::Error::Lookup(e))
+    }
+}
+
+/// Which script limit stopped a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// It ran longer than the timeout and was killed.
+    Timeout,
+    /// It wrote more than the output limit (stdout and stderr together) and was killed.
+    Output,
+    /// It was given more arguments than allowed; it was not started.
+    Arguments,
+    /// Its arguments were longer than allowed in bytes; it was not started.
+    ArgumentBytes,
+    /// It had more processes at once in its process group than allowed (a fork bomb) and
+    /// the whole group was killed.
+    Processes,
+}
+
+impl Limit {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Timeout => "timeout",
+            Limit::Output => "output",
+            Limit::Arguments => "arguments",
+            Limit::ArgumentBytes => "argument_bytes",
+            Limit::Processes => "processes",
         }
     }
+}
+
+/// A machine-readable code and a message a person can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorInfo {
+    /// A stable snake_case code (`unknown_skill`, `limit_exceeded`, `conflict`, ...).
+    pub code: String,
+    /// What went wrong and what to do about it.
+    pub message: String,
 }

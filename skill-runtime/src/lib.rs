@@ -55,10 +55,16 @@ mod error;
 pub mod exec;
 #[cfg(feature = "http")]
 pub mod http;
+mod ops;
+pub mod wire;
 
 pub use door::{DoorError, MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
+pub use ops::{
+    CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, ScheduleEntry,
+    ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,
+};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1,12 +1,16 @@
-//! The subcommands' work, kept apart from argument parsing.
+//! `validate` and `list`, and what every subcommand shares: building a one-shot
+//! [`Engine`] over `--skills` folders and writing output.
 #![allow(missing_docs)]
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use serde_json::json;
+use serde::Serialize;
 use skill_format::{Dialect, Mode};
-use skill_registry::{DiscoverOptions, Registry, RegistryConfig, Skill, Snapshot, Source};
+use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Source, Status};
+use skill_runtime::wire::{EntryShape, pretty, text_table};
+use skill_runtime::{Engine, EngineConfig};
 
 /// `validate`'s options.
 pub struct ValidateArgs {
@@ -39,34 +43,67 @@ pub(crate) fn check_paths(paths: &[PathBuf]) -> Result<(), String> {
     Ok(())
 }
 
-fn skill_json(s: &Skill) -> serde_json::Value {
-    json!({
-        "name": s.name,
-        "path": s.path,
-        "dialect": s.dialect.as_str(),
-        "layer": s.layer,
-        "status": s.status.as_str(),
-    })
+/// A one-shot engine (no watcher, no scheduler, the search index built only if asked).
+pub(crate) fn one_shot(config: EngineConfig) -> Result<Arc<Engine>, String> {
+    Engine::start(config).map_err(|e| e.to_string())
 }
 
-fn all_entries(snapshot: &Snapshot) -> Vec<&Skill> {
-    let mut v: Vec<&Skill> = snapshot
-        .entries()
-        .chain(snapshot.domains())
-        .chain(snapshot.shadowed().iter())
+/// A one-shot engine over `--skills` folders as layers `layer1..N` (later folders win),
+/// with these routing settings.
+pub(crate) fn engine_with(
+    skills: &[PathBuf],
+    router: skill_router::RouterConfig,
+) -> Result<Arc<Engine>, String> {
+    check_paths(skills)?;
+    let mut config =
+        EngineConfig::one_shot(layered_config(skills, |i, _| format!("layer{}", i + 1)));
+    config.router = router;
+    one_shot(config)
+}
+
+/// [`engine_with`] the default routing settings.
+pub(crate) fn engine(skills: &[PathBuf]) -> Result<Arc<Engine>, String> {
+    engine_with(skills, skill_router::RouterConfig::default())
+}
+
+pub(crate) fn write_out(out: &mut dyn Write, text: &str) -> Result<(), String> {
+    write_bytes(out, text.as_bytes())
+}
+
+pub(crate) fn write_bytes(out: &mut dyn Write, bytes: &[u8]) -> Result<(), String> {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error worth reporting.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("cannot write output: {e}")),
+    }
+}
+
+fn all_entries(entries: &skill_runtime::Entries) -> Vec<&Skill> {
+    let mut v: Vec<&Skill> = entries
+        .skills
+        .iter()
+        .chain(&entries.domains)
+        .chain(&entries.shadowed)
         .map(AsRef::as_ref)
         .collect();
     v.sort_by(|a, b| a.path.cmp(&b.path));
     v
 }
 
-pub(crate) fn write_out(out: &mut dyn Write, text: &str) -> Result<(), String> {
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        // A closed pipe (`| head`) is not an error worth reporting.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!("cannot write output: {e}")),
-    }
+/// `validate --format json`.
+#[derive(Serialize)]
+struct ValidateShape<'a> {
+    skills: Vec<EntryShape<'a>>,
+    diagnostics: &'a [skill_format::Diagnostic],
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    skills: usize,
+    errors: usize,
+    warnings: usize,
 }
 
 /// `skill-server validate`.
@@ -85,34 +122,36 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
         include_hidden: args.include_hidden,
         ..DiscoverOptions::default()
     };
-    let registry = Registry::load(config);
-    let snapshot = registry.snapshot();
-    let entries = all_entries(&snapshot);
+    let engine = one_shot(EngineConfig::one_shot(config))?;
+    let listed = engine.entries();
+    let entries = all_entries(&listed);
     // The registry's, example lint, router and schedule diagnostics, as the pack report.
-    let diagnostics = skill_pack::diagnostics(&snapshot);
-    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.len() - errors;
+    let report = engine.diagnostics();
+    let (errors, warnings) = (report.errors, report.warnings);
     let text = if args.json {
-        let value = json!({
-            "skills": entries.iter().map(|s| skill_json(s)).collect::<Vec<_>>(),
-            "diagnostics": diagnostics,
-            "summary": { "skills": entries.len(), "errors": errors, "warnings": warnings },
-        });
-        format!("{value:#}\n")
+        pretty(&ValidateShape {
+            skills: entries.iter().map(|s| EntryShape::from(*s)).collect(),
+            diagnostics: &report.diagnostics,
+            summary: Summary {
+                skills: entries.len(),
+                errors,
+                warnings,
+            },
+        })
     } else {
         let mut t = String::new();
-        for d in &diagnostics {
+        for d in &report.diagnostics {
             t.push_str(&d.to_string());
             t.push('\n');
         }
-        let count = |st: skill_registry::Status| entries.iter().filter(|s| s.status == st).count();
+        let count = |st: Status| entries.iter().filter(|s| s.status == st).count();
         t.push_str(&format!(
             "{} skill files checked ({} loaded, {} invalid, {} ineligible, {} shadowed): {} error{}, {} warning{}\n",
             entries.len(),
-            count(skill_registry::Status::Loaded),
-            count(skill_registry::Status::Invalid),
-            count(skill_registry::Status::Ineligible),
-            count(skill_registry::Status::Shadowed),
+            count(Status::Loaded),
+            count(Status::Invalid),
+            count(Status::Ineligible),
+            count(Status::Shadowed),
             errors,
             if errors == 1 { "" } else { "s" },
             warnings,
@@ -124,42 +163,35 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
     Ok(if errors > 0 { 1 } else { 0 })
 }
 
-/// Load `--skills` folders as layers `layer1..N` (later folders win).
-pub(crate) fn load_layers(skills: &[PathBuf]) -> Result<Registry, String> {
-    check_paths(skills)?;
-    Ok(Registry::load(layered_config(skills, |i, _| {
-        format!("layer{}", i + 1)
-    })))
+/// `list --format json`.
+#[derive(Serialize)]
+struct ListShape<'a> {
+    skills: Vec<EntryShape<'a>>,
+    domains: Vec<EntryShape<'a>>,
+    shadowed: Vec<EntryShape<'a>>,
 }
 
 /// `skill-server list`.
 pub fn list(skills: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<u8, String> {
-    check_paths(skills)?;
-    let config = layered_config(skills, |i, _| format!("layer{}", i + 1));
-    let registry = Registry::load(config);
-    let snapshot = registry.snapshot();
-    let winners: Vec<&Skill> = snapshot.entries().map(AsRef::as_ref).collect();
+    let engine = engine(skills)?;
+    let entries = engine.entries();
+    fn shapes(list: &[Arc<Skill>]) -> Vec<EntryShape<'_>> {
+        list.iter().map(|s| EntryShape::from(&**s)).collect()
+    }
     let text = if json {
-        let value = json!({
-            "skills": winners.iter().map(|s| skill_json(s)).collect::<Vec<_>>(),
-            "domains": snapshot.domains().map(|s| skill_json(s)).collect::<Vec<_>>(),
-            "shadowed": snapshot.shadowed().iter().map(|s| skill_json(s)).collect::<Vec<_>>(),
-        });
-        format!("{value:#}\n")
+        pretty(&ListShape {
+            skills: shapes(&entries.skills),
+            domains: shapes(&entries.domains),
+            shadowed: shapes(&entries.shadowed),
+        })
     } else {
-        let mut rows = vec![[
-            "NAME".to_owned(),
-            "LAYER".to_owned(),
-            "DIALECT".to_owned(),
-            "STATUS".to_owned(),
-            "PATH".to_owned(),
-        ]];
-        for s in winners
-            .iter()
-            .copied()
-            .chain(snapshot.domains().map(AsRef::as_ref))
-        {
-            rows.push([
+        let mut rows = vec![
+            ["NAME", "LAYER", "DIALECT", "STATUS", "PATH"]
+                .map(str::to_owned)
+                .to_vec(),
+        ];
+        for s in entries.skills.iter().chain(&entries.domains) {
+            rows.push(vec![
                 s.name.clone(),
                 s.layer.clone(),
                 s.dialect.as_str().to_owned(),
@@ -171,10 +203,10 @@ pub fn list(skills: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<u8, S
                 s.path.display().to_string(),
             ]);
         }
-        let mut t = table(&rows);
-        if !snapshot.shadowed().is_empty() {
+        let mut t = text_table(&rows);
+        if !entries.shadowed.is_empty() {
             t.push_str("\nshadowed:\n");
-            for s in snapshot.shadowed() {
+            for s in &entries.shadowed {
                 t.push_str(&format!(
                     "  {} ({}) {}\n",
                     s.name,
@@ -187,27 +219,4 @@ pub fn list(skills: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<u8, S
     };
     write_out(out, &text)?;
     Ok(0)
-}
-
-fn table(rows: &[[String; 5]]) -> String {
-    let mut widths = [0usize; 5];
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut t = String::new();
-    for r in rows {
-        let mut line = String::new();
-        for (i, (w, c)) in widths.iter().zip(r).enumerate() {
-            if i + 1 == r.len() {
-                line.push_str(c);
-            } else {
-                line.push_str(&format!("{c:<w$}  "));
-            }
-        }
-        t.push_str(line.trim_end());
-        t.push('\n');
-    }
-    t
 }

@@ -4,14 +4,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::json;
-use skill_registry::{
-    Budget, CatalogFormat, Disclosure, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Skill, Snapshot,
-    closest_names,
-};
+use skill_registry::{Budget, CatalogFormat, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES};
+use skill_runtime::wire::{CatalogShape, ResourcesShape, SkillDetailShape, pretty};
+use skill_runtime::{Lookup, Scope, Shown};
 
 use crate::Format;
-use crate::commands::{load_layers, write_out};
+use crate::commands::{engine, write_bytes, write_out};
 
 /// Catalog format on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -109,10 +107,9 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
         | Commands::GetSkill { source, .. }
         | Commands::Resources { source, .. } => source,
     };
-    let registry = load_layers(&source.skills)?;
-    let snapshot = registry.snapshot();
-    let view = Disclosure::new(&snapshot).profile(source.profile.as_deref());
-    let failed = |err: &mut dyn Write, e: skill_registry::Error| {
+    let engine = engine(&source.skills)?;
+    let scope = Scope::model().with_profile(source.profile.clone());
+    let failed = |err: &mut dyn Write, e: skill_runtime::Error| {
         let _ = writeln!(err, "{e}");
         Ok(1)
     };
@@ -134,10 +131,10 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 CatalogFormatArg::Xml => CatalogFormat::Xml,
                 CatalogFormatArg::Json => CatalogFormat::Json,
             };
-            let catalog = view.catalog(fmt, &budget);
+            let view = engine.catalog(fmt, &budget, &scope);
+            let catalog = &view.catalog;
             if fmt == CatalogFormat::Json {
-                let value = json!({ "entries": catalog.entries, "report": catalog.report });
-                write_out(out, &format!("{value:#}\n"))?;
+                write_out(out, &pretty(&CatalogShape::from(&view)))?;
             } else {
                 // An empty catalog (a budget too small for anything) prints nothing at all.
                 let mut text = catalog.text.clone();
@@ -149,14 +146,14 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             }
             Ok(0)
         }
-        Commands::Show { format, name, .. } => match inspect(&snapshot, &name) {
-            Ok(skill) => {
-                write_out(out, &show(skill, snapshot.shadowed(), format))?;
+        Commands::Show { format, name, .. } => match engine.show(&name) {
+            Ok(shown) => {
+                write_out(out, &show(&shown, format))?;
                 Ok(0)
             }
             Err(e) => failed(err, e),
         },
-        Commands::GetSkill { path, .. } => match view.get_skill(path.as_deref()) {
+        Commands::GetSkill { path, .. } => match engine.get_skill(path.as_deref(), &scope) {
             Ok(text) => {
                 write_out(out, &text)?;
                 if !text.ends_with('\n') {
@@ -169,27 +166,14 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
         Commands::Resources {
             format, name, file, ..
         } => match file {
-            Some(file) => match inspect(&snapshot, &name).and_then(|s| s.read_resource(&file)) {
-                Ok(bytes) => match out.write_all(&bytes).and_then(|()| out.flush()) {
-                    Ok(()) => Ok(0),
-                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
-                    Err(e) => Err(format!("cannot write output: {e}")),
-                },
+            Some(file) => match engine.resource(&name, &file, &Lookup::Inspect) {
+                Ok(bytes) => write_bytes(out, &bytes).map(|()| 0),
                 Err(e) => failed(err, e),
             },
-            None => match inspect(&snapshot, &name).and_then(Skill::resource_listing) {
+            None => match engine.resources(&name, &Lookup::Inspect) {
                 Ok(listing) => {
                     let text = if format == Format::Json {
-                        format!(
-                            "{:#}\n",
-                            json!({
-                                "skill": name,
-                                "resources": listing.resources,
-                                "truncated": listing.is_truncated(),
-                                "too_many": listing.too_many,
-                                "too_deep": listing.too_deep,
-                            })
-                        )
+                        pretty(&ResourcesShape::new(&name, &listing))
                     } else if listing.resources.is_empty() && !listing.is_truncated() {
                         format!("{name} has no resources\n")
                     } else {
@@ -263,52 +247,11 @@ fn report_text(r: &skill_registry::BudgetReport) -> String {
 /// The entry `show` and `resources` inspect: the winning entry of that name whatever its
 /// status or who may use it, else the domain index of that name. These are operator
 /// commands, so a skill the model may not invoke (or that is invalid) is still shown.
-fn inspect<'s>(snapshot: &'s Snapshot, name: &str) -> Result<&'s Skill, skill_registry::Error> {
-    let name = name.trim();
-    snapshot
-        .entry(name)
-        .or_else(|| snapshot.domain(name))
-        .map(|s| &**s)
-        .ok_or_else(|| skill_registry::Error::UnknownSkill {
-            name: name.to_owned(),
-            suggestions: closest_names(
-                name,
-                snapshot
-                    .entries()
-                    .chain(snapshot.domains())
-                    .map(|s| s.name.as_str()),
-            ),
-        })
-}
-
-fn show(s: &Skill, shadowed: &[std::sync::Arc<Skill>], format: Format) -> String {
+fn show(shown: &Shown, format: Format) -> String {
+    let s = &*shown.skill;
     let m = &s.manifest;
-    let hidden: Vec<&Skill> = shadowed
-        .iter()
-        .filter(|h| h.name == s.name && h.kind == s.kind)
-        .map(|h| &**h)
-        .collect();
     if format == Format::Json {
-        let value = json!({
-            "name": s.name,
-            "description": s.description,
-            "dialect": s.dialect.as_str(),
-            "layer": s.layer,
-            "status": s.status.as_str(),
-            "path": s.path,
-            "domain": s.domain,
-            "model_invocable": s.model_invocable(),
-            "user_invocable": s.user_invocable(),
-            "allowed_tools": m.allowed_tools,
-            "schedule": m.schedule,
-            "shadows": hidden
-                .iter()
-                .map(|h| json!({ "layer": h.layer, "path": h.path }))
-                .collect::<Vec<_>>(),
-            "diagnostics": s.diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "body": s.body,
-        });
-        return format!("{value:#}\n");
+        return pretty(&SkillDetailShape::from(shown));
     }
     let mut t = String::new();
     let mut line = |k: &str, v: &str| t.push_str(&format!("{k:<16}{v}\n"));
@@ -336,7 +279,7 @@ fn show(s: &Skill, shadowed: &[std::sync::Arc<Skill>], format: Format) -> String
     if let Some(cron) = &m.schedule {
         line("schedule:", cron);
     }
-    for h in &hidden {
+    for h in &shown.shadows {
         line("shadows:", &format!("{} ({})", h.path.display(), h.layer));
     }
     // Why an entry is invalid or ineligible, and any warnings.

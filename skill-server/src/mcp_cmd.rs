@@ -105,11 +105,6 @@ pub fn app(engine: Arc<Engine>, http: HttpConfig, listen: std::net::SocketAddr) 
         "::1".to_owned(),
         listen.ip().to_string(),
     ];
-    let mount = skill_mcp::http_mount(
-        engine.clone(),
-        skill_mcp::McpConfig::default(),
-        hosts,
-        MCP_PATH,
-    );
-    App::with_mount(engine, http, Some(mount))
+    let service = skill_mcp::http_mounted(engine.clone(), skill_mcp::McpConfig::default(), hosts);
+    App::with_mounts(engine, http, App::mounts().mount(MCP_PATH, service))
 }

@@ -6,11 +6,13 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
-use serde_json::json;
+use serde::Serialize;
 use skill_registry::Caller;
-use skill_router::{Prevalidate, Route, Router, RouterConfig, extract_bytes};
+use skill_router::{Prevalidate, Route, RouterConfig};
+use skill_runtime::Scope;
+use skill_runtime::wire::{ExtractionShape, pretty};
 
-use crate::commands::{load_layers, write_out};
+use crate::commands::{engine, engine_with, write_out};
 
 /// The most model output `extract` reads (16 MiB); more is refused rather than truncated.
 const MAX_EXTRACT_INPUT_BYTES: u64 = 16 * 1024 * 1024;
@@ -102,10 +104,7 @@ fn route(
     text: &OsString,
     out: &mut dyn Write,
 ) -> Result<u8, String> {
-    let registry = load_layers(skills)?;
-    let snapshot = registry.snapshot();
     let config = RouterConfig {
-        profile,
         suggestions: !no_suggestions,
         prevalidate: if prevalidate {
             Prevalidate::All
@@ -114,14 +113,14 @@ fn route(
         },
         ..RouterConfig::default()
     };
-    let router = Router::with_config(&snapshot, config);
+    let engine = engine_with(skills, config)?;
     let caller = match from {
         Author::Model => Caller::Model,
         Author::User => Caller::User,
     };
-    let routed = router.route_bytes(text.as_encoded_bytes(), caller);
-    let value = serde_json::to_value(&routed).map_err(|e| format!("cannot render JSON: {e}"))?;
-    write_out(out, &format!("{value:#}\n"))?;
+    let scope = Scope { caller, profile };
+    let routed = engine.route_bytes(text.as_encoded_bytes(), &scope);
+    write_out(out, &pretty(&routed))?;
     Ok(u8::from(matches!(routed, Route::Error(_))))
 }
 
@@ -148,39 +147,46 @@ fn read_input(file: Option<PathBuf>) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// One command of the output, routed (`extract --skills`).
+#[derive(Serialize)]
+struct RoutedShape<'a> {
+    line: u32,
+    command: &'a str,
+    route: Route,
+}
+
+/// `extract`: the extraction, and with `--skills` every command's route.
+#[derive(Serialize)]
+struct ExtractShape<'a> {
+    #[serde(flatten)]
+    extraction: ExtractionShape<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    routes: Option<Vec<RoutedShape<'a>>>,
+}
+
 fn extract(skills: &[PathBuf], file: Option<PathBuf>, out: &mut dyn Write) -> Result<u8, String> {
-    let registry = if skills.is_empty() {
-        None
-    } else {
-        Some(load_layers(skills)?)
-    };
+    let engine = engine(if skills.is_empty() { &[] } else { skills })?;
     let bytes = read_input(file)?;
-    let extraction = extract_bytes(&bytes).map_err(|e| e.to_string())?;
-    let commands: Vec<_> = extraction.commands().collect();
-    let unterminated: Vec<_> = extraction
-        .unterminated()
-        .map(|(line, text)| json!({ "line": line, "text": text }))
-        .collect();
-    let mut failed = !unterminated.is_empty();
-    let mut value = json!({
-        "commands": commands,
-        "text": extraction.text(),
-        "unterminated": unterminated,
-        "segments": extraction.segments,
-    });
-    if let Some(registry) = registry {
-        let snapshot = registry.snapshot();
-        let router = Router::new(&snapshot);
-        let routes: Vec<_> = extraction
+    let extraction = engine.extract_bytes(&bytes).map_err(|e| e.to_string())?;
+    let mut failed = extraction.unterminated().next().is_some();
+    let routes = (!skills.is_empty()).then(|| {
+        extraction
             .commands()
             .map(|c| {
-                let route = router.route_model(c.text);
+                let route = engine.route(c.text, &Scope::model());
                 failed |= route.is_error();
-                json!({ "line": c.line, "command": c.text, "route": route })
+                RoutedShape {
+                    line: c.line,
+                    command: c.text,
+                    route,
+                }
             })
-            .collect();
-        value["routes"] = json!(routes);
-    }
-    write_out(out, &format!("{value:#}\n"))?;
+            .collect()
+    });
+    let shape = ExtractShape {
+        extraction: ExtractionShape::from(&extraction),
+        routes,
+    };
+    write_out(out, &pretty(&shape))?;
     Ok(u8::from(failed))
 }

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use crate::Format;
-use serde_json::json;
-use skill_scheduler::{DateTime, Tz, Utc, parse_timezone, scheduled_skills};
+use skill_runtime::wire::{SchedulesShape, pretty, rfc3339};
+use skill_runtime::{ScheduleQuery, Schedules};
+use skill_scheduler::{DateTime, Tz, Utc, parse_timezone};
 
-use crate::commands::{load_layers, write_out};
+use crate::commands::{engine, write_out};
 
 /// Fire times listed per skill unless `--next` says otherwise.
 const DEFAULT_NEXT: usize = 5;
@@ -86,44 +87,28 @@ fn schedules(
             })?
             .with_timezone(&Utc),
     };
-    let registry = load_layers(skills)?;
-    let snapshot = registry.snapshot();
-    let (jobs, diagnostics) = scheduled_skills(&snapshot);
-    let rows: Vec<Row> = jobs
-        .iter()
-        .map(|j| Row {
-            name: j.skill.name.clone(),
-            schedule: j.schedule.as_str().to_owned(),
-            path: j.skill.path.display().to_string(),
-            next: j.schedule.upcoming(from, zone, next),
-        })
-        .collect();
+    let engine = engine(skills)?;
+    let listing = engine.schedules(&ScheduleQuery {
+        next,
+        timezone: Some(zone),
+        from: Some(from),
+    });
     let text = match format {
-        Format::Json => json_text(&rows, &diagnostics, zone, from),
+        Format::Json => pretty(&SchedulesShape::from(&listing)),
         Format::Text => {
-            for d in &diagnostics {
+            for d in &listing.diagnostics {
                 let _ = writeln!(err, "{d}");
             }
-            plain_text(&rows, zone, from, next)
+            plain_text(&listing, next)
         }
     };
     write_out(out, &text)?;
-    Ok(if diagnostics.is_empty() { 0 } else { 1 })
+    Ok(if listing.diagnostics.is_empty() { 0 } else { 1 })
 }
 
-struct Row {
-    name: String,
-    schedule: String,
-    path: String,
-    next: Vec<DateTime<Utc>>,
-}
-
-fn rfc3339(t: DateTime<Utc>, zone: Tz) -> String {
-    t.with_timezone(&zone)
-        .to_rfc3339_opts(skill_scheduler::SecondsFormat::Secs, true)
-}
-
-fn plain_text(rows: &[Row], zone: Tz, from: DateTime<Utc>, next: usize) -> String {
+fn plain_text(listing: &Schedules, next: usize) -> String {
+    let zone = listing.timezone;
+    let rows = &listing.schedules;
     let mut t = format!(
         "{} scheduled skill{} in {}, next {} fire time{} after {}\n",
         rows.len(),
@@ -131,10 +116,15 @@ fn plain_text(rows: &[Row], zone: Tz, from: DateTime<Utc>, next: usize) -> Strin
         zone.name(),
         next,
         if next == 1 { "" } else { "s" },
-        rfc3339(from, zone),
+        rfc3339(&listing.from, zone),
     );
     for r in rows {
-        t.push_str(&format!("\n{}  {}  {}\n", r.name, r.schedule, r.path));
+        t.push_str(&format!(
+            "\n{}  {}  {}\n",
+            r.skill,
+            r.expression,
+            r.path.display()
+        ));
         if r.next.is_empty() && next > 0 {
             t.push_str("  (no fire time within the search horizon)\n");
         }
@@ -143,29 +133,9 @@ fn plain_text(rows: &[Row], zone: Tz, from: DateTime<Utc>, next: usize) -> Strin
             t.push_str(&format!(
                 "  {}  {}\n",
                 local.format("%a %Y-%m-%d %H:%M:%S %Z"),
-                rfc3339(*at, Tz::UTC)
+                rfc3339(at, Tz::UTC)
             ));
         }
     }
     t
-}
-
-fn json_text(
-    rows: &[Row],
-    diagnostics: &[skill_format::Diagnostic],
-    zone: Tz,
-    from: DateTime<Utc>,
-) -> String {
-    let value = json!({
-        "timezone": zone.name(),
-        "from": rfc3339(from, zone),
-        "schedules": rows.iter().map(|r| json!({
-            "name": r.name,
-            "schedule": r.schedule,
-            "path": r.path,
-            "next": r.next.iter().map(|t| rfc3339(*t, zone)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "diagnostics": diagnostics,
-    });
-    format!("{value:#}\n")
 }

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use crate::Format;
-use serde_json::json;
-use skill_registry::{Registry, RegistryConfig, Source};
-use skill_search::{
-    DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, Filter, NotesIndex,
-    SearchRequest, SelectOptions, SkillIndex,
-};
+use skill_registry::{RegistryConfig, Source};
+use skill_runtime::wire::{NotesShape, SearchShape, pretty};
+use skill_runtime::{Engine, EngineConfig, SearchQuery};
+use skill_search::{DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, SelectOptions};
+
+use crate::commands::one_shot;
 
 /// Default number of search results.
 const DEFAULT_LIMIT: usize = 10;
@@ -132,7 +132,9 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 }
 
 /// The registry over `--skills` folders as layers `layer1..N`, or the default sources.
-fn load(skills: &[PathBuf]) -> Result<Registry, String> {
+/// A one-shot engine over `--skills` folders, or the default sources (the user's and the
+/// project's) when none is given, with its search index built.
+fn engine(skills: &[PathBuf], err: &mut dyn Write) -> Result<std::sync::Arc<Engine>, String> {
     let sources = if skills.is_empty() {
         let cwd = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -147,25 +149,18 @@ fn load(skills: &[PathBuf]) -> Result<Registry, String> {
             .map(|(i, p)| Source::new(p.clone(), format!("layer{}", i + 1)))
             .collect()
     };
-    Ok(Registry::load(RegistryConfig::with_sources(sources)))
-}
-
-fn index(skills: &[PathBuf], err: &mut dyn Write) -> Result<SkillIndex, String> {
-    let registry = load(skills)?;
-    let index = SkillIndex::build(registry.snapshot()).map_err(|e| e.to_string())?;
-    for d in index.diagnostics() {
+    let engine = one_shot(EngineConfig::one_shot(RegistryConfig::with_sources(
+        sources,
+    )))?;
+    for d in engine.index_diagnostics().map_err(|e| e.to_string())? {
         let _ = writeln!(err, "{d}");
     }
-    Ok(index)
+    Ok(engine)
 }
 
 fn write_all(out: &mut dyn Write, text: &str) -> Result<(), String> {
     out.write_all(text.as_bytes())
         .map_err(|e| format!("cannot write output: {e}"))
-}
-
-fn round2(x: f32) -> f64 {
-    (f64::from(x) * 100.0).round() / 100.0
 }
 
 fn search(
@@ -177,43 +172,16 @@ fn search(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
-    let index = index(skills, err)?;
-    let hits = index
-        .search(&SearchRequest {
-            text: query,
-            recent_turns: &[],
+    let engine = engine(skills, err)?;
+    let hits = engine
+        .search(&SearchQuery {
+            text: query.to_owned(),
             limit,
-            filter: Filter {
-                profile,
-                model_invocable_only: false,
-            },
+            profile,
         })
         .map_err(|e| e.to_string())?;
     let text = match format {
-        Format::Json => {
-            let results: Vec<_> = hits
-                .iter()
-                .map(|m| {
-                    json!({
-                        "name": m.name,
-                        "layer": m.layer,
-                        "confidence": round2(m.confidence),
-                        "explicit": m.explicit,
-                        "phrase": m.phrase,
-                        "triggers": m.triggers,
-                        "matched_terms": m.matched_terms,
-                        "body_terms": m.body_terms,
-                        "reason": m.reason,
-                        "description": m.description,
-                    })
-                })
-                .collect();
-            let v = json!({ "query": query, "results": results });
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
-            )
-        }
+        Format::Json => pretty(&SearchShape::new(query, &hits)),
         Format::Text => {
             let mut t = String::new();
             if hits.is_empty() {
@@ -243,8 +211,8 @@ fn select(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
-    let index = index(skills, err)?;
-    let selection = index.select(message, opts).map_err(|e| e.to_string())?;
+    let engine = engine(skills, err)?;
+    let selection = engine.select(message, opts).map_err(|e| e.to_string())?;
     write_all(out, &format!("{}\n", selection.to_json()))
 }
 
@@ -256,30 +224,17 @@ fn notes_search(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
-    let index = NotesIndex::build(notes).map_err(|e| e.to_string())?;
-    for w in index.warnings() {
+    let mut config = EngineConfig::one_shot(RegistryConfig::with_sources(Vec::new()));
+    config.notes = Some(notes);
+    let engine = one_shot(config)?;
+    for w in engine.notes_warnings() {
         let _ = writeln!(err, "warning: {w}");
     }
-    let hits = index.search(query, limit).map_err(|e| e.to_string())?;
+    let hits = engine
+        .notes_search(query, limit)
+        .map_err(|e| e.to_string())?;
     let text = match format {
-        Format::Json => {
-            let results: Vec<_> = hits
-                .iter()
-                .map(|h| {
-                    json!({
-                        "path": h.path,
-                        "title": h.title,
-                        "tags": h.tags,
-                        "snippet": h.snippet,
-                    })
-                })
-                .collect();
-            let v = json!({ "query": query, "results": results });
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
-            )
-        }
+        Format::Json => pretty(&NotesShape::new(query, &hits)),
         Format::Text => {
             let mut t = String::new();
             if hits.is_empty() {

@@ -13,8 +13,11 @@ async fn http_client_lists_and_reads_every_file_next_to_the_api() {
     let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let mount = skill_mcp::http_mount(fx.engine.clone(), McpConfig::default(), vec![], "/mcp");
-    let app = App::with_mount(fx.engine.clone(), HttpConfig::default(), Some(mount));
+    let mount = App::mounts().mount(
+        "/mcp",
+        skill_mcp::http_mounted(fx.engine.clone(), McpConfig::default(), vec![]),
+    );
+    let app = App::with_mounts(fx.engine.clone(), HttpConfig::default(), mount);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
         let _ = stopped.await;
@@ -43,12 +46,15 @@ async fn with_a_token_mcp_needs_it_like_the_api() {
     let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let mount = skill_mcp::http_mount(fx.engine.clone(), McpConfig::default(), vec![], "/mcp");
+    let mount = App::mounts().mount(
+        "/mcp",
+        skill_mcp::http_mounted(fx.engine.clone(), McpConfig::default(), vec![]),
+    );
     let config = HttpConfig {
         token: Some("s3cret".into()),
         ..HttpConfig::default()
     };
-    let app = App::with_mount(fx.engine.clone(), config, Some(mount));
+    let app = App::with_mounts(fx.engine.clone(), config, mount);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
         let _ = stopped.await;

@@ -15,7 +15,9 @@ mod workflow;
 
 use skill_router::{FlagValue, Flags};
 
-use crate::exec::HandlerError;
+use crate::exec::{Context, HandlerError, Outcome, Runtime, RuntimeBuilder};
+use skill_router::Invocation;
+use std::sync::Arc;
 
 pub use notes::{DEFAULT_NOTE_RESULTS, MarkdownSearch};
 pub use workflow::{
@@ -41,5 +43,35 @@ pub(crate) fn text_flag(flags: &Flags, name: &str) -> Result<Option<String>, Han
             format!("--{name} needs a value"),
         )),
         Some(v) => Ok(Some(v.values().join(" "))),
+    }
+}
+
+impl RuntimeBuilder {
+    /// Register the built-in `workflow.build` handler (writing into the registry's
+    /// writable sources).
+    pub fn workflow_builder(self) -> Self {
+        let service = WorkflowBuild::new(self.registry().clone());
+        self.handler(WORKFLOW_BUILD, service)
+    }
+
+    /// Register the built-in `markdown.search` handler over a notes index. Keep a clone of
+    /// the `Arc` to update the index when notes change.
+    pub fn markdown_search(self, index: Arc<skill_search::NotesIndex>) -> Self {
+        let service = MarkdownSearch::new(index);
+        self.handler(MARKDOWN_SEARCH, service)
+    }
+}
+
+impl Runtime {
+    /// Run the built-in `workflow.build` with these flags (`name`, `description`,
+    /// `domain`, `steps`, `schedule`, `overwrite`) through [`Runtime::call_handler`].
+    pub async fn build_workflow(&self, flags: skill_router::Flags, ctx: &Context) -> Outcome {
+        let inv = Invocation::with_flags(
+            WORKFLOW_BUILD,
+            flags,
+            Some(WORKFLOW_BUILD.to_owned()),
+            "builtin",
+        );
+        self.call_handler(WORKFLOW_BUILD, &inv, ctx).await
     }
 }

@@ -62,207 +62,49 @@
 //!   would need cgroups. Grandchildren killed with the group are reaped by the system's
 //!   init, the script itself always by the runtime.
 
+mod builder;
 mod config;
+mod context;
 mod outcome;
+mod routed;
 mod schedule;
 mod script;
 mod tasks;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
 use skill_format::ContextMode;
 use skill_format::InvocationMode;
-use skill_registry::{Caller, Disclosure, Registry, Skill, Snapshot};
-use skill_router::{Invocation, Route, Router, RouterConfig, access_of, parse_flags, tokenize};
+use skill_registry::{Disclosure, Registry, Skill, Snapshot};
+use skill_router::{Invocation, RouterConfig};
 use tokio::sync::{broadcast, watch};
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
-pub use crate::error::Error;
+pub use crate::error::{Error, ErrorInfo, Limit};
+pub use builder::RuntimeBuilder;
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
     DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
     MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
     SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
 };
-pub use outcome::{
-    BoxError, Call, CommandOutcome, ErrorInfo, HandlerError, Kind, Limit, Outcome, Output,
-};
+pub use context::Context;
+pub use outcome::{BoxError, Call, CommandOutcome, HandlerError, Kind, Outcome, Output};
 pub use schedule::{SCHEDULED_RUNS_CAPACITY, ScheduledRun};
 pub use tasks::{TaskInfo, TaskStatus};
 
 /// A handler or tool: a cloneable, shareable tower service from [`Call`] to [`Output`].
 pub type HandlerService = BoxCloneSyncService<Call, Output, BoxError>;
 
-/// Who runs an execution and against what.
-#[derive(Debug, Clone, Default)]
-pub struct Context {
-    /// The model or a user: trigger control (`disable-model-invocation`,
-    /// `user-invocable`) follows it.
-    pub caller: Caller,
-    /// The profile (affinity exclusions and the tool allowlist).
-    pub profile: Option<String>,
-    /// The snapshot to resolve skills in (`None`: the registry's current one).
-    pub snapshot: Option<Arc<Snapshot>>,
-    /// A scheduled run: trigger control does not apply (the skill's own `schedule` asked
-    /// for it), only that the skill is loaded and not excluded for the profile.
-    pub scheduler: bool,
-}
-
-impl Context {
-    /// The model, no profile, the current snapshot.
-    pub fn model() -> Self {
-        Context::default()
-    }
-
-    /// A user (slash commands), no profile, the current snapshot.
-    pub fn user() -> Self {
-        Context {
-            caller: Caller::User,
-            ..Context::default()
-        }
-    }
-
-    /// The scheduler.
-    pub fn scheduler() -> Self {
-        Context {
-            scheduler: true,
-            ..Context::default()
-        }
-    }
-
-    /// The same context under a profile.
-    pub fn with_profile(mut self, profile: impl Into<String>) -> Self {
-        self.profile = Some(profile.into());
-        self
-    }
-
-    /// The same context pinned to a snapshot.
-    pub fn with_snapshot(mut self, snapshot: Arc<Snapshot>) -> Self {
-        self.snapshot = Some(snapshot);
-        self
-    }
-}
-
-/// Builds a [`Runtime`].
-pub struct RuntimeBuilder {
-    registry: Arc<Registry>,
-    handlers: BTreeMap<String, HandlerService>,
-    tools: BTreeMap<String, HandlerService>,
-    config: RuntimeConfig,
-}
-
-impl std::fmt::Debug for RuntimeBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeBuilder")
-            .field("handlers", &self.handlers.keys().collect::<Vec<_>>())
-            .field("tools", &self.tools.keys().collect::<Vec<_>>())
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
-}
-
-fn boxed<S, E>(service: S) -> HandlerService
-where
-    S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
-    S::Future: Send + 'static,
-    E: Into<BoxError> + 'static,
-{
-    BoxCloneSyncService::new(service.map_err(Into::into))
-}
-
-impl RuntimeBuilder {
-    /// Register a handler under a skill name (or a name an actions `handler:` field
-    /// gives). A later registration under the same name replaces the earlier one.
-    pub fn handler<S, E>(mut self, name: impl Into<String>, service: S) -> Self
-    where
-        S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
-        S::Future: Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
-        self.handlers.insert(name.into(), boxed(service));
-        self
-    }
-
-    /// Register an async function as a handler.
-    pub fn handler_fn<F, Fut>(self, name: impl Into<String>, f: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Clone + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output, BoxError>> + Send + 'static,
-    {
-        self.handler(name, tower::service_fn(f))
-    }
-
-    /// Register a tool for lily `tool_dispatch` under its tool name.
-    pub fn tool<S, E>(mut self, name: impl Into<String>, service: S) -> Self
-    where
-        S: tower::Service<Call, Response = Output, Error = E> + Clone + Send + Sync + 'static,
-        S::Future: Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
-        self.tools.insert(name.into(), boxed(service));
-        self
-    }
-
-    /// Register an async function as a tool.
-    pub fn tool_fn<F, Fut>(self, name: impl Into<String>, f: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Clone + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output, BoxError>> + Send + 'static,
-    {
-        self.tool(name, tower::service_fn(f))
-    }
-
-    /// Register the built-in `workflow.build` handler (writing into the registry's
-    /// writable sources).
-    pub fn workflow_builder(self) -> Self {
-        let service = crate::builtin::WorkflowBuild::new(self.registry.clone());
-        self.handler(crate::builtin::WORKFLOW_BUILD, service)
-    }
-
-    /// Register the built-in `markdown.search` handler over a notes index. Keep a clone of
-    /// the `Arc` to update the index when notes change.
-    pub fn markdown_search(self, index: Arc<skill_search::NotesIndex>) -> Self {
-        let service = crate::builtin::MarkdownSearch::new(index);
-        self.handler(crate::builtin::MARKDOWN_SEARCH, service)
-    }
-
-    /// Use this configuration (default [`RuntimeConfig::default`]).
-    pub fn config(mut self, config: RuntimeConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// The runtime.
-    pub fn build(self) -> Runtime {
-        let (shutdown, _) = watch::channel(false);
-        let (scripts, _) = watch::channel(0usize);
-        let (scheduled, _) = broadcast::channel(SCHEDULED_RUNS_CAPACITY);
-        let c = &self.config;
-        let tasks = tasks::Tasks::new(c.fork_concurrency, c.max_pending_tasks, c.task_history);
-        Runtime {
-            inner: Arc::new(Inner {
-                registry: self.registry,
-                handlers: self.handlers,
-                tools: self.tools,
-                config: self.config,
-                tasks,
-                shutdown,
-                scripts,
-                scheduled,
-            }),
-        }
-    }
-}
-
 struct Inner {
     registry: Arc<Registry>,
     handlers: BTreeMap<String, HandlerService>,
     tools: BTreeMap<String, HandlerService>,
     config: RuntimeConfig,
+    router: RouterConfig,
     tasks: tasks::Tasks,
     shutdown: watch::Sender<bool>,
     /// Scripts running now.
@@ -305,24 +147,10 @@ impl Drop for ScriptSlot<'_> {
     }
 }
 
-/// The argument text after the command word of a model line.
-fn arguments_of(inv: &Invocation) -> String {
-    let raw = inv.raw.trim();
-    match raw.split_once(|c: char| c.is_whitespace()) {
-        Some((_, rest)) => rest.trim().to_owned(),
-        None => String::new(),
-    }
-}
-
 impl Runtime {
     /// Start building a runtime over a registry.
     pub fn builder(registry: Arc<Registry>) -> RuntimeBuilder {
-        RuntimeBuilder {
-            registry,
-            handlers: BTreeMap::new(),
-            tools: BTreeMap::new(),
-            config: RuntimeConfig::default(),
-        }
+        RuntimeBuilder::new(registry)
     }
 
     /// The registry it executes from.
@@ -347,7 +175,7 @@ impl Runtime {
 
     /// Execute one routed command (see the module docs for the order of kinds).
     pub async fn execute(&self, invocation: &Invocation, ctx: &Context) -> Outcome {
-        let arguments = arguments_of(invocation);
+        let arguments = invocation.arguments().to_owned();
         self.execute_with(invocation, arguments, ctx).await
     }
 
@@ -632,7 +460,7 @@ impl Runtime {
         let call = Call {
             skill,
             invocation: inv.clone(),
-            arguments: arguments_of(inv),
+            arguments: inv.arguments().to_owned(),
             caller: ctx.caller,
             profile: ctx.profile.clone(),
             allowed_tools: allowed_tools.clone(),
@@ -649,27 +477,6 @@ impl Runtime {
         };
         o.allowed_tools = allowed_tools;
         o
-    }
-
-    /// Run the built-in `workflow.build` with these flags (`name`, `description`,
-    /// `domain`, `steps`, `schedule`, `overwrite`) through [`Runtime::call_handler`].
-    pub async fn build_workflow(&self, flags: skill_router::Flags, ctx: &Context) -> Outcome {
-        let mut words = vec![crate::builtin::WORKFLOW_BUILD.to_owned()];
-        for (name, value) in flags.iter() {
-            words.push(format!("--{name}"));
-            words.extend(value.values().iter().cloned());
-        }
-        let inv = Invocation {
-            skill: crate::builtin::WORKFLOW_BUILD.to_owned(),
-            flags,
-            positionals: Vec::new(),
-            raw: skill_router::join(&words),
-            access: access_of(crate::builtin::WORKFLOW_BUILD),
-            handler: Some(crate::builtin::WORKFLOW_BUILD.to_owned()),
-            layer: "builtin".to_owned(),
-        };
-        self.call_handler(crate::builtin::WORKFLOW_BUILD, &inv, ctx)
-            .await
     }
 
     /// Every retained forked task, by id.
@@ -691,106 +498,6 @@ impl Runtime {
     /// is unknown or the task is already over.
     pub fn cancel_task(&self, id: u64) -> bool {
         self.inner.tasks.cancel(id, cancelled_outcome)
-    }
-
-    /// Route a whole model output and execute every command in order. Each command gets
-    /// its own result (help text, route errors and failures included); one failure does
-    /// not stop the others. All commands resolve against the same snapshot.
-    pub async fn execute_output(&self, output: &str, ctx: &Context) -> Vec<CommandOutcome> {
-        let snapshot = ctx
-            .snapshot
-            .clone()
-            .unwrap_or_else(|| self.inner.registry.snapshot());
-        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
-        ctx.caller = Caller::Model;
-        let steps: Vec<(String, u32, Result<Invocation, Outcome>)> = {
-            let router = Router::with_config(&snapshot, self.router_config(&ctx));
-            router
-                .route_output(output)
-                .routes
-                .into_iter()
-                .map(|r| {
-                    let step = match r.route {
-                        Route::Invoke(inv) => Ok(inv),
-                        other => Err(route_outcome(other)),
-                    };
-                    (r.command.to_owned(), r.line, step)
-                })
-                .collect()
-        };
-        let mut out = Vec::with_capacity(steps.len());
-        for (command, line, step) in steps {
-            let outcome = match step {
-                Ok(inv) => self.execute(&inv, &ctx).await,
-                Err(o) => o,
-            };
-            out.push(CommandOutcome {
-                command,
-                line,
-                outcome,
-            });
-        }
-        out
-    }
-
-    /// Run a user's slash line (`/name args`, `/skill name args`, lily `/<command>`).
-    /// The arguments are the text after the command as written (`$ARGUMENTS`); for
-    /// handlers and scripts they are also parsed into flags and positionals. `/skills` is
-    /// answered as help; other built-in commands (`/help`, `/exit`, ...) fail with
-    /// `builtin_command` and plain messages with `not_a_command`, with the route as
-    /// `output`, for the host to handle.
-    pub async fn invoke(&self, line: &str, ctx: &Context) -> Outcome {
-        let started = Instant::now();
-        let snapshot = ctx
-            .snapshot
-            .clone()
-            .unwrap_or_else(|| self.inner.registry.snapshot());
-        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
-        ctx.caller = Caller::User;
-        let step = {
-            let router = Router::with_config(&snapshot, self.router_config(&ctx));
-            match router.route_user(line) {
-                Route::Slash(s) => {
-                    let (flags, positionals) = match tokenize(&s.args) {
-                        Ok(tokens) => {
-                            let parsed = parse_flags(tokens);
-                            (parsed.flags, parsed.positionals)
-                        }
-                        Err(_) => (skill_router::Flags::new(), s.arguments.clone()),
-                    };
-                    let (handler, layer) = snapshot
-                        .entry(&s.skill)
-                        .map(|k| (k.manifest.handler.clone(), k.layer.clone()))
-                        .unwrap_or_default();
-                    Ok((
-                        Invocation {
-                            access: access_of(&s.skill),
-                            skill: s.skill,
-                            flags,
-                            positionals,
-                            raw: line.trim().to_owned(),
-                            handler,
-                            layer,
-                        },
-                        s.args,
-                    ))
-                }
-                other => Err(route_outcome(other)),
-            }
-        };
-        let mut outcome = match step {
-            Ok((inv, args)) => self.execute_with(&inv, args, &ctx).await,
-            Err(o) => o,
-        };
-        outcome.duration_ms = elapsed_ms(started);
-        outcome
-    }
-
-    fn router_config(&self, ctx: &Context) -> RouterConfig {
-        RouterConfig {
-            profile: ctx.profile.clone(),
-            ..RouterConfig::default()
-        }
     }
 
     /// Scheduled runs as they finish (see [`ScheduledRun`]); a slow receiver misses the
@@ -895,52 +602,6 @@ fn lookup(snapshot: &Snapshot, name: &str, ctx: &Context) -> Result<Arc<Skill>, 
         .map_err(Error::from_registry)
 }
 
-/// The outcome of a route that executes nothing.
-fn route_outcome(route: Route) -> Outcome {
-    let skill = route.skill().map(str::to_owned);
-    match route {
-        Route::Help { text, .. } => {
-            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
-            o.skill = None;
-            o
-        }
-        Route::SkillList { text, .. } => {
-            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
-            o.skill = None;
-            o
-        }
-        Route::Error(e) => Outcome::failure(
-            skill.as_deref(),
-            None,
-            &Error::Route {
-                code: e.code().replace('-', "_"),
-                message: e.to_string(),
-            },
-        ),
-        Route::Builtin { ref command, .. } => {
-            let mut o = Outcome::failure(None, None, &Error::BuiltinCommand(command.clone()));
-            o.output = serde_json::to_value(&route).unwrap_or_default();
-            o
-        }
-        Route::Message {
-            ref text, ref note, ..
-        } => {
-            let message = match note {
-                Some(n) => format!("{n}: {text}"),
-                None => format!("not a slash command: {text}"),
-            };
-            let mut o = Outcome::failure(None, None, &Error::NotACommand(message));
-            o.output = serde_json::to_value(&route).unwrap_or_default();
-            o
-        }
-        other => Outcome::failure(
-            skill.as_deref(),
-            None,
-            &Error::Internal(format!("unexpected route: {other:?}")),
-        ),
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -960,15 +621,7 @@ mod tests {
             skill_registry::RegistryConfig::with_sources(vec![]),
         ));
         let runtime = Runtime::builder(registry).build();
-        let inv = Invocation {
-            skill: "x".into(),
-            flags: skill_router::Flags::new(),
-            positionals: vec![],
-            raw: "x".into(),
-            access: access_of("x"),
-            handler: None,
-            layer: "user".into(),
-        };
+        let inv = Invocation::with_flags("x", skill_router::Flags::new(), None, "user");
         let ctx = Context::model();
         send(&runtime.execute(&inv, &ctx));
         send(&runtime.execute_output("```cmd\nx\n```", &ctx));
@@ -976,21 +629,5 @@ mod tests {
         send(&runtime.call_handler("x", &inv, &ctx));
         send(&runtime.build_workflow(skill_router::Flags::new(), &ctx));
         send(&runtime.shutdown());
-    }
-
-    #[test]
-    fn arguments_are_the_text_after_the_command_word() {
-        let mut inv = Invocation {
-            skill: "greet".into(),
-            flags: skill_router::Flags::new(),
-            positionals: vec![],
-            raw: "  greet   'a b'  --loud ".into(),
-            access: access_of("greet"),
-            handler: None,
-            layer: "user".into(),
-        };
-        assert_eq!(arguments_of(&inv), "'a b'  --loud");
-        inv.raw = "greet".into();
-        assert_eq!(arguments_of(&inv), "");
     }
 }

@@ -6,6 +6,8 @@ use serde::Serialize;
 use skill_registry::{Caller, Skill, Snapshot};
 use skill_router::Invocation;
 
+use crate::error::{ErrorInfo, Limit};
+
 /// The error type handler and tool services return (any error, boxed).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -25,45 +27,6 @@ pub enum Kind {
     Fork,
     /// Help text (`get_skill` tiers, `--help`, `/skills`): nothing was executed.
     Help,
-}
-
-/// Which script limit stopped a script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Limit {
-    /// It ran longer than the timeout and was killed.
-    Timeout,
-    /// It wrote more than the output limit (stdout and stderr together) and was killed.
-    Output,
-    /// It was given more arguments than allowed; it was not started.
-    Arguments,
-    /// Its arguments were longer than allowed in bytes; it was not started.
-    ArgumentBytes,
-    /// It had more processes at once in its process group than allowed (a fork bomb) and
-    /// the whole group was killed.
-    Processes,
-}
-
-impl Limit {
-    /// The snake_case name used in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Limit::Timeout => "timeout",
-            Limit::Output => "output",
-            Limit::Arguments => "arguments",
-            Limit::ArgumentBytes => "argument_bytes",
-            Limit::Processes => "processes",
-        }
-    }
-}
-
-/// A machine-readable code and a message a person can act on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ErrorInfo {
-    /// A stable snake_case code (`unknown_skill`, `limit_exceeded`, `conflict`, ...).
-    pub code: String,
-    /// What went wrong and what to do about it.
-    pub message: String,
 }
 
 /// The result of executing one invocation. Serialises to the JSON the HTTP layer returns.
@@ -97,7 +60,7 @@ impl Outcome {
     pub(crate) fn failure(
         skill: Option<&str>,
         kind: Option<Kind>,
-        error: &crate::exec::Error,
+        error: &crate::error::Error,
     ) -> Self {
         Outcome {
             skill: skill.map(str::to_owned),

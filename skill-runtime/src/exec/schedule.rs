@@ -12,7 +12,7 @@
 //!   "runs the workflow through the normal orchestration pipeline").
 
 use serde::Serialize;
-use skill_router::{Flags, Invocation, access_of};
+use skill_router::Invocation;
 use skill_scheduler::{DispatchFuture, Dispatcher, Fire, SecondsFormat};
 
 use crate::exec::{Context, Outcome, Runtime};
@@ -37,15 +37,7 @@ pub struct ScheduledRun {
 impl Runtime {
     /// Execute one fire (what [`Dispatcher::dispatch`] runs) and return its outcome.
     pub async fn run_fire(&self, fire: Fire) -> Outcome {
-        let invocation = Invocation {
-            skill: fire.name.clone(),
-            flags: Flags::new(),
-            positionals: Vec::new(),
-            raw: fire.name.clone(),
-            access: access_of(&fire.name),
-            handler: fire.skill.manifest.handler.clone(),
-            layer: fire.skill.layer.clone(),
-        };
+        let invocation = Invocation::scheduled(&fire.skill);
         let mut outcome = self.execute(&invocation, &Context::scheduler()).await;
         if let Some(id) = outcome.task {
             if let Some(info) = self.wait_task(id).await {

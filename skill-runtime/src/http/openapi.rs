@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::api::{ENDPOINTS, Endpoint};
+use super::routes::{ENDPOINTS, Endpoint};
 
 fn operation(e: &Endpoint) -> Value {
     let mut params: Vec<Value> = Vec::new();

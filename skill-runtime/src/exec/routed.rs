@@ -1,0 +1,142 @@
+//! Routing, then executing: a whole model output ([`Runtime::execute_output`]) and a
+//! user's slash line ([`Runtime::invoke`]), with the runtime's routing settings; and the
+//! outcome of a route that executes nothing (help, a built-in, a plain message, an error).
+
+use std::time::Instant;
+
+use skill_registry::Caller;
+use skill_router::{Invocation, Route, Router, RouterConfig};
+
+use super::{CommandOutcome, Context, Error, Kind, Outcome, Runtime, elapsed_ms};
+
+impl Runtime {
+    /// Route a whole model output and execute every command in order. Each command gets
+    /// its own result (help text, route errors and failures included); one failure does
+    /// not stop the others. All commands resolve against the same snapshot.
+    pub async fn execute_output(&self, output: &str, ctx: &Context) -> Vec<CommandOutcome> {
+        let snapshot = ctx
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.inner.registry.snapshot());
+        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
+        ctx.caller = Caller::Model;
+        let steps: Vec<(String, u32, Result<Invocation, Outcome>)> = {
+            let router = Router::with_config(&snapshot, self.router_config(&ctx));
+            router
+                .route_output(output)
+                .routes
+                .into_iter()
+                .map(|r| {
+                    let step = match r.route {
+                        Route::Invoke(inv) => Ok(inv),
+                        other => Err(route_outcome(other)),
+                    };
+                    (r.command.to_owned(), r.line, step)
+                })
+                .collect()
+        };
+        let mut out = Vec::with_capacity(steps.len());
+        for (command, line, step) in steps {
+            let outcome = match step {
+                Ok(inv) => self.execute(&inv, &ctx).await,
+                Err(o) => o,
+            };
+            out.push(CommandOutcome {
+                command,
+                line,
+                outcome,
+            });
+        }
+        out
+    }
+
+    /// Run a user's slash line (`/name args`, `/skill name args`, lily `/<command>`).
+    /// The arguments are the text after the command as written (`$ARGUMENTS`); for
+    /// handlers and scripts they are also parsed into flags and positionals. `/skills` is
+    /// answered as help; other built-in commands (`/help`, `/exit`, ...) fail with
+    /// `builtin_command` and plain messages with `not_a_command`, with the route as
+    /// `output`, for the host to handle.
+    pub async fn invoke(&self, line: &str, ctx: &Context) -> Outcome {
+        let started = Instant::now();
+        let snapshot = ctx
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.inner.registry.snapshot());
+        let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
+        ctx.caller = Caller::User;
+        let step = {
+            let router = Router::with_config(&snapshot, self.router_config(&ctx));
+            match router.route_user(line) {
+                Route::Slash(s) => Ok((s.invocation, s.args)),
+                other => Err(route_outcome(other)),
+            }
+        };
+        let mut outcome = match step {
+            Ok((inv, args)) => self.execute_with(&inv, args, &ctx).await,
+            Err(o) => o,
+        };
+        outcome.duration_ms = elapsed_ms(started);
+        outcome
+    }
+
+    /// The routing settings: the runtime's [`RouterConfig`] (see
+    /// [`RuntimeBuilder::router`]), under the context's profile when it names one.
+    fn router_config(&self, ctx: &Context) -> RouterConfig {
+        let mut config = self.inner.router.clone();
+        if ctx.profile.is_some() {
+            config.profile = ctx.profile.clone();
+        }
+        config
+    }
+
+    /// The routing settings [`Runtime::execute_output`] and [`Runtime::invoke`] route with.
+    pub fn router(&self) -> &RouterConfig {
+        &self.inner.router
+    }
+}
+
+/// The outcome of a route that executes nothing.
+fn route_outcome(route: Route) -> Outcome {
+    let skill = route.skill().map(str::to_owned);
+    match route {
+        Route::Help { text, .. } => {
+            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
+            o.skill = None;
+            o
+        }
+        Route::SkillList { text, .. } => {
+            let mut o = Outcome::success("", Kind::Help, serde_json::Value::String(text));
+            o.skill = None;
+            o
+        }
+        Route::Error(e) => Outcome::failure(
+            skill.as_deref(),
+            None,
+            &Error::Route {
+                code: e.code().replace('-', "_"),
+                message: e.to_string(),
+            },
+        ),
+        Route::Builtin { ref command, .. } => {
+            let mut o = Outcome::failure(None, None, &Error::BuiltinCommand(command.clone()));
+            o.output = serde_json::to_value(&route).unwrap_or_default();
+            o
+        }
+        Route::Message {
+            ref text, ref note, ..
+        } => {
+            let message = match note {
+                Some(n) => format!("{n}: {text}"),
+                None => format!("not a slash command: {text}"),
+            };
+            let mut o = Outcome::failure(None, None, &Error::NotACommand(message));
+            o.output = serde_json::to_value(&route).unwrap_or_default();
+            o
+        }
+        other => Outcome::failure(
+            skill.as_deref(),
+            None,
+            &Error::Internal(format!("unexpected route: {other:?}")),
+        ),
+    }
+}

@@ -1,0 +1,65 @@
+//! How the HTTP server behaves ([`HttpConfig`]) and its default limits.
+
+use std::time::Duration;
+
+/// Default request timeout.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time added to the runtime's script timeout to give the time limit of the
+/// endpoints that execute skills (see [`App::exec_timeout`](super::App::exec_timeout)).
+pub const DEFAULT_EXEC_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
+/// Default limit on API requests in flight.
+pub const DEFAULT_CONCURRENCY: usize = 512;
+/// Default limit on request bodies.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Default limit on open connections.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Default limit on event streams open at once (each holds a connection for as long as
+/// the client listens).
+pub const DEFAULT_MAX_EVENT_STREAMS: usize = 64;
+/// Default time a client has to send its request headers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long shutdown waits for in-flight requests.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Bearer token required on action endpoints (`None`: none required).
+    pub token: Option<String>,
+    /// Time limit of a request ([`DEFAULT_REQUEST_TIMEOUT`]); the endpoints that execute
+    /// skills get at least [`App::exec_timeout`](super::App::exec_timeout). An event stream's body is not timed.
+    pub request_timeout: Duration,
+    /// Added to the runtime's script timeout for [`App::exec_timeout`](super::App::exec_timeout)
+    /// ([`DEFAULT_EXEC_TIMEOUT_MARGIN`]).
+    pub exec_timeout_margin: Duration,
+    /// API requests in flight before new ones are shed with `503`
+    /// ([`DEFAULT_CONCURRENCY`], at least 1).
+    pub concurrency: usize,
+    /// Largest request body ([`DEFAULT_MAX_BODY_BYTES`]).
+    pub max_body_bytes: usize,
+    /// Open connections served at once ([`DEFAULT_MAX_CONNECTIONS`], at least 1).
+    pub max_connections: usize,
+    /// Event streams open at once ([`DEFAULT_MAX_EVENT_STREAMS`]); more are refused with
+    /// `503 overloaded`. 0 turns the event stream off.
+    pub max_event_streams: usize,
+    /// Time a client has to send its request headers ([`HEADER_READ_TIMEOUT`]).
+    pub header_read_timeout: Duration,
+    /// Catalog budgets by profile, used when a request gives none.
+    pub profile_budgets: std::collections::BTreeMap<String, skill_registry::Budget>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            token: None,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            exec_timeout_margin: DEFAULT_EXEC_TIMEOUT_MARGIN,
+            concurrency: DEFAULT_CONCURRENCY,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            profile_budgets: std::collections::BTreeMap::new(),
+        }
+    }
+}

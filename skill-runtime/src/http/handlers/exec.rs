@@ -1,0 +1,215 @@
+//! Routing and execution: extract, route, execute, invoke, workflows, forked tasks.
+
+use http::{Response, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use skill_registry::Caller;
+
+use super::{bad_json, engine_error};
+use crate::exec::{CommandOutcome, Outcome};
+use crate::http::app::App;
+use crate::http::response::{ApiError, Body, json_response};
+use crate::ops::Scope;
+use crate::wire;
+
+/// The body of `POST /v1/extract`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExtractBody {
+    output: String,
+}
+
+pub(super) fn extract(app: &App, body: ExtractBody) -> Result<Response<Body>, ApiError> {
+    let extraction = app.engine.extract(&body.output);
+    Ok(json_response(
+        StatusCode::OK,
+        &wire::ExtractionShape::from(&extraction),
+    ))
+}
+
+/// The body of `POST /v1/route`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RouteBody {
+    text: Option<String>,
+    output: Option<String>,
+    from: Option<String>,
+    profile: Option<String>,
+}
+
+pub(super) fn route(app: &App, body: RouteBody) -> Result<Response<Body>, ApiError> {
+    let caller = match body.from.as_deref() {
+        None | Some("model") => Caller::Model,
+        Some("user") => Caller::User,
+        Some(other) => {
+            return Err(bad_json(format!(
+                "`from` is `model` or `user`, not `{other}`"
+            )));
+        }
+    };
+    let scope = Scope {
+        caller,
+        profile: body.profile,
+    };
+    match (body.text, body.output) {
+        (Some(text), None) => Ok(json_response(
+            StatusCode::OK,
+            &app.engine.route(&text, &scope),
+        )),
+        (None, Some(output)) => Ok(json_response(
+            StatusCode::OK,
+            &app.engine.route_output(&output, &scope),
+        )),
+        _ => Err(bad_json(
+            "give exactly one of `text` (one line) and `output` (a whole model output)",
+        )),
+    }
+}
+
+/// The body of `POST /v1/execute`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExecuteBody {
+    output: Option<String>,
+    command: Option<String>,
+    profile: Option<String>,
+}
+
+/// `POST /v1/execute` with `output`.
+#[derive(Serialize)]
+struct ResultsShape<'a> {
+    results: &'a [CommandOutcome],
+}
+
+/// `POST /v1/execute` with `command`.
+#[derive(Serialize)]
+struct ExecutedShape<'a> {
+    route: &'a skill_router::Route,
+    outcome: Option<&'a Outcome>,
+}
+
+pub(super) async fn execute(app: &App, body: ExecuteBody) -> Result<Response<Body>, ApiError> {
+    let scope = Scope::model().with_profile(body.profile);
+    match (body.output, body.command) {
+        (Some(output), None) => {
+            let results = app.engine.execute_output(&output, &scope).await;
+            Ok(json_response(
+                StatusCode::OK,
+                &ResultsShape { results: &results },
+            ))
+        }
+        (None, Some(command)) => {
+            let done = app.engine.execute(&command, &scope).await;
+            Ok(json_response(
+                StatusCode::OK,
+                &ExecutedShape {
+                    route: &done.route,
+                    outcome: done.outcome.as_ref(),
+                },
+            ))
+        }
+        _ => Err(bad_json(
+            "give exactly one of `output` (a whole model output) and `command` (one line)",
+        )),
+    }
+}
+
+/// The body of `POST /v1/invoke`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InvokeBody {
+    line: String,
+    profile: Option<String>,
+}
+
+pub(super) async fn invoke(app: &App, body: InvokeBody) -> Result<Response<Body>, ApiError> {
+    let scope = Scope::user().with_profile(body.profile);
+    let outcome = app.engine.invoke(&body.line, &scope).await;
+    Ok(json_response(StatusCode::OK, &outcome))
+}
+
+pub(super) async fn workflows(
+    app: &App,
+    body: serde_json::Map<String, Value>,
+    documented: &[(&str, &str, &str)],
+) -> Result<Response<Body>, ApiError> {
+    let flags = workflow_flags(body, documented)?;
+    let outcome = app.engine.build_workflow(flags).await;
+    let status = if outcome.ok {
+        StatusCode::CREATED
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    };
+    Ok(json_response(status, &outcome))
+}
+
+/// `GET /v1/tasks`.
+#[derive(Serialize)]
+struct TasksShape {
+    tasks: Vec<crate::exec::TaskInfo>,
+}
+
+pub(super) fn tasks(app: &App) -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        &TasksShape {
+            tasks: app.engine.tasks(),
+        },
+    )
+}
+
+pub(super) fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiError> {
+    let id: u64 = id.and_then(|i| i.parse().ok()).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_task_id",
+            "a task id is a number",
+        )
+    })?;
+    let task = app.engine.task(id).map_err(|e| engine_error(&e))?;
+    Ok(json_response(StatusCode::OK, &task))
+}
+
+fn workflow_flags(
+    body: serde_json::Map<String, Value>,
+    documented: &[(&str, &str, &str)],
+) -> Result<skill_router::Flags, ApiError> {
+    use skill_router::FlagValue;
+    let mut flags = skill_router::Flags::new();
+    for (k, v) in body {
+        if !documented.iter().any(|(name, _, _)| *name == k) {
+            let names: Vec<String> = documented
+                .iter()
+                .map(|(n, _, _)| format!("`{n}`"))
+                .collect();
+            return Err(bad_json(format!(
+                "unknown field `{k}`, expected one of {}",
+                names.join(", ")
+            )));
+        }
+        let value = match v {
+            Value::String(s) => FlagValue::One(s),
+            Value::Bool(b) => FlagValue::Switch(b),
+            Value::Number(n) => FlagValue::One(n.to_string()),
+            Value::Array(items) => FlagValue::Many(
+                items
+                    .into_iter()
+                    .map(|i| match i {
+                        Value::String(s) => Ok(s),
+                        other => Err(bad_json(format!("`{k}` must hold strings, not {other}"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => {
+                return Err(bad_json(format!(
+                    "`{k}` must be a string, a boolean or a list of strings, not {other}"
+                )));
+            }
+        };
+        if matches!(value, FlagValue::Switch(false)) {
+            continue;
+        }
+        flags.insert(k, value);
+    }
+    Ok(flags)
+}

@@ -1,0 +1,164 @@
+//! Skills: health, readiness, the listing, one skill, its resources, the `get_skill`
+//! tiers, the catalog and the diagnostics.
+
+use http::header::{CONTENT_TYPE, HeaderValue};
+use http::{Response, StatusCode};
+use serde::Serialize;
+use skill_registry::{Budget, Caller, CatalogFormat};
+
+use super::{Query, bad_query, engine_error, number, scope};
+use crate::http::app::App;
+use crate::http::response::{ApiError, Body, full, json_response};
+use crate::ops::{Lookup, SkillQuery};
+use crate::wire;
+
+pub(super) fn health(app: &App) -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        &wire::HealthShape::from(&app.engine.health()),
+    )
+}
+
+pub(super) fn ready(app: &App) -> Response<Body> {
+    let ready = app.engine.ready();
+    let status = if ready.is_ready() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    json_response(status, &wire::ReadyShape::from(&ready))
+}
+
+pub(super) fn list(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
+    let all = match q.get("status").map(String::as_str) {
+        None | Some("loaded") => false,
+        Some("all") => true,
+        Some(other) => {
+            return Err(bad_query(format!(
+                "`status` is `loaded` or `all`, not `{other}`"
+            )));
+        }
+    };
+    let invocable_by = match q.get("invocable_by").map(String::as_str) {
+        None => None,
+        Some("model") => Some(Caller::Model),
+        Some("user") => Some(Caller::User),
+        Some(other) => {
+            return Err(bad_query(format!(
+                "`invocable_by` is `model` or `user`, not `{other}`"
+            )));
+        }
+    };
+    let list = app.engine.skills(&SkillQuery {
+        all,
+        layer: q.get("layer").cloned(),
+        domain: q.get("domain").cloned(),
+        invocable_by,
+        profile: q.get("profile").cloned(),
+    });
+    Ok(json_response(
+        StatusCode::OK,
+        &wire::SkillListShape::from(&list),
+    ))
+}
+
+pub(super) fn detail(app: &App, name: &str) -> Result<Response<Body>, ApiError> {
+    let shown = app.engine.show(name).map_err(|e| engine_error(&e))?;
+    Ok(json_response(
+        StatusCode::OK,
+        &wire::SkillDetailShape::from(&shown),
+    ))
+}
+
+pub(super) fn resources(app: &App, name: &str, q: &Query) -> Result<Response<Body>, ApiError> {
+    let listing = app
+        .engine
+        .resources(name, &Lookup::Disclosed(scope(q)))
+        .map_err(|e| engine_error(&e))?;
+    Ok(json_response(
+        StatusCode::OK,
+        &wire::ResourcesShape::new(name, &listing),
+    ))
+}
+
+pub(super) fn resource(
+    app: &App,
+    name: &str,
+    path: &str,
+    q: &Query,
+) -> Result<Response<Body>, ApiError> {
+    let bytes = app
+        .engine
+        .resource(name, path, &Lookup::Disclosed(scope(q)))
+        .map_err(|e| engine_error(&e))?;
+    let kind = if std::str::from_utf8(&bytes).is_ok() {
+        "text/plain; charset=utf-8"
+    } else {
+        "application/octet-stream"
+    };
+    let mut resp = Response::new(full(bytes));
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
+    Ok(resp)
+}
+
+/// `GET /v1/get_skill`.
+#[derive(Serialize)]
+struct GetSkillShape<'a> {
+    path: Option<&'a str>,
+    text: &'a str,
+}
+
+pub(super) fn get_skill(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
+    let path = q
+        .get("path")
+        .map(String::as_str)
+        .filter(|p| !p.trim().is_empty());
+    let text = app
+        .engine
+        .get_skill(path, &scope(q))
+        .map_err(|e| engine_error(&e))?;
+    Ok(json_response(
+        StatusCode::OK,
+        &GetSkillShape { path, text: &text },
+    ))
+}
+
+pub(super) fn catalog(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
+    let format = match q.get("format").map(String::as_str) {
+        None | Some("markdown") => CatalogFormat::Markdown,
+        Some("xml") => CatalogFormat::Xml,
+        Some("json") => CatalogFormat::Json,
+        Some(other) => {
+            return Err(bad_query(format!(
+                "`format` is `markdown`, `xml` or `json`, not `{other}`"
+            )));
+        }
+    };
+    let mut budget = Budget {
+        budget_chars: number(q, "budget_chars")?,
+        context_window_tokens: number(q, "context_window_tokens")?,
+        entry_cap_chars: number(q, "entry_cap_chars")?,
+    };
+    if budget.budget_chars.is_none() && budget.context_window_tokens.is_none() {
+        if let Some(b) = q
+            .get("profile")
+            .and_then(|p| app.config.profile_budgets.get(p))
+        {
+            budget.budget_chars = b.budget_chars;
+            budget.context_window_tokens = b.context_window_tokens;
+        }
+    }
+    let catalog = app.engine.catalog(format, &budget, &scope(q));
+    Ok(json_response(
+        StatusCode::OK,
+        &wire::CatalogShape::from(&catalog),
+    ))
+}
+
+pub(super) fn diagnostics(app: &App) -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        &wire::DiagnosticsShape::from(&app.engine.diagnostics()),
+    )
+}

@@ -1,0 +1,199 @@
+//! Reading requests: the endpoint for a path, the token check, query parameters and
+//! JSON bodies, each failure a clear `4xx`.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, CONTENT_TYPE};
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde::Deserialize;
+
+use super::response::{ApiError, unauthorized};
+use super::routes::{ENDPOINTS, Endpoint, matches, percent_decode};
+
+pub(crate) fn query_map(req: &Request<Incoming>) -> Result<HashMap<String, String>, ApiError> {
+    let mut map = HashMap::new();
+    for pair in req.uri().query().unwrap_or("").split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |s: &str| {
+            percent_decode(&s.replace('+', " ")).ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad_query",
+                    "the query string is not valid percent-encoded UTF-8",
+                )
+            })
+        };
+        map.insert(decode(k)?, decode(v)?);
+    }
+    Ok(map)
+}
+
+pub(crate) fn number<T: std::str::FromStr>(
+    q: &HashMap<String, String>,
+    key: &str,
+) -> Result<Option<T>, ApiError> {
+    match q.get(key) {
+        None => Ok(None),
+        Some(v) => v.trim().parse().map(Some).map_err(|_| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_query",
+                format!("`{key}` must be a non-negative integer, not `{v}`"),
+            )
+        }),
+    }
+}
+
+pub(crate) type Params = HashMap<&'static str, String>;
+
+/// The endpoint for a request, after the token check; or why not (`404`, `405`, `401`).
+pub(crate) fn find(
+    token: Option<&str>,
+    req: &Request<Incoming>,
+) -> Result<(&'static Endpoint, Params), ApiError> {
+    let path = req.uri().path();
+    let mut allowed = Vec::new();
+    for e in ENDPOINTS {
+        if let Some(params) = matches(e.path, path) {
+            if e.method == *req.method() {
+                if e.action {
+                    authorize(token, req.headers())?;
+                }
+                return Ok((e, params));
+            }
+            allowed.push(e.method.as_str());
+        }
+    }
+    if allowed.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no endpoint at {path}; see /v1/openapi.json"),
+        ));
+    }
+    Err(ApiError::method_not_allowed(path, &allowed))
+}
+
+/// The bearer token check for action endpoints.
+pub(crate) fn authorize(token: Option<&str>, headers: &http::HeaderMap) -> Result<(), ApiError> {
+    let Some(token) = token else {
+        return Ok(());
+    };
+    // Only this header: a token in the query string or a cookie is never looked at.
+    let given = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer)
+        .unwrap_or("");
+    if constant_time_eq(given.as_bytes(), token.as_bytes()) {
+        Ok(())
+    } else {
+        Err(unauthorized())
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` value; the scheme is matched in any
+/// case (RFC 7235, section 2.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+pub(crate) async fn json_body<T: for<'de> Deserialize<'de>>(
+    req: Request<Incoming>,
+    max_body_bytes: usize,
+) -> Result<T, ApiError> {
+    let is_json = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !is_json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as `Content-Type: application/json`",
+        ));
+    }
+    let bytes = read_body(req.into_body(), max_body_bytes).await?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_json",
+            format!("the body is not the JSON this endpoint expects: {e}"),
+        )
+    })
+}
+
+/// Equality of two byte strings in time independent of their content: every byte up to
+/// the longer length is compared (the shorter one padded with zeros) and the lengths'
+/// difference is folded in, with no early exit.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len().max(b.len());
+    let mut diff = a.len() ^ b.len();
+    for i in 0..n {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+/// Read a whole request body, up to `limit` bytes.
+pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the request body is over {limit} bytes"),
+        )),
+        Err(e) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_body",
+            format!("the request body could not be read: {e}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_scheme_in_any_case() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer abc"), Some("abc"));
+        assert_eq!(bearer(" BEARER   abc "), Some("abc"));
+        assert_eq!(bearer("Bearer"), None);
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearerabc"), None);
+        assert_eq!(bearer("abc"), None);
+    }
+
+    #[test]
+    fn constant_time_comparison() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"secret2", b"secret"));
+        // A prefix padded with zeros is still not equal: the lengths differ.
+        assert!(!constant_time_eq(b"secret", b"secret\0"));
+        assert!(!constant_time_eq(b"", b"\0"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(constant_time_eq(b"", b""));
+    }
+}

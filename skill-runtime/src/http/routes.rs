@@ -1,0 +1,442 @@
+//! The endpoint table: one list drives dispatch, the token check and the OpenAPI
+//! document; path templates and percent-decoding.
+
+use std::collections::HashMap;
+
+use http::Method;
+
+/// What an endpoint does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Health,
+    Ready,
+    Skills,
+    Skill,
+    Resources,
+    Resource,
+    GetSkill,
+    Catalog,
+    Search,
+    Select,
+    NotesSearch,
+    Diagnostics,
+    Schedules,
+    Extract,
+    Route,
+    Execute,
+    Invoke,
+    Workflows,
+    Tasks,
+    Task,
+    Reload,
+    Events,
+    OpenApi,
+}
+
+/// One endpoint: method, path template (`{name}` matches one segment; a trailing `{path}`
+/// matches the rest), whether it is an action (token required), and its documentation.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub method: Method,
+    pub path: &'static str,
+    pub op: Op,
+    pub action: bool,
+    pub summary: &'static str,
+    /// Query parameters: name and description.
+    pub query: &'static [(&'static str, &'static str)],
+    /// JSON body fields: name, type and description (`None`: no body).
+    pub body: Option<&'static [(&'static str, &'static str, &'static str)]>,
+}
+
+const PROFILE: (&str, &str) = ("profile", "the processing profile (profile affinity)");
+
+pub(crate) const ENDPOINTS: &[Endpoint] = &[
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/health",
+        op: Op::Health,
+        action: false,
+        summary: "Liveness: the server answers, with the snapshot generation and skill count.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/ready",
+        op: Op::Ready,
+        action: false,
+        summary: "Readiness: 200 once skills are loaded and indexed, 503 otherwise.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills",
+        op: Op::Skills,
+        action: false,
+        summary: "Skills, by name, with filters.",
+        query: &[
+            PROFILE,
+            ("layer", "only skills of this layer"),
+            ("domain", "only skills of this actions domain"),
+            (
+                "invocable_by",
+                "`model` or `user`: only skills that caller may invoke",
+            ),
+            (
+                "status",
+                "`loaded` (default) or `all` (invalid and ineligible too)",
+            ),
+        ],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills/{name}",
+        op: Op::Skill,
+        action: false,
+        summary: "One skill: metadata, body and diagnostics.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills/{name}/resources",
+        op: Op::Resources,
+        action: false,
+        summary: "A skill's files: relative path, size and kind.",
+        query: &[PROFILE],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills/{name}/resources/{path}",
+        op: Op::Resource,
+        action: false,
+        summary: "One resource's bytes, confined to the skill folder and size-capped.",
+        query: &[PROFILE],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/get_skill",
+        op: Op::GetSkill,
+        action: false,
+        summary: "The get_skill tiers (markdown-first 3.3 and 6).",
+        query: &[
+            (
+                "path",
+                "empty, a domain, domain.command, domain.all or a skill name",
+            ),
+            PROFILE,
+        ],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/catalog",
+        op: Op::Catalog,
+        action: false,
+        summary: "The catalog for the system prompt, fitted to a budget, with its report.",
+        query: &[
+            PROFILE,
+            ("format", "`markdown` (default), `xml` or `json`"),
+            ("budget_chars", "the budget in characters"),
+            (
+                "context_window_tokens",
+                "the context window; the budget is 2% of it x 4",
+            ),
+            ("entry_cap_chars", "the cap on one entry"),
+        ],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/search",
+        op: Op::Search,
+        action: false,
+        summary: "Ranked, explained skills for a query.",
+        query: &[
+            ("q", "the query text"),
+            ("limit", "most results (default 10)"),
+            PROFILE,
+        ],
+        body: None,
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/select",
+        op: Op::Select,
+        action: false,
+        summary: "Skill selection for a request (agent-skills-integration 2.3) with the disclosure tier.",
+        query: &[],
+        body: Some(&[
+            ("message", "string", "the user's request (required)"),
+            ("recent_turns", "array", "earlier turns, oldest first"),
+            ("max_skills", "integer", "most skills selected"),
+            ("profile", "string", "the processing profile"),
+            (
+                "budget_tokens",
+                "integer",
+                "token budget of the disclosed text",
+            ),
+        ]),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/notes/search",
+        op: Op::NotesSearch,
+        action: false,
+        summary: "Ranked markdown notes with highlighted snippets (when a notes folder is configured).",
+        query: &[
+            ("q", "the query text"),
+            ("limit", "most results (default 10)"),
+        ],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/diagnostics",
+        op: Op::Diagnostics,
+        action: false,
+        summary: "Every diagnostic of the current snapshot, with counts.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/schedules",
+        op: Op::Schedules,
+        action: false,
+        summary: "Scheduled skills with their next fire times.",
+        query: &[
+            ("next", "fire times per skill (default 5, at most 100)"),
+            ("tz", "IANA time zone (default UTC)"),
+        ],
+        body: None,
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/extract",
+        op: Op::Extract,
+        action: true,
+        summary: "Split model output into cmd-block commands and conversational text.",
+        query: &[],
+        body: Some(&[("output", "string", "the model output (required)")]),
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/route",
+        op: Op::Route,
+        action: true,
+        summary: "Route one line (from the model or a user), or a whole model output.",
+        query: &[],
+        body: Some(&[
+            ("text", "string", "one command line or user message"),
+            ("output", "string", "a whole model output (instead of text)"),
+            ("from", "string", "`model` (default) or `user`"),
+            ("profile", "string", "the processing profile"),
+        ]),
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/execute",
+        op: Op::Execute,
+        action: true,
+        summary: "Execute a whole model output (every cmd-block command, in order) or one command line.",
+        query: &[],
+        body: Some(&[
+            ("output", "string", "a whole model output"),
+            ("command", "string", "one command line (instead of output)"),
+            ("profile", "string", "the processing profile"),
+        ]),
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/invoke",
+        op: Op::Invoke,
+        action: true,
+        summary: "Execute a user's slash command (`/skill name args`, `/command args`, `/name args`).",
+        query: &[],
+        body: Some(&[
+            ("line", "string", "the user's line (required)"),
+            ("profile", "string", "the processing profile"),
+        ]),
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/workflows",
+        op: Op::Workflows,
+        action: true,
+        summary: "Create a workflow with workflow.build (markdown-first 9).",
+        query: &[],
+        body: Some(&[
+            ("name", "string", "the workflow's name (required)"),
+            ("description", "string", "what it does (required)"),
+            ("steps", "string", "its steps, one command per line"),
+            ("schedule", "string", "a cron expression"),
+            ("domain", "string", "the domain folder (default workflows)"),
+            (
+                "overwrite",
+                "boolean",
+                "replace an existing workflow of that name",
+            ),
+        ]),
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/tasks",
+        op: Op::Tasks,
+        action: false,
+        summary: "Forked tasks (context: fork) with their status and result.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/tasks/{id}",
+        op: Op::Task,
+        action: false,
+        summary: "One forked task.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::POST,
+        path: "/v1/reload",
+        op: Op::Reload,
+        action: true,
+        summary: "Reload every source now; returns the change set.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/events",
+        op: Op::Events,
+        action: false,
+        summary: "Server-sent events. `change`: a registry change set (the ChangeEvent schema; the SSE id is the new generation). `scheduled`: a scheduled run finished (the ScheduledEvent schema); when `outcome.requires_interpretation` is true (a template, a workflow of instructions) the host gives `outcome.output` to its model. `lagged`: `{\"missed\": n}` events this reader lost. Comment lines keep the connection alive. At most `max_event_streams` streams are open at once (503 `overloaded` beyond); streams end when the server shuts down.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/openapi.json",
+        op: Op::OpenApi,
+        action: false,
+        summary: "This API's OpenAPI 3.0 document.",
+        query: &[],
+        body: None,
+    },
+];
+
+/// Match a path against a template; returns the captured parameters.
+pub(crate) fn matches(template: &str, path: &str) -> Option<HashMap<&'static str, String>> {
+    let mut params = HashMap::new();
+    let mut t = template.trim_matches('/').split('/').peekable();
+    let mut p = path.trim_matches('/').split('/');
+    while let Some(seg) = t.next() {
+        if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            let name: &'static str = match name {
+                "name" => "name",
+                "path" => "path",
+                "id" => "id",
+                _ => return None,
+            };
+            let value = if t.peek().is_none() && name == "path" {
+                let rest: Vec<&str> = p.by_ref().collect();
+                if rest.is_empty() {
+                    return None;
+                }
+                rest.join("/")
+            } else {
+                p.next()?.to_owned()
+            };
+            let value = percent_decode(&value)?;
+            if value.is_empty() {
+                return None;
+            }
+            params.insert(name, value);
+        } else if p.next()? != seg {
+            return None;
+        }
+    }
+    p.next().is_none().then_some(params)
+}
+
+/// Decode `%XX` escapes (and, in queries, `+`); `None` when the result is not UTF-8.
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_templates() {
+        let m = matches("/v1/skills/{name}", "/v1/skills/pdf-forms").unwrap();
+        assert_eq!(m["name"], "pdf-forms");
+        assert!(matches("/v1/skills/{name}", "/v1/skills").is_none());
+        assert!(matches("/v1/skills/{name}", "/v1/skills/a/b").is_none());
+        let m = matches(
+            "/v1/skills/{name}/resources/{path}",
+            "/v1/skills/x/resources/a/b.md",
+        )
+        .unwrap();
+        assert_eq!(m["path"], "a/b.md");
+        let m = matches(
+            "/v1/skills/{name}/resources/{path}",
+            "/v1/skills/x/resources/a%2Fb%20c.md",
+        )
+        .unwrap();
+        assert_eq!(m["path"], "a/b c.md");
+        assert!(matches("/v1/skills/{name}", "/v1/skills/%ff").is_none());
+        assert!(matches("/v1/health", "/v1/health/").is_some());
+    }
+
+    #[test]
+    fn percent_decoding_edges() {
+        assert_eq!(percent_decode("a%20b").as_deref(), Some("a b"));
+        assert_eq!(percent_decode("%").as_deref(), Some("%"));
+        assert_eq!(percent_decode("%4").as_deref(), Some("%4"));
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("%00").as_deref(), Some("\0"));
+    }
+
+    #[test]
+    fn every_endpoint_is_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for e in ENDPOINTS {
+            assert!(
+                seen.insert((e.method.clone(), e.path)),
+                "{} {}",
+                e.method,
+                e.path
+            );
+            assert_eq!(
+                e.action,
+                e.method == Method::POST && e.op != Op::Select,
+                "{}",
+                e.path
+            );
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The server: accepting connections, request ids, the middleware stack (load shedding,
+//! concurrency limit), mounted services, graceful shutdown.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use http::header::HeaderValue;
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::util::BoxCloneSyncService;
+use tower::{BoxError, ServiceBuilder, ServiceExt};
+use tracing::Instrument;
+
+use super::app::{App, Mount};
+use super::config::SHUTDOWN_GRACE;
+use super::handlers;
+use super::response::{ApiError, Body};
+use crate::error::Error;
+
+/// Longest request id taken from a client.
+const MAX_REQUEST_ID: usize = 64;
+
+type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, BoxError>;
+
+/// The API stack: load shedding and the concurrency limit around the routes (which apply
+/// each endpoint's time limit themselves).
+fn api_service(app: Arc<App>) -> ApiService {
+    let concurrency = app.config.concurrency.max(1);
+    let svc = ServiceBuilder::new()
+        .load_shed()
+        .concurrency_limit(concurrency)
+        .service_fn(move |req: Request<Incoming>| {
+            let app = app.clone();
+            async move { Ok::<_, BoxError>(handlers::handle(&app, req).await) }
+        });
+    BoxCloneSyncService::new(svc)
+}
+
+/// The response for an error of the middleware stack.
+fn middleware_error(e: &BoxError) -> Response<Body> {
+    if e.is::<tower::load_shed::error::Overloaded>() {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "overloaded",
+            "too many requests in flight; retry shortly",
+        )
+    } else {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+    }
+    .into_response()
+}
+
+/// The request id: the client's when it is short and printable, else a counter.
+fn request_id(app: &App, req: &Request<Incoming>) -> String {
+    req.headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty() && v.len() <= MAX_REQUEST_ID && v.bytes().all(|b| b.is_ascii_graphic())
+        })
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("req-{}", app.next_id.fetch_add(1, Ordering::Relaxed)))
+}
+
+async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) -> Response<Body> {
+    let id = request_id(&app, &req);
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let span = tracing::info_span!("request", id = %id, method = %method, path = %path);
+    async move {
+        let started = Instant::now();
+        let mount = app.mounts.iter().find(|m| m.serves(&path)).cloned();
+        let mut resp = match mount {
+            Some(m) => serve_mounted(&app, &m, req).await,
+            None => match api.oneshot(req).await {
+                Ok(r) => r,
+                Err(e) => middleware_error(&e),
+            },
+        };
+        if let Ok(v) = HeaderValue::from_str(&id) {
+            resp.headers_mut().insert("x-request-id", v);
+        }
+        tracing::info!(
+            status = resp.status().as_u16(),
+            micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            "done"
+        );
+        resp
+    }
+    .instrument(span)
+    .await
+}
+
+/// A request to a mounted service: the token check, then the service.
+async fn serve_mounted(app: &App, mount: &Mount, req: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    if (mount.needs_token)(&parts) && !app.authorized(&parts.headers) {
+        return app.unauthorized();
+    }
+    match mount
+        .service
+        .clone()
+        .oneshot(Request::from_parts(parts, body))
+        .await
+    {
+        Ok(resp) => resp,
+        Err(never) => match never {},
+    }
+}
+
+/// Serve the API on `listener` until `shutdown` completes, then stop accepting, end the
+/// event streams, let in-flight requests finish (up to [`SHUTDOWN_GRACE`]) and return.
+pub async fn serve(
+    listener: TcpListener,
+    app: Arc<App>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), Error> {
+    let api = api_service(app.clone());
+    let graceful = GracefulShutdown::new();
+    let connections = Arc::new(Semaphore::new(app.config.max_connections.max(1)));
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = connections.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let conn_app = app.clone();
+        let api = api.clone();
+        let service = hyper::service::service_fn(move |req| {
+            let app = conn_app.clone();
+            let api = api.clone();
+            async move { Ok::<_, Infallible>(handle_request(app, api, req).await) }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(app.config.header_read_timeout)
+            .serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(peer = %peer, error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    // Event streams never finish on their own: end them so connections can close.
+    app.closing.send_replace(true);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(SHUTDOWN_GRACE) => {
+            tracing::warn!("shutdown grace period over; closing remaining connections");
+        }
+    }
+    Ok(())
+}
+
+/// Bind `addr` and return the listener and the address actually bound (port 0 picks one).
+pub async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), Error> {
+    let listener = TcpListener::bind(addr).await.map_err(|e| Error::Bind {
+        addr,
+        message: e.to_string(),
+    })?;
+    let local = listener.local_addr().map_err(|e| Error::Bind {
+        addr,
+        message: e.to_string(),
+    })?;
+    Ok((listener, local))
+}

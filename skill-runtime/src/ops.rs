@@ -1,0 +1,677 @@
+//! The engine's typed operations: the one doorway HTTP, the command line, MCP and the pack
+//! report go through.
+//!
+//! Every question a front door can ask (list, show, disclose, route, execute, search,
+//! select, schedules, diagnostics, reload, events) is one method on [`Engine`] with typed
+//! arguments and a typed answer. The routing settings are the engine's one
+//! [`RouterConfig`](skill_router::RouterConfig) (from [`EngineConfig::router`]), used the
+//! same way by `route`, `execute`, `execute_output` and `invoke`; a request's profile
+//! overrides only its profile. Wire formats (JSON shapes, status codes) are not here: see the
+//! `wire` module.
+//!
+//! [`EngineConfig::router`]: crate::EngineConfig::router
+
+use std::sync::Arc;
+
+use skill_registry::{
+    Affinity, Budget, Caller, Catalog, CatalogFormat, Disclosure, ResourceListing, Skill, Snapshot,
+    Status, closest_names,
+};
+use skill_router::{Extraction, Flags, Route, RoutedOutput, Router};
+use skill_scheduler::{DateTime, RunRecord, Tz, Utc, scheduled_skills};
+use skill_search::{Filter, Match, NoteHit, SearchRequest, SelectOptions, Selection};
+
+use crate::engine::{ChangeEvent, Engine, Event};
+use crate::error::Error;
+use crate::exec::{CommandOutcome, Context, Outcome, TaskInfo};
+
+/// Who asks, and under which profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The model (default) or a user: trigger control follows it.
+    pub caller: Caller,
+    /// The processing profile (`None`: the engine's configured one, if any).
+    pub profile: Option<String>,
+}
+
+impl Scope {
+    /// The model, under the engine's profile.
+    pub fn model() -> Self {
+        Scope::default()
+    }
+
+    /// A user, under the engine's profile.
+    pub fn user() -> Self {
+        Scope {
+            caller: Caller::User,
+            profile: None,
+        }
+    }
+
+    /// The same scope under a profile (`None` leaves it as is).
+    pub fn with_profile(mut self, profile: Option<String>) -> Self {
+        if profile.is_some() {
+            self.profile = profile;
+        }
+        self
+    }
+}
+
+/// Which skills [`Engine::skills`] lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillQuery {
+    /// Invalid, ineligible and shadowed-out entries too (default: loaded skills only).
+    pub all: bool,
+    /// Only this layer.
+    pub layer: Option<String>,
+    /// Only this actions domain.
+    pub domain: Option<String>,
+    /// Only skills this caller may invoke.
+    pub invocable_by: Option<Caller>,
+    /// Leave out skills this profile excludes.
+    pub profile: Option<String>,
+}
+
+/// The skills [`Engine::skills`] lists, by name.
+#[derive(Debug, Clone)]
+pub struct SkillList {
+    /// The snapshot generation they come from.
+    pub generation: u64,
+    /// The skills.
+    pub skills: Vec<Arc<Skill>>,
+}
+
+/// Everything a registry holds: winners, domain indexes and shadowed entries
+/// ([`Engine::entries`]).
+#[derive(Debug, Clone)]
+pub struct Entries {
+    /// The snapshot generation.
+    pub generation: u64,
+    /// The winning skill of each name, by name.
+    pub skills: Vec<Arc<Skill>>,
+    /// Domain index entries.
+    pub domains: Vec<Arc<Skill>>,
+    /// Entries a higher layer hides.
+    pub shadowed: Vec<Arc<Skill>>,
+}
+
+/// One entry in full, whatever its status ([`Engine::show`]).
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// The snapshot generation.
+    pub generation: u64,
+    /// The entry (a skill or a domain index).
+    pub skill: Arc<Skill>,
+    /// The entries of the same name and kind it hides, lowest layer first.
+    pub shadows: Vec<Arc<Skill>>,
+}
+
+/// A catalog with the generation it was built from ([`Engine::catalog`]).
+#[derive(Debug, Clone)]
+pub struct CatalogView {
+    /// The snapshot generation.
+    pub generation: u64,
+    /// The catalog and its budget report.
+    pub catalog: Catalog,
+}
+
+/// How [`Engine::resources`] and [`Engine::resource`] find the skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// As the caller may see it: loaded, available to the caller and profile.
+    Disclosed(Scope),
+    /// Any entry of that name (a skill or a domain index), whatever its status: for
+    /// inspection (`skill-server resources`).
+    Inspect,
+}
+
+/// A skill search ([`Engine::search`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchQuery {
+    /// The query text.
+    pub text: String,
+    /// Most results.
+    pub limit: usize,
+    /// Leave out skills this profile excludes.
+    pub profile: Option<String>,
+}
+
+/// Which fire times [`Engine::schedules`] lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScheduleQuery {
+    /// Fire times per skill.
+    pub next: usize,
+    /// The time zone of the listing (`None`: UTC).
+    pub timezone: Option<Tz>,
+    /// Compute fire times after this instant (`None`: now).
+    pub from: Option<DateTime<Utc>>,
+}
+
+/// One scheduled skill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleEntry {
+    /// The skill.
+    pub skill: String,
+    /// Its cron expression.
+    pub expression: String,
+    /// Its skill file.
+    pub path: std::path::PathBuf,
+    /// The time zone it fires in.
+    pub timezone: Tz,
+    /// Its next fire times.
+    pub next: Vec<DateTime<Utc>>,
+    /// The scheduler's last fire of it (a running scheduler only).
+    pub last_fire: Option<DateTime<Utc>>,
+    /// The scheduler's last finished run of it (a running scheduler only).
+    pub last_run: Option<RunRecord>,
+    /// Whether a run of it is under way (a running scheduler only).
+    pub running: bool,
+}
+
+/// Every scheduled skill with its next fire times ([`Engine::schedules`]).
+#[derive(Debug, Clone)]
+pub struct Schedules {
+    /// The snapshot generation.
+    pub generation: u64,
+    /// The time zone of the listing.
+    pub timezone: Tz,
+    /// The instant fire times follow.
+    pub from: DateTime<Utc>,
+    /// The scheduled skills, by name.
+    pub schedules: Vec<ScheduleEntry>,
+    /// The scheduler's recent runs, when the listing comes from the running scheduler.
+    pub history: Option<Vec<RunRecord>>,
+    /// Schedules that do not parse.
+    pub diagnostics: Vec<skill_format::Diagnostic>,
+}
+
+/// Every diagnostic of a snapshot, sorted by place ([`Engine::diagnostics`]).
+#[derive(Debug, Clone)]
+pub struct Diagnostics {
+    /// The snapshot generation.
+    pub generation: u64,
+    /// How many are errors.
+    pub errors: usize,
+    /// How many are warnings.
+    pub warnings: usize,
+    /// The diagnostics: the registry's, failing `## Examples` lines, lily commands the
+    /// router cannot dispatch, schedules that do not parse.
+    pub diagnostics: Vec<skill_format::Diagnostic>,
+}
+
+/// One model command routed and executed ([`Engine::execute`]).
+#[derive(Debug)]
+pub struct Executed {
+    /// Where the command went.
+    pub route: Route,
+    /// What running it gave; `None` when the route invokes nothing (help, an error).
+    pub outcome: Option<Outcome>,
+}
+
+/// One `## Examples` line of a skill ([`Engine::examples`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Example {
+    /// The skill whose section it is in.
+    pub skill: String,
+    /// The line, trimmed, as the model or a user would type it.
+    pub text: String,
+}
+
+/// Liveness ([`Engine::health`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Health {
+    /// The snapshot generation.
+    pub generation: u64,
+    /// Loaded skills.
+    pub skills: usize,
+    /// Seconds since start.
+    pub uptime_seconds: u64,
+}
+
+/// Readiness ([`Engine::ready`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readiness {
+    /// The snapshot generation.
+    pub generation: u64,
+    /// Why it is not ready (index rebuilds that failed); empty when ready.
+    pub problems: Vec<String>,
+}
+
+impl Readiness {
+    /// Whether skills are loaded and indexed.
+    pub fn is_ready(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Engine {
+    /// Liveness: generation, loaded skills, uptime.
+    pub fn health(&self) -> Health {
+        let snapshot = self.registry().snapshot();
+        Health {
+            generation: snapshot.generation(),
+            skills: snapshot.skills().count(),
+            uptime_seconds: self.uptime_seconds(),
+        }
+    }
+
+    /// Readiness: ready once no index rebuild failed.
+    pub fn ready(&self) -> Readiness {
+        Readiness {
+            generation: self.registry().snapshot().generation(),
+            problems: self.index_errors(),
+        }
+    }
+
+    /// Skills, by name, filtered.
+    pub fn skills(&self, query: &SkillQuery) -> SkillList {
+        let snapshot = self.registry().snapshot();
+        let profile = query.profile.as_deref();
+        let skills = snapshot
+            .entries()
+            .filter(|s| query.all || s.status == Status::Loaded)
+            .filter(|s| query.layer.as_ref().is_none_or(|l| &s.layer == l))
+            .filter(|s| query.domain.is_none() || s.domain == query.domain)
+            .filter(|s| match query.invocable_by {
+                None => true,
+                Some(Caller::Model) => s.model_invocable(),
+                Some(Caller::User) => s.user_invocable(),
+            })
+            .filter(|s| s.affinity(profile) != Affinity::Excluded)
+            .cloned()
+            .collect();
+        SkillList {
+            generation: snapshot.generation(),
+            skills,
+        }
+    }
+
+    /// Every `## Examples` line of every loaded skill, skills by name, lines in order.
+    pub fn examples(&self) -> Vec<Example> {
+        let snapshot = self.registry().snapshot();
+        snapshot
+            .skills()
+            .flat_map(|s| {
+                skill_format::sections::example_lines(&s.body)
+                    .into_iter()
+                    .map(|e| Example {
+                        skill: s.name.clone(),
+                        text: e.text.to_owned(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Every entry the sources load: winners, domain indexes and shadowed entries.
+    pub fn entries(&self) -> Entries {
+        let snapshot = self.registry().snapshot();
+        Entries {
+            generation: snapshot.generation(),
+            skills: snapshot.entries().cloned().collect(),
+            domains: snapshot.domains().cloned().collect(),
+            shadowed: snapshot.shadowed().to_vec(),
+        }
+    }
+
+    /// One entry (a skill or a domain index) in full, whatever its status, with the
+    /// entries it shadows. Unknown: [`Error::UnknownSkill`] with the closest names.
+    pub fn show(&self, name: &str) -> Result<Shown, Error> {
+        let snapshot = self.registry().snapshot();
+        let skill = inspect(&snapshot, name)?;
+        let shadows = snapshot
+            .shadowed()
+            .iter()
+            .filter(|h| h.name == skill.name && h.kind == skill.kind)
+            .cloned()
+            .collect();
+        Ok(Shown {
+            generation: snapshot.generation(),
+            skill,
+            shadows,
+        })
+    }
+
+    /// The `get_skill` tiers (an empty path: the domain listing). Loading one skill's
+    /// instructions counts as a use of it (search ranking), a listing does not.
+    pub fn get_skill(&self, path: Option<&str>, scope: &Scope) -> Result<String, Error> {
+        let snapshot = self.registry().snapshot();
+        let path = path.map(str::trim).filter(|p| !p.is_empty());
+        let text = self
+            .view(&snapshot, scope)
+            .get_skill(path)
+            .map_err(Error::disclosure)?;
+        if let Some(skill) = path.and_then(|p| snapshot.entry(p)) {
+            self.record_use(&skill.name);
+        }
+        Ok(text)
+    }
+
+    /// The catalog for the system prompt, fitted to a budget, with its report.
+    pub fn catalog(&self, format: CatalogFormat, budget: &Budget, scope: &Scope) -> CatalogView {
+        let snapshot = self.registry().snapshot();
+        CatalogView {
+            generation: snapshot.generation(),
+            catalog: self.view(&snapshot, scope).catalog(format, budget),
+        }
+    }
+
+    /// A skill's files: relative path, size and kind (capped; the listing says when).
+    pub fn resources(&self, name: &str, lookup: &Lookup) -> Result<ResourceListing, Error> {
+        let snapshot = self.registry().snapshot();
+        match lookup {
+            Lookup::Disclosed(scope) => self
+                .view(&snapshot, scope)
+                .resource_listing(name)
+                .map_err(Error::disclosure),
+            Lookup::Inspect => inspect(&snapshot, name)?
+                .resource_listing()
+                .map_err(Error::disclosure),
+        }
+    }
+
+    /// One resource's bytes, confined to the skill folder and size-capped.
+    pub fn resource(&self, name: &str, path: &str, lookup: &Lookup) -> Result<Vec<u8>, Error> {
+        let snapshot = self.registry().snapshot();
+        match lookup {
+            Lookup::Disclosed(scope) => self
+                .view(&snapshot, scope)
+                .read_resource(name, path)
+                .map_err(Error::disclosure),
+            Lookup::Inspect => inspect(&snapshot, name)?
+                .read_resource(path)
+                .map_err(Error::disclosure),
+        }
+    }
+
+    /// Ranked, explained skills for a query.
+    pub fn search(&self, query: &SearchQuery) -> Result<Vec<Match>, Error> {
+        self.index()?
+            .search(&SearchRequest {
+                text: &query.text,
+                recent_turns: &[],
+                limit: query.limit,
+                filter: Filter {
+                    profile: query.profile.clone(),
+                    model_invocable_only: false,
+                },
+            })
+            .map_err(|e| Error::Search(e.to_string()))
+    }
+
+    /// The skills to pre-load for a message, with the disclosure tier.
+    pub fn select(&self, message: &str, options: &SelectOptions) -> Result<Selection, Error> {
+        self.index()?
+            .select(message, options)
+            .map_err(|e| Error::Search(e.to_string()))
+    }
+
+    /// What the search index reports about the skills it indexed (trigger patterns that
+    /// do not compile, and the like); builds the index if it was deferred.
+    pub fn index_diagnostics(&self) -> Result<Vec<skill_format::Diagnostic>, Error> {
+        Ok(self.index()?.diagnostics())
+    }
+
+    /// Notes the notes index skipped, and why (empty without a notes folder).
+    pub fn notes_warnings(&self) -> Vec<String> {
+        self.notes().map(|n| n.warnings()).unwrap_or_default()
+    }
+
+    /// Ranked markdown notes with highlighted snippets; [`Error::NoNotes`] when no notes
+    /// folder is configured.
+    pub fn notes_search(&self, text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
+        let notes = self.notes().ok_or(Error::NoNotes)?;
+        notes
+            .search(text, limit)
+            .map_err(|e| Error::Search(e.to_string()))
+    }
+
+    /// Scheduled skills with their next fire times. With a running scheduler and neither a
+    /// time zone nor a start instant asked for, the scheduler's own jobs (with their last
+    /// fire, last run and the run history); otherwise computed from the skills' schedules.
+    pub fn schedules(&self, query: &ScheduleQuery) -> Schedules {
+        let snapshot = self.registry().snapshot();
+        let (jobs, diagnostics) = scheduled_skills(&snapshot);
+        let now = Utc::now();
+        if query.timezone.is_none() && query.from.is_none() {
+            if let Some(live) = self.schedule_jobs(query.next) {
+                let schedules = live
+                    .into_iter()
+                    .map(|j| {
+                        let path = snapshot
+                            .get(&j.name)
+                            .map(|s| s.path.clone())
+                            .unwrap_or_default();
+                        ScheduleEntry {
+                            skill: j.name,
+                            expression: j.expression,
+                            path,
+                            timezone: j.timezone,
+                            next: j.next,
+                            last_fire: j.last_fire,
+                            last_run: j.last_run,
+                            running: j.running,
+                        }
+                    })
+                    .collect();
+                return Schedules {
+                    generation: snapshot.generation(),
+                    timezone: Tz::UTC,
+                    from: now,
+                    schedules,
+                    history: Some(self.schedule_history().unwrap_or_default()),
+                    diagnostics,
+                };
+            }
+        }
+        let tz = query.timezone.unwrap_or(Tz::UTC);
+        let from = query.from.unwrap_or(now);
+        let schedules = jobs
+            .iter()
+            .map(|j| ScheduleEntry {
+                skill: j.skill.name.clone(),
+                expression: j.schedule.as_str().to_owned(),
+                path: j.skill.path.clone(),
+                timezone: tz,
+                next: j.schedule.upcoming(from, tz, query.next),
+                last_fire: None,
+                last_run: None,
+                running: false,
+            })
+            .collect();
+        Schedules {
+            generation: snapshot.generation(),
+            timezone: tz,
+            from,
+            schedules,
+            history: None,
+            diagnostics,
+        }
+    }
+
+    /// Every diagnostic of the current snapshot: the registry's, failing `## Examples`
+    /// lines, lily commands the router cannot dispatch, schedules that do not parse;
+    /// sorted by file, line, column and code. What `skill-server validate`, the pack report
+    /// and `/v1/diagnostics` report.
+    pub fn diagnostics(&self) -> Diagnostics {
+        let snapshot = self.registry().snapshot();
+        let diagnostics = all_diagnostics(&snapshot, self.router_config());
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        Diagnostics {
+            generation: snapshot.generation(),
+            errors,
+            warnings: diagnostics.len() - errors,
+            diagnostics,
+        }
+    }
+
+    /// Split model output into `cmd`-block commands and conversational text.
+    pub fn extract<'o>(&self, output: &'o str) -> Extraction<'o> {
+        skill_router::extract(output)
+    }
+
+    /// [`Engine::extract`] over bytes: [`skill_router::Error::InvalidUtf8`] when they are
+    /// not UTF-8.
+    pub fn extract_bytes<'o>(&self, output: &'o [u8]) -> Result<Extraction<'o>, Error> {
+        skill_router::extract_bytes(output).map_err(|e| Error::route(&e))
+    }
+
+    /// Route one line from the model or a user with the engine's routing settings.
+    pub fn route(&self, text: &str, scope: &Scope) -> Route {
+        let snapshot = self.registry().snapshot();
+        self.router(&snapshot, scope).route(text, scope.caller)
+    }
+
+    /// [`Engine::route`] over bytes (bytes that are not UTF-8 route to the router's
+    /// `invalid-utf8` error).
+    pub fn route_bytes(&self, text: &[u8], scope: &Scope) -> Route {
+        let snapshot = self.registry().snapshot();
+        self.router(&snapshot, scope)
+            .route_bytes(text, scope.caller)
+    }
+
+    /// Route every command of a whole model output, in order.
+    pub fn route_output<'o>(&self, output: &'o str, scope: &Scope) -> RoutedOutput<'o> {
+        let snapshot = self.registry().snapshot();
+        self.router(
+            &snapshot,
+            &Scope::model().with_profile(scope.profile.clone()),
+        )
+        .route_output(output)
+    }
+
+    /// Route one model command and execute it when it invokes a skill. A successful
+    /// execution counts as a use of its skill.
+    pub async fn execute(&self, command: &str, scope: &Scope) -> Executed {
+        let snapshot = self.registry().snapshot();
+        let scope = Scope::model().with_profile(scope.profile.clone());
+        let route = self.router(&snapshot, &scope).route(command, Caller::Model);
+        let outcome = match &route {
+            Route::Invoke(inv) => Some(
+                self.runtime()
+                    .execute(inv, &self.context(&scope).with_snapshot(snapshot))
+                    .await,
+            ),
+            _ => None,
+        };
+        self.record_outcomes(outcome.as_ref());
+        Executed { route, outcome }
+    }
+
+    /// Route a whole model output and execute every command in order (one failure does
+    /// not stop the rest). Successful executions count as uses.
+    pub async fn execute_output(&self, output: &str, scope: &Scope) -> Vec<CommandOutcome> {
+        let scope = Scope::model().with_profile(scope.profile.clone());
+        let results = self
+            .runtime()
+            .execute_output(output, &self.context(&scope))
+            .await;
+        self.record_outcomes(results.iter().map(|r| &r.outcome));
+        results
+    }
+
+    /// Run a user's slash line (`/skill name args`, `/command args`, `/name args`).
+    pub async fn invoke(&self, line: &str, scope: &Scope) -> Outcome {
+        let scope = Scope::user().with_profile(scope.profile.clone());
+        let outcome = self.runtime().invoke(line, &self.context(&scope)).await;
+        self.record_outcomes([&outcome]);
+        outcome
+    }
+
+    /// Create a workflow with the built-in `workflow.build` handler, as a user.
+    pub async fn build_workflow(&self, flags: Flags) -> Outcome {
+        self.runtime()
+            .build_workflow(flags, &self.context(&Scope::user()))
+            .await
+    }
+
+    /// Forked tasks (`context: fork`) with their status and result.
+    pub fn tasks(&self) -> Vec<TaskInfo> {
+        self.runtime().tasks()
+    }
+
+    /// One forked task; [`Error::UnknownTask`] when it is unknown or dropped.
+    pub fn task(&self, id: u64) -> Result<TaskInfo, Error> {
+        self.runtime().task(id).ok_or(Error::UnknownTask(id))
+    }
+
+    /// Reload every source now and return the change set. It reads the disk: from async
+    /// code, call it on a blocking thread.
+    pub fn reload(&self) -> ChangeEvent {
+        ChangeEvent::from(&self.registry().reload())
+    }
+
+    /// Every event from now on: registry changes and finished scheduled runs.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>> {
+        self.events()
+    }
+
+    fn router<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Router<'s> {
+        let mut config = self.router_config().clone();
+        if scope.profile.is_some() {
+            config.profile = scope.profile.clone();
+        }
+        Router::with_config(snapshot, config)
+    }
+
+    fn view<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Disclosure<'s> {
+        let profile = scope
+            .profile
+            .as_deref()
+            .or(self.router_config().profile.as_deref());
+        Disclosure::new(snapshot)
+            .profile(profile)
+            .caller(scope.caller)
+    }
+
+    fn context(&self, scope: &Scope) -> Context {
+        let ctx = match scope.caller {
+            Caller::User => Context::user(),
+            Caller::Model => Context::model(),
+        };
+        match scope
+            .profile
+            .clone()
+            .or_else(|| self.router_config().profile.clone())
+        {
+            Some(p) => ctx.with_profile(p),
+            None => ctx,
+        }
+    }
+}
+
+/// Any entry of that name (a skill or a domain index), whatever its status.
+fn inspect(snapshot: &Snapshot, name: &str) -> Result<Arc<Skill>, Error> {
+    let name = name.trim();
+    snapshot
+        .entry(name)
+        .or_else(|| snapshot.domain(name))
+        .cloned()
+        .ok_or_else(|| {
+            Error::disclosure(skill_registry::Error::UnknownSkill {
+                name: name.to_owned(),
+                suggestions: closest_names(
+                    name,
+                    snapshot
+                        .entries()
+                        .chain(snapshot.domains())
+                        .map(|s| s.name.as_str()),
+                ),
+            })
+        })
+}
+
+/// Every diagnostic of a snapshot (see [`Engine::diagnostics`]), sorted.
+pub(crate) fn all_diagnostics(
+    snapshot: &Snapshot,
+    router: &skill_router::RouterConfig,
+) -> Vec<skill_format::Diagnostic> {
+    let mut all = snapshot.diagnostics().to_vec();
+    all.extend(skill_router::lint_examples(snapshot));
+    all.extend_from_slice(Router::with_config(snapshot, router.clone()).diagnostics());
+    all.extend(scheduled_skills(snapshot).1);
+    all.sort_by(|a, b| {
+        (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
+    });
+    all
+}

@@ -1,0 +1,37 @@
+//! The wire: every JSON shape the engine's front doors print (HTTP under `/v1`, the command
+//! line's `--format json`) and the one table of error codes.
+//!
+//! A front door asks an [`Engine`](crate::Engine) operation, then renders the typed answer
+//! with a shape from here, so the same question gives the same JSON over HTTP and from the
+//! command line. Shapes borrow from the answers (nothing is copied into a `Value` first).
+//!
+//! ## Error codes
+//!
+//! Every error a front door reports is `{"error": {"code", "message"}}` (an execution's
+//! outcome carries the same pair in its `error`). Codes are **snake_case**, stable, and
+//! listed once in [`ERROR_CODES`] with the HTTP status they answer with; the router's own
+//! kebab-case codes (`unknown-skill`) are rendered in snake_case (`unknown_skill`). A new
+//! code is added to the table, never renamed.
+
+mod errors;
+mod shapes;
+mod text;
+
+pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
+pub use shapes::{
+    CatalogShape, DiagnosticsShape, EntryShape, ExtractionShape, HealthShape, NotesShape,
+    ReadyShape, ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape,
+    SearchShape, SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
+};
+pub use text::text_table;
+
+/// A shape as pretty JSON with a final newline (what `--format json` prints).
+pub fn pretty(value: &impl serde::Serialize) -> String {
+    match serde_json::to_string_pretty(value) {
+        Ok(mut s) => {
+            s.push('\n');
+            s
+        }
+        Err(e) => format!("{}\n", error_body("internal", &e.to_string())),
+    }
+}

@@ -1,0 +1,458 @@
+//! The JSON shapes of the engine's answers, borrowed from them.
+
+use std::path::Path;
+
+use serde::Serialize;
+use skill_format::Diagnostic;
+use skill_registry::{BudgetReport, CatalogEntry, Resource, Skill};
+use skill_router::Extraction;
+use skill_scheduler::{DateTime, RunRecord, SecondsFormat, Tz, Utc};
+use skill_search::{Match, NoteHit, TriggerHit};
+
+use crate::ops::{
+    CatalogView, Diagnostics, Health, Readiness, ScheduleEntry, Schedules, Shown, SkillList,
+};
+
+/// An instant as RFC 3339 in a zone, to the second (`Z` for UTC).
+pub fn rfc3339(t: &DateTime<Utc>, zone: Tz) -> String {
+    t.with_timezone(&zone)
+        .to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// `GET /v1/health`.
+#[derive(Debug, Serialize)]
+pub struct HealthShape {
+    status: &'static str,
+    generation: u64,
+    skills: usize,
+    uptime_seconds: u64,
+}
+
+impl From<&Health> for HealthShape {
+    fn from(h: &Health) -> Self {
+        HealthShape {
+            status: "ok",
+            generation: h.generation,
+            skills: h.skills,
+            uptime_seconds: h.uptime_seconds,
+        }
+    }
+}
+
+/// `GET /v1/ready`.
+#[derive(Debug, Serialize)]
+pub struct ReadyShape<'a> {
+    ready: bool,
+    generation: u64,
+    problems: &'a [String],
+}
+
+impl<'a> From<&'a Readiness> for ReadyShape<'a> {
+    fn from(r: &'a Readiness) -> Self {
+        ReadyShape {
+            ready: r.is_ready(),
+            generation: r.generation,
+            problems: &r.problems,
+        }
+    }
+}
+
+/// A skill as a listing shows it.
+#[derive(Debug, Serialize)]
+pub struct SkillSummaryShape<'a> {
+    name: &'a str,
+    description: &'a str,
+    dialect: &'static str,
+    layer: &'a str,
+    status: &'static str,
+    domain: Option<&'a str>,
+    model_invocable: bool,
+    user_invocable: bool,
+    schedule: Option<&'a str>,
+    path: &'a Path,
+}
+
+impl<'a> From<&'a Skill> for SkillSummaryShape<'a> {
+    fn from(s: &'a Skill) -> Self {
+        SkillSummaryShape {
+            name: &s.name,
+            description: &s.description,
+            dialect: s.dialect.as_str(),
+            layer: &s.layer,
+            status: s.status.as_str(),
+            domain: s.domain.as_deref(),
+            model_invocable: s.model_invocable(),
+            user_invocable: s.user_invocable(),
+            schedule: s.manifest.schedule.as_deref(),
+            path: &s.path,
+        }
+    }
+}
+
+/// `GET /v1/skills`.
+#[derive(Debug, Serialize)]
+pub struct SkillListShape<'a> {
+    generation: u64,
+    count: usize,
+    skills: Vec<SkillSummaryShape<'a>>,
+}
+
+impl<'a> From<&'a SkillList> for SkillListShape<'a> {
+    fn from(l: &'a SkillList) -> Self {
+        SkillListShape {
+            generation: l.generation,
+            count: l.skills.len(),
+            skills: l
+                .skills
+                .iter()
+                .map(|s| SkillSummaryShape::from(&**s))
+                .collect(),
+        }
+    }
+}
+
+/// An entry a higher layer hides.
+#[derive(Debug, Serialize)]
+struct ShadowShape<'a> {
+    layer: &'a str,
+    path: &'a Path,
+}
+
+/// `GET /v1/skills/{name}` and `show --format json`: one entry in full.
+#[derive(Debug, Serialize)]
+pub struct SkillDetailShape<'a> {
+    #[serde(flatten)]
+    summary: SkillSummaryShape<'a>,
+    body: &'a str,
+    body_line: u32,
+    allowed_tools: Option<&'a [String]>,
+    argument_hint: Option<&'a str>,
+    context: Option<&'static str>,
+    shadows: Vec<ShadowShape<'a>>,
+    diagnostics: &'a [Diagnostic],
+    generation: u64,
+}
+
+impl<'a> From<&'a Shown> for SkillDetailShape<'a> {
+    fn from(shown: &'a Shown) -> Self {
+        let s = &*shown.skill;
+        let m = &s.manifest;
+        SkillDetailShape {
+            summary: SkillSummaryShape::from(s),
+            body: &s.body,
+            body_line: s.body_line,
+            allowed_tools: m.allowed_tools.as_deref(),
+            argument_hint: m.argument_hint.as_deref(),
+            context: m.context.map(skill_format::ContextMode::as_str),
+            shadows: shown
+                .shadows
+                .iter()
+                .map(|h| ShadowShape {
+                    layer: &h.layer,
+                    path: &h.path,
+                })
+                .collect(),
+            diagnostics: &s.diagnostics,
+            generation: shown.generation,
+        }
+    }
+}
+
+/// An entry as `list` and `validate` print it.
+#[derive(Debug, Serialize)]
+pub struct EntryShape<'a> {
+    name: &'a str,
+    path: &'a Path,
+    dialect: &'static str,
+    layer: &'a str,
+    status: &'static str,
+}
+
+impl<'a> From<&'a Skill> for EntryShape<'a> {
+    fn from(s: &'a Skill) -> Self {
+        EntryShape {
+            name: &s.name,
+            path: &s.path,
+            dialect: s.dialect.as_str(),
+            layer: &s.layer,
+            status: s.status.as_str(),
+        }
+    }
+}
+
+/// `GET /v1/skills/{name}/resources` and `resources --format json`.
+#[derive(Debug, Serialize)]
+pub struct ResourcesShape<'a> {
+    skill: &'a str,
+    resources: &'a [Resource],
+    truncated: bool,
+    too_many: bool,
+    too_deep: bool,
+}
+
+impl<'a> ResourcesShape<'a> {
+    /// A skill's listing.
+    pub fn new(skill: &'a str, listing: &'a skill_registry::ResourceListing) -> Self {
+        ResourcesShape {
+            skill,
+            resources: &listing.resources,
+            truncated: listing.is_truncated(),
+            too_many: listing.too_many,
+            too_deep: listing.too_deep,
+        }
+    }
+}
+
+/// `GET /v1/catalog` and `catalog --format json`.
+#[derive(Debug, Serialize)]
+pub struct CatalogShape<'a> {
+    generation: u64,
+    format: skill_registry::CatalogFormat,
+    text: &'a str,
+    entries: &'a [CatalogEntry],
+    report: &'a BudgetReport,
+}
+
+impl<'a> From<&'a CatalogView> for CatalogShape<'a> {
+    fn from(c: &'a CatalogView) -> Self {
+        CatalogShape {
+            generation: c.generation,
+            format: c.catalog.format,
+            text: &c.catalog.text,
+            entries: &c.catalog.entries,
+            report: &c.catalog.report,
+        }
+    }
+}
+
+/// `GET /v1/diagnostics`.
+#[derive(Debug, Serialize)]
+pub struct DiagnosticsShape<'a> {
+    generation: u64,
+    errors: usize,
+    warnings: usize,
+    diagnostics: &'a [Diagnostic],
+}
+
+impl<'a> From<&'a Diagnostics> for DiagnosticsShape<'a> {
+    fn from(d: &'a Diagnostics) -> Self {
+        DiagnosticsShape {
+            generation: d.generation,
+            errors: d.errors,
+            warnings: d.warnings,
+            diagnostics: &d.diagnostics,
+        }
+    }
+}
+
+/// One ranked skill, with why it matched; the confidence rounded to two decimals.
+#[derive(Debug, Serialize)]
+pub struct SearchMatchShape<'a> {
+    name: &'a str,
+    layer: &'a str,
+    confidence: f64,
+    explicit: bool,
+    phrase: Option<&'a str>,
+    triggers: &'a [TriggerHit],
+    matched_terms: &'a [String],
+    body_terms: &'a [String],
+    reason: &'a str,
+    description: &'a str,
+    /// When the host last used the skill (a logical clock), once it has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_used: Option<u64>,
+}
+
+impl<'a> From<&'a Match> for SearchMatchShape<'a> {
+    fn from(m: &'a Match) -> Self {
+        SearchMatchShape {
+            name: &m.name,
+            layer: &m.layer,
+            confidence: (f64::from(m.confidence) * 100.0).round() / 100.0,
+            explicit: m.explicit,
+            phrase: m.phrase.as_deref(),
+            triggers: &m.triggers,
+            matched_terms: &m.matched_terms,
+            body_terms: &m.body_terms,
+            reason: &m.reason,
+            description: &m.description,
+            last_used: m.last_used,
+        }
+    }
+}
+
+/// `GET /v1/search` and `search --format json`.
+#[derive(Debug, Serialize)]
+pub struct SearchShape<'a> {
+    query: &'a str,
+    matches: Vec<SearchMatchShape<'a>>,
+}
+
+impl<'a> SearchShape<'a> {
+    /// The matches of a query.
+    pub fn new(query: &'a str, matches: &'a [Match]) -> Self {
+        SearchShape {
+            query,
+            matches: matches.iter().map(SearchMatchShape::from).collect(),
+        }
+    }
+}
+
+/// One ranked note.
+#[derive(Debug, Serialize)]
+struct NoteShape<'a> {
+    path: &'a str,
+    title: &'a str,
+    tags: &'a [String],
+    snippet: &'a str,
+}
+
+/// `GET /v1/notes/search` and `notes-search --format json`.
+#[derive(Debug, Serialize)]
+pub struct NotesShape<'a> {
+    query: &'a str,
+    notes: Vec<NoteShape<'a>>,
+}
+
+impl<'a> NotesShape<'a> {
+    /// The notes of a query.
+    pub fn new(query: &'a str, hits: &'a [NoteHit]) -> Self {
+        NotesShape {
+            query,
+            notes: hits
+                .iter()
+                .map(|h| NoteShape {
+                    path: &h.path,
+                    title: &h.title,
+                    tags: &h.tags,
+                    snippet: &h.snippet,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A scheduler run.
+#[derive(Debug, Serialize)]
+pub struct RunShape<'a> {
+    id: u64,
+    skill: &'a str,
+    scheduled: String,
+    started: String,
+    finished: Option<String>,
+    generation: u64,
+    outcome: &'static str,
+    error: Option<&'a str>,
+}
+
+impl<'a> From<&'a RunRecord> for RunShape<'a> {
+    fn from(r: &'a RunRecord) -> Self {
+        RunShape {
+            id: r.id,
+            skill: &r.name,
+            scheduled: rfc3339(&r.scheduled, Tz::UTC),
+            started: rfc3339(&r.started, Tz::UTC),
+            finished: r.finished.as_ref().map(|t| rfc3339(t, Tz::UTC)),
+            generation: r.generation,
+            outcome: r.outcome.as_str(),
+            error: match &r.outcome {
+                skill_scheduler::Outcome::Failed(m) => Some(m),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// One scheduled skill; the scheduler's fields only from a running scheduler.
+#[derive(Debug, Serialize)]
+pub struct ScheduleShape<'a> {
+    skill: &'a str,
+    expression: &'a str,
+    path: &'a Path,
+    timezone: &'static str,
+    next: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_fire: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_run: Option<RunShape<'a>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    running: bool,
+}
+
+impl<'a> ScheduleShape<'a> {
+    fn new(e: &'a ScheduleEntry, zone: Tz) -> Self {
+        ScheduleShape {
+            skill: &e.skill,
+            expression: &e.expression,
+            path: &e.path,
+            timezone: e.timezone.name(),
+            next: e.next.iter().map(|t| rfc3339(t, zone)).collect(),
+            last_fire: e.last_fire.as_ref().map(|t| rfc3339(t, zone)),
+            last_run: e.last_run.as_ref().map(RunShape::from),
+            running: e.running,
+        }
+    }
+}
+
+/// `GET /v1/schedules` and `schedules --format json`: instants in the listing's zone.
+#[derive(Debug, Serialize)]
+pub struct SchedulesShape<'a> {
+    generation: u64,
+    timezone: &'static str,
+    from: String,
+    schedules: Vec<ScheduleShape<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<Vec<RunShape<'a>>>,
+    diagnostics: &'a [Diagnostic],
+}
+
+impl<'a> From<&'a Schedules> for SchedulesShape<'a> {
+    fn from(s: &'a Schedules) -> Self {
+        SchedulesShape {
+            generation: s.generation,
+            timezone: s.timezone.name(),
+            from: rfc3339(&s.from, s.timezone),
+            schedules: s
+                .schedules
+                .iter()
+                .map(|e| ScheduleShape::new(e, s.timezone))
+                .collect(),
+            history: s
+                .history
+                .as_ref()
+                .map(|h| h.iter().map(RunShape::from).collect()),
+            diagnostics: &s.diagnostics,
+        }
+    }
+}
+
+/// An unterminated `cmd` block.
+#[derive(Debug, Serialize)]
+struct UnterminatedShape<'a> {
+    line: u32,
+    text: &'a str,
+}
+
+/// `POST /v1/extract` and `extract`: commands, text, unterminated blocks and every
+/// segment in order.
+#[derive(Debug, Serialize)]
+pub struct ExtractionShape<'a> {
+    commands: Vec<skill_router::Command<'a>>,
+    text: String,
+    unterminated: Vec<UnterminatedShape<'a>>,
+    segments: &'a [skill_router::Segment<'a>],
+}
+
+impl<'a> From<&'a Extraction<'a>> for ExtractionShape<'a> {
+    fn from(x: &'a Extraction<'a>) -> Self {
+        ExtractionShape {
+            commands: x.commands().collect(),
+            text: x.text(),
+            unterminated: x
+                .unterminated()
+                .map(|(line, text)| UnterminatedShape { line, text })
+                .collect(),
+            segments: &x.segments,
+        }
+    }
+}
