@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 pub mod builtin;
+mod door;
 mod engine;
 mod error;
 mod evals;
@@ -59,6 +60,7 @@ mod integrity;
 mod ops;
 pub mod wire;
 
+pub use door::{DoorError, MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
 pub use evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};

@@ -3,7 +3,8 @@
 //! Subcommands:
 //! - `validate` (check skill files, compiler-style or JSON, exit 1 on errors) and `list`
 //!   (what a set of layered sources loads, with shadowed entries);
-//! - `serve` (the whole engine over HTTP, JSON under `/v1`);
+//! - `serve` (the whole engine over HTTP, JSON under `/v1`, MCP at `/mcp`) and `mcp` (MCP
+//!   on standard input and output);
 //! - disclosure: `catalog` (the system-prompt catalog within a budget, the budget report on
 //!   stderr), `show` (one entry's metadata and body, whatever its status), `get-skill` (the
 //!   `get_skill` tiers) and `resources` (a skill's files, or one of them);
@@ -32,6 +33,7 @@ mod commands;
 mod disclose_cmd;
 mod eval_cmd;
 mod lock_cmd;
+mod mcp_cmd;
 mod report_cmd;
 mod route_cmd;
 mod schedule_cmd;
@@ -123,8 +125,11 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Serve the whole engine over HTTP (JSON under /v1) until SIGINT or SIGTERM.
+    /// Serve the whole engine over HTTP (JSON under /v1, MCP at /mcp) until SIGINT or
+    /// SIGTERM.
     Serve(serve_cmd::ServeArgs),
+    /// Serve the engine as an MCP server on standard input and output.
+    Mcp(mcp_cmd::McpArgs),
     /// Disclosure: `catalog`, `show`, `get-skill`, `resources`.
     #[command(flatten)]
     Disclose(disclose_cmd::Commands),
@@ -191,6 +196,7 @@ where
         ),
         Command::List { skills, format } => commands::list(&skills, format == Format::Json, out),
         Command::Serve(a) => return serve_cmd::serve(&a, out, err),
+        Command::Mcp(a) => return mcp_cmd::run(&a, err),
         Command::Disclose(c) => return disclose_cmd::run(c, out, err),
         Command::Route(c) => return route_cmd::run(c, out, err),
         Command::Search(c) => return search_cmd::run(c, out, err),

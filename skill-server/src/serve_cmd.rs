@@ -15,7 +15,7 @@ use std::time::Duration;
 use clap::Args;
 use serde::Deserialize;
 use skill_registry::{RegistryConfig, Source, WatchOptions};
-use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::http::HttpConfig;
 use skill_runtime::{Engine, EngineConfig};
 
 use crate::DialectArg;
@@ -425,7 +425,7 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             snapshot.warning_count()
         );
         let _ = out.flush();
-        let app = App::new(engine.clone(), resolved.http);
+        let app = crate::mcp_cmd::app(engine.clone(), resolved.http, local);
         skill_runtime::http::serve(listener, app, shutdown_signal())
             .await
             .map_err(|e| e.to_string())?;

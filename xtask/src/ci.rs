@@ -68,6 +68,10 @@ pub const STEPS: &[Step] = &[
     ]),
 ];
 
+/// Scripts run after the cargo step they follow in `.ci/run` (the MCP conformance suite
+/// needs the built server): (index of the step they follow, script path).
+pub const SCRIPTS: &[(usize, &str)] = &[(2, ".ci/mcp-conformance")];
+
 /// Arguments of `cargo xtask ci`.
 #[derive(Debug, Args)]
 pub struct CiArgs {
@@ -79,13 +83,16 @@ pub struct CiArgs {
 /// Run every step from the repository root; stop at the first failure with its exit code.
 pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
     if args.print {
-        for step in STEPS {
+        for (index, step) in STEPS.iter().enumerate() {
             println!("{}", step.shell());
+            for (_, script) in SCRIPTS.iter().filter(|(after, _)| *after == index) {
+                println!("bash {script}");
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
     let root = repo_root()?;
-    for step in STEPS {
+    for (index, step) in STEPS.iter().enumerate() {
         let mut cmd = cargo();
         cmd.args(step.args)
             .envs(step.env.iter().copied())
@@ -96,6 +103,17 @@ pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
             let code = code_of(status);
             eprintln!("==> failed (exit {code}): {}", describe(&cmd));
             return Ok(ExitCode::from(code));
+        }
+        for (_, script) in SCRIPTS.iter().filter(|(after, _)| *after == index) {
+            eprintln!("==> bash {script}");
+            let mut cmd = std::process::Command::new("bash");
+            cmd.arg(script).current_dir(&root);
+            let status = run_status(&mut cmd)?;
+            if !status.success() {
+                let code = code_of(status);
+                eprintln!("==> failed (exit {code}): bash {script}");
+                return Ok(ExitCode::from(code));
+            }
         }
     }
     eprintln!("==> ci passed ({} steps)", STEPS.len());
@@ -150,6 +168,26 @@ mod tests {
             })
             .collect();
         assert_eq!(cargo_lines(&script), expected, "{path}");
+    }
+
+    #[test]
+    fn ci_run_calls_each_script_right_after_its_step() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/run");
+        let script = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<&str> = script
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("cargo ") || l.starts_with("bash "))
+            .collect();
+        for (after, s) in super::SCRIPTS {
+            let step = STEPS[*after].shell();
+            let at = lines.iter().position(|l| *l == step);
+            assert_eq!(
+                at.and_then(|i| lines.get(i + 1)).copied(),
+                Some(format!("bash {s}").as_str()),
+                "{path}"
+            );
+        }
     }
 
     #[test]

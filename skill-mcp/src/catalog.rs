@@ -1,0 +1,463 @@
+//! The skills extension's view of one registry generation: every servable folder skill
+//! as a SEP-2640 entry (`skill://` URI, verbatim frontmatter, the complete file manifest
+//! with sizes and SHA-256 digests), every file by URI, and the directory tree.
+//!
+//! Built once per generation from Engine operations and shared by every request until the
+//! registry reloads. A skill that cannot be served as the extension requires (no folder
+//! of its own, a name outside the Agent Skills rules, frontmatter without `name` and
+//! `description`, or over the per-skill limits) is left out and recorded with the reason;
+//! it stays reachable through the tools.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rmcp::model::{
+    DIRECTORY_MIME_TYPE, JsonObject, Resource, Skill, SkillFrontmatter, SkillResource,
+    SkillResources,
+};
+use sha2::{Digest, Sha256};
+use skill_runtime::{Engine, SKILL_FILE, SkillSummary};
+
+/// SEP-2640 limit: files per skill, `SKILL.md` included.
+pub const MAX_FILES_PER_SKILL: usize = 512;
+/// SEP-2640 limit: total bytes of a skill's files.
+pub const MAX_BYTES_PER_SKILL: u64 = 16 * 1024 * 1024;
+/// Longest skill name (Agent Skills).
+const MAX_NAME_CHARS: usize = 64;
+/// The URI scheme skills are served under.
+pub const SCHEME: &str = "skill://";
+
+/// One file of a served skill.
+#[derive(Debug, Clone)]
+pub(crate) struct FileRef {
+    /// Index of its skill in [`Catalog::skills`].
+    pub skill: usize,
+    /// Path relative to the skill folder.
+    pub relative: String,
+    /// Its MIME type.
+    pub mime: &'static str,
+    /// Its size in bytes when the manifest was made.
+    pub size: u64,
+}
+
+/// A served skill.
+#[derive(Debug, Clone)]
+pub(crate) struct Served {
+    /// The registry's name.
+    pub name: String,
+    /// The description from the frontmatter.
+    pub description: String,
+    /// The SEP-2640 entry.
+    pub entry: Skill,
+}
+
+/// A child of a directory resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Child {
+    File,
+    Dir,
+}
+
+/// Everything the extension serves for one generation.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    /// The registry generation it was built from.
+    pub generation: u64,
+    /// Served skills, sorted by URI.
+    pub skills: Vec<Served>,
+    /// `SKILL.md` URI to index in `skills`.
+    by_uri: HashMap<String, usize>,
+    /// Every file by URI.
+    files: HashMap<String, FileRef>,
+    /// Every file URI in listing order (skills by URI, then `SKILL.md`, then paths).
+    file_order: Vec<String>,
+    /// Directory URI to its children.
+    dirs: BTreeMap<String, BTreeMap<String, Child>>,
+    /// Skills left out, with the reason.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Whether a name follows the Agent Skills rules: 1-64 of `a-z`, `0-9` and `-`, no
+/// leading, trailing or doubled hyphen.
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_CHARS
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+}
+
+/// Percent-encode one URI path segment (everything but RFC 3986 unreserved characters).
+pub(crate) fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn encode_path(path: &str) -> String {
+    path.split('/')
+        .map(encode_segment)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// `sha256:` and the lowercase hex SHA-256 of the bytes.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for b in hash {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The MIME type of a file, by extension; text without a known extension is `text/plain`.
+pub(crate) fn mime_type(relative: &str, is_text: bool) -> &'static str {
+    let ext = relative
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "md" | "markdown" => "text/markdown",
+        "txt" => "text/plain",
+        "py" => "text/x-python",
+        "sh" | "bash" => "application/x-sh",
+        "js" | "mjs" => "text/javascript",
+        "ts" => "text/x-typescript",
+        "json" => "application/json",
+        "yaml" | "yml" => "application/yaml",
+        "toml" => "application/toml",
+        "html" | "htm" => "text/html",
+        "css" => "text/css",
+        "csv" => "text/csv",
+        "xml" => "application/xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        "pdf" => "application/pdf",
+        _ if is_text => "text/plain",
+        _ => "application/octet-stream",
+    }
+}
+
+/// The frontmatter of a `SKILL.md` as a JSON object, exactly as written (every field).
+pub(crate) fn frontmatter_json(bytes: &[u8]) -> Result<JsonObject, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "SKILL.md is not UTF-8".to_owned())?;
+    let doc = skill_format::split(text)
+        .map_err(|e| format!("the frontmatter opened on line {} is never closed", e.line))?;
+    let fm = doc
+        .frontmatter
+        .ok_or_else(|| "SKILL.md has no frontmatter".to_owned())?;
+    let yaml: serde_yaml::Value =
+        serde_yaml::from_str(fm.text).map_err(|e| format!("frontmatter is not YAML: {e}"))?;
+    match serde_json::to_value(yaml) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err("frontmatter is not a mapping".to_owned()),
+        Err(e) => Err(format!("frontmatter has no JSON form: {e}")),
+    }
+}
+
+/// The `skill://` path of a folder skill: the folder's parent segments, then the name.
+fn skill_path(folder: &str, name: &str) -> String {
+    let mut segments: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
+    segments.pop();
+    let mut path: String = segments
+        .iter()
+        .map(|s| encode_segment(s))
+        .collect::<Vec<_>>()
+        .join("/");
+    if !path.is_empty() {
+        path.push('/');
+    }
+    path.push_str(&encode_segment(name));
+    path
+}
+
+impl Catalog {
+    /// Build the catalog of everything the profile may see.
+    pub fn build(engine: &Engine, profile: Option<&str>) -> Catalog {
+        let generation = engine.generation();
+        let mut catalog = Catalog {
+            generation,
+            ..Catalog::default()
+        };
+        let mut served: Vec<(Served, Vec<(String, FileRef)>)> = Vec::new();
+        for summary in engine.visible_skills(profile) {
+            match serve_one(engine, profile, &summary) {
+                Ok(one) => served.push(one),
+                Err(reason) => catalog.skipped.push((summary.name, reason)),
+            }
+        }
+        served.sort_by(|a, b| a.0.entry.uri.cmp(&b.0.entry.uri));
+        for (index, (skill, files)) in served.into_iter().enumerate() {
+            let root = skill
+                .entry
+                .uri
+                .strip_suffix(&format!("/{SKILL_FILE}"))
+                .unwrap_or(&skill.entry.uri)
+                .to_owned();
+            catalog.by_uri.insert(skill.entry.uri.clone(), index);
+            catalog.add_ancestors(&root);
+            for (uri, mut file) in files {
+                file.skill = index;
+                catalog.add_file_dirs(&root, &file.relative);
+                catalog.file_order.push(uri.clone());
+                catalog.files.insert(uri, file);
+            }
+            catalog.skills.push(skill);
+        }
+        catalog
+    }
+
+    /// Register the prefix directories above a skill root (`skill://a`, `skill://a/b`).
+    fn add_ancestors(&mut self, root: &str) {
+        let path = root.strip_prefix(SCHEME).unwrap_or(root);
+        let mut current = String::from(SCHEME);
+        for (i, seg) in path.split('/').enumerate() {
+            let child = if i == 0 {
+                format!("{SCHEME}{seg}")
+            } else {
+                format!("{current}/{seg}")
+            };
+            if i > 0 {
+                self.dirs
+                    .entry(current.clone())
+                    .or_default()
+                    .insert(child.clone(), Child::Dir);
+            }
+            self.dirs.entry(child.clone()).or_default();
+            current = child;
+        }
+    }
+
+    /// Register a file under its skill root and the folders between.
+    fn add_file_dirs(&mut self, root: &str, relative: &str) {
+        let mut parent = root.to_owned();
+        let segments: Vec<&str> = relative.split('/').collect();
+        for (i, seg) in segments.iter().enumerate() {
+            let uri = format!("{parent}/{}", encode_segment(seg));
+            let last = i + 1 == segments.len();
+            self.dirs
+                .entry(parent.clone())
+                .or_default()
+                .insert(uri.clone(), if last { Child::File } else { Child::Dir });
+            if !last {
+                self.dirs.entry(uri.clone()).or_default();
+            }
+            parent = uri;
+        }
+    }
+
+    /// The served skill whose `SKILL.md` has this URI.
+    pub fn skill(&self, uri: &str) -> Option<&Served> {
+        self.by_uri.get(uri).map(|&i| &self.skills[i])
+    }
+
+    /// The file at this URI.
+    pub fn file(&self, uri: &str) -> Option<&FileRef> {
+        self.files.get(uri)
+    }
+
+    /// How many files the catalog serves.
+    pub fn file_count(&self) -> usize {
+        self.file_order.len()
+    }
+
+    /// Resource metadata of a file (`SKILL.md` carries the skill's name and description).
+    pub fn resource(&self, uri: &str) -> Option<Resource> {
+        let file = self.files.get(uri)?;
+        let skill = &self.skills[file.skill];
+        let resource = if file.relative == SKILL_FILE {
+            Resource::new(uri, skill.name.clone()).with_description(skill.description.clone())
+        } else {
+            let name = file.relative.rsplit('/').next().unwrap_or(&file.relative);
+            Resource::new(uri, name.to_owned())
+        };
+        Some(resource.with_mime_type(file.mime).with_size(file.size))
+    }
+
+    /// File URIs in listing order, from `start`, at most `count`.
+    pub fn file_uris(&self, start: usize, count: usize) -> &[String] {
+        let end = start.saturating_add(count).min(self.file_order.len());
+        self.file_order.get(start..end).unwrap_or(&[])
+    }
+
+    /// The direct children of a directory resource, or `None` when the URI is not one.
+    pub fn directory(&self, uri: &str) -> Option<Vec<Resource>> {
+        let children = self.dirs.get(uri)?;
+        Some(
+            children
+                .iter()
+                .filter_map(|(child, kind)| match kind {
+                    Child::File => self.resource(child),
+                    Child::Dir => {
+                        let name = child.rsplit('/').next().unwrap_or(child);
+                        Some(
+                            Resource::new(child, name.to_owned())
+                                .with_mime_type(DIRECTORY_MIME_TYPE),
+                        )
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// One skill's entry and files, or why it cannot be served.
+fn serve_one(
+    engine: &Engine,
+    profile: Option<&str>,
+    summary: &SkillSummary,
+) -> Result<(Served, Vec<(String, FileRef)>), String> {
+    let folder = summary
+        .folder
+        .as_deref()
+        .ok_or("not a folder skill (an actions file, a domain index or a note)")?;
+    if !valid_name(&summary.name) {
+        return Err(format!(
+            "`{}` is not an Agent Skills name (a-z, 0-9 and single inner hyphens, at most {MAX_NAME_CHARS})",
+            summary.name
+        ));
+    }
+    let listing = engine
+        .skill_files(&summary.name, profile)
+        .map_err(|e| e.to_string())?;
+    if listing.truncated || listing.paths.len() > MAX_FILES_PER_SKILL {
+        return Err(format!(
+            "more than {MAX_FILES_PER_SKILL} files (the extension's per-skill limit)"
+        ));
+    }
+    let skill_path = skill_path(folder, &summary.name);
+    let skill_uri = format!("{SCHEME}{skill_path}/{SKILL_FILE}");
+    let mut files = Vec::with_capacity(listing.paths.len());
+    let mut manifest = Vec::with_capacity(listing.paths.len());
+    let mut total: u64 = 0;
+    let mut frontmatter = None;
+    for relative in &listing.paths {
+        let bytes = engine
+            .read_skill_file(&summary.name, profile, relative)
+            .map_err(|e| format!("{relative}: {e}"))?;
+        total = total.saturating_add(bytes.len() as u64);
+        if total > MAX_BYTES_PER_SKILL {
+            return Err(format!(
+                "over {MAX_BYTES_PER_SKILL} bytes (the extension's per-skill limit)"
+            ));
+        }
+        if relative == SKILL_FILE {
+            frontmatter = Some(frontmatter_json(&bytes)?);
+        }
+        let uri = format!("{SCHEME}{skill_path}/{}", encode_path(relative));
+        let size = bytes.len() as u64;
+        manifest.push(SkillResource::new(uri.clone(), digest(&bytes), size));
+        let is_text = std::str::from_utf8(&bytes).is_ok();
+        files.push((
+            uri,
+            FileRef {
+                skill: 0,
+                relative: relative.clone(),
+                mime: mime_type(relative, is_text),
+                size,
+            },
+        ));
+    }
+    let mut fields = frontmatter.ok_or("no SKILL.md")?;
+    let name = match fields.remove("name") {
+        Some(serde_json::Value::String(n)) if n == summary.name => n,
+        Some(serde_json::Value::String(n)) => {
+            return Err(format!(
+                "frontmatter name `{n}` differs from the name it is served under"
+            ));
+        }
+        _ => return Err("frontmatter has no `name` string".to_owned()),
+    };
+    let description = match fields.remove("description") {
+        Some(serde_json::Value::String(d)) if !d.trim().is_empty() => d,
+        _ => return Err("frontmatter has no `description` string".to_owned()),
+    };
+    let mut fm = SkillFrontmatter::new(name.clone(), description.clone());
+    fm.extra = fields;
+    let entry = Skill::new(skill_uri, fm, SkillResources::Files(manifest));
+    Ok((
+        Served {
+            name,
+            description,
+            entry,
+        },
+        files,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_agent_skills_rules_at_their_edges() {
+        assert!(valid_name("a"));
+        assert!(valid_name(&"a".repeat(MAX_NAME_CHARS)));
+        assert!(!valid_name(&"a".repeat(MAX_NAME_CHARS + 1)));
+        for bad in ["", "-a", "a-", "a--b", "A", "a_b", "a.b", "é"] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn segments_are_percent_encoded_outside_the_unreserved_set() {
+        assert_eq!(encode_segment("a-b_c.d~e"), "a-b_c.d~e");
+        assert_eq!(encode_segment("my notes"), "my%20notes");
+        assert_eq!(encode_segment("é"), "%C3%A9");
+        assert_eq!(encode_path("refs/my notes.md"), "refs/my%20notes.md");
+    }
+
+    #[test]
+    fn skill_paths_keep_the_parent_folders_and_end_in_the_name() {
+        assert_eq!(
+            skill_path("data/csv-cleanup", "csv-cleanup"),
+            "data/csv-cleanup"
+        );
+        assert_eq!(skill_path("pdf", "pdf-forms"), "pdf-forms");
+        assert_eq!(skill_path("", "solo"), "solo");
+        assert_eq!(skill_path("a b/x", "x"), "a%20b/x");
+    }
+
+    #[test]
+    fn digest_is_sha256_in_lowercase_hex() {
+        assert_eq!(
+            digest(b""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn frontmatter_keeps_every_field_as_written() {
+        let text = "---\nname: a\ndescription: d\nmetadata:\n  version: \"1.0\"\nx-custom: [1, true]\n---\nbody\n";
+        let fm = frontmatter_json(text.as_bytes()).unwrap_or_default();
+        assert_eq!(fm.get("name"), Some(&serde_json::json!("a")));
+        assert_eq!(
+            fm.get("metadata"),
+            Some(&serde_json::json!({"version": "1.0"}))
+        );
+        assert_eq!(fm.get("x-custom"), Some(&serde_json::json!([1, true])));
+        assert!(frontmatter_json(b"no frontmatter").is_err());
+        assert!(frontmatter_json(b"---\n- a list\n---\n").is_err());
+        assert!(frontmatter_json(b"---\nname: a\n").is_err());
+    }
+
+    #[test]
+    fn mime_types_by_extension_and_content() {
+        assert_eq!(mime_type("SKILL.md", true), "text/markdown");
+        assert_eq!(mime_type("scripts/run.sh", true), "application/x-sh");
+        assert_eq!(mime_type("LICENSE", true), "text/plain");
+        assert_eq!(mime_type("blob", false), "application/octet-stream");
+    }
+}

@@ -1,0 +1,106 @@
+//! `skill-mcp`: the skills engine as a Model Context Protocol server, built on the
+//! official Rust SDK (`rmcp`).
+//!
+//! One more door over [`skill_runtime::Engine`]: every answer comes from an Engine
+//! operation, the same ones HTTP and the CLI call. It serves
+//!
+//! - the skills extension (SEP-2640, `io.modelcontextprotocol/skills` with
+//!   `directoryRead`): `skills/list` (paginated, entries never split), `skills/get`,
+//!   `resources/read` for every file of every served skill, `resources/directory/read`,
+//!   `skill://<path>/SKILL.md` URIs ending in the skill's name, the frontmatter exactly as
+//!   written, and each file's size and `sha256:` digest over the bytes served;
+//! - tools (`get_skill`, `load_skill`, `use_skill`, `search_skills`, `select_skills`,
+//!   `route`, `execute`) and user-invocable skills as prompts;
+//! - `notifications/resources/list_changed` (and prompts) when the registry reloads: to a
+//!   session's peer, and to `subscriptions/listen` on protocol 2026-07-28.
+//!
+//! Transports: [`serve_stdio`] (a host starts `skill-server mcp` as a subprocess) and,
+//! with the `http` feature, [`http_service`], a tower service for streamable HTTP that the
+//! server mounts at `/mcp` beside `/v1`.
+
+#![deny(missing_docs)]
+
+mod catalog;
+mod server;
+mod tools;
+
+use std::sync::Arc;
+
+use skill_runtime::Engine;
+
+pub use catalog::{MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, SCHEME};
+pub use server::{CACHE_TTL, McpConfig, RESOURCES_PAGE_SIZE, SKILLS_PAGE_SIZE, SkillsServer};
+pub use tools::MAX_SEARCH_LIMIT;
+
+/// Why the MCP server stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The client could not be served (the handshake or the transport failed).
+    #[error("MCP session failed: {0}")]
+    Session(String),
+}
+
+/// Serve MCP over this process's standard input and output until the client closes it.
+pub async fn serve_stdio(engine: Arc<Engine>, config: McpConfig) -> Result<(), Error> {
+    use rmcp::ServiceExt;
+    let server = SkillsServer::new(engine, config);
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Error::Session(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| Error::Session(e.to_string()))
+}
+
+/// The streamable HTTP service type [`http_service`] returns.
+#[cfg(feature = "http")]
+pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpService<
+    SkillsServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+>;
+
+/// MCP over streamable HTTP (protocol 2026-07-28, stateless; clients on 2025-11-25 get a
+/// session), as a tower service for any path prefix. `allowed_hosts` is the `Host`
+/// allowlist (DNS-rebinding protection): empty keeps the SDK's loopback-only default.
+#[cfg(feature = "http")]
+pub fn http_service(
+    engine: Arc<Engine>,
+    config: McpConfig,
+    allowed_hosts: Vec<String>,
+) -> HttpService {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let server = SkillsServer::new(engine, config);
+    let mut http = StreamableHttpServerConfig::default();
+    http.legacy_session_mode = true;
+    http.json_response = true;
+    if !allowed_hosts.is_empty() {
+        http.allowed_hosts = allowed_hosts;
+    }
+    StreamableHttpService::new(move || Ok(server.clone()), Default::default(), http)
+}
+
+/// [`http_service`] as a [`skill_runtime::http::MountedService`], to mount at `/mcp` with
+/// [`skill_runtime::http::Mounts::mount`]: the same listener, request ids and token rules as
+/// `/v1`.
+#[cfg(feature = "http")]
+pub fn http_mounted(
+    engine: Arc<Engine>,
+    config: McpConfig,
+    allowed_hosts: Vec<String>,
+) -> skill_runtime::http::MountedService {
+    use http_body_util::BodyExt;
+    let service = http_service(engine, config, allowed_hosts);
+    tower::util::BoxCloneSyncService::new(tower::service_fn(move |req| {
+        let service = service.clone();
+        async move {
+            let response = service.handle(req).await;
+            Ok::<_, std::convert::Infallible>(response.map(|body| body.boxed_unsync()))
+        }
+    }))
+}

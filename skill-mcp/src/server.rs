@@ -1,0 +1,461 @@
+//! The MCP server handler: capabilities, the skills extension (`skills/list`,
+//! `skills/get`, `resources/read`, `resources/directory/read`), resources, tools, prompts
+//! and change notifications, each answered from the catalog or an Engine operation.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role,
+    ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData, ServerHandler};
+use skill_runtime::{Engine, Event};
+
+use crate::catalog::Catalog;
+use crate::tools;
+
+/// Skills per `skills/list` page (an entry is never split across pages).
+pub const SKILLS_PAGE_SIZE: usize = 100;
+/// Resources per `resources/list` and `resources/directory/read` page.
+pub const RESOURCES_PAGE_SIZE: usize = 500;
+/// How long a host may treat a listing, entry or file as current (the server also
+/// announces every change with `notifications/resources/list_changed`).
+pub const CACHE_TTL: Duration = Duration::from_secs(60);
+
+/// Settings of one MCP server.
+#[derive(Debug, Clone, Default)]
+pub struct McpConfig {
+    /// The profile whose view is served (affinity exclusions, tools); `None`: no profile.
+    pub profile: Option<String>,
+}
+
+/// The engine as an MCP server. Cheap to clone: clones share the engine and the catalog.
+#[derive(Clone)]
+pub struct SkillsServer {
+    engine: Arc<Engine>,
+    config: Arc<McpConfig>,
+    catalog: Arc<Mutex<Option<Arc<Catalog>>>>,
+}
+
+impl std::fmt::Debug for SkillsServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillsServer")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn invalid_cursor(cursor: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("`{cursor}` is not a cursor this server gave out"),
+        None,
+    )
+}
+
+/// The offset a cursor stands for (cursors are offsets in decimal).
+fn offset(request: Option<&PaginatedRequestParams>) -> Result<usize, ErrorData> {
+    match request.and_then(|r| r.cursor.as_deref()) {
+        None => Ok(0),
+        Some(c) => c.parse().map_err(|_| invalid_cursor(c)),
+    }
+}
+
+fn next_cursor(end: usize, total: usize) -> Option<String> {
+    (end < total).then(|| end.to_string())
+}
+
+fn ttl_ms() -> u64 {
+    u64::try_from(CACHE_TTL.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl SkillsServer {
+    /// A server over the engine.
+    pub fn new(engine: Arc<Engine>, config: McpConfig) -> Self {
+        SkillsServer {
+            engine,
+            config: Arc::new(config),
+            catalog: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The engine it serves.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub(crate) fn profile(&self) -> Option<&str> {
+        self.config.profile.as_deref()
+    }
+
+    /// The catalog of the current generation (built on first use after a reload).
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        let generation = self.engine.generation();
+        let mut slot = match self.catalog.lock() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(c) = slot.as_ref().filter(|c| c.generation == generation) {
+            return c.clone();
+        }
+        let built = Arc::new(Catalog::build(&self.engine, self.profile()));
+        for (name, reason) in &built.skipped {
+            tracing::debug!(skill = %name, %reason, "not served over the skills extension");
+        }
+        *slot = Some(built.clone());
+        built
+    }
+
+    /// Number of skills and files the extension serves now (for benches and logs).
+    pub fn served_counts(&self) -> (usize, usize) {
+        let c = self.catalog();
+        (c.skills.len(), c.file_count())
+    }
+
+    /// Skills the extension leaves out now, each with the reason.
+    pub fn skipped(&self) -> Vec<(String, String)> {
+        self.catalog().skipped.clone()
+    }
+
+    fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        let catalog = self.catalog();
+        let not_found = || {
+            ErrorData::invalid_params(
+                format!("no resource is served at {uri}"),
+                Some(serde_json::json!({ "uri": uri })),
+            )
+        };
+        let file = catalog.file(uri).ok_or_else(not_found)?;
+        let skill = &catalog.skills[file.skill];
+        let bytes = self
+            .engine
+            .read_skill_file(&skill.name, self.profile(), &file.relative)
+            .map_err(|e| ErrorData::internal_error(format!("cannot read {uri}: {e}"), None))?;
+        let contents = match String::from_utf8(bytes) {
+            Ok(text) => ResourceContents::text(text, uri),
+            Err(e) => ResourceContents::blob(base64_encode(e.as_bytes()), uri),
+        };
+        let mut result = ReadResourceResult::new(vec![contents.with_mime_type(file.mime)]);
+        result.ttl_ms = Some(ttl_ms());
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    fn prompts(&self) -> Vec<Prompt> {
+        self.engine
+            .visible_skills(self.profile())
+            .into_iter()
+            .filter(|s| s.user_invocable)
+            .map(|s| {
+                let arguments = s.argument_hint.map(|hint| {
+                    vec![
+                        PromptArgument::new(tools::PROMPT_ARGUMENT)
+                            .with_description(format!("Arguments: {hint}"))
+                            .with_required(false),
+                    ]
+                });
+                // A prompt always has a description (hosts show it in their menus).
+                let description = if s.description.trim().is_empty() {
+                    format!("Run the {} skill", s.name)
+                } else {
+                    s.description
+                };
+                Prompt::new(s.name, Some(description), arguments)
+            })
+            .collect()
+    }
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding (binary resources travel as `blob`).
+fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(BASE64[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+impl ServerHandler for SkillsServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_tools()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_skills_with_directory_read()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                "skills-engine",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "Skills served by the skills engine. Hosts: skills/list gives every skill's \
+                 manifest; read files with resources/read. Models: get_skill, load_skill, \
+                 use_skill, search_skills and select_skills are tools.",
+            )
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let start = offset(request.as_ref())?;
+        let catalog = self.catalog();
+        let total = catalog.skills.len();
+        if start > total {
+            return Err(invalid_cursor(&start.to_string()));
+        }
+        let end = (start + SKILLS_PAGE_SIZE).min(total);
+        let skills = catalog.skills[start..end]
+            .iter()
+            .map(|s| s.entry.clone())
+            .collect();
+        let mut result = ListSkillsResult::with_all_items(skills);
+        result.next_cursor = next_cursor(end, total);
+        result.ttl_ms = Some(ttl_ms());
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let catalog = self.catalog();
+        let skill = catalog.skill(&request.uri).ok_or_else(|| {
+            ErrorData::invalid_params(format!("no skill is served at {}", request.uri), None)
+        })?;
+        Ok(GetSkillResult::new(skill.entry.clone())
+            .with_ttl_ms(ttl_ms())
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let catalog = self.catalog();
+        let children = catalog.directory(&request.uri).ok_or_else(|| {
+            ErrorData::invalid_params(format!("{} is not a directory resource", request.uri), None)
+        })?;
+        let start = match request.cursor.as_deref() {
+            None => 0,
+            Some(c) => c.parse().map_err(|_| invalid_cursor(c))?,
+        };
+        if start > children.len() {
+            return Err(invalid_cursor(&start.to_string()));
+        }
+        let end = (start + RESOURCES_PAGE_SIZE).min(children.len());
+        let mut result = ListResourcesResult::with_all_items(children[start..end].to_vec());
+        result.next_cursor = next_cursor(end, children.len());
+        Ok(result)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let start = offset(request.as_ref())?;
+        let catalog = self.catalog();
+        let total = catalog.file_count();
+        if start > total {
+            return Err(invalid_cursor(&start.to_string()));
+        }
+        let resources = catalog
+            .file_uris(start, RESOURCES_PAGE_SIZE)
+            .iter()
+            .filter_map(|uri| catalog.resource(uri))
+            .collect();
+        let end = (start + RESOURCES_PAGE_SIZE).min(total);
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next_cursor(end, total);
+        result.ttl_ms = Some(ttl_ms());
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read(&request.uri).map(Into::into)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut result = ListToolsResult::with_all_items(tools::definitions());
+        result.ttl_ms = Some(ttl_ms());
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        tools::call(self, &request.name, request.arguments.unwrap_or_default())
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let mut result = ListPromptsResult::with_all_items(self.prompts());
+        result.ttl_ms = Some(ttl_ms());
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let arguments = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get(tools::PROMPT_ARGUMENT))
+            .and_then(|v| v.as_str());
+        let text = self
+            .engine
+            .prompt_text(&request.name, arguments, self.profile())
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let summary = self
+            .engine
+            .skill_summary(&request.name, self.profile())
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description(summary.description)
+                .into(),
+        )
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut events = self.engine.events();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                event = events.recv() => match event {
+                    Ok(e) if matches!(*e, Event::Change(_)) => {
+                        for n in change_notifications() {
+                            // A category the listener did not ask for is refused; skip it.
+                            let _ = context.sink().send(n).await;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        for n in change_notifications() {
+                            let _ = context.sink().send(n).await;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                }
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session (stdio, or HTTP on 2025-11-25) hears of every reload.
+        let mut events = self.engine.events();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(e) if !matches!(*e, Event::Change(_)) => continue,
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        if peer.notify_resource_list_changed().await.is_err()
+                            || peer.notify_prompt_list_changed().await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+}
+
+fn change_notifications() -> [ServerNotification; 2] {
+    [
+        ServerNotification::ResourceListChangedNotification(Default::default()),
+        ServerNotification::PromptListChangedNotification(Default::default()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_4648_vectors() {
+        for (input, expected) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64_encode(input.as_bytes()), expected);
+        }
+    }
+
+    #[test]
+    fn cursors_are_offsets_and_anything_else_is_invalid_params() {
+        let mut p = PaginatedRequestParams::default();
+        assert_eq!(offset(Some(&p)).ok(), Some(0));
+        p.cursor = Some("200".into());
+        assert_eq!(offset(Some(&p)).ok(), Some(200));
+        p.cursor = Some("x".into());
+        let e = offset(Some(&p)).err().map(|e| e.code);
+        assert_eq!(e, Some(rmcp::model::ErrorCode::INVALID_PARAMS));
+        assert_eq!(next_cursor(100, 100), None);
+        assert_eq!(next_cursor(100, 101).as_deref(), Some("100"));
+    }
+}

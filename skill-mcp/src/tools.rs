@@ -1,0 +1,235 @@
+//! The engine's operations as MCP tools: `get_skill` (the four tiers), `load_skill`,
+//! `use_skill` (arguments; `context: fork` gives a task id), `search_skills`,
+//! `select_skills` (the selection JSON), `route` and `execute` (```` ```cmd ```` blocks of
+//! model output). Each calls one Engine operation; a failure the model can act on is a
+//! tool error result, an unknown tool or malformed arguments are `-32602`.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use crate::server::SkillsServer;
+
+/// The prompt argument that carries a skill's `$ARGUMENTS`.
+pub const PROMPT_ARGUMENT: &str = "arguments";
+/// Results `search_skills` returns when the call does not say.
+const DEFAULT_SEARCH_LIMIT: usize = 10;
+/// Most results `search_skills` returns.
+pub const MAX_SEARCH_LIMIT: usize = 100;
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn tool(name: &'static str, description: &'static str, input: Value, read_only: bool) -> Tool {
+    Tool::new(name, description, schema(input)).with_annotations(
+        ToolAnnotations::new()
+            .read_only(read_only)
+            .destructive(false),
+    )
+}
+
+/// Every tool the server offers.
+pub fn definitions() -> Vec<Tool> {
+    let string = json!({ "type": "string" });
+    vec![
+        tool(
+            "get_skill",
+            "Progressive disclosure: no path lists every domain and skill; `email` gives a domain's overview or a skill; `email.send` one skill; `email.all` every skill of a domain.",
+            json!({ "type": "object", "properties": { "path": { "type": "string", "description": "A dot path: domain, domain.skill, domain.all or a skill name" } } }),
+            true,
+        ),
+        tool(
+            "load_skill",
+            "Load one skill's full instructions by name.",
+            json!({ "type": "object", "properties": { "name": string }, "required": ["name"] }),
+            true,
+        ),
+        tool(
+            "use_skill",
+            "Use a skill with arguments: a template returns its instructions with the arguments substituted; a `context: fork` skill starts a background task and returns its id.",
+            json!({ "type": "object", "properties": { "name": string, "arguments": { "type": "string", "description": "Replaces $ARGUMENTS in the skill" } }, "required": ["name"] }),
+            false,
+        ),
+        tool(
+            "search_skills",
+            "Rank skills for a query (name, description, triggers and body).",
+            json!({ "type": "object", "properties": { "query": string, "limit": { "type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT } }, "required": ["query"] }),
+            true,
+        ),
+        tool(
+            "select_skills",
+            "Choose the skills to load for a user message: selected_skills with confidence and reason, no_skill_needed, and the disclosure tier.",
+            json!({ "type": "object", "properties": { "message": string, "recent_turns": { "type": "array", "items": string }, "max_skills": { "type": "integer", "minimum": 1 } }, "required": ["message"] }),
+            true,
+        ),
+        tool(
+            "route",
+            "Route the ```cmd blocks of model output to skills without running anything: each command's route, and the reply text outside the blocks.",
+            json!({ "type": "object", "properties": { "output": string }, "required": ["output"] }),
+            true,
+        ),
+        tool(
+            "execute",
+            "Execute every command in the ```cmd blocks of model output, in order; each result is reported.",
+            json!({ "type": "object", "properties": { "output": string }, "required": ["output"] }),
+            false,
+        ),
+    ]
+}
+
+fn bad_args(message: String) -> ErrorData {
+    ErrorData::invalid_params(message, None)
+}
+
+fn text_arg<'a>(
+    args: &'a JsonObject,
+    key: &str,
+    required: bool,
+) -> Result<Option<&'a str>, ErrorData> {
+    match args.get(key) {
+        None | Some(Value::Null) if !required => Ok(None),
+        None | Some(Value::Null) => Err(bad_args(format!("`{key}` is required"))),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(bad_args(format!("`{key}` is a string"))),
+    }
+}
+
+fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, ErrorData> {
+    text_arg(args, key, true)?.ok_or_else(|| bad_args(format!("`{key}` is required")))
+}
+
+fn number_arg(args: &JsonObject, key: &str) -> Result<Option<usize>, ErrorData> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n >= 1)
+            .map(Some)
+            .ok_or_else(|| bad_args(format!("`{key}` is a whole number of at least 1"))),
+    }
+}
+
+fn text_result(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn error_result(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+fn json_result(value: Value) -> CallToolResult {
+    match value {
+        Value::Object(_) => CallToolResult::structured(value),
+        other => text_result(other.to_string()),
+    }
+}
+
+/// Run one tool.
+pub async fn call(
+    server: &SkillsServer,
+    name: &str,
+    args: JsonObject,
+) -> Result<CallToolResult, ErrorData> {
+    let engine = server.engine();
+    let profile = server.profile();
+    let result = match name {
+        "get_skill" => match engine.get_skill_text(text_arg(&args, "path", false)?, profile) {
+            Ok(text) => text_result(text),
+            Err(e) => error_result(e.to_string()),
+        },
+        "load_skill" => match engine.load_skill_text(required(&args, "name")?, profile) {
+            Ok(text) => text_result(text),
+            Err(e) => error_result(e.to_string()),
+        },
+        "use_skill" => {
+            let skill = required(&args, "name")?;
+            let arguments = text_arg(&args, "arguments", false)?;
+            match engine.use_skill_json(skill, arguments, profile).await {
+                Ok(value) => json_result(value),
+                Err(e) => error_result(e.to_string()),
+            }
+        }
+        "search_skills" => {
+            let query = required(&args, "query")?;
+            let limit = number_arg(&args, "limit")?
+                .unwrap_or(DEFAULT_SEARCH_LIMIT)
+                .min(MAX_SEARCH_LIMIT);
+            match engine.search_json(query, limit, profile) {
+                Ok(value) => json_result(value),
+                Err(e) => error_result(e.to_string()),
+            }
+        }
+        "select_skills" => {
+            let message = required(&args, "message")?;
+            let turns = match args.get("recent_turns") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|t| t.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| bad_args("`recent_turns` is a list of strings".into()))?,
+                Some(_) => return Err(bad_args("`recent_turns` is a list of strings".into())),
+            };
+            let max = number_arg(&args, "max_skills")?;
+            match engine.select_json(message, turns, max, profile) {
+                Ok(value) => json_result(value),
+                Err(e) => error_result(e.to_string()),
+            }
+        }
+        "route" => json_result(engine.route_output_json(required(&args, "output")?, profile)),
+        "execute" => json_result(
+            engine
+                .execute_output_json(required(&args, "output")?, profile)
+                .await,
+        ),
+        other => {
+            return Err(bad_args(format!(
+                "no tool `{other}`; the tools are get_skill, load_skill, use_skill, search_skills, select_skills, route and execute"
+            )));
+        }
+    };
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_an_object_schema_and_a_unique_name() {
+        let tools = definitions();
+        let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 7);
+        for t in &tools {
+            assert_eq!(
+                t.input_schema.get("type"),
+                Some(&json!("object")),
+                "{}",
+                t.name
+            );
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked_before_any_call() {
+        let mut args = JsonObject::new();
+        assert!(required(&args, "name").is_err());
+        args.insert("name".into(), json!(3));
+        assert!(required(&args, "name").is_err());
+        args.insert("name".into(), json!("x"));
+        assert_eq!(required(&args, "name").ok(), Some("x"));
+        args.insert("limit".into(), json!(0));
+        assert!(number_arg(&args, "limit").is_err());
+        args.insert("limit".into(), json!(5));
+        assert_eq!(number_arg(&args, "limit").ok(), Some(Some(5)));
+    }
+}

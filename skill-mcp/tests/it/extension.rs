@@ -1,0 +1,245 @@
+//! The skills extension (SEP-2640) as rmcp's client sees it.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    DIRECTORY_MIME_TYPE, ErrorCode, GetSkillRequestParams, PaginatedRequestParams,
+    ReadResourceDirectoryRequestParams, ReadResourceRequestParams, SkillResources,
+};
+use rmcp::service::ServiceError;
+use skill_mcp::{MAX_FILES_PER_SKILL, McpConfig, SKILLS_PAGE_SIZE, SkillsServer};
+use skill_registry::{RegistryConfig, Source};
+use skill_runtime::{Engine, EngineConfig};
+
+use crate::common::{Fixture, connect, read_everything};
+
+fn code(e: ServiceError) -> ErrorCode {
+    match e {
+        ServiceError::McpError(e) => e.code,
+        other => panic!("expected an MCP error, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capability_list_get_and_every_file_of_every_pack_verified() {
+    let fx = Fixture::new();
+    let (client, _changes) = connect(fx.server()).await;
+    let info = client.peer_info().unwrap();
+    assert!(info.capabilities.supports_skills());
+    assert!(info.capabilities.supports_directory_read());
+    assert!(info.capabilities.resources.is_some());
+
+    let (skills, files) = read_everything(&client).await;
+    let listed = client.list_all_skills().await.unwrap();
+    let uris: Vec<&str> = listed.iter().map(|s| s.uri.as_str()).collect();
+    // Folder skills with Agent Skills names are served; lily's `plan_compiler` (an
+    // underscore) and actions files (`email.send`) are not.
+    for expected in [
+        "skill://pdf-forms/SKILL.md",
+        "skill://data/csv-cleanup/SKILL.md",
+        "skill://code-review/SKILL.md",
+        "skill://commit/SKILL.md",
+        "skill://weather-report/SKILL.md",
+    ] {
+        assert!(uris.contains(&expected), "{expected} in {uris:?}");
+    }
+    assert!(
+        !uris
+            .iter()
+            .any(|u| u.contains("plan_compiler") || u.contains("email"))
+    );
+    let mut sorted = uris.clone();
+    sorted.sort();
+    assert_eq!(uris, sorted, "the listing is in URI order");
+    assert_eq!(skills, listed.len());
+    // pdf-forms: SKILL.md and its three supporting files, each listed once.
+    let pdf = listed.iter().find(|s| s.name() == "pdf-forms").unwrap();
+    let SkillResources::Files(pdf_files) = &pdf.resources else {
+        panic!("dynamic")
+    };
+    let mut names: Vec<&str> = pdf_files.iter().map(|f| f.uri.as_str()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "skill://pdf-forms/SKILL.md",
+            "skill://pdf-forms/assets/template.txt",
+            "skill://pdf-forms/references/FORMS.md",
+            "skill://pdf-forms/scripts/fill.py",
+        ]
+    );
+    assert!(files >= skills + 3, "{files} files for {skills} skills");
+
+    // skills/get gives the listed entry; an unknown skill is -32602.
+    let got = client
+        .get_skill(GetSkillRequestParams::new(pdf.uri.clone()))
+        .await
+        .unwrap();
+    assert_eq!(&got.skill, pdf);
+    let unknown = client
+        .get_skill(GetSkillRequestParams::new("skill://nope/SKILL.md"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(unknown), ErrorCode::INVALID_PARAMS);
+    let unread = client
+        .read_resource(ReadResourceRequestParams::new("skill://pdf-forms/nope.md"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(unread), ErrorCode::INVALID_PARAMS);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn frontmatter_is_the_yaml_mapping_as_written() {
+    let fx = Fixture::new();
+    let (client, _changes) = connect(fx.server()).await;
+    for skill in client.list_all_skills().await.unwrap() {
+        let path = skill
+            .uri
+            .strip_prefix("skill://")
+            .and_then(|p| p.strip_suffix("/SKILL.md"))
+            .unwrap()
+            .to_owned();
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(skill.uri.clone()))
+            .await
+            .unwrap();
+        let text = String::from_utf8(crate::common::bytes_of(&read.contents[0])).unwrap();
+        let yaml = text
+            .split("\n---")
+            .next()
+            .unwrap()
+            .trim_start_matches("---\n");
+        let expected: serde_json::Value = serde_yaml::from_str(yaml).unwrap();
+        let actual = serde_json::to_value(&skill.frontmatter).unwrap();
+        assert_eq!(actual, expected, "{path}");
+    }
+    let listed = client.list_all_skills().await.unwrap();
+    let csv = listed.iter().find(|s| s.name() == "csv-cleanup").unwrap();
+    assert_eq!(
+        csv.frontmatter.extra.get("metadata"),
+        Some(&serde_json::json!({"author": "skills-engine examples", "version": "1.3"}))
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn directories_list_direct_children_and_refuse_files() {
+    let fx = Fixture::new();
+    let (client, _changes) = connect(fx.server()).await;
+    let root = client
+        .read_resource_directory(ReadResourceDirectoryRequestParams::new("skill://pdf-forms"))
+        .await
+        .unwrap();
+    let children: Vec<(&str, Option<&str>)> = root
+        .resources
+        .iter()
+        .map(|r| (r.uri.as_str(), r.mime_type.as_deref()))
+        .collect();
+    assert_eq!(
+        children,
+        [
+            ("skill://pdf-forms/SKILL.md", Some("text/markdown")),
+            ("skill://pdf-forms/assets", Some(DIRECTORY_MIME_TYPE)),
+            ("skill://pdf-forms/references", Some(DIRECTORY_MIME_TYPE)),
+            ("skill://pdf-forms/scripts", Some(DIRECTORY_MIME_TYPE)),
+        ]
+    );
+    let prefix = client
+        .read_resource_directory(ReadResourceDirectoryRequestParams::new("skill://data"))
+        .await
+        .unwrap();
+    assert_eq!(prefix.resources[0].uri, "skill://data/csv-cleanup");
+    for not_a_dir in ["skill://pdf-forms/SKILL.md", "skill://nope"] {
+        let e = client
+            .read_resource_directory(ReadResourceDirectoryRequestParams::new(not_a_dir))
+            .await
+            .unwrap_err();
+        assert_eq!(code(e), ErrorCode::INVALID_PARAMS, "{not_a_dir}");
+    }
+    client.cancel().await.unwrap();
+}
+
+fn write_skill(root: &std::path::Path, name: &str, extra_files: usize) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: Generated skill {name} for the tests.\n---\n\nBody.\n"
+        ),
+    )
+    .unwrap();
+    for i in 0..extra_files {
+        std::fs::write(dir.join(format!("f{i:04}.txt")), "x").unwrap();
+    }
+}
+
+fn engine_over(root: &std::path::Path) -> Arc<Engine> {
+    let mut config =
+        EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(root, "gen")]));
+    config.watch = None;
+    config.schedule = None;
+    Engine::start(config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_hold_whole_entries_and_the_file_limit_is_kept_at_its_edge() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..SKILLS_PAGE_SIZE {
+        write_skill(dir.path(), &format!("s{i:03}"), 0);
+    }
+    // At the limit (SKILL.md + 511 files) served; one over, left out.
+    write_skill(dir.path(), "at-limit", MAX_FILES_PER_SKILL - 1);
+    write_skill(dir.path(), "over-limit", MAX_FILES_PER_SKILL);
+    let server = SkillsServer::new(engine_over(dir.path()), McpConfig::default());
+    let skipped = server.skipped();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].0, "over-limit");
+    let (client, _changes) = connect(server).await;
+    let first = client.list_skills(None).await.unwrap();
+    assert_eq!(first.skills.len(), SKILLS_PAGE_SIZE);
+    let cursor = first.next_cursor.clone().unwrap();
+    let mut params = PaginatedRequestParams::default();
+    params.cursor = Some(cursor);
+    let second = client.list_skills(Some(params)).await.unwrap();
+    assert_eq!(second.skills.len(), 1);
+    assert_eq!(second.next_cursor, None);
+    let at_limit = first
+        .skills
+        .iter()
+        .chain(&second.skills)
+        .find(|s| s.name() == "at-limit")
+        .unwrap();
+    let SkillResources::Files(files) = &at_limit.resources else {
+        panic!("dynamic")
+    };
+    assert_eq!(files.len(), MAX_FILES_PER_SKILL);
+    let mut bad = PaginatedRequestParams::default();
+    bad.cursor = Some("not-a-cursor".into());
+    let e = client.list_skills(Some(bad)).await.unwrap_err();
+    assert_eq!(code(e), ErrorCode::INVALID_PARAMS);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reload_is_announced_and_the_new_state_is_served() {
+    let fx = Fixture::new();
+    let (client, mut changes) = connect(fx.server()).await;
+    let before = client.list_all_skills().await.unwrap();
+    assert!(!before.iter().any(|s| s.name() == "fresh-skill"));
+    write_skill(&fx.path("agentskills"), "fresh-skill", 1);
+    let engine = fx.engine.clone();
+    let changed = tokio::task::spawn_blocking(move || engine.reload_now())
+        .await
+        .unwrap();
+    assert!(changed);
+    let first = changes.recv().await.unwrap();
+    assert!(first == "resources" || first == "prompts");
+    let after = client.list_all_skills().await.unwrap();
+    let fresh = after.iter().find(|s| s.name() == "fresh-skill").unwrap();
+    assert_eq!(fresh.uri, "skill://fresh-skill/SKILL.md");
+    let (_, files) = read_everything(&client).await;
+    assert!(files > 0);
+    client.cancel().await.unwrap();
+}

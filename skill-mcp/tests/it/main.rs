@@ -1,0 +1,8 @@
+//! skill-mcp end to end against rmcp's own client: over an in-process duplex (the byte
+//! stream stdio uses) and over streamable HTTP on loopback, with the bundled packs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod common;
+mod extension;
+mod http;
+mod tools_and_prompts;

@@ -1,0 +1,110 @@
+//! `skill-server mcp`: the engine as a Model Context Protocol server over standard input
+//! and output, for a host that starts it as a subprocess (an `mcpServers` entry); and the
+//! `/mcp` mount that `serve` puts beside `/v1` (feature `mcp`).
+//!
+//! Standard output carries the protocol only: logs go to standard error.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use skill_registry::WatchOptions;
+use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::{Engine, EngineConfig};
+
+use crate::commands::layered_config;
+
+/// The path `serve` mounts the MCP server at.
+pub const MCP_PATH: &str = "/mcp";
+
+/// `mcp`'s flags.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// A skills folder; repeat for layers, lowest precedence first.
+    #[arg(long = "skills", required = true)]
+    skills: Vec<PathBuf>,
+    /// Serve this profile's view (affinity exclusions, allowed tools).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Do not watch the folders for changes.
+    #[arg(long)]
+    no_watch: bool,
+}
+
+/// Serve MCP on stdio until the client closes it.
+#[cfg(not(feature = "mcp"))]
+pub fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
+    let _ = writeln!(
+        err,
+        "error: this skill-server was built without the `mcp` feature"
+    );
+    2
+}
+
+/// Serve MCP on stdio until the client closes it.
+#[cfg(feature = "mcp")]
+pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .try_init();
+    let mut config = EngineConfig::new(layered_config(&args.skills, |i, _| {
+        format!("layer{}", i + 1)
+    }));
+    config.watch = (!args.no_watch).then(WatchOptions::default);
+    config.schedule = None;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let mcp = skill_mcp::McpConfig {
+        profile: args.profile.clone(),
+    };
+    let result = runtime.block_on(async {
+        let engine = Engine::start(config).map_err(|e| e.to_string())?;
+        let served = skill_mcp::serve_stdio(engine.clone(), mcp)
+            .await
+            .map_err(|e| e.to_string());
+        engine.shutdown().await;
+        served
+    });
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            2
+        }
+    }
+}
+
+/// The HTTP application `serve` runs: the API, and MCP at [`MCP_PATH`] on the same
+/// listener (same token rules). `listen` joins the loopback names in the `Host` allowlist.
+#[cfg(not(feature = "mcp"))]
+pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr) -> Arc<App> {
+    App::new(engine, http)
+}
+
+/// The HTTP application `serve` runs: the API, and MCP at [`MCP_PATH`] on the same
+/// listener (same token rules). `listen` joins the loopback names in the `Host` allowlist.
+#[cfg(feature = "mcp")]
+pub fn app(engine: Arc<Engine>, http: HttpConfig, listen: std::net::SocketAddr) -> Arc<App> {
+    let hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+        listen.ip().to_string(),
+    ];
+    let service = skill_mcp::http_mounted(engine.clone(), skill_mcp::McpConfig::default(), hosts);
+    App::with_mounts(engine, http, App::mounts().mount(MCP_PATH, service))
+}
