@@ -79,7 +79,7 @@ pub struct FileEntry {
     /// Its size in bytes.
     pub size: u64,
     /// The SHA-256 of its exact bytes; `None` when it was not hashed (over
-    /// [`MAX_HASHED_FILE_BYTES`], past [`MAX_HASHED_SKILL_BYTES`], or unreadable).
+    /// [`MAX_HASHED_FILE_BYTES`](crate::MAX_HASHED_FILE_BYTES), past [`MAX_HASHED_SKILL_BYTES`](crate::MAX_HASHED_SKILL_BYTES), or unreadable).
     pub sha256: Option<Sha256>,
 }
 

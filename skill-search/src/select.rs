@@ -24,8 +24,8 @@ pub const DEFAULT_THRESHOLD: f32 = 0.5;
 pub const DEFAULT_LISTING_THRESHOLD: f32 = 0.25;
 /// Default token budget of tier 2 and tier 3 text.
 pub const DEFAULT_BUDGET_TOKENS: usize = 6_000;
-/// Characters per token used to estimate text size.
-pub const CHARS_PER_TOKEN: usize = 4;
+/// Characters a token, as the registry's catalog budget counts them (one value for both).
+const CHARS_PER_TOKEN: usize = skill_registry::CHARS_PER_TOKEN as usize;
 /// Marker ending instructions cut to fit the budget.
 pub const TRUNCATED_MARK: &str = "\n[... truncated to fit the budget; load the skill for the rest]";
 
@@ -97,7 +97,7 @@ pub struct Disclosed {
     pub tier: Tier,
     /// The text: empty, the breadcrumb, the listing, or full instructions.
     pub text: String,
-    /// Estimated tokens of `text` ([`CHARS_PER_TOKEN`] characters a token).
+    /// Estimated tokens of `text` ([`skill_registry::CHARS_PER_TOKEN`] characters a token).
     pub estimated_tokens: usize,
     /// The budget it was fitted into.
     pub budget_tokens: usize,
