@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use skill_format::{Dialect, Mode};
-use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Source, Status};
+use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Source, Status, Trust};
 use skill_runtime::wire::{
     EntryShape, ListShape, ValidateShape, ValidateSummary, pretty, text_table,
 };
@@ -22,6 +22,15 @@ pub struct ValidateArgs {
     pub paths: Vec<PathBuf>,
 }
 
+/// A source for a folder named on the command line, in layer `layer`. Its trust is medium,
+/// like the `user` layer's: the operator chose the folder by name (a config file's sources
+/// follow their layer name or their `trust` key instead).
+pub(crate) fn command_line_source(path: PathBuf, layer: String) -> Source {
+    let mut source = Source::new(path, layer);
+    source.trust = Trust::Medium;
+    source
+}
+
 pub(crate) fn layered_config(
     paths: &[PathBuf],
     layer_of: impl Fn(usize, &PathBuf) -> String,
@@ -30,7 +39,7 @@ pub(crate) fn layered_config(
         paths
             .iter()
             .enumerate()
-            .map(|(i, p)| Source::new(p.clone(), layer_of(i, p)))
+            .map(|(i, p)| command_line_source(p.clone(), layer_of(i, p)))
             .collect(),
     )
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use crate::Format;
-use skill_registry::{RegistryConfig, Source};
+use skill_registry::RegistryConfig;
 use skill_runtime::wire::{NotesShape, SearchShape, pretty};
 use skill_runtime::{Engine, EngineConfig, SearchQuery};
 use skill_search::{DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, SelectOptions};
@@ -146,7 +146,9 @@ fn engine(skills: &[PathBuf], err: &mut dyn Write) -> Result<std::sync::Arc<Engi
         skills
             .iter()
             .enumerate()
-            .map(|(i, p)| Source::new(p.clone(), format!("layer{}", i + 1)))
+            .map(|(i, p)| {
+                crate::commands::command_line_source(p.clone(), format!("layer{}", i + 1))
+            })
             .collect()
     };
     let engine = one_shot(EngineConfig::one_shot(RegistryConfig::with_sources(

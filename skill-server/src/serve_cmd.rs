@@ -214,7 +214,8 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     }
     let offset = sources.len();
     for (i, p) in args.skills.iter().enumerate() {
-        let mut source = Source::new(p.clone(), format!("layer{}", offset + i + 1));
+        let mut source =
+            crate::commands::command_line_source(p.clone(), format!("layer{}", offset + i + 1));
         source.dialect = args.dialect.and_then(DialectArg::dialect);
         sources.push(source);
     }
