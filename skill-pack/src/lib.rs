@@ -451,24 +451,7 @@ type DiagnosticRow = (String, Option<u32>, Option<u32>, &'static str, String);
 /// ([`Engine::diagnostics`]).
 fn diagnostics_section(out: &mut String, engine: &Engine, roots: &[Root]) {
     let all = engine.diagnostics().diagnostics;
-    let mut rows: Vec<DiagnosticRow> = all
-        .iter()
-        .map(|d| {
-            (
-                rel(&d.path, roots),
-                d.line,
-                d.column,
-                d.code.as_str(),
-                format!(
-                    "{}[{}]: {}",
-                    d.severity.as_str(),
-                    d.code.as_str(),
-                    d.message
-                ),
-            )
-        })
-        .collect();
-    rows.sort();
+    let rows = diagnostic_rows(all.iter(), roots);
     let errors = all.iter().filter(|d| d.is_error()).count();
     section(
         out,
@@ -495,10 +478,30 @@ fn diagnostics_section(out: &mut String, engine: &Engine, roots: &[Root]) {
 /// The content scan's findings over every entry's files (skill files and text resources),
 /// whatever the entry's trust level or status; the section is left out when there are none.
 fn findings_section(out: &mut String, engine: &Engine, roots: &[Root]) {
-    let mut rows: Vec<DiagnosticRow> = engine
-        .findings()
-        .iter()
-        .map(|(_, d)| d)
+    let findings = engine.findings();
+    let mut rows = diagnostic_rows(findings.iter().map(|(_, d)| d), roots);
+    rows.dedup();
+    if rows.is_empty() {
+        return;
+    }
+    section(out, &format!("scan findings ({})", rows.len()));
+    for (path, line, column, _, text) in rows {
+        let _ = writeln!(
+            out,
+            "{path}:{}:{}: {text}",
+            line.unwrap_or(0),
+            column.unwrap_or(0)
+        );
+    }
+}
+
+/// Diagnostics as sorted rows: path relative to the pack, line, column, code, and the
+/// `severity[code]: message` text.
+fn diagnostic_rows<'d>(
+    diagnostics: impl Iterator<Item = &'d skill_format::Diagnostic>,
+    roots: &[Root],
+) -> Vec<DiagnosticRow> {
+    let mut rows: Vec<DiagnosticRow> = diagnostics
         .map(|d| {
             (
                 rel(&d.path, roots),
@@ -515,19 +518,7 @@ fn findings_section(out: &mut String, engine: &Engine, roots: &[Root]) {
         })
         .collect();
     rows.sort();
-    rows.dedup();
-    if rows.is_empty() {
-        return;
-    }
-    section(out, &format!("scan findings ({})", rows.len()));
-    for (path, line, column, _, text) in rows {
-        let _ = writeln!(
-            out,
-            "{path}:{}:{}: {text}",
-            line.unwrap_or(0),
-            column.unwrap_or(0)
-        );
-    }
+    rows
 }
 
 fn plural(n: usize) -> &'static str {
