@@ -230,10 +230,10 @@ async fn a_reload_is_announced_and_the_new_state_is_served() {
     assert!(!before.iter().any(|s| s.name() == "fresh-skill"));
     write_skill(&fx.path("agentskills"), "fresh-skill", 1);
     let engine = fx.engine.clone();
-    let changed = tokio::task::spawn_blocking(move || engine.reload_now())
+    let change = tokio::task::spawn_blocking(move || engine.reload())
         .await
         .unwrap();
-    assert!(changed);
+    assert_eq!(change.added, vec!["fresh-skill".to_owned()]);
     let first = changes.recv().await.unwrap();
     assert!(first == "resources" || first == "prompts");
     let after = client.list_all_skills().await.unwrap();
