@@ -14,7 +14,7 @@ use rmcp::model::{
     DIRECTORY_MIME_TYPE, JsonObject, Resource, Skill, SkillFrontmatter, SkillResource,
     SkillResources,
 };
-use sha2::{Digest, Sha256};
+use skill_registry::Sha256;
 use skill_runtime::{Engine, SKILL_FILE, SkillSummary};
 
 /// SEP-2640 limit: files per skill, `SKILL.md` included.
@@ -37,6 +37,8 @@ pub(crate) struct FileRef {
     pub mime: &'static str,
     /// Its size in bytes when the manifest was made.
     pub size: u64,
+    /// Its SHA-256 when the manifest was made.
+    pub sha256: Sha256,
 }
 
 /// A served skill.
@@ -109,15 +111,12 @@ fn encode_path(path: &str) -> String {
         .join("/")
 }
 
-/// `sha256:` and the lowercase hex SHA-256 of the bytes.
-pub(crate) fn digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in hash {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+/// The MIME type of a file that is not text and whose extension says nothing.
+const UNKNOWN_MIME: &str = "application/octet-stream";
+
+/// A digest as SEP-2640 writes it: `sha256:` and the lowercase hex.
+pub(crate) fn digest_text(sha256: &Sha256) -> String {
+    format!("sha256:{}", sha256.to_hex())
 }
 
 /// The MIME type of a file, by extension; text without a known extension is `text/plain`.
@@ -146,7 +145,7 @@ pub(crate) fn mime_type(relative: &str, is_text: bool) -> &'static str {
         "svg" => "image/svg+xml",
         "pdf" => "application/pdf",
         _ if is_text => "text/plain",
-        _ => "application/octet-stream",
+        _ => UNKNOWN_MIME,
     }
 }
 
@@ -332,41 +331,59 @@ fn serve_one(
     let listing = engine
         .skill_files(&summary.name, profile)
         .map_err(|e| e.to_string())?;
-    if listing.truncated || listing.paths.len() > MAX_FILES_PER_SKILL {
+    if listing.files.len() > MAX_FILES_PER_SKILL {
         return Err(format!(
             "more than {MAX_FILES_PER_SKILL} files (the extension's per-skill limit)"
         ));
     }
+    if listing.incomplete {
+        return Err(format!(
+            "the registry could not list or hash every file (over {MAX_FILES_PER_SKILL} files, or a file too large or unreadable)"
+        ));
+    }
+    let total: u64 = listing.files.iter().map(|f| f.size).sum();
+    if total > MAX_BYTES_PER_SKILL {
+        return Err(format!(
+            "over {MAX_BYTES_PER_SKILL} bytes (the extension's per-skill limit)"
+        ));
+    }
     let skill_path = skill_path(folder, &summary.name);
     let skill_uri = format!("{SCHEME}{skill_path}/{SKILL_FILE}");
-    let mut files = Vec::with_capacity(listing.paths.len());
-    let mut manifest = Vec::with_capacity(listing.paths.len());
-    let mut total: u64 = 0;
+    let mut files = Vec::with_capacity(listing.files.len());
+    let mut manifest = Vec::with_capacity(listing.files.len());
     let mut frontmatter = None;
-    for relative in &listing.paths {
-        let bytes = engine
-            .read_skill_file(&summary.name, profile, relative)
-            .map_err(|e| format!("{relative}: {e}"))?;
-        total = total.saturating_add(bytes.len() as u64);
-        if total > MAX_BYTES_PER_SKILL {
-            return Err(format!(
-                "over {MAX_BYTES_PER_SKILL} bytes (the extension's per-skill limit)"
-            ));
-        }
-        if relative == SKILL_FILE {
-            frontmatter = Some(frontmatter_json(&bytes)?);
+    for entry in &listing.files {
+        let relative = &entry.path;
+        let sha256 = entry
+            .sha256
+            .ok_or_else(|| format!("{relative}: the registry has no digest for it"))?;
+        let mut mime = mime_type(relative, false);
+        if relative == SKILL_FILE || mime == UNKNOWN_MIME {
+            // Only the skill file (its frontmatter) and files whose extension does not say
+            // their type (text or not) are read here; sizes and digests come from the
+            // registry's manifest.
+            let bytes = engine
+                .read_skill_file(&summary.name, profile, relative)
+                .map_err(|e| format!("{relative}: {e}"))?;
+            if relative == SKILL_FILE {
+                frontmatter = Some(frontmatter_json(&bytes)?);
+            }
+            mime = mime_type(relative, std::str::from_utf8(&bytes).is_ok());
         }
         let uri = format!("{SCHEME}{skill_path}/{}", encode_path(relative));
-        let size = bytes.len() as u64;
-        manifest.push(SkillResource::new(uri.clone(), digest(&bytes), size));
-        let is_text = std::str::from_utf8(&bytes).is_ok();
+        manifest.push(SkillResource::new(
+            uri.clone(),
+            digest_text(&sha256),
+            entry.size,
+        ));
         files.push((
             uri,
             FileRef {
                 skill: 0,
                 relative: relative.clone(),
-                mime: mime_type(relative, is_text),
-                size,
+                mime,
+                size: entry.size,
+                sha256,
             },
         ));
     }
@@ -433,7 +450,7 @@ mod tests {
     #[test]
     fn digest_is_sha256_in_lowercase_hex() {
         assert_eq!(
-            digest(b""),
+            digest_text(&Sha256::of(b"")),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
     }

@@ -8,11 +8,25 @@
 //!   `directoryRead`): `skills/list` (paginated, entries never split), `skills/get`,
 //!   `resources/read` for every file of every served skill, `resources/directory/read`,
 //!   `skill://<path>/SKILL.md` URIs ending in the skill's name, the frontmatter exactly as
-//!   written, and each file's size and `sha256:` digest over the bytes served;
+//!   written, and each file's size and `sha256:` digest from the registry's per-snapshot
+//!   manifest (`Engine::skill_files`; nothing is hashed here when the catalog is built);
 //! - tools (`get_skill`, `load_skill`, `use_skill`, `search_skills`, `select_skills`,
 //!   `route`, `execute`) and user-invocable skills as prompts;
 //! - `notifications/resources/list_changed` (and prompts) when the registry reloads: to a
 //!   session's peer, and to `subscriptions/listen` on protocol 2026-07-28.
+//!
+//! Digests and the bytes served: `resources/read` hashes the bytes it serves and compares
+//! them with the size and digest the listing gave. When they differ (the file changed on
+//! disk after the snapshot, before the reload that will announce it), the bytes are served
+//! as they are now and the contents carry `_meta` with `sha256` ([`SERVED_DIGEST_META`],
+//! the `sha256:` digest of exactly those bytes) and `size` ([`SERVED_SIZE_META`]); a host
+//! that checks digests compares with `_meta` when present. An unchanged file's contents
+//! carry no `_meta`.
+//!
+//! Tools render their answers with the `skill_runtime::wire` shapes the HTTP API uses
+//! (`use_skill` is `ExecutedShape`, `search_skills` `SearchShape`, `execute`
+//! `ResultsShape`; `select_skills` and `route` are the selection and routed output as HTTP
+//! serializes them), so a question gets the same JSON over MCP as over HTTP.
 //!
 //! Transports: [`serve_stdio`] (a host starts `skill-server mcp` as a subprocess) and,
 //! with the `http` feature, [`http_service`], a tower service for streamable HTTP that the
@@ -29,7 +43,10 @@ use std::sync::Arc;
 use skill_runtime::Engine;
 
 pub use catalog::{MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, SCHEME};
-pub use server::{CACHE_TTL, McpConfig, RESOURCES_PAGE_SIZE, SKILLS_PAGE_SIZE, SkillsServer};
+pub use server::{
+    CACHE_TTL, McpConfig, RESOURCES_PAGE_SIZE, SERVED_DIGEST_META, SERVED_SIZE_META,
+    SKILLS_PAGE_SIZE, SkillsServer,
+};
 pub use tools::MAX_SEARCH_LIMIT;
 
 /// Why the MCP server stopped.

@@ -7,17 +7,18 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptArgument, PromptMessage, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role,
-    ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
+    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, JsonObject,
+    ListPromptsResult, ListResourcesResult, ListSkillsResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, ServerNotification, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use skill_runtime::{Engine, Event};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, FileRef, digest_text};
 use crate::tools;
 
 /// Skills per `skills/list` page (an entry is never split across pages).
@@ -33,6 +34,29 @@ pub const CACHE_TTL: Duration = Duration::from_secs(60);
 pub struct McpConfig {
     /// The profile whose view is served (affinity exclusions, tools); `None`: no profile.
     pub profile: Option<String>,
+}
+
+/// The `_meta` key of a read whose bytes differ from the listed manifest: the `sha256:`
+/// digest of the bytes served.
+pub const SERVED_DIGEST_META: &str = "sha256";
+/// The `_meta` key of a read whose bytes differ from the listed manifest: their size.
+pub const SERVED_SIZE_META: &str = "size";
+
+/// `None` when the bytes are the ones the manifest lists (size and SHA-256, both from the
+/// registry's snapshot); otherwise the file changed since the snapshot, and the result
+/// carries the digest and size of exactly the bytes served.
+fn served_meta(file: &FileRef, bytes: &[u8]) -> Option<MetaObject> {
+    let sha256 = skill_registry::Sha256::of(bytes);
+    if bytes.len() as u64 == file.size && sha256 == file.sha256 {
+        return None;
+    }
+    let mut meta = JsonObject::new();
+    meta.insert(
+        SERVED_DIGEST_META.to_owned(),
+        serde_json::Value::String(digest_text(&sha256)),
+    );
+    meta.insert(SERVED_SIZE_META.to_owned(), serde_json::json!(bytes.len()));
+    Some(MetaObject(meta))
 }
 
 /// The engine as an MCP server. Cheap to clone: clones share the engine and the catalog.
@@ -136,11 +160,17 @@ impl SkillsServer {
             .engine
             .read_skill_file(&skill.name, self.profile(), &file.relative)
             .map_err(|e| ErrorData::internal_error(format!("cannot read {uri}: {e}"), None))?;
+        let meta = served_meta(file, &bytes);
         let contents = match String::from_utf8(bytes) {
             Ok(text) => ResourceContents::text(text, uri),
             Err(e) => ResourceContents::blob(base64_encode(e.as_bytes()), uri),
         };
-        let mut result = ReadResourceResult::new(vec![contents.with_mime_type(file.mime)]);
+        let contents = contents.with_mime_type(file.mime);
+        let contents = match meta {
+            Some(meta) => contents.with_meta(meta),
+            None => contents,
+        };
+        let mut result = ReadResourceResult::new(vec![contents]);
         result.ttl_ms = Some(ttl_ms());
         result.cache_scope = Some(CacheScope::Private);
         Ok(result)
@@ -323,9 +353,14 @@ impl ServerHandler for SkillsServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        tools::call(self, &request.name, request.arguments.unwrap_or_default())
-            .await
-            .map(Into::into)
+        tools::call(
+            &self.engine,
+            self.profile(),
+            &request.name,
+            request.arguments.unwrap_or_default(),
+        )
+        .await
+        .map(Into::into)
     }
 
     async fn list_prompts(

@@ -1,8 +1,11 @@
 //! The engine's operations as MCP tools: `get_skill` (the four tiers), `load_skill`,
 //! `use_skill` (arguments; `context: fork` gives a task id), `search_skills`,
 //! `select_skills` (the selection JSON), `route` and `execute` (```` ```cmd ```` blocks of
-//! model output). Each calls one Engine operation; a failure the model can act on is a
-//! tool error result, an unknown tool or malformed arguments are `-32602`.
+//! model output). Each calls one typed Engine operation (the doorway the HTTP API and the
+//! command line use) and renders its answer with the same `skill_runtime::wire` shape, so
+//! a question gets the same JSON over MCP as over HTTP; a failure the model can act on is a
+//! tool error result, an unknown tool or malformed arguments are `-32602`. This module
+//! knows the engine, not the server that calls it.
 
 use std::sync::Arc;
 
@@ -10,7 +13,9 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use crate::server::SkillsServer;
+use skill_runtime::wire::{ExecutedShape, ResultsShape, SearchShape};
+use skill_runtime::{Engine, Scope, SearchQuery};
+use skill_search::SelectOptions;
 
 /// The prompt argument that carries a skill's `$ARGUMENTS`.
 pub const PROMPT_ARGUMENT: &str = "arguments";
@@ -124,23 +129,23 @@ fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
-fn json_result(value: Value) -> CallToolResult {
-    match value {
-        Value::Object(_) => CallToolResult::structured(value),
+fn json_result(shape: &impl serde::Serialize) -> CallToolResult {
+    match serde_json::to_value(shape).unwrap_or(Value::Null) {
+        value @ Value::Object(_) => CallToolResult::structured(value),
         other => text_result(other.to_string()),
     }
 }
 
-/// Run one tool.
+/// Run one tool for the model, under the profile (`None`: the engine's).
 pub async fn call(
-    server: &SkillsServer,
+    engine: &Engine,
+    profile: Option<&str>,
     name: &str,
     args: JsonObject,
 ) -> Result<CallToolResult, ErrorData> {
-    let engine = server.engine();
-    let profile = server.profile();
+    let scope = Scope::model().with_profile(profile.map(str::to_owned));
     let result = match name {
-        "get_skill" => match engine.get_skill_text(text_arg(&args, "path", false)?, profile) {
+        "get_skill" => match engine.get_skill(text_arg(&args, "path", false)?, &scope) {
             Ok(text) => text_result(text),
             Err(e) => error_result(e.to_string()),
         },
@@ -149,10 +154,22 @@ pub async fn call(
             Err(e) => error_result(e.to_string()),
         },
         "use_skill" => {
-            let skill = required(&args, "name")?;
-            let arguments = text_arg(&args, "arguments", false)?;
-            match engine.use_skill_json(skill, arguments, profile).await {
-                Ok(value) => json_result(value),
+            let skill = required(&args, "name")?.trim();
+            let arguments = text_arg(&args, "arguments", false)?
+                .map(str::trim)
+                .filter(|a| !a.is_empty());
+            match engine.skill_visible_to_model(skill, profile) {
+                Ok(()) => {
+                    let line = match arguments {
+                        Some(a) => format!("{skill} {a}"),
+                        None => skill.to_owned(),
+                    };
+                    let done = engine.execute(&line, &scope).await;
+                    json_result(&ExecutedShape {
+                        route: &done.route,
+                        outcome: done.outcome.as_ref(),
+                    })
+                }
                 Err(e) => error_result(e.to_string()),
             }
         }
@@ -161,14 +178,19 @@ pub async fn call(
             let limit = number_arg(&args, "limit")?
                 .unwrap_or(DEFAULT_SEARCH_LIMIT)
                 .min(MAX_SEARCH_LIMIT);
-            match engine.search_json(query, limit, profile) {
-                Ok(value) => json_result(value),
+            let request = SearchQuery {
+                text: query.to_owned(),
+                limit,
+                profile: profile.map(str::to_owned),
+            };
+            match engine.search(&request) {
+                Ok(matches) => json_result(&SearchShape::new(query, &matches)),
                 Err(e) => error_result(e.to_string()),
             }
         }
         "select_skills" => {
             let message = required(&args, "message")?;
-            let turns = match args.get("recent_turns") {
+            let recent_turns = match args.get("recent_turns") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(items)) => items
                     .iter()
@@ -177,18 +199,26 @@ pub async fn call(
                     .ok_or_else(|| bad_args("`recent_turns` is a list of strings".into()))?,
                 Some(_) => return Err(bad_args("`recent_turns` is a list of strings".into())),
             };
-            let max = number_arg(&args, "max_skills")?;
-            match engine.select_json(message, turns, max, profile) {
-                Ok(value) => json_result(value),
+            let mut options = SelectOptions {
+                recent_turns,
+                profile: profile.map(str::to_owned),
+                ..SelectOptions::default()
+            };
+            if let Some(n) = number_arg(&args, "max_skills")? {
+                options.max_skills = n;
+            }
+            match engine.select(message, &options) {
+                Ok(selection) => json_result(&selection),
                 Err(e) => error_result(e.to_string()),
             }
         }
-        "route" => json_result(engine.route_output_json(required(&args, "output")?, profile)),
-        "execute" => json_result(
-            engine
-                .execute_output_json(required(&args, "output")?, profile)
-                .await,
-        ),
+        "route" => json_result(&engine.route_output(required(&args, "output")?, &scope)),
+        "execute" => {
+            let results = engine
+                .execute_output(required(&args, "output")?, &scope)
+                .await;
+            json_result(&ResultsShape { results: &results })
+        }
         other => {
             return Err(bad_args(format!(
                 "no tool `{other}`; the tools are get_skill, load_skill, use_skill, search_skills, select_skills, route and execute"

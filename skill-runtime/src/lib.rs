@@ -49,7 +49,6 @@
 #![deny(missing_docs)]
 
 pub mod builtin;
-mod door;
 mod engine;
 mod error;
 mod evals;
@@ -58,9 +57,9 @@ pub mod exec;
 pub mod http;
 mod integrity;
 mod ops;
+mod ops_files;
 pub mod wire;
 
-pub use door::{DoorError, MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
 pub use evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
@@ -69,6 +68,7 @@ pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, ScheduleEntry,
     ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,
 };
+pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -614,7 +614,7 @@ impl Engine {
         Router::with_config(snapshot, config)
     }
 
-    fn view<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Disclosure<'s> {
+    pub(crate) fn view<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Disclosure<'s> {
         let profile = scope
             .profile
             .as_deref()

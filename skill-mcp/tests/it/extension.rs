@@ -230,10 +230,10 @@ async fn a_reload_is_announced_and_the_new_state_is_served() {
     assert!(!before.iter().any(|s| s.name() == "fresh-skill"));
     write_skill(&fx.path("agentskills"), "fresh-skill", 1);
     let engine = fx.engine.clone();
-    let changed = tokio::task::spawn_blocking(move || engine.reload_now())
+    let change = tokio::task::spawn_blocking(move || engine.reload())
         .await
         .unwrap();
-    assert!(changed);
+    assert_eq!(change.added, vec!["fresh-skill".to_owned()]);
     let first = changes.recv().await.unwrap();
     assert!(first == "resources" || first == "prompts");
     let after = client.list_all_skills().await.unwrap();
@@ -241,5 +241,57 @@ async fn a_reload_is_announced_and_the_new_state_is_served() {
     assert_eq!(fresh.uri, "skill://fresh-skill/SKILL.md");
     let (_, files) = read_everything(&client).await;
     assert!(files > 0);
+    client.cancel().await.unwrap();
+}
+
+fn find_file(dir: &std::path::Path, tail: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find_file(&path, tail) {
+                return Some(found);
+            }
+        } else if path.ends_with(tail) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_of_a_file_changed_since_the_listing_carries_the_served_bytes_digest() {
+    let fx = Fixture::new();
+    let (client, _changes) = connect(fx.server()).await;
+    let listed = client.list_all_skills().await.unwrap();
+    let pdf = listed.iter().find(|s| s.name() == "pdf-forms").unwrap();
+    let SkillResources::Files(files) = &pdf.resources else {
+        panic!("dynamic")
+    };
+    let uri = "skill://pdf-forms/assets/template.txt";
+    let listed_digest = files.iter().find(|f| f.uri == uri).unwrap().digest.clone();
+    // Unchanged: the bytes are the listed ones, and no _meta is added.
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap();
+    let unchanged = serde_json::to_value(&read.contents[0]).unwrap();
+    assert!(unchanged.get("_meta").is_none(), "{unchanged}");
+    // Changed on disk with no reload: the bytes served come with their own digest.
+    let on_disk = find_file(fx.dir.path(), "pdf-forms/assets/template.txt").unwrap();
+    let fresh = b"a new template, not the one listed\n";
+    std::fs::write(&on_disk, fresh).unwrap();
+    // A second client, so that no client-side cache of the first read answers.
+    client.cancel().await.unwrap();
+    let (client, _changes) = connect(fx.server()).await;
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap();
+    assert_eq!(crate::common::bytes_of(&read.contents[0]), fresh);
+    let changed = serde_json::to_value(&read.contents[0]).unwrap();
+    let expected = format!("sha256:{}", skill_registry::Sha256::of(fresh).to_hex());
+    assert_eq!(changed["_meta"]["sha256"], serde_json::json!(expected));
+    assert_eq!(changed["_meta"]["size"], serde_json::json!(fresh.len()));
+    assert_ne!(expected, listed_digest);
     client.cancel().await.unwrap();
 }

@@ -180,3 +180,48 @@ async fn user_invocable_skills_are_prompts_with_their_argument_hint() {
     }
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_answer_with_the_json_the_http_api_gives() {
+    use skill_runtime::wire::{ResultsShape, SearchShape};
+    use skill_runtime::{Scope, SearchQuery};
+    let fx = Fixture::new();
+    let (client, _changes) = connect(fx.server()).await;
+    // search_skills: the HTTP API's `GET /v1/search` renders SearchShape.
+    let query = "fill a pdf form";
+    let matches = fx
+        .engine
+        .search(&SearchQuery {
+            text: query.to_owned(),
+            limit: 3,
+            profile: None,
+        })
+        .unwrap();
+    assert!(!matches.is_empty());
+    let over_mcp = call(
+        &client,
+        "search_skills",
+        json!({ "query": query, "limit": 3 }),
+    )
+    .await;
+    assert_eq!(
+        over_mcp.structured_content,
+        Some(serde_json::to_value(SearchShape::new(query, &matches)).unwrap())
+    );
+    // route: `POST /v1/route` with `output` serializes the routed output as it is.
+    let output = "Sure.\n```cmd\nnot-a-skill at all\n```\n";
+    let routed = fx.engine.route_output(output, &Scope::model());
+    let over_mcp = call(&client, "route", json!({ "output": output })).await;
+    assert_eq!(
+        over_mcp.structured_content,
+        Some(serde_json::to_value(&routed).unwrap())
+    );
+    // execute: `POST /v1/execute` with `output` renders ResultsShape.
+    let results = fx.engine.execute_output(output, &Scope::model()).await;
+    let over_mcp = call(&client, "execute", json!({ "output": output })).await;
+    assert_eq!(
+        over_mcp.structured_content,
+        Some(serde_json::to_value(ResultsShape { results: &results }).unwrap())
+    );
+    client.cancel().await.unwrap();
+}

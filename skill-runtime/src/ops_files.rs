@@ -1,0 +1,244 @@
+//! Typed Engine operations for a door that serves skills' files to another protocol (the
+//! MCP server in `skill-mcp`): which skills a profile may see, a skill's files with their
+//! sizes and SHA-256 from the registry's per-snapshot manifest, reading one file, a skill's
+//! prompt text and `load_skill`.
+//!
+//! They answer with domain types and [`Error`], never JSON: the door above renders them
+//! (with the shapes of `wire` where HTTP has the same question). They use the same
+//! disclosure view as the other operations (profile, caller, low-trust marking).
+
+use std::sync::Arc;
+
+use skill_registry::{Caller, FileEntry, FileManifest, Skill, Snapshot, Status};
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::ops::Scope;
+
+/// The name of a folder skill's main file.
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// Largest `SKILL.md` [`Engine::read_skill_file`] reads (the registry's resource cap).
+pub const MAX_SKILL_FILE_BYTES: u64 = skill_registry::MAX_RESOURCE_BYTES;
+
+/// One skill a profile may see, as a door lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillSummary {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// For a skill with a folder of its own (`<folder>/SKILL.md`), the folder's path
+    /// relative to its source, `/`-separated (empty when the source is the skill folder
+    /// itself); `None` for actions files, domain indexes and notes.
+    pub folder: Option<String>,
+    /// The model may invoke it (`disable-model-invocation` not set).
+    pub model_invocable: bool,
+    /// A user may invoke it by slash command (`user-invocable` not false).
+    pub user_invocable: bool,
+    /// Pegasus `argument-hint`, if any.
+    pub argument_hint: Option<String>,
+}
+
+/// A skill's files from the snapshot's manifest: `SKILL.md` first, then every other file
+/// of its folder sorted by path, each with its size and SHA-256 as of the snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillFiles {
+    /// The files (`path` relative to the skill folder, `/`-separated).
+    pub files: Vec<FileEntry>,
+    /// A listing limit left files out, or a file has no digest (too large, unreadable).
+    pub incomplete: bool,
+}
+
+fn folder_of(snapshot: &Snapshot, skill: &Skill) -> Option<String> {
+    let is_folder_skill = skill.domain.is_none()
+        && skill.kind == skill_format::FileKind::Skill
+        && skill
+            .path
+            .file_name()
+            .is_some_and(|n| n == SKILL_FILE || n == "skill.md");
+    if !is_folder_skill {
+        return None;
+    }
+    let source = snapshot.sources().get(skill.source)?;
+    let rel = skill.dir.strip_prefix(&source.path).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+fn summary(snapshot: &Snapshot, skill: &Skill) -> SkillSummary {
+    SkillSummary {
+        name: skill.name.clone(),
+        description: skill.description.clone(),
+        folder: folder_of(snapshot, skill),
+        model_invocable: skill.model_invocable(),
+        user_invocable: skill.user_invocable(),
+        argument_hint: skill.manifest.argument_hint.clone(),
+    }
+}
+
+fn internal(path: &std::path::Path, e: impl std::fmt::Display) -> Error {
+    Error::Disclosure {
+        code: "internal",
+        message: format!("{}: {e}", path.display()),
+    }
+}
+
+impl Engine {
+    fn scope(caller: Caller, profile: Option<&str>) -> Scope {
+        Scope {
+            caller,
+            profile: profile.map(str::to_owned),
+        }
+    }
+
+    /// The skill if the model or a user may see it under the profile (a host decides which
+    /// of the two asks; the frontmatter it is given carries the trigger-control fields).
+    fn seen<'a>(
+        &self,
+        snapshot: &'a Snapshot,
+        name: &str,
+        profile: Option<&str>,
+    ) -> Result<&'a Arc<Skill>, Error> {
+        let model = self.view(snapshot, &Self::scope(Caller::Model, profile));
+        match model.skill(name) {
+            Ok(s) => Ok(s),
+            Err(first) => self
+                .view(snapshot, &Self::scope(Caller::User, profile))
+                .skill(name)
+                .map_err(|_| Error::disclosure(first)),
+        }
+    }
+
+    /// The registry's current generation (it changes on every reload that changed
+    /// something).
+    pub fn generation(&self) -> u64 {
+        self.registry().snapshot().generation()
+    }
+
+    /// Every loaded skill the model or a user may see under the profile, sorted by name.
+    pub fn visible_skills(&self, profile: Option<&str>) -> Vec<SkillSummary> {
+        let snapshot = self.registry().snapshot();
+        let mut out: Vec<SkillSummary> = snapshot
+            .skills()
+            .filter(|s| s.status == Status::Loaded)
+            .filter(|s| self.seen(&snapshot, &s.name, profile).is_ok())
+            .map(|s| summary(&snapshot, s))
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// One skill the model or a user may see under the profile.
+    pub fn skill_summary(&self, name: &str, profile: Option<&str>) -> Result<SkillSummary, Error> {
+        let snapshot = self.registry().snapshot();
+        self.seen(&snapshot, name, profile)
+            .map(|s| summary(&snapshot, s))
+    }
+
+    /// A folder skill's files, `SKILL.md` first (a skill without a folder of its own has
+    /// only its file, listed as `SKILL.md`).
+    pub fn skill_files(&self, name: &str, profile: Option<&str>) -> Result<SkillFiles, Error> {
+        let snapshot = self.registry().snapshot();
+        let skill = self.seen(&snapshot, name, profile)?;
+        let computed;
+        let manifest = match snapshot.manifest_of(skill) {
+            Some(m) => m,
+            None => {
+                computed = FileManifest::compute(skill);
+                &computed
+            }
+        };
+        let own = skill
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(SKILL_FILE);
+        let mut files = Vec::with_capacity(manifest.files().len());
+        let mut rest = Vec::with_capacity(manifest.files().len());
+        for f in manifest.files() {
+            if f.path == own {
+                files.push(FileEntry {
+                    path: SKILL_FILE.to_owned(),
+                    ..f.clone()
+                });
+            } else if f.path != SKILL_FILE {
+                rest.push(f.clone());
+            }
+        }
+        if files.is_empty() {
+            return Err(internal(&skill.path, "not in the snapshot's manifest"));
+        }
+        files.extend(rest);
+        Ok(SkillFiles {
+            files,
+            incomplete: !manifest.is_complete(),
+        })
+    }
+
+    /// The bytes of one file of a skill: `SKILL.md` is the skill's own file, anything else
+    /// is read as the registry reads resources (confined to the folder, size-capped).
+    pub fn read_skill_file(
+        &self,
+        name: &str,
+        profile: Option<&str>,
+        relative: &str,
+    ) -> Result<Vec<u8>, Error> {
+        let snapshot = self.registry().snapshot();
+        let skill = self.seen(&snapshot, name, profile)?;
+        if relative == SKILL_FILE {
+            let meta = std::fs::metadata(&skill.path).map_err(|e| internal(&skill.path, e))?;
+            if meta.len() > MAX_SKILL_FILE_BYTES {
+                return Err(Error::Disclosure {
+                    code: "resource_too_large",
+                    message: format!(
+                        "{} is {} bytes, over the {MAX_SKILL_FILE_BYTES}-byte limit",
+                        skill.path.display(),
+                        meta.len()
+                    ),
+                });
+            }
+            return std::fs::read(&skill.path).map_err(|e| internal(&skill.path, e));
+        }
+        skill.read_resource(relative).map_err(Error::disclosure)
+    }
+
+    /// Whether the model may use this skill under the profile (`use_skill` asks before it
+    /// executes the skill as a command line): [`Error::Disclosure`] when it may not.
+    pub fn skill_visible_to_model(&self, name: &str, profile: Option<&str>) -> Result<(), Error> {
+        let snapshot = self.registry().snapshot();
+        self.view(&snapshot, &Self::scope(Caller::Model, profile))
+            .skill(name)
+            .map(|_| ())
+            .map_err(Error::disclosure)
+    }
+
+    /// `load_skill` (agent-skills-integration 3.8) for the model under the profile.
+    pub fn load_skill_text(&self, id: &str, profile: Option<&str>) -> Result<String, Error> {
+        let snapshot = self.registry().snapshot();
+        let text = self
+            .view(&snapshot, &Self::scope(Caller::Model, profile))
+            .load_skill(id)
+            .map_err(Error::disclosure)?;
+        if let Some(skill) = snapshot.entry(id.trim()) {
+            self.record_use(&skill.name);
+        }
+        Ok(text)
+    }
+
+    /// A skill's body with `$ARGUMENTS` substituted, as a user's slash command gets it
+    /// (the text of an MCP prompt): `user-invocable: false` skills are refused, and
+    /// `disable-model-invocation` ones are not.
+    pub fn prompt_text(
+        &self,
+        name: &str,
+        arguments: Option<&str>,
+        profile: Option<&str>,
+    ) -> Result<String, Error> {
+        let snapshot = self.registry().snapshot();
+        self.view(&snapshot, &Self::scope(Caller::User, profile))
+            .use_skill(name, arguments)
+            .map(|u| u.content)
+            .map_err(Error::disclosure)
+    }
+}
