@@ -206,10 +206,7 @@ const SNAKE_CASE_ALLOWED: &[&str] = &["skill-runtime/src/error.rs"];
 /// Module cycles being broken (issue 14), as `crate: parent-module: a b c` (the modules of
 /// one cycle, siblings under `parent-module`, `-` for the crate root). A cycle is allowed
 /// when all its modules are in one entry.
-const CYCLES_ALLOWED: &[&str] = &[
-    // skill-mcp's server and its tool handlers (being split).
-    "skill-mcp: -: server tools",
-];
+const CYCLES_ALLOWED: &[&str] = &[];
 
 // ------------------------------------------------------------------------------------------
 // The workspace's files.
