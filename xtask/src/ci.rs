@@ -68,9 +68,10 @@ pub const STEPS: &[Step] = &[
     ]),
 ];
 
-/// Scripts run after the cargo step they follow in `.ci/run` (the MCP conformance suite
-/// needs the built server): (index of the step they follow, script path).
-pub const SCRIPTS: &[(usize, &str)] = &[(2, ".ci/mcp-conformance")];
+/// Scripts run after the cargo step they follow in `.ci/run` (the MCP conformance suite needs
+/// the built server; the package cache is cleaned right before packaging): (index of the
+/// step they follow, script path).
+pub const SCRIPTS: &[(usize, &str)] = &[(2, ".ci/mcp-conformance"), (3, ".ci/clean-package-cache")];
 
 /// Arguments of `cargo xtask ci`.
 #[derive(Debug, Args)]
@@ -174,10 +175,11 @@ mod tests {
     fn ci_run_calls_each_script_right_after_its_step() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/run");
         let script = std::fs::read_to_string(path).unwrap_or_default();
+        let steps: Vec<String> = STEPS.iter().map(super::Step::shell).collect();
         let lines: Vec<&str> = script
             .lines()
             .map(str::trim)
-            .filter(|l| l.starts_with("cargo ") || l.starts_with("bash "))
+            .filter(|l| l.starts_with("bash ") || steps.iter().any(|s| s == l))
             .collect();
         for (after, s) in super::SCRIPTS {
             let step = STEPS[*after].shell();

@@ -5,5 +5,6 @@
 
 mod common;
 mod eval;
+mod mcp;
 mod readme;
 mod serve;

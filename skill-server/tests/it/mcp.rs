@@ -1,0 +1,59 @@
+//! `skill-server mcp` as a host starts it: a child process speaking MCP over its stdin and
+//! stdout, driven by rmcp's own client. It lists the bundled pack's skills through the
+//! skills extension, reads a `SKILL.md` whose size matches the listing, and lists the tools.
+
+use rmcp::ServiceExt;
+use rmcp::model::{ReadResourceRequestParams, ResourceContents, SkillResources};
+use rmcp::transport::TokioChildProcess;
+
+use crate::common::repo;
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_host_reads_skills_from_skill_server_mcp_over_stdio() {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_skill-server"));
+    command
+        .args(["mcp", "--no-watch", "--skills", "packs/agentskills"])
+        .current_dir(repo());
+    let transport = TokioChildProcess::new(command).unwrap();
+    let client = ().serve(transport).await.unwrap();
+
+    let skills = client.list_all_skills().await.unwrap();
+    let pdf = skills
+        .iter()
+        .find(|s| s.uri.ends_with("/pdf-forms/SKILL.md"))
+        .unwrap_or_else(|| panic!("no pdf-forms in {:?}", skills.iter().map(|s| &s.uri)));
+    let SkillResources::Files(files) = &pdf.resources else {
+        panic!("pdf-forms lists no files");
+    };
+    let entry = files
+        .iter()
+        .find(|f| f.uri == pdf.uri)
+        .unwrap_or_else(|| panic!("SKILL.md not among {files:?}"));
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(pdf.uri.clone()))
+        .await
+        .unwrap();
+    let Some(ResourceContents::TextResourceContents { text, .. }) = read.contents.first() else {
+        panic!("SKILL.md is not text: {read:?}");
+    };
+    let on_disk = std::fs::read(repo().join("packs/agentskills/pdf-forms/SKILL.md")).unwrap();
+    assert_eq!(text.as_bytes(), on_disk.as_slice());
+    assert_eq!(entry.size, on_disk.len() as u64, "{entry:?}");
+    assert!(
+        entry.digest.starts_with("sha256:") && entry.digest.len() == 71,
+        "{entry:?}"
+    );
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for tool in [
+        "get_skill",
+        "load_skill",
+        "use_skill",
+        "search_skills",
+        "select_skills",
+    ] {
+        assert!(names.contains(&tool), "{tool} not in {names:?}");
+    }
+    client.cancel().await.unwrap();
+}
