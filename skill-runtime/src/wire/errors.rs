@@ -156,6 +156,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "a script entry outside the skill's scripts folder",
     ),
     code("script_spawn", 200, "a script could not be started"),
+    code(
+        "script_untrusted",
+        200,
+        "a low-trust skill's script, refused by the trust policy",
+    ),
     code("search_failed", 500, "a search or selection failed"),
     code("shutting_down", 200, "the engine is shutting down"),
     code(
@@ -293,25 +298,19 @@ mod tests {
 
     #[test]
     fn every_code_of_this_crate_is_in_the_wire_table() {
-        let errors = [
-            crate::error::Error::UnknownSkill(String::new()),
-            crate::error::Error::ShuttingDown,
-            crate::error::Error::Cancelled,
-            crate::error::Error::NoNotes,
-            crate::error::Error::UnknownTask(1),
-            crate::error::Error::Search(String::new()),
-            crate::error::Error::Index(String::new()),
-            crate::error::Error::Internal(String::new()),
-            crate::error::Error::BuiltinCommand(String::new()),
-            crate::error::Error::NotACommand(String::new()),
-            crate::error::Error::NoCommandTool(String::new()),
-        ];
-        for e in errors {
-            assert!(
-                ERROR_CODES.iter().any(|c| c.code == e.code()),
-                "{}",
-                e.code()
-            );
+        // Read the codes out of `Error::code` itself, so a new variant cannot be forgotten.
+        let source = include_str!("../error.rs");
+        let start = source.find("pub fn code(&self)").unwrap();
+        let body = &source[start..];
+        let body = &body[..body.find("\n    }\n").unwrap()];
+        let codes: Vec<&str> = body
+            .split("=> \"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert!(codes.len() > 10, "{codes:?}");
+        for code in codes {
+            assert!(ERROR_CODES.iter().any(|c| c.code == code), "{code}");
         }
     }
 }
