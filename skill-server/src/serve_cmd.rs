@@ -74,6 +74,8 @@ struct FileConfig {
     request_timeout_ms: Option<u64>,
     max_body_bytes: Option<usize>,
     header_read_timeout_ms: Option<u64>,
+    /// Time a client has to send a request body (default 10 s; at least 1 ms).
+    body_read_timeout_ms: Option<u64>,
     max_connections: Option<usize>,
     concurrency: Option<usize>,
     max_event_streams: Option<usize>,
@@ -274,6 +276,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     }
     if let Some(t) = millis("header_read_timeout_ms", file.header_read_timeout_ms)? {
         http.header_read_timeout = t;
+    }
+    if let Some(t) = millis("body_read_timeout_ms", file.body_read_timeout_ms)? {
+        http.body_read_timeout = t;
     }
     if let Some(b) = file.max_body_bytes {
         http.max_body_bytes = b;
@@ -524,7 +529,7 @@ mod tests {
         let (dir, a) = with_file(
             "index_dir = \"index\"\nstate_dir = \"state\"\ncatch_up = \"run_once_on_start\"\n\
              history_limit = 7\nmax_connections = 3\nconcurrency = 2\nmax_event_streams = 1\n\
-             header_read_timeout_ms = 250\nrequest_timeout_ms = 900",
+             header_read_timeout_ms = 250\nrequest_timeout_ms = 900\nbody_read_timeout_ms = 700",
         );
         let r = resolve(&a, &none).unwrap();
         assert_eq!(r.engine.index_dir, Some(dir.path().join("index")));
@@ -536,6 +541,7 @@ mod tests {
         assert_eq!(r.http.max_event_streams, 1);
         assert_eq!(r.http.header_read_timeout, Duration::from_millis(250));
         assert_eq!(r.http.request_timeout, Duration::from_millis(900));
+        assert_eq!(r.http.body_read_timeout, Duration::from_millis(700));
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
 
         // Defaults: RAM index, skip, and a warning about the missing state folder.
@@ -557,6 +563,7 @@ mod tests {
             (over.as_str(), "history_limit"),
             ("request_timeout_ms = 0", "request_timeout_ms"),
             ("header_read_timeout_ms = 0", "header_read_timeout_ms"),
+            ("body_read_timeout_ms = 0", "body_read_timeout_ms"),
         ] {
             let (_d, a) = with_file(bad);
             let e = resolve(&a, &none).unwrap_err();

@@ -68,10 +68,14 @@ pub const STEPS: &[Step] = &[
     ]),
 ];
 
-/// Scripts run after the cargo step they follow in `.ci/run` (the MCP conformance suite needs
-/// the built server; the package cache is cleaned right before packaging): (index of the
-/// step they follow, script path).
-pub const SCRIPTS: &[(usize, &str)] = &[(2, ".ci/mcp-conformance"), (3, ".ci/clean-package-cache")];
+/// Scripts run after the cargo step they follow in `.ci/run`, in this order (the MCP
+/// conformance suite and schemathesis need the built server; the package cache is cleaned
+/// right before packaging): (index of the step they follow, script path).
+pub const SCRIPTS: &[(usize, &str)] = &[
+    (2, ".ci/mcp-conformance"),
+    (2, ".ci/schemathesis"),
+    (3, ".ci/clean-package-cache"),
+];
 
 /// Arguments of `cargo xtask ci`.
 #[derive(Debug, Args)]
@@ -181,14 +185,24 @@ mod tests {
             .map(str::trim)
             .filter(|l| l.starts_with("bash ") || steps.iter().any(|s| s == l))
             .collect();
-        for (after, s) in super::SCRIPTS {
-            let step = STEPS[*after].shell();
-            let at = lines.iter().position(|l| *l == step);
-            assert_eq!(
-                at.and_then(|i| lines.get(i + 1)).copied(),
-                Some(format!("bash {s}").as_str()),
-                "{path}"
-            );
+        for (index, step) in steps.iter().enumerate() {
+            let expected: Vec<String> = super::SCRIPTS
+                .iter()
+                .filter(|(after, _)| *after == index)
+                .map(|(_, s)| format!("bash {s}"))
+                .collect();
+            let at = lines.iter().position(|l| *l == step.as_str());
+            let following: Vec<String> = at
+                .map(|i| {
+                    lines
+                        .iter()
+                        .skip(i + 1)
+                        .take_while(|l| l.starts_with("bash "))
+                        .map(|l| (*l).to_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert_eq!(following, expected, "{path}: after `{step}`");
         }
     }
 

@@ -218,14 +218,22 @@ impl Skill {
             skill: skill.name.clone(),
             path: relative.to_owned(),
         };
+        // A file used as a folder (`FORMS.md/x`) names nothing; a link loop or a folder
+        // that cannot be searched is the request's problem, not the server's.
         let target = match fs::canonicalize(canon_root.join(rel)) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found()),
-            Err(source) => {
-                return Err(Error::Io {
-                    path: root.join(rel),
-                    source,
-                });
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Err(not_found());
+            }
+            Err(_) => {
+                return Err(refuse(
+                    "it cannot be resolved (a link loop or a folder that cannot be read)",
+                ));
             }
         };
         if !target.starts_with(&canon_root) || target == canon_root {

@@ -16,6 +16,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Default limit on event streams open at once (each holds a connection for as long as
 /// the client listens).
 pub const DEFAULT_MAX_EVENT_STREAMS: usize = 64;
+/// Default time a client has to send a request body once its headers are in. The body is
+/// read before the request takes a place under the concurrency limit, so a slow body
+/// holds only its own connection; past this it is answered `408`.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a client has to send its request headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long shutdown waits for in-flight requests.
@@ -44,6 +48,9 @@ pub struct HttpConfig {
     pub max_event_streams: usize,
     /// Time a client has to send its request headers ([`HEADER_READ_TIMEOUT`]).
     pub header_read_timeout: Duration,
+    /// Time a client has to send a request body once its headers are in
+    /// ([`DEFAULT_BODY_READ_TIMEOUT`]); past it the answer is `408 body_timeout`.
+    pub body_read_timeout: Duration,
     /// Catalog budgets by profile, used when a request gives none.
     pub profile_budgets: std::collections::BTreeMap<String, skill_registry::Budget>,
 }
@@ -59,6 +66,7 @@ impl Default for HttpConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
             header_read_timeout: HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             profile_budgets: std::collections::BTreeMap::new(),
         }
     }

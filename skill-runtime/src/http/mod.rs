@@ -1,22 +1,30 @@
 //! The HTTP API: JSON over HTTP/1.1 on hyper, with tower middleware.
 //!
 //! Every request gets a request id (the client's `x-request-id` when it is short and
-//! printable, else a counter), echoed in the response and carried by a tracing span. API
-//! requests then pass, outermost first: load shedding (over [`HttpConfig::concurrency`]
+//! printable, else a counter), echoed in the response and carried by a tracing span; each
+//! request is logged at DEBUG, and a summary of the requests answered (counts, client and
+//! server errors) at INFO once a minute. An API request is first routed and its token
+//! checked, then its body is read: a declared `Content-Length` over
+//! [`HttpConfig::max_body_bytes`] is refused at once (`413`), a body that does not arrive
+//! within [`HttpConfig::body_read_timeout`] gets `408`. The body is read before the request
+//! takes a place under the concurrency limit, so slow bodies hold only their own
+//! connections. Then, outermost first: load shedding (over [`HttpConfig::concurrency`]
 //! requests in flight, the answer is `503 overloaded` at once instead of a queue), the
 //! concurrency limit, and a time limit (`504 timeout`): [`HttpConfig::request_timeout`],
 //! except for endpoints that execute skills (`/v1/execute`, `/v1/invoke`), which get
 //! [`App::exec_timeout`] so a script's own timeout is reported (as the outcome's `limit`)
-//! before the request's. An event stream's body is not timed; at most
+//! before the request's. `/v1/health` and `/v1/ready` skip the limit: they answer while it
+//! is saturated. An event stream's body is not timed; at most
 //! [`HttpConfig::max_event_streams`] are open at once (`503 overloaded` beyond), and all of
-//! them end when the server shuts down. Bodies are read up to [`HttpConfig::max_body_bytes`]
-//! (`413`). Headers must arrive within [`HttpConfig::header_read_timeout`] (slow clients
-//! are dropped), and at most [`HttpConfig::max_connections`] connections are served at once
-//! (more wait in the kernel's accept queue). Errors are `{"error": {"code", "message"}}`
-//! with a fitting status. When a token is configured, action endpoints (every `POST` but
-//! `/v1/select`) need `Authorization: Bearer <token>` (the scheme in any case, RFC 7235);
-//! the token is read from that header only, and compared in time independent of its
-//! content.
+//! them end when the server shuts down. Headers must arrive within
+//! [`HttpConfig::header_read_timeout`] (slow clients are dropped), and at most
+//! [`HttpConfig::max_connections`] connections are served at once (more wait in the
+//! kernel's accept queue); there is no cap per client address, since behind a proxy every
+//! client shares one. Errors are `{"error": {"code", "message"}}` with a fitting status; a
+//! server-side error's message names no server path (the log has the details). When a
+//! token is configured, action endpoints (every `POST` but `/v1/select`) need
+//! `Authorization: Bearer <token>` (the scheme in any case, RFC 7235); the token is read
+//! from that header only, and compared in time independent of its content.
 
 mod app;
 mod config;
@@ -29,9 +37,9 @@ mod server;
 
 pub use app::{App, MountAuth, MountedService, Mounts};
 pub use config::{
-    DEFAULT_CONCURRENCY, DEFAULT_EXEC_TIMEOUT_MARGIN, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_EVENT_STREAMS, DEFAULT_REQUEST_TIMEOUT,
-    HEADER_READ_TIMEOUT, HttpConfig, SHUTDOWN_GRACE,
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_CONCURRENCY, DEFAULT_EXEC_TIMEOUT_MARGIN,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_EVENT_STREAMS,
+    DEFAULT_REQUEST_TIMEOUT, HEADER_READ_TIMEOUT, HttpConfig, SHUTDOWN_GRACE,
 };
 pub use openapi::openapi;
 pub use response::Body;

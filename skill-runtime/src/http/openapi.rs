@@ -3,9 +3,62 @@
 
 use serde_json::{Map, Value, json};
 
-use super::routes::{ENDPOINTS, Endpoint};
+use super::routes::{ENDPOINTS, Endpoint, Kind, MAX_COUNT, Op};
 
-fn operation(e: &Endpoint) -> Value {
+/// The schema of a query parameter, exactly what its handler accepts.
+fn param_schema(kind: Kind) -> Value {
+    match kind {
+        Kind::Text => json!({ "type": "string" }),
+        Kind::Count => json!({ "type": "integer", "minimum": 0, "maximum": MAX_COUNT }),
+        Kind::Choice(words) => json!({ "type": "string", "enum": words }),
+        Kind::TimeZone => {
+            let names: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect();
+            json!({ "type": "string", "enum": names })
+        }
+        Kind::Instant => json!({ "type": "string", "format": "date-time" }),
+    }
+}
+
+/// The schema of a body field from its type in the endpoint table: `string`, `boolean`,
+/// `integer` (a count), `array` (of strings) or `a|b` (one of these words). No field
+/// takes `null`: a field is given or left out.
+fn field_schema(ty: &str, description: &str) -> Value {
+    let mut schema = match ty {
+        "integer" => json!({ "type": "integer", "minimum": 0, "maximum": MAX_COUNT }),
+        "array" => json!({ "type": "array", "items": { "type": "string" } }),
+        words if words.contains('|') => {
+            json!({ "type": "string", "enum": words.split('|').collect::<Vec<_>>() })
+        }
+        other => json!({ "type": other }),
+    };
+    schema["description"] = json!(description);
+    schema
+}
+
+/// The schema of a path parameter: a task id is a number; a resource path is relative,
+/// with no hidden or empty segment and no `..` (the server refuses those with `400`); a
+/// skill name is any text (`404` when no skill has it).
+fn path_schema(name: &str) -> Value {
+    match name {
+        "id" => json!({ "type": "integer", "minimum": 0, "maximum": MAX_COUNT }),
+        "path" => json!({
+            "type": "string",
+            "pattern": r"^[^./\\\s\u0000][^/\\\u0000]*(/[^./\u0000][^/\u0000]*)*$",
+        }),
+        _ => json!({ "type": "string", "minLength": 1 }),
+    }
+}
+
+/// Fields of which a body gives exactly one.
+fn alternatives(op: Op) -> Option<[&'static str; 2]> {
+    match op {
+        Op::Route => Some(["text", "output"]),
+        Op::Execute => Some(["output", "command"]),
+        _ => None,
+    }
+}
+
+fn operation(e: &Endpoint, secured: bool) -> Value {
     let mut params: Vec<Value> = Vec::new();
     for seg in e.path.split('/') {
         if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
@@ -13,17 +66,17 @@ fn operation(e: &Endpoint) -> Value {
                 "name": name,
                 "in": "path",
                 "required": true,
-                "schema": { "type": "string" },
+                "schema": path_schema(name),
             }));
         }
     }
-    for (name, description) in e.query {
+    for p in e.query {
         params.push(json!({
-            "name": name,
+            "name": p.name,
             "in": "query",
             "required": false,
-            "description": description,
-            "schema": { "type": "string" },
+            "description": p.description,
+            "schema": param_schema(p.kind),
         }));
     }
     let mut op = Map::new();
@@ -35,33 +88,43 @@ fn operation(e: &Endpoint) -> Value {
     if let Some(fields) = e.body {
         let mut props = Map::new();
         for (name, ty, description) in fields {
-            props.insert(
-                (*name).into(),
-                json!({ "type": ty, "description": description }),
-            );
+            props.insert((*name).into(), field_schema(ty, description));
         }
         let required: Vec<&str> = fields
             .iter()
             .filter(|(_, _, d)| d.contains("(required)"))
             .map(|(n, _, _)| *n)
             .collect();
+        let mut schema = json!({
+            "type": "object",
+            "properties": props,
+            "additionalProperties": false,
+        });
+        if !required.is_empty() {
+            schema["required"] = json!(required);
+        }
+        if let Some(pair) = alternatives(e.op) {
+            schema["oneOf"] = json!(pair.map(|f| json!({ "required": [f] })));
+        }
         op.insert(
             "requestBody".into(),
             json!({
                 "required": true,
-                "content": { "application/json": { "schema": {
-                    "type": "object", "properties": props, "required": required,
-                }}},
+                "content": { "application/json": { "schema": schema } },
             }),
         );
     }
-    let content_type = match e.path {
-        "/v1/events" => "text/event-stream",
-        "/v1/skills/{name}/resources/{path}" => "application/octet-stream",
-        _ => "application/json",
+    let content = match e.path {
+        "/v1/events" => json!({ "text/event-stream": {} }),
+        // Text files as text, anything else as bytes.
+        "/v1/skills/{name}/resources/{path}" => json!({
+            "text/plain": { "schema": { "type": "string" } },
+            "application/octet-stream": { "schema": { "type": "string", "format": "binary" } },
+        }),
+        _ => json!({ "application/json": {} }),
     };
     let mut responses = Map::new();
-    let mut ok = json!({ "description": "OK", "content": { content_type: {} } });
+    let mut ok = json!({ "description": "OK", "content": content });
     if e.path == "/v1/events" {
         // OpenAPI cannot describe an event stream; name each event's `data` schema.
         ok["x-events"] = json!({
@@ -77,21 +140,23 @@ fn operation(e: &Endpoint) -> Value {
             "schema": { "$ref": "#/components/schemas/Error" } } } }),
     );
     op.insert("responses".into(), Value::Object(responses));
-    if e.action {
+    if e.action && secured {
         op.insert("security".into(), json!([{ "bearer": [] }]));
     }
     Value::Object(op)
 }
 
-/// The API's OpenAPI 3.0 document.
-pub fn openapi() -> Value {
+/// The API's OpenAPI 3.0 document. `secured`: a bearer token is configured, so action
+/// endpoints require it (without one, no operation declares a security requirement,
+/// since none is checked).
+pub fn openapi(secured: bool) -> Value {
     let mut paths = Map::new();
     for e in ENDPOINTS {
         let entry = paths
             .entry(e.path.to_owned())
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(methods) = entry {
-            methods.insert(e.method.as_str().to_lowercase(), operation(e));
+            methods.insert(e.method.as_str().to_lowercase(), operation(e, secured));
         }
     }
     json!({

@@ -2,18 +2,19 @@
 //! JSON bodies, each failure a clear `4xx`.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{AUTHORIZATION, CONTENT_TYPE};
+use http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde::Deserialize;
 
 use super::response::{ApiError, unauthorized};
-use super::routes::{ENDPOINTS, Endpoint, matches, percent_decode};
+use super::routes::{ENDPOINTS, Endpoint, MAX_COUNT, matches, percent_decode};
 
-pub(crate) fn query_map(req: &Request<Incoming>) -> Result<HashMap<String, String>, ApiError> {
+pub(crate) fn query_map<B>(req: &Request<B>) -> Result<HashMap<String, String>, ApiError> {
     let mut map = HashMap::new();
     for pair in req.uri().query().unwrap_or("").split('&') {
         if pair.is_empty() {
@@ -29,6 +30,10 @@ pub(crate) fn query_map(req: &Request<Incoming>) -> Result<HashMap<String, Strin
                 )
             })
         };
+        // An empty value is the same as leaving the parameter out.
+        if v.is_empty() {
+            continue;
+        }
         map.insert(decode(k)?, decode(v)?);
     }
     Ok(map)
@@ -40,22 +45,28 @@ pub(crate) fn number<T: std::str::FromStr>(
 ) -> Result<Option<T>, ApiError> {
     match q.get(key) {
         None => Ok(None),
-        Some(v) => v.trim().parse().map(Some).map_err(|_| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_query",
-                format!("`{key}` must be a non-negative integer, not `{v}`"),
-            )
-        }),
+        Some(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n <= MAX_COUNT)
+            .and_then(|n| n.to_string().parse().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad_query",
+                    format!("`{key}` must be a whole number from 0 to {MAX_COUNT}, not `{v}`"),
+                )
+            }),
     }
 }
 
 pub(crate) type Params = HashMap<&'static str, String>;
 
 /// The endpoint for a request, after the token check; or why not (`404`, `405`, `401`).
-pub(crate) fn find(
+pub(crate) fn find<B>(
     token: Option<&str>,
-    req: &Request<Incoming>,
+    req: &Request<B>,
 ) -> Result<(&'static Endpoint, Params), ApiError> {
     let path = req.uri().path();
     let mut allowed = Vec::new();
@@ -107,10 +118,8 @@ fn bearer(value: &str) -> Option<&str> {
         .then_some(token.trim())
 }
 
-pub(crate) async fn json_body<T: for<'de> Deserialize<'de>>(
-    req: Request<Incoming>,
-    max_body_bytes: usize,
-) -> Result<T, ApiError> {
+/// The JSON body of a request whose body was read already (see [`read_body`]).
+pub(crate) fn json_body<T: for<'de> Deserialize<'de>>(req: Request<Bytes>) -> Result<T, ApiError> {
     let is_json = req
         .headers()
         .get(CONTENT_TYPE)
@@ -127,8 +136,7 @@ pub(crate) async fn json_body<T: for<'de> Deserialize<'de>>(
             "send the body as `Content-Type: application/json`",
         ));
     }
-    let bytes = read_body(req.into_body(), max_body_bytes).await?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    serde_json::from_slice(req.body()).map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "bad_json",
@@ -151,19 +159,47 @@ pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-/// Read a whole request body, up to `limit` bytes.
-pub(crate) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
-    match http_body_util::Limited::new(body, limit).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("the request body is over {limit} bytes"),
-        )),
-        Err(e) => Err(ApiError::new(
+/// The `413` of a body over `limit` bytes.
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!("the request body is over {limit} bytes"),
+    )
+}
+
+/// Read a whole request body: up to `limit` bytes, within `time`. A declared
+/// `Content-Length` over the limit is refused before a byte is read (`413`); a body
+/// still arriving when `time` runs out gets `408`.
+pub(crate) async fn read_body(
+    headers: &http::HeaderMap,
+    body: Incoming,
+    limit: usize,
+    time: Duration,
+) -> Result<Bytes, ApiError> {
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX)) {
+        return Err(too_large(limit));
+    }
+    let read = http_body_util::Limited::new(body, limit).collect();
+    match tokio::time::timeout(time, read).await {
+        Ok(Ok(c)) => Ok(c.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(limit)),
+        Ok(Err(e)) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "bad_body",
             format!("the request body could not be read: {e}"),
+        )),
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!(
+                "the request body did not arrive within {} ms",
+                time.as_millis()
+            ),
         )),
     }
 }

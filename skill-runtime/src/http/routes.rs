@@ -42,13 +42,56 @@ pub(crate) struct Endpoint {
     pub op: Op,
     pub action: bool,
     pub summary: &'static str,
-    /// Query parameters: name and description.
-    pub query: &'static [(&'static str, &'static str)],
+    /// Query parameters. An empty value counts as leaving the parameter out.
+    pub query: &'static [Param],
     /// JSON body fields: name, type and description (`None`: no body).
     pub body: Option<&'static [(&'static str, &'static str, &'static str)]>,
 }
 
-const PROFILE: (&str, &str) = ("profile", "the processing profile (profile affinity)");
+/// What a query parameter holds, as the handlers check it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    /// Any text.
+    Text,
+    /// A whole number from 0 to [`MAX_COUNT`].
+    Count,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// An IANA time zone name.
+    TimeZone,
+    /// An RFC 3339 instant.
+    Instant,
+}
+
+/// Largest number a count (a query parameter or a body field) may hold.
+pub(crate) const MAX_COUNT: u64 = u32::MAX as u64;
+
+/// One query parameter: name, what it holds, description.
+#[derive(Debug)]
+pub(crate) struct Param {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub description: &'static str,
+}
+
+const fn param(name: &'static str, kind: Kind, description: &'static str) -> Param {
+    Param {
+        name,
+        kind,
+        description,
+    }
+}
+
+const PROFILE: Param = param(
+    "profile",
+    Kind::Text,
+    "the processing profile (profile affinity)",
+);
+const CALLER: Param = param(
+    "caller",
+    Kind::Choice(&["model", "user"]),
+    "who reads: `model` (default) or `user`",
+);
 
 pub(crate) const ENDPOINTS: &[Endpoint] = &[
     Endpoint {
@@ -77,14 +120,16 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         summary: "Skills, by name, with filters.",
         query: &[
             PROFILE,
-            ("layer", "only skills of this layer"),
-            ("domain", "only skills of this actions domain"),
-            (
+            param("layer", Kind::Text, "only skills of this layer"),
+            param("domain", Kind::Text, "only skills of this actions domain"),
+            param(
                 "invocable_by",
-                "`model` or `user`: only skills that caller may invoke",
+                Kind::Choice(&["model", "user"]),
+                "only skills that caller may invoke",
             ),
-            (
+            param(
                 "status",
+                Kind::Choice(&["loaded", "all"]),
                 "`loaded` (default) or `all` (invalid and ineligible too)",
             ),
         ],
@@ -105,7 +150,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Resources,
         action: false,
         summary: "A skill's files: relative path, size and kind.",
-        query: &[PROFILE],
+        query: &[PROFILE, CALLER],
         body: None,
     },
     Endpoint {
@@ -114,7 +159,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Resource,
         action: false,
         summary: "One resource's bytes, confined to the skill folder and size-capped.",
-        query: &[PROFILE],
+        query: &[PROFILE, CALLER],
         body: None,
     },
     Endpoint {
@@ -124,11 +169,13 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "The get_skill tiers (markdown-first 3.3 and 6).",
         query: &[
-            (
+            param(
                 "path",
+                Kind::Text,
                 "empty, a domain, domain.command, domain.all or a skill name",
             ),
             PROFILE,
+            CALLER,
         ],
         body: None,
     },
@@ -140,13 +187,19 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         summary: "The catalog for the system prompt, fitted to a budget, with its report.",
         query: &[
             PROFILE,
-            ("format", "`markdown` (default), `xml` or `json`"),
-            ("budget_chars", "the budget in characters"),
-            (
+            CALLER,
+            param(
+                "format",
+                Kind::Choice(&["markdown", "xml", "json"]),
+                "`markdown` (default), `xml` or `json`",
+            ),
+            param("budget_chars", Kind::Count, "the budget in characters"),
+            param(
                 "context_window_tokens",
+                Kind::Count,
                 "the context window; the budget is 2% of it x 4",
             ),
-            ("entry_cap_chars", "the cap on one entry"),
+            param("entry_cap_chars", Kind::Count, "the cap on one entry"),
         ],
         body: None,
     },
@@ -157,8 +210,8 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Ranked, explained skills for a query.",
         query: &[
-            ("q", "the query text"),
-            ("limit", "most results (default 10)"),
+            param("q", Kind::Text, "the query text"),
+            param("limit", Kind::Count, "most results (default 10)"),
             PROFILE,
         ],
         body: None,
@@ -189,8 +242,8 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Ranked markdown notes with highlighted snippets (when a notes folder is configured).",
         query: &[
-            ("q", "the query text"),
-            ("limit", "most results (default 10)"),
+            param("q", Kind::Text, "the query text"),
+            param("limit", Kind::Count, "most results (default 10)"),
         ],
         body: None,
     },
@@ -210,8 +263,17 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Scheduled skills with their next fire times.",
         query: &[
-            ("next", "fire times per skill (default 5, at most 100)"),
-            ("tz", "IANA time zone (default UTC)"),
+            param(
+                "next",
+                Kind::Count,
+                "fire times per skill (default 5; more than 100 gives 100)",
+            ),
+            param("tz", Kind::TimeZone, "IANA time zone (default UTC)"),
+            param(
+                "from",
+                Kind::Instant,
+                "list fire times after this RFC 3339 instant (default now)",
+            ),
         ],
         body: None,
     },
@@ -234,7 +296,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         body: Some(&[
             ("text", "string", "one command line or user message"),
             ("output", "string", "a whole model output (instead of text)"),
-            ("from", "string", "`model` (default) or `user`"),
+            ("from", "model|user", "`model` (default) or `user`"),
             ("profile", "string", "the processing profile"),
         ]),
     },

@@ -1,12 +1,14 @@
-//! The server: accepting connections, request ids, the middleware stack (load shedding,
-//! concurrency limit), mounted services, graceful shutdown.
+//! The server: accepting connections, request ids, reading bodies, the middleware stack
+//! (load shedding, concurrency limit), mounted services, request logging (each request at
+//! DEBUG, a periodic summary at INFO), graceful shutdown.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use http::header::HeaderValue;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
@@ -20,27 +22,109 @@ use tracing::Instrument;
 
 use super::app::{App, Mount};
 use super::config::SHUTDOWN_GRACE;
-use super::handlers;
+use super::handlers::{self, Routed};
+use super::request::{find, read_body};
 use super::response::{ApiError, Body};
+use super::routes::Op;
 use crate::error::Error;
 
 /// Longest request id taken from a client.
 const MAX_REQUEST_ID: usize = 64;
 
-type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, BoxError>;
+/// How often the server logs its summary of the requests it answered (at INFO; each
+/// request itself is logged at DEBUG).
+const SUMMARY_INTERVAL: Duration = Duration::from_secs(60);
+
+type ApiService = BoxCloneSyncService<Routed, Response<Body>, BoxError>;
 
 /// The API stack: load shedding and the concurrency limit around the routes (which apply
-/// each endpoint's time limit themselves).
+/// each endpoint's time limit themselves). Requests reach it routed, token checked and
+/// with their body read.
 fn api_service(app: Arc<App>) -> ApiService {
     let concurrency = app.config.concurrency.max(1);
     let svc = ServiceBuilder::new()
         .load_shed()
         .concurrency_limit(concurrency)
-        .service_fn(move |req: Request<Incoming>| {
+        .service_fn(move |routed: Routed| {
             let app = app.clone();
-            async move { Ok::<_, BoxError>(handlers::handle(&app, req).await) }
+            async move { Ok::<_, BoxError>(handlers::handle(&app, routed).await) }
         });
     BoxCloneSyncService::new(svc)
+}
+
+/// Counts of the requests answered since the last summary line.
+#[derive(Debug, Default)]
+struct Stats {
+    /// The address served, named in the summary.
+    listen: Option<SocketAddr>,
+    total: AtomicU64,
+    client_errors: AtomicU64,
+    server_errors: AtomicU64,
+}
+
+impl Stats {
+    fn record(&self, status: StatusCode) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        if status.is_client_error() {
+            self.client_errors.fetch_add(1, Ordering::Relaxed);
+        } else if status.is_server_error() {
+            self.server_errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Log the counts since the last call at INFO (nothing when there were none) and
+    /// start again from zero.
+    fn log_summary(&self) {
+        let total = self.total.swap(0, Ordering::Relaxed);
+        let client_errors = self.client_errors.swap(0, Ordering::Relaxed);
+        let server_errors = self.server_errors.swap(0, Ordering::Relaxed);
+        if total > 0 {
+            tracing::info!(
+                listen = ?self.listen,
+                requests = total,
+                client_errors,
+                server_errors,
+                "requests answered since the last summary"
+            );
+        }
+    }
+}
+
+/// An API request: the endpoint and the token check, the body (outside the concurrency
+/// limit, so a slow body holds only its own connection), then the concurrency limit;
+/// health and readiness skip the limit so they answer while it is saturated.
+async fn serve_api(app: &Arc<App>, api: &ApiService, req: Request<Incoming>) -> Response<Body> {
+    let (endpoint, params) = match find(app.config.token.as_deref(), &req) {
+        Ok(found) => found,
+        Err(e) => return e.into_response(),
+    };
+    let (parts, body) = req.into_parts();
+    let bytes = if endpoint.body.is_some() {
+        let read = read_body(
+            &parts.headers,
+            body,
+            app.config.max_body_bytes,
+            app.config.body_read_timeout,
+        );
+        match read.await {
+            Ok(b) => b,
+            Err(e) => return e.into_response(),
+        }
+    } else {
+        Bytes::new()
+    };
+    let routed = Routed {
+        endpoint,
+        params,
+        req: Request::from_parts(parts, bytes),
+    };
+    if matches!(endpoint.op, Op::Health | Op::Ready) {
+        return handlers::handle(app, routed).await;
+    }
+    match api.clone().oneshot(routed).await {
+        Ok(r) => r,
+        Err(e) => middleware_error(&e),
+    }
 }
 
 /// The response for an error of the middleware stack.
@@ -69,7 +153,12 @@ fn request_id(app: &App, req: &Request<Incoming>) -> String {
         .unwrap_or_else(|| format!("req-{}", app.next_id.fetch_add(1, Ordering::Relaxed)))
 }
 
-async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) -> Response<Body> {
+async fn handle_request(
+    app: Arc<App>,
+    api: ApiService,
+    stats: Arc<Stats>,
+    req: Request<Incoming>,
+) -> Response<Body> {
     let id = request_id(&app, &req);
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
@@ -79,15 +168,13 @@ async fn handle_request(app: Arc<App>, api: ApiService, req: Request<Incoming>) 
         let mount = app.mounts.iter().find(|m| m.serves(&path)).cloned();
         let mut resp = match mount {
             Some(m) => serve_mounted(&app, &m, req).await,
-            None => match api.oneshot(req).await {
-                Ok(r) => r,
-                Err(e) => middleware_error(&e),
-            },
+            None => serve_api(&app, &api, req).await,
         };
+        stats.record(resp.status());
         if let Ok(v) = HeaderValue::from_str(&id) {
             resp.headers_mut().insert("x-request-id", v);
         }
-        tracing::info!(
+        tracing::debug!(
             status = resp.status().as_u16(),
             micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             "done"
@@ -123,6 +210,21 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<(), Error> {
     let api = api_service(app.clone());
+    let stats = Arc::new(Stats {
+        listen: listener.local_addr().ok(),
+        ..Stats::default()
+    });
+    let summary = tokio::spawn({
+        let stats = stats.clone();
+        async move {
+            let mut tick = tokio::time::interval(SUMMARY_INTERVAL);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                stats.log_summary();
+            }
+        }
+    });
     let graceful = GracefulShutdown::new();
     let connections = Arc::new(Semaphore::new(app.config.max_connections.max(1)));
     tokio::pin!(shutdown);
@@ -148,10 +250,12 @@ pub async fn serve(
         };
         let conn_app = app.clone();
         let api = api.clone();
+        let conn_stats = stats.clone();
         let service = hyper::service::service_fn(move |req| {
             let app = conn_app.clone();
             let api = api.clone();
-            async move { Ok::<_, Infallible>(handle_request(app, api, req).await) }
+            let stats = conn_stats.clone();
+            async move { Ok::<_, Infallible>(handle_request(app, api, stats, req).await) }
         });
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
@@ -173,6 +277,8 @@ pub async fn serve(
             tracing::warn!("shutdown grace period over; closing remaining connections");
         }
     }
+    summary.abort();
+    stats.log_summary();
     Ok(())
 }
 

@@ -1,8 +1,10 @@
 //! skill-runtime's integration tests, one binary: execution by kind and limits (`runtime`,
-//! `scripts`), the built-in workflow handler (`workflow`); `common` holds the helpers.
+//! `scripts`), the built-in workflow handler (`workflow`), the HTTP server against hostile
+//! clients and its OpenAPI document (`http`); `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod http;
 mod runtime;
 mod scripts;
 mod workflow;

@@ -1147,9 +1147,12 @@ fn requests_over_the_concurrency_limit_are_shed_with_503() {
     });
     entered.recv_timeout(IO_TIMEOUT).unwrap();
     // The one slot is taken: the next request is shed at once, not queued.
-    let r = get(s.addr, "/v1/health");
+    let r = get(s.addr, "/v1/skills");
     assert_eq!(r.status, 503, "{}", r.text());
     assert_eq!(r.json()["error"]["code"], "overloaded");
+    // Liveness and readiness stay outside the limit: they answer while it is saturated.
+    assert_eq!(get(s.addr, "/v1/health").status, 200);
+    assert_eq!(get(s.addr, "/v1/ready").status, 200);
     gate.add_permits(1);
     let done = busy.join().unwrap();
     assert_eq!(done.status, 200, "{}", done.text());

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use skill_registry::Caller;
 
-use super::{bad_json, engine_error};
+use super::{bad_json, engine_error, present};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
 use crate::ops::Scope;
@@ -30,9 +30,13 @@ pub(super) fn extract(app: &App, body: ExtractBody) -> Result<Response<Body>, Ap
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RouteBody {
+    #[serde(default, deserialize_with = "present")]
     text: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     output: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     from: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     profile: Option<String>,
 }
 
@@ -69,8 +73,11 @@ pub(super) fn route(app: &App, body: RouteBody) -> Result<Response<Body>, ApiErr
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ExecuteBody {
+    #[serde(default, deserialize_with = "present")]
     output: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     command: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     profile: Option<String>,
 }
 
@@ -105,6 +112,7 @@ pub(super) async fn execute(app: &App, body: ExecuteBody) -> Result<Response<Bod
 #[serde(deny_unknown_fields)]
 pub(super) struct InvokeBody {
     line: String,
+    #[serde(default, deserialize_with = "present")]
     profile: Option<String>,
 }
 
@@ -157,7 +165,7 @@ fn workflow_flags(
     use skill_router::FlagValue;
     let mut flags = skill_router::Flags::new();
     for (k, v) in body {
-        if !documented.iter().any(|(name, _, _)| *name == k) {
+        let Some((_, ty, _)) = documented.iter().find(|(name, _, _)| *name == k) else {
             let names: Vec<String> = documented
                 .iter()
                 .map(|(n, _, _)| format!("`{n}`"))
@@ -166,24 +174,13 @@ fn workflow_flags(
                 "unknown field `{k}`, expected one of {}",
                 names.join(", ")
             )));
-        }
-        let value = match v {
-            Value::String(s) => FlagValue::One(s),
-            Value::Bool(b) => FlagValue::Switch(b),
-            Value::Number(n) => FlagValue::One(n.to_string()),
-            Value::Array(items) => FlagValue::Many(
-                items
-                    .into_iter()
-                    .map(|i| match i {
-                        Value::String(s) => Ok(s),
-                        other => Err(bad_json(format!("`{k}` must hold strings, not {other}"))),
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
-            other => {
-                return Err(bad_json(format!(
-                    "`{k}` must be a string, a boolean or a list of strings, not {other}"
-                )));
+        };
+        // Each field has the type the endpoint table (and so the OpenAPI document) gives it.
+        let value = match (*ty, v) {
+            ("boolean", Value::Bool(b)) => FlagValue::Switch(b),
+            ("string", Value::String(s)) => FlagValue::One(s),
+            (ty, other) => {
+                return Err(bad_json(format!("`{k}` must be a {ty}, not {other}")));
             }
         };
         if matches!(value, FlagValue::Switch(false)) {

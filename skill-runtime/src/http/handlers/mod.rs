@@ -14,11 +14,11 @@ mod skills;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use hyper::body::Incoming;
 
 use super::app::App;
-use super::request::{Params, find, json_body, query_map};
+use super::request::{Params, json_body, query_map};
 use super::response::{ApiError, Body, json_response};
 use super::routes::{Endpoint, Op};
 use crate::error::Error;
@@ -29,13 +29,21 @@ const DEFAULT_SEARCH_LIMIT: usize = 10;
 /// A request's query parameters.
 type Query = HashMap<String, String>;
 
-/// Answer one API request: find the endpoint, check the token, run it under its time
-/// limit.
-pub(crate) async fn handle(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
-    let (endpoint, params) = match find(app.config.token.as_deref(), &req) {
-        Ok(found) => found,
-        Err(e) => return e.into_response(),
-    };
+/// A request routed to its endpoint, its body read (see [`read_body`](super::request::read_body)).
+#[derive(Debug)]
+pub(crate) struct Routed {
+    pub endpoint: &'static Endpoint,
+    pub params: Params,
+    pub req: Request<Bytes>,
+}
+
+/// Answer one API request under its endpoint's time limit.
+pub(crate) async fn handle(app: &Arc<App>, routed: Routed) -> Response<Body> {
+    let Routed {
+        endpoint,
+        params,
+        req,
+    } = routed;
     let limit = match endpoint.op {
         Op::Execute | Op::Invoke => app.exec_timeout(),
         _ => app.config.request_timeout,
@@ -59,11 +67,10 @@ async fn dispatch(
     app: &Arc<App>,
     endpoint: &Endpoint,
     params: Params,
-    req: Request<Incoming>,
+    req: Request<Bytes>,
 ) -> Result<Response<Body>, ApiError> {
     let query = query_map(&req)?;
     let name = params.get("name").cloned().unwrap_or_default();
-    let max_body = app.config.max_body_bytes;
     match endpoint.op {
         Op::Health => Ok(skills::health(app)),
         Op::Ready => Ok(skills::ready(app)),
@@ -78,30 +85,43 @@ async fn dispatch(
         Op::Catalog => skills::catalog(app, &query),
         Op::Diagnostics => Ok(skills::diagnostics(app)),
         Op::Search => search::search(app, &query),
-        Op::Select => search::select(app, json_body(req, max_body).await?),
+        Op::Select => search::select(app, json_body(req)?),
         Op::NotesSearch => search::notes(app, &query),
         Op::Schedules => schedules::schedules(app, &query),
-        Op::Extract => exec::extract(app, json_body(req, max_body).await?),
-        Op::Route => exec::route(app, json_body(req, max_body).await?),
-        Op::Execute => exec::execute(app, json_body(req, max_body).await?).await,
-        Op::Invoke => exec::invoke(app, json_body(req, max_body).await?).await,
+        Op::Extract => exec::extract(app, json_body(req)?),
+        Op::Route => exec::route(app, json_body(req)?),
+        Op::Execute => exec::execute(app, json_body(req)?).await,
+        Op::Invoke => exec::invoke(app, json_body(req)?).await,
         Op::Workflows => {
-            let body = json_body(req, max_body).await?;
+            let body = json_body(req)?;
             exec::workflows(app, body, endpoint.body.unwrap_or(&[])).await
         }
         Op::Tasks => Ok(exec::tasks(app)),
         Op::Task => exec::task(app, params.get("id").map(String::as_str)),
         Op::Reload => events::reload(app).await,
         Op::Events => events::events(app),
-        Op::OpenApi => Ok(json_response(StatusCode::OK, &super::openapi::openapi())),
+        Op::OpenApi => Ok(json_response(
+            StatusCode::OK,
+            &super::openapi::openapi(app.config.token.is_some()),
+        )),
     }
 }
 
 /// An engine error as an API error, its status from the wire's code table.
+/// A server-side failure (5xx) is logged in full and answered without its message, which
+/// may name the server's paths.
 fn engine_error(e: &Error) -> ApiError {
     let code = e.code();
     let status = StatusCode::from_u16(crate::wire::status_of(code))
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if status.is_server_error() {
+        tracing::warn!(code, error = %e, "request failed on the server's side");
+        return ApiError::owned(
+            status,
+            code.to_owned(),
+            "the server could not complete this request; its log has the details",
+        );
+    }
     ApiError::owned(status, code.to_owned(), e.to_string())
 }
 
@@ -115,16 +135,31 @@ fn bad_json(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "bad_json", message)
 }
 
+/// A body field that may be left out but not given as `null` (the OpenAPI document types
+/// no field as nullable).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
 /// A query parameter as a non-negative integer.
 fn number<T: std::str::FromStr>(q: &Query, key: &str) -> Result<Option<T>, ApiError> {
     super::request::number(q, key)
 }
 
 /// The caller and profile of a disclosure request (`caller`, `profile`).
-fn scope(q: &Query) -> crate::Scope {
+fn scope(q: &Query) -> Result<crate::Scope, ApiError> {
     let base = match q.get("caller").map(String::as_str) {
+        None | Some("model") => crate::Scope::model(),
         Some("user") => crate::Scope::user(),
-        _ => crate::Scope::model(),
+        Some(other) => {
+            return Err(bad_query(format!(
+                "`caller` is `model` or `user`, not `{other}`"
+            )));
+        }
     };
-    base.with_profile(q.get("profile").cloned())
+    Ok(base.with_profile(q.get("profile").cloned()))
 }

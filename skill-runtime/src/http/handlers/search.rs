@@ -4,7 +4,7 @@ use http::{Response, StatusCode};
 use serde::Deserialize;
 use skill_search::SelectOptions;
 
-use super::{DEFAULT_SEARCH_LIMIT, Query, engine_error, number};
+use super::{DEFAULT_SEARCH_LIMIT, Query, engine_error, number, present};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
 use crate::ops::SearchQuery;
@@ -30,9 +30,12 @@ pub(super) struct SelectBody {
     message: String,
     #[serde(default)]
     recent_turns: Vec<String>,
-    max_skills: Option<usize>,
+    #[serde(default, deserialize_with = "present")]
+    max_skills: Option<u32>,
+    #[serde(default, deserialize_with = "present")]
     profile: Option<String>,
-    budget_tokens: Option<usize>,
+    #[serde(default, deserialize_with = "present")]
+    budget_tokens: Option<u32>,
 }
 
 pub(super) fn select(app: &App, body: SelectBody) -> Result<Response<Body>, ApiError> {
@@ -42,10 +45,10 @@ pub(super) fn select(app: &App, body: SelectBody) -> Result<Response<Body>, ApiE
         ..SelectOptions::default()
     };
     if let Some(n) = body.max_skills {
-        opts.max_skills = n;
+        opts.max_skills = usize::try_from(n).unwrap_or(usize::MAX);
     }
     if let Some(b) = body.budget_tokens {
-        opts.budget_tokens = b;
+        opts.budget_tokens = usize::try_from(b).unwrap_or(usize::MAX);
     }
     let selection = app
         .engine

@@ -61,7 +61,21 @@ pub(super) fn list(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
     ))
 }
 
+/// The one name rule of `/v1/skills/{name}` and everything under it: the name exactly
+/// as the skill has it. Blanks around it or a control character anywhere name no skill.
+fn exact_name(name: &str) -> Result<&str, ApiError> {
+    if name.trim() != name || name.chars().any(char::is_control) {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown_skill",
+            format!("no skill is named {name:?}"),
+        ));
+    }
+    Ok(name)
+}
+
 pub(super) fn detail(app: &App, name: &str) -> Result<Response<Body>, ApiError> {
+    let name = exact_name(name)?;
     let shown = app.engine.show(name).map_err(|e| engine_error(&e))?;
     Ok(json_response(
         StatusCode::OK,
@@ -70,9 +84,10 @@ pub(super) fn detail(app: &App, name: &str) -> Result<Response<Body>, ApiError> 
 }
 
 pub(super) fn resources(app: &App, name: &str, q: &Query) -> Result<Response<Body>, ApiError> {
+    let name = exact_name(name)?;
     let listing = app
         .engine
-        .resources(name, &Lookup::Disclosed(scope(q)))
+        .resources(name, &Lookup::Disclosed(scope(q)?))
         .map_err(|e| engine_error(&e))?;
     Ok(json_response(
         StatusCode::OK,
@@ -86,9 +101,10 @@ pub(super) fn resource(
     path: &str,
     q: &Query,
 ) -> Result<Response<Body>, ApiError> {
+    let name = exact_name(name)?;
     let bytes = app
         .engine
-        .resource(name, path, &Lookup::Disclosed(scope(q)))
+        .resource(name, path, &Lookup::Disclosed(scope(q)?))
         .map_err(|e| engine_error(&e))?;
     let kind = if std::str::from_utf8(&bytes).is_ok() {
         "text/plain; charset=utf-8"
@@ -108,7 +124,7 @@ pub(super) fn get_skill(app: &App, q: &Query) -> Result<Response<Body>, ApiError
         .filter(|p| !p.trim().is_empty());
     let text = app
         .engine
-        .get_skill(path, &scope(q))
+        .get_skill(path, &scope(q)?)
         .map_err(|e| engine_error(&e))?;
     Ok(json_response(
         StatusCode::OK,
@@ -141,7 +157,7 @@ pub(super) fn catalog(app: &App, q: &Query) -> Result<Response<Body>, ApiError> 
             budget.context_window_tokens = b.context_window_tokens;
         }
     }
-    let catalog = app.engine.catalog(format, &budget, &scope(q));
+    let catalog = app.engine.catalog(format, &budget, &scope(q)?);
     Ok(json_response(
         StatusCode::OK,
         &wire::CatalogShape::from(&catalog),

@@ -1,0 +1,456 @@
+//! The HTTP server against hostile and careless clients, on a loopback port with short
+//! configured limits: oversized and slow bodies, bad resource paths, skill names with
+//! stray characters, and how much it logs per request.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use skill_registry::{RegistryConfig, Source};
+use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::{Engine, EngineConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::common::write;
+
+/// Long enough for a loaded machine; every answer here should take milliseconds.
+const IO_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A server over `root` on its own task; it stops when the sender drops.
+struct Server {
+    addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
+}
+
+impl Server {
+    /// Shut down and wait until the server is done.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+async fn start(root: &Path, http: HttpConfig) -> Server {
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+        root, "project",
+    )]));
+    config.watch = None;
+    let engine = Engine::start(config).unwrap();
+    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let app = App::new(engine, http);
+    let task = tokio::spawn(skill_runtime::http::serve(listener, app, async {
+        let _ = stopped.await;
+    }));
+    Server { addr, stop, task }
+}
+
+/// One skill with a resource file.
+fn pack() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pdf-forms/SKILL.md",
+        "---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\nSee FORMS.md.\n",
+    );
+    write(dir.path(), "pdf-forms/FORMS.md", "# Forms\n");
+    dir
+}
+
+/// An answer: status and body text.
+struct Reply {
+    status: u16,
+    body: String,
+}
+
+/// Read one response (headers and a `Content-Length` body, or up to the close).
+async fn read_reply(stream: &mut TcpStream) -> Reply {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = tokio::time::timeout(IO_TIMEOUT, stream.read(&mut chunk))
+            .await
+            .expect("no answer in time")
+            .unwrap();
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let head = &text[..end];
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(usize::MAX);
+            if n == 0 || buf.len() >= end + 4 + length {
+                let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+                let body = text[end + 4..].to_owned();
+                return Reply { status, body };
+            }
+        } else if n == 0 {
+            panic!("connection closed before an answer: {text:?}");
+        }
+    }
+}
+
+/// Send raw bytes on a new connection and read the answer.
+async fn raw(addr: SocketAddr, request: &str) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_reply(&mut stream).await
+}
+
+async fn get(addr: SocketAddr, path: &str) -> Reply {
+    raw(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+    )
+    .await
+}
+
+/// The headers of a `POST /v1/select` declaring `length` bytes of body.
+fn select_head(length: usize) -> String {
+    format!(
+        "POST /v1/select HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declared_length_over_the_limit_is_refused_before_the_body() {
+    let dir = pack();
+    let s = start(
+        dir.path(),
+        HttpConfig {
+            max_body_bytes: 100,
+            // Long: only the declared length can make the answer come at once.
+            body_read_timeout: Duration::from_secs(600),
+            request_timeout: Duration::from_secs(600),
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    // At the limit the body is awaited; one over, refused without a byte of it.
+    let r = raw(s.addr, &select_head(101)).await;
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert!(r.body.contains("body_too_large"), "{}", r.body);
+    let body = format!("{{\"message\":\"{}\"}}", "x".repeat(100 - 14));
+    assert_eq!(body.len(), 100);
+    let r = raw(s.addr, &format!("{}{body}", select_head(100))).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_bodies_get_408_and_never_shut_out_other_clients() {
+    let dir = pack();
+    let s = start(
+        dir.path(),
+        HttpConfig {
+            concurrency: 2,
+            body_read_timeout: Duration::from_millis(1500),
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    // More slow bodies than the concurrency limit, each one byte into 100,000.
+    let mut slow = Vec::new();
+    for _ in 0..6 {
+        let mut stream = TcpStream::connect(s.addr).await.unwrap();
+        stream
+            .write_all(format!("{}{{", select_head(100_000)).as_bytes())
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    // Give the server the time to take them in.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for path in ["/v1/health", "/v1/ready", "/v1/skills"] {
+        let r = get(s.addr, path).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+    }
+    for mut stream in slow {
+        let r = read_reply(&mut stream).await;
+        assert_eq!(r.status, 408, "{}", r.body);
+        assert!(r.body.contains("body_timeout"), "{}", r.body);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_name_rule_for_a_skill_and_its_resources() {
+    let dir = pack();
+    let s = start(dir.path(), HttpConfig::default()).await;
+    assert_eq!(get(s.addr, "/v1/skills/pdf-forms").await.status, 200);
+    assert_eq!(
+        get(s.addr, "/v1/skills/pdf-forms/resources/FORMS.md")
+            .await
+            .status,
+        200
+    );
+    for name in [
+        "pdf-forms%0a",
+        "%20pdf-forms",
+        "pdf-forms%09",
+        "pdf-forms%0d%0a",
+    ] {
+        for path in [
+            format!("/v1/skills/{name}"),
+            format!("/v1/skills/{name}/resources"),
+            format!("/v1/skills/{name}/resources/FORMS.md"),
+        ] {
+            let r = get(s.addr, &path).await;
+            assert_eq!(r.status, 404, "{path}: {}", r.body);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_resource_paths_are_4xx_and_never_name_a_server_path() {
+    let dir = pack();
+    let folder = dir.path().join("pdf-forms");
+    std::os::unix::fs::symlink("loop", folder.join("loop")).unwrap();
+    std::os::unix::fs::symlink("b-link", folder.join("a-link")).unwrap();
+    std::os::unix::fs::symlink("a-link", folder.join("b-link")).unwrap();
+    let s = start(dir.path(), HttpConfig::default()).await;
+    let temp = dir.path().to_string_lossy().into_owned();
+    let canonical = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    for (rel, expected) in [
+        ("FORMS.md/..", 404),
+        ("FORMS.md/x", 404),
+        ("FORMS.md/x/y", 404),
+        ("FORMS.md%2F..", 404),
+        ("loop", 400),
+        ("a-link", 400),
+        ("loop/x", 400),
+        ("missing.md", 404),
+        ("..", 400),
+        ("../pdf-forms/FORMS.md", 400),
+        ("%2Fetc%2Fpasswd", 400),
+    ] {
+        let path = format!("/v1/skills/pdf-forms/resources/{rel}");
+        let r = get(s.addr, &path).await;
+        assert_eq!(r.status, expected, "{path}: {}", r.body);
+        assert!(
+            !r.body.contains(&temp) && !r.body.contains(&canonical),
+            "{path} names a server path: {}",
+            r.body
+        );
+    }
+}
+
+/// A writer the test reads back: every log line the server wrote.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The log lines of every test's servers, at INFO: the subscriber is the process's global
+/// one (a thread-scoped one misses events when other tests run at the same time), so each
+/// test picks out its own server's lines.
+fn captured_log() -> &'static Captured {
+    static LOG: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        captured
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_logged_at_debug_with_a_summary_at_info() {
+    let log = captured_log();
+    let dir = pack();
+    let s = start(dir.path(), HttpConfig::default()).await;
+    let addr = s.addr;
+    for i in 0..50 {
+        let r = raw(
+            addr,
+            &format!("GET /v1/health HTTP/1.1\r\nHost: x\r\nx-request-id: logged-{i}\r\nConnection: close\r\n\r\n"),
+        )
+        .await;
+        assert_eq!(r.status, 200);
+    }
+    assert_eq!(get(addr, "/v1/nowhere").await.status, 404);
+    // Shutting down writes the summary of what is not summed up yet.
+    s.stop().await;
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let per_request = text.lines().filter(|l| l.contains("logged-")).count();
+    assert_eq!(
+        per_request, 0,
+        "requests logged one by one at INFO:\n{text}"
+    );
+    let summary = text
+        .lines()
+        .find(|l| l.contains("requests answered") && l.contains(&addr.to_string()))
+        .unwrap_or_else(|| panic!("no summary line for {addr}:\n{text}"));
+    assert!(
+        summary.contains("requests=51") && summary.contains("client_errors=1"),
+        "{summary}"
+    );
+}
+
+fn json(reply: &Reply) -> serde_json::Value {
+    serde_json::from_str(&reply.body).unwrap_or_else(|e| panic!("{e}: {}", reply.body))
+}
+
+/// The operation `method path` of a document.
+fn operation<'a>(doc: &'a serde_json::Value, method: &str, path: &str) -> &'a serde_json::Value {
+    &doc["paths"][path][method]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_document_states_security_as_the_server_is_configured() {
+    let dir = pack();
+    let open = start(dir.path(), HttpConfig::default()).await;
+    let doc = json(&get(open.addr, "/v1/openapi.json").await);
+    for (path, methods) in doc["paths"].as_object().unwrap() {
+        for (method, op) in methods.as_object().unwrap() {
+            assert!(
+                op.get("security").is_none(),
+                "{method} {path} without a token"
+            );
+        }
+    }
+    let secured = start(
+        dir.path(),
+        HttpConfig {
+            token: Some("t0ken".into()),
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    let doc = json(&get(secured.addr, "/v1/openapi.json").await);
+    assert_eq!(
+        operation(&doc, "post", "/v1/route")["security"],
+        serde_json::json!([{ "bearer": [] }])
+    );
+    assert!(
+        operation(&doc, "post", "/v1/select")
+            .get("security")
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
+    let dir = pack();
+    let s = start(dir.path(), HttpConfig::default()).await;
+    let doc = json(&get(s.addr, "/v1/openapi.json").await);
+    let param = |method: &str, path: &str, name: &str| {
+        operation(&doc, method, path)["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{path} has no `{name}`"))["schema"]
+            .clone()
+    };
+    let format = param("get", "/v1/catalog", "format");
+    assert_eq!(
+        format["enum"],
+        serde_json::json!(["markdown", "xml", "json"])
+    );
+    let limit = param("get", "/v1/search", "limit");
+    assert_eq!(limit["type"], "integer");
+    assert_eq!(limit["minimum"], 0);
+    let tz = param("get", "/v1/schedules", "tz");
+    let zones = tz["enum"].as_array().unwrap();
+    assert!(zones.iter().any(|z| z == "Europe/Paris") && zones.iter().any(|z| z == "UTC"));
+    let body = |path: &str| {
+        operation(&doc, "post", path)["requestBody"]["content"]["application/json"]["schema"]
+            .clone()
+    };
+    let route = body("/v1/route");
+    assert_eq!(route["additionalProperties"], false);
+    assert_eq!(
+        route["oneOf"],
+        serde_json::json!([{ "required": ["text"] }, { "required": ["output"] }])
+    );
+    assert_eq!(
+        route["properties"]["from"]["enum"],
+        serde_json::json!(["model", "user"])
+    );
+    let select = body("/v1/select");
+    assert_eq!(
+        select["properties"]["recent_turns"]["items"]["type"],
+        "string"
+    );
+    assert_eq!(select["required"], serde_json::json!(["message"]));
+
+    // And the server holds to it: empty query values are left-out parameters, counts are
+    // bounded, `null` is no value for a field, exactly one of the alternatives is given.
+    for path in [
+        "/v1/catalog?format=&profile=",
+        "/v1/schedules?tz=&next=",
+        "/v1/search?q=forms&limit=",
+        &format!("/v1/search?q=forms&limit={}", u32::MAX),
+    ] {
+        assert_eq!(get(s.addr, path).await.status, 200, "{path}");
+    }
+    for path in [
+        format!("/v1/search?q=forms&limit={}", u64::from(u32::MAX) + 1),
+        "/v1/catalog?caller=robot".to_owned(),
+        "/v1/schedules?tz=Mars/Olympus".to_owned(),
+    ] {
+        assert_eq!(get(s.addr, &path).await.status, 400, "{path}");
+    }
+    for (path, body, status) in [
+        ("/v1/route", r#"{}"#, 400),
+        ("/v1/route", r#"{"text":"x","output":"y"}"#, 400),
+        ("/v1/route", r#"{"text":"x","output":null}"#, 400),
+        ("/v1/route", r#"{"text":"pdf-forms"}"#, 200),
+        ("/v1/execute", r#"{}"#, 400),
+        (
+            "/v1/select",
+            r#"{"message":"x","recent_turns":[null]}"#,
+            400,
+        ),
+        ("/v1/select", r#"{"message":"x","profile":null}"#, 400),
+        (
+            "/v1/select",
+            r#"{"message":"x","max_skills":4294967296}"#,
+            400,
+        ),
+        (
+            "/v1/select",
+            r#"{"message":"x","max_skills":4294967295}"#,
+            200,
+        ),
+        ("/v1/workflows", r#"{"name":5,"description":"d"}"#, 400),
+        (
+            "/v1/workflows",
+            r#"{"name":"w","description":"d","overwrite":"yes"}"#,
+            400,
+        ),
+    ] {
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let r = raw(s.addr, &request).await;
+        assert_eq!(r.status, status, "{path} {body}: {}", r.body);
+    }
+}
