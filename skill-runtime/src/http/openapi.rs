@@ -36,16 +36,43 @@ fn field_schema(ty: &str, description: &str) -> Value {
 }
 
 /// The schema of a path parameter: a task id is a number; a resource path is relative,
-/// with no hidden or empty segment and no `..` (the server refuses those with `400`); a
-/// skill name is any text (`404` when no skill has it).
+/// segments of letters, digits, `_`, `-` and `.` with none hidden (the server refuses
+/// hidden, absolute and `..` paths with `400`); a skill name is any text (`404` when no
+/// skill has it).
 fn path_schema(name: &str) -> Value {
     match name {
         "id" => json!({ "type": "integer", "minimum": 0, "maximum": MAX_COUNT }),
         "path" => json!({
             "type": "string",
-            "pattern": r"^[^./\\\s\u0000][^/\\\u0000]*(/[^./\u0000][^/\u0000]*)*$",
+            "pattern": r"^[\w-][\w.-]*(/[\w-][\w.-]*)*$",
         }),
         _ => json!({ "type": "string", "minLength": 1 }),
+    }
+}
+
+/// What `workflow.build` asks of a field beyond its type (names: a letter, then letters,
+/// digits and `_`; a description that is not blank); what no schema can say (a reserved
+/// name, a cron expression that does not parse) is answered `422`.
+fn workflow_constraints(field: &str, schema: &mut Value) {
+    use crate::builtin::{MAX_STEPS_BYTES, MAX_WORKFLOW_NAME_CHARS};
+    match field {
+        "name" | "domain" => {
+            schema["pattern"] = json!("^[a-z][a-z0-9_]*$");
+            schema["maxLength"] = json!(MAX_WORKFLOW_NAME_CHARS);
+        }
+        "description" => {
+            schema["pattern"] = json!("\\S");
+            schema["maxLength"] = json!(skill_format::MAX_DESCRIPTION_CHARS);
+        }
+        "steps" => schema["maxLength"] = json!(MAX_STEPS_BYTES),
+        // The numeric five-field form; the server also takes names, lists, ranges, steps
+        // and `@` macros, which no pattern here spells out.
+        "schedule" => {
+            schema["pattern"] = json!(
+                r"^(\*|[0-5]?[0-9]) (\*|[01]?[0-9]|2[0-3]) (\*|[1-9]|1[0-9]|2[0-8]) (\*|[1-9]|1[0-2]) (\*|[0-7])$"
+            );
+        }
+        _ => {}
     }
 }
 
@@ -88,7 +115,11 @@ fn operation(e: &Endpoint, secured: bool) -> Value {
     if let Some(fields) = e.body {
         let mut props = Map::new();
         for (name, ty, description) in fields {
-            props.insert((*name).into(), field_schema(ty, description));
+            let mut schema = field_schema(ty, description);
+            if e.op == Op::Workflows {
+                workflow_constraints(name, &mut schema);
+            }
+            props.insert((*name).into(), schema);
         }
         let required: Vec<&str> = fields
             .iter()

@@ -30,10 +30,6 @@ pub(crate) fn query_map<B>(req: &Request<B>) -> Result<HashMap<String, String>, 
                 )
             })
         };
-        // An empty value is the same as leaving the parameter out.
-        if v.is_empty() {
-            continue;
-        }
         map.insert(decode(k)?, decode(v)?);
     }
     Ok(map)

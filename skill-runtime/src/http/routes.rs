@@ -42,7 +42,7 @@ pub(crate) struct Endpoint {
     pub op: Op,
     pub action: bool,
     pub summary: &'static str,
-    /// Query parameters. An empty value counts as leaving the parameter out.
+    /// Query parameters.
     pub query: &'static [Param],
     /// JSON body fields: name, type and description (`None`: no body).
     pub body: Option<&'static [(&'static str, &'static str, &'static str)]>,
@@ -66,7 +66,8 @@ pub(crate) enum Kind {
 /// Largest number a count (a query parameter or a body field) may hold.
 pub(crate) const MAX_COUNT: u64 = u32::MAX as u64;
 
-/// One query parameter: name, what it holds, description.
+/// One query parameter: name, what it holds, description. A free-text parameter given
+/// empty counts as left out; any other kind given empty is refused.
 #[derive(Debug)]
 pub(crate) struct Param {
     pub name: &'static str,

@@ -400,19 +400,24 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
     );
     assert_eq!(select["required"], serde_json::json!(["message"]));
 
-    // And the server holds to it: empty query values are left-out parameters, counts are
-    // bounded, `null` is no value for a field, exactly one of the alternatives is given.
+    // And the server holds to it: an empty free-text parameter is a left-out one, an
+    // empty count, choice or zone is refused; counts are bounded; `null` is no value for a
+    // field; exactly one of the alternatives is given.
     for path in [
-        "/v1/catalog?format=&profile=",
-        "/v1/schedules?tz=&next=",
-        "/v1/search?q=forms&limit=",
+        "/v1/catalog?profile=&caller=model",
+        "/v1/skills?layer=&domain=",
+        "/v1/search?q=forms&profile=",
         &format!("/v1/search?q=forms&limit={}", u32::MAX),
     ] {
         assert_eq!(get(s.addr, path).await.status, 200, "{path}");
     }
     for path in [
         format!("/v1/search?q=forms&limit={}", u64::from(u32::MAX) + 1),
+        "/v1/search?q=forms&limit=".to_owned(),
+        "/v1/catalog?format=".to_owned(),
         "/v1/catalog?caller=robot".to_owned(),
+        "/v1/schedules?tz=".to_owned(),
+        "/v1/schedules?from=".to_owned(),
         "/v1/schedules?tz=Mars/Olympus".to_owned(),
     ] {
         assert_eq!(get(s.addr, &path).await.status, 400, "{path}");
@@ -440,6 +445,9 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
             200,
         ),
         ("/v1/workflows", r#"{"name":5,"description":"d"}"#, 400),
+        // No writable source: the server's state refuses it, the request is fine.
+        ("/v1/workflows", r#"{"name":"w","description":"d"}"#, 409),
+        ("/v1/workflows", r#"{"name":"W","description":"d"}"#, 422),
         (
             "/v1/workflows",
             r#"{"name":"w","description":"d","overwrite":"yes"}"#,

@@ -129,10 +129,14 @@ pub(super) async fn workflows(
 ) -> Result<Response<Body>, ApiError> {
     let flags = workflow_flags(body, documented)?;
     let outcome = app.engine.build_workflow(flags).await;
-    let status = if outcome.ok {
-        StatusCode::CREATED
-    } else {
-        StatusCode::UNPROCESSABLE_ENTITY
+    // A request the server's state refuses (no writable source, a workflow of that name
+    // already there) is a conflict; one that cannot be built at all is unprocessable.
+    let code = outcome.error.as_ref().map(|e| e.code.as_str());
+    let status = match code {
+        None if outcome.ok => StatusCode::CREATED,
+        Some("conflict" | "no_writable_source") => StatusCode::CONFLICT,
+        Some("write_failed") => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::UNPROCESSABLE_ENTITY,
     };
     Ok(json_response(status, &outcome))
 }

@@ -161,5 +161,11 @@ fn scope(q: &Query) -> Result<crate::Scope, ApiError> {
             )));
         }
     };
-    Ok(base.with_profile(q.get("profile").cloned()))
+    Ok(base.with_profile(text(q, "profile")))
+}
+
+/// A free-text query parameter; empty is the same as left out (a count, a choice, a zone
+/// or an instant that is empty is refused instead, as the OpenAPI document says).
+fn text(q: &Query, key: &str) -> Option<String> {
+    q.get(key).filter(|v| !v.is_empty()).cloned()
 }

@@ -4,7 +4,7 @@ use http::{Response, StatusCode};
 use serde::Deserialize;
 use skill_search::SelectOptions;
 
-use super::{DEFAULT_SEARCH_LIMIT, Query, engine_error, number, present};
+use super::{DEFAULT_SEARCH_LIMIT, Query, engine_error, number, present, text};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
 use crate::ops::SearchQuery;
@@ -14,7 +14,7 @@ pub(super) fn search(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
     let query = SearchQuery {
         text: q.get("q").cloned().unwrap_or_default(),
         limit: number::<usize>(q, "limit")?.unwrap_or(DEFAULT_SEARCH_LIMIT),
-        profile: q.get("profile").cloned(),
+        profile: text(q, "profile"),
     };
     let matches = app.engine.search(&query).map_err(|e| engine_error(&e))?;
     Ok(json_response(

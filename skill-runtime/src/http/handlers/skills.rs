@@ -5,7 +5,7 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 use skill_registry::{Budget, Caller, CatalogFormat};
 
-use super::{Query, bad_query, engine_error, number, scope};
+use super::{Query, bad_query, engine_error, number, scope, text};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, full, json_response};
 use crate::ops::{Lookup, SkillQuery};
@@ -50,10 +50,10 @@ pub(super) fn list(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
     };
     let list = app.engine.skills(&SkillQuery {
         all,
-        layer: q.get("layer").cloned(),
-        domain: q.get("domain").cloned(),
+        layer: text(q, "layer"),
+        domain: text(q, "domain"),
         invocable_by,
-        profile: q.get("profile").cloned(),
+        profile: text(q, "profile"),
     });
     Ok(json_response(
         StatusCode::OK,
