@@ -13,7 +13,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use skill_runtime::wire::{ExecutedShape, ResultsShape, SearchShape};
+use skill_runtime::wire::{ExecutedShape, ResultsShape, RoutedOutputShape, SearchShape};
 use skill_runtime::{Engine, Scope, SearchQuery};
 use skill_search::SelectOptions;
 
@@ -212,7 +212,9 @@ pub async fn call(
                 Err(e) => error_result(e.to_string()),
             }
         }
-        "route" => json_result(&engine.route_output(required(&args, "output")?, &scope)),
+        "route" => json_result(&RoutedOutputShape::from(
+            &engine.route_output(required(&args, "output")?, &scope),
+        )),
         "execute" => {
             let results = engine
                 .execute_output(required(&args, "output")?, &scope)

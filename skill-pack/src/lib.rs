@@ -594,14 +594,9 @@ fn tiers(out: &mut String, engine: &Engine, config: &ReportConfig) {
 
 /// One line saying where a route goes.
 fn route_text(route: &Route) -> String {
-    let name = |v: serde_json::Value| v.as_str().map(str::to_owned).unwrap_or_default();
     match route {
         Route::Invoke(i) => {
-            let mut t = format!(
-                "invoke {} ({})",
-                i.skill,
-                name(serde_json::to_value(i.access).unwrap_or_default())
-            );
+            let mut t = format!("invoke {} ({})", i.skill, i.access.as_str());
             if !i.flags.is_empty() {
                 let flags: Vec<String> = i
                     .flags
@@ -632,8 +627,8 @@ fn route_text(route: &Route) -> String {
         Route::Slash(s) => format!(
             "slash {} via {} ({})",
             s.skill,
-            name(serde_json::to_value(s.via).unwrap_or_default()),
-            name(serde_json::to_value(s.delivery).unwrap_or_default())
+            s.via.as_str(),
+            s.delivery.as_str()
         ),
         Route::SkillList { skills, .. } => format!("skill list ({} skills)", skills.len()),
         Route::Builtin { command, .. } => format!("builtin /{command}"),

@@ -19,6 +19,7 @@ pub struct ResultsShape<'a> {
 #[derive(Debug, Serialize)]
 pub struct ExecutedShape<'a> {
     /// How the command routed.
+    #[serde(serialize_with = "crate::wire::route::borrowed_route")]
     pub route: &'a Route,
     /// What running it gave (`None`: nothing ran).
     pub outcome: Option<&'a Outcome>,
@@ -81,6 +82,7 @@ pub struct RoutedShape<'a> {
     /// The command as written.
     pub command: &'a str,
     /// How it routed.
+    #[serde(serialize_with = "crate::wire::route::owned_route")]
     pub route: Route,
 }
 

@@ -17,6 +17,7 @@ mod audit;
 mod errors;
 mod evals;
 mod exec;
+pub(crate) mod route;
 mod shapes;
 mod text;
 
@@ -27,10 +28,14 @@ pub use exec::{
     ExecutedShape, ExtractShape, GetSkillShape, ListShape, ResultsShape, RoutedShape, TasksShape,
     ValidateShape, ValidateSummary,
 };
+pub use route::{
+    CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
+    RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,
+};
 pub use shapes::{
-    CatalogShape, DiagnosticsShape, EntryShape, ExtractionShape, HealthShape, NotesShape,
-    ReadyShape, ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape,
-    SearchShape, SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
+    CatalogShape, DiagnosticsShape, EntryShape, HealthShape, NotesShape, ReadyShape,
+    ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape, SearchShape,
+    SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
 };
 pub use text::text_table;
 

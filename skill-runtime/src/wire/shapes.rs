@@ -5,7 +5,6 @@ use std::path::Path;
 use serde::Serialize;
 use skill_format::Diagnostic;
 use skill_registry::{BudgetReport, CatalogEntry, Resource, Skill};
-use skill_router::Extraction;
 use skill_scheduler::{DateTime, RunRecord, SecondsFormat, Tz, Utc};
 use skill_search::{Match, NoteHit, TriggerHit};
 
@@ -422,37 +421,6 @@ impl<'a> From<&'a Schedules> for SchedulesShape<'a> {
                 .as_ref()
                 .map(|h| h.iter().map(RunShape::from).collect()),
             diagnostics: &s.diagnostics,
-        }
-    }
-}
-
-/// An unterminated `cmd` block.
-#[derive(Debug, Serialize)]
-struct UnterminatedShape<'a> {
-    line: u32,
-    text: &'a str,
-}
-
-/// `POST /v1/extract` and `extract`: commands, text, unterminated blocks and every
-/// segment in order.
-#[derive(Debug, Serialize)]
-pub struct ExtractionShape<'a> {
-    commands: Vec<skill_router::Command<'a>>,
-    text: String,
-    unterminated: Vec<UnterminatedShape<'a>>,
-    segments: &'a [skill_router::Segment<'a>],
-}
-
-impl<'a> From<&'a Extraction<'a>> for ExtractionShape<'a> {
-    fn from(x: &'a Extraction<'a>) -> Self {
-        ExtractionShape {
-            commands: x.commands().collect(),
-            text: x.text(),
-            unterminated: x
-                .unterminated()
-                .map(|(line, text)| UnterminatedShape { line, text })
-                .collect(),
-            segments: &x.segments,
         }
     }
 }

@@ -64,7 +64,7 @@ fn echo_handler() -> impl Fn(Call) -> std::future::Ready<Result<Output, BoxError
     |call: Call| {
         std::future::ready(Ok(Output::Json(serde_json::json!({
             "skill": call.skill.name,
-            "flags": call.invocation.flags,
+            "flags": skill_runtime::wire::flags_shape(&call.invocation.flags),
             "positionals": call.invocation.positionals,
             "arguments": call.arguments,
             "allowed_tools": call.allowed_tools,

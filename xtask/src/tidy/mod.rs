@@ -89,38 +89,6 @@ const SERDE_ALLOWED: &[&str] = &[
     "skill-registry/FileEntry",
     // documented file format: a digest as lowercase hex in the lock file
     "skill-registry/Sha256",
-    // route errors as JSON, hand-written Serialize (doorway)
-    "skill-router/Error",
-    // extraction JSON (doorway)
-    "skill-router/Command",
-    // extraction JSON (doorway)
-    "skill-router/Segment",
-    // extraction JSON (doorway)
-    "skill-router/Extraction",
-    // parsed flags in route JSON (doorway)
-    "skill-router/FlagValue",
-    // parsed flags in route JSON (doorway)
-    "skill-router/Flags",
-    // route JSON (doorway)
-    "skill-router/Access",
-    // route JSON: the finished invocation (doorway)
-    "skill-router/Invocation",
-    // route JSON (doorway)
-    "skill-router/Delivery",
-    // route JSON (doorway)
-    "skill-router/Via",
-    // route JSON (doorway)
-    "skill-router/SlashInvocation",
-    // route JSON: listings (doorway)
-    "skill-router/ListedSkill",
-    // route JSON (doorway)
-    "skill-router/Route",
-    // route JSON (doorway)
-    "skill-router/RoutedCommand",
-    // route JSON (doorway)
-    "skill-router/RoutedOutput",
-    // tokens in route JSON (doorway)
-    "skill-router/Token",
     // search hits in JSON (sel-rank)
     "skill-search/Match",
     // notes search hits in JSON (sel-rank)

@@ -53,11 +53,11 @@ pub(super) fn route(app: &App, body: RouteBody) -> Result<Response<Body>, ApiErr
     match (body.text, body.output) {
         (Some(text), None) => Ok(json_response(
             StatusCode::OK,
-            &app.engine.route(&text, &scope),
+            &wire::RouteShape::from(&app.engine.route(&text, &scope)),
         )),
         (None, Some(output)) => Ok(json_response(
             StatusCode::OK,
-            &app.engine.route_output(&output, &scope),
+            &wire::RoutedOutputShape::from(&app.engine.route_output(&output, &scope)),
         )),
         _ => Err(bad_json(
             "give exactly one of `text` (one line) and `output` (a whole model output)",
