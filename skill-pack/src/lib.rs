@@ -34,9 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skill_format::{Dialect, FileKind, Mode};
-use skill_registry::{
-    Budget, BudgetReport, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source,
-};
+use skill_registry::{Budget, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source};
 use skill_router::Route;
 use skill_runtime::{Engine, EngineConfig, ScheduleQuery, Scope};
 use skill_scheduler::{DateTime, SecondsFormat, Tz, Utc};
@@ -525,30 +523,6 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The budget report; `shown_chars` counts the text as the report shows it (locations
-/// relative), so the figure does not depend on where the pack is checked out.
-fn budget_text(r: &BudgetReport, shown_chars: usize) -> String {
-    let mut t = format!(
-        "budget: {} of {} skills listed, {} of {} chars",
-        r.included.len(),
-        r.candidates,
-        shown_chars,
-        r.budget_chars
-    );
-    if r.is_complete() {
-        t.push_str("; nothing shortened or omitted\n");
-        return t;
-    }
-    t.push('\n');
-    if !r.truncated.is_empty() {
-        let _ = writeln!(t, "  shortened: {}", r.truncated.join(", "));
-    }
-    if !r.omitted.is_empty() {
-        let _ = writeln!(t, "  omitted: {}", r.omitted.join(", "));
-    }
-    t
-}
-
 fn catalogs(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportConfig) {
     let scope = Scope::model().with_profile(config.profile.clone());
     for (name, format) in [
@@ -562,7 +536,10 @@ fn catalogs(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportCo
         out.push_str(&shown);
         ensure_newline(out);
         out.push_str("--\n");
-        out.push_str(&budget_text(&catalog.report, shown.chars().count()));
+        out.push_str(&skill_runtime::wire::budget_text(
+            &catalog.report,
+            shown.chars().count(),
+        ));
     }
 }
 

@@ -26,8 +26,10 @@ pub const DEFAULT_LISTING_THRESHOLD: f32 = 0.25;
 pub const DEFAULT_BUDGET_TOKENS: usize = 6_000;
 /// Characters a token, as the registry's catalog budget counts them (one value for both).
 const CHARS_PER_TOKEN: usize = skill_registry::CHARS_PER_TOKEN as usize;
-/// Marker ending instructions cut to fit the budget.
-pub const TRUNCATED_MARK: &str = "\n[... truncated to fit the budget; load the skill for the rest]";
+/// Ends a disclosed body cut to fit the budget: a whole line telling the model how to read
+/// the rest. (A catalog's shortened one-line description ends with the registry's one-character
+/// `TRUNCATION_MARK` instead: there is no room for a sentence there.)
+pub const CUT_BODY_NOTE: &str = "\n[... truncated to fit the budget; load the skill for the rest]";
 
 /// The four disclosure tiers of the toolsets seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -275,10 +277,10 @@ impl SkillIndex {
                 d.text.push_str(&text);
                 used += sep + len;
                 d.included.push(name.clone());
-            } else if d.included.is_empty() && budget > TRUNCATED_MARK.len() {
-                let keep = budget - TRUNCATED_MARK.chars().count();
+            } else if d.included.is_empty() && budget > CUT_BODY_NOTE.len() {
+                let keep = budget - CUT_BODY_NOTE.chars().count();
                 d.text = text.chars().take(keep).collect();
-                d.text.push_str(TRUNCATED_MARK);
+                d.text.push_str(CUT_BODY_NOTE);
                 used = d.text.chars().count();
                 d.included.push(name.clone());
                 d.omitted.push(name.clone());

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use skill_registry::{Budget, CatalogFormat, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES};
-use skill_runtime::wire::{CatalogShape, ResourcesShape, SkillDetailShape, pretty};
+use skill_runtime::wire::{CatalogShape, ResourcesShape, SkillDetailShape, budget_text, pretty};
 use skill_runtime::{Lookup, Scope, Shown};
 
 use crate::Format;
@@ -142,7 +142,10 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                     text.push('\n');
                 }
                 write_out(out, &text)?;
-                write_out(err, &report_text(&catalog.report))?;
+                write_out(
+                    err,
+                    &budget_text(&catalog.report, catalog.report.used_chars),
+                )?;
             }
             Ok(0)
         }
@@ -211,37 +214,6 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             },
         },
     }
-}
-
-/// The budget report as the CLI prints it on stderr.
-fn report_text(r: &skill_registry::BudgetReport) -> String {
-    let mut t = format!(
-        "catalog: {} of {} skills listed, {} chars of a {}-char budget",
-        r.included.len(),
-        r.candidates,
-        r.used_chars,
-        r.budget_chars
-    );
-    if r.is_complete() {
-        t.push_str("; nothing shortened or omitted\n");
-        return t;
-    }
-    t.push('\n');
-    if !r.truncated.is_empty() {
-        t.push_str(&format!(
-            "  shortened ({}): {}\n",
-            r.truncated.len(),
-            r.truncated.join(", ")
-        ));
-    }
-    if !r.omitted.is_empty() {
-        t.push_str(&format!(
-            "  omitted ({}): {}\n",
-            r.omitted.len(),
-            r.omitted.join(", ")
-        ));
-    }
-    t
 }
 
 /// The entry `show` and `resources` inspect: the winning entry of that name whatever its
