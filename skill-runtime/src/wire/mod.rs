@@ -37,7 +37,7 @@ pub use shapes::{
     ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape, SearchShape,
     SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
 };
-pub use text::text_table;
+pub use text::{budget_text, text_table};
 
 /// A shape as pretty JSON with a final newline (what `--format json` prints).
 pub fn pretty(value: &impl serde::Serialize) -> String {

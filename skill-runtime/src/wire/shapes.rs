@@ -179,11 +179,29 @@ impl<'a> From<&'a Skill> for EntryShape<'a> {
     }
 }
 
+/// One file of a skill's folder: its relative path, size and kind.
+#[derive(Debug, Serialize)]
+pub struct ResourceShape<'a> {
+    path: &'a str,
+    size: u64,
+    kind: &'static str,
+}
+
+impl<'a> From<&'a Resource> for ResourceShape<'a> {
+    fn from(r: &'a Resource) -> Self {
+        ResourceShape {
+            path: &r.path,
+            size: r.size,
+            kind: r.kind.as_str(),
+        }
+    }
+}
+
 /// `GET /v1/skills/{name}/resources` and `resources --format json`.
 #[derive(Debug, Serialize)]
 pub struct ResourcesShape<'a> {
     skill: &'a str,
-    resources: &'a [Resource],
+    resources: Vec<ResourceShape<'a>>,
     truncated: bool,
     too_many: bool,
     too_deep: bool,
@@ -194,7 +212,7 @@ impl<'a> ResourcesShape<'a> {
     pub fn new(skill: &'a str, listing: &'a skill_registry::ResourceListing) -> Self {
         ResourcesShape {
             skill,
-            resources: &listing.resources,
+            resources: listing.resources.iter().map(ResourceShape::from).collect(),
             truncated: listing.is_truncated(),
             too_many: listing.too_many,
             too_deep: listing.too_deep,
@@ -252,7 +270,7 @@ pub struct SearchMatchShape<'a> {
     confidence: f64,
     explicit: bool,
     phrase: Option<&'a str>,
-    triggers: &'a [TriggerHit],
+    triggers: Vec<TriggerHitShape<'a>>,
     matched_terms: &'a [String],
     body_terms: &'a [String],
     reason: &'a str,
@@ -270,12 +288,29 @@ impl<'a> From<&'a Match> for SearchMatchShape<'a> {
             confidence: (f64::from(m.confidence) * 100.0).round() / 100.0,
             explicit: m.explicit,
             phrase: m.phrase.as_deref(),
-            triggers: &m.triggers,
+            triggers: m.triggers.iter().map(TriggerHitShape::from).collect(),
             matched_terms: &m.matched_terms,
             body_terms: &m.body_terms,
             reason: &m.reason,
             description: &m.description,
             last_used: m.last_used,
+        }
+    }
+}
+
+/// A trigger that matched: its kind (`keyword`, `verb`, `pattern`) and the trigger as the
+/// skill declares it.
+#[derive(Debug, Serialize)]
+pub struct TriggerHitShape<'a> {
+    kind: &'static str,
+    trigger: &'a str,
+}
+
+impl<'a> From<&'a TriggerHit> for TriggerHitShape<'a> {
+    fn from(h: &'a TriggerHit) -> Self {
+        TriggerHitShape {
+            kind: h.kind.as_str(),
+            trigger: &h.trigger,
         }
     }
 }

@@ -75,12 +75,6 @@ const SERDE_ALLOWED: &[&str] = &[
     "skill-registry/BudgetReport",
     // catalog JSON: one entry (doorway)
     "skill-registry/CatalogEntry",
-    // resources JSON (doorway)
-    "skill-registry/ResourceKind",
-    // resources JSON: one file (doorway)
-    "skill-registry/Resource",
-    // resources JSON: the listing (doorway)
-    "skill-registry/ResourceListing",
     // documented file format: the lock file (`skill-server lock`, docs/operator.md)
     "skill-registry/Lock",
     // documented file format: one skill of the lock file
@@ -89,10 +83,6 @@ const SERDE_ALLOWED: &[&str] = &[
     "skill-registry/FileEntry",
     // documented file format: a digest as lowercase hex in the lock file
     "skill-registry/Sha256",
-    // search hits in JSON (sel-rank)
-    "skill-search/Match",
-    // notes search hits in JSON (sel-rank)
-    "skill-search/NoteHit",
     // documented output: the selection JSON
     "skill-search/Selected",
     // documented output: the selection JSON
@@ -101,10 +91,6 @@ const SERDE_ALLOWED: &[&str] = &[
     "skill-search/Selection",
     // documented output: the selection JSON, hand-written Serialize
     "skill-search/Tier",
-    // trigger reasons in search JSON (sel-rank)
-    "skill-search/TriggerKind",
-    // trigger reasons in search JSON (sel-rank)
-    "skill-search/TriggerHit",
     // the scheduler's state file: its versioned on-disk format
     "skill-scheduler/StateFile",
     // the event stream's JSON (doorway)
