@@ -219,7 +219,7 @@ pub async fn call(
             let results = engine
                 .execute_output(required(&args, "output")?, &scope)
                 .await;
-            json_result(&ResultsShape { results: &results })
+            json_result(&ResultsShape::new(&results))
         }
         other => {
             return Err(bad_args(format!(

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::Serialize;
 use skill_registry::{ChangeSet, Registry, RegistryConfig, Subscription};
 #[cfg(feature = "watch")]
 use skill_registry::{WatchOptions, Watcher, watch_folders};
@@ -87,7 +86,7 @@ impl EngineConfig {
 
 /// One registry change, as the event stream sends it (`event: change`) and
 /// `POST /v1/reload` answers it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ChangeEvent {
     /// The generation before.
     pub previous_generation: u64,
@@ -134,15 +133,6 @@ impl Event {
             Event::Change(_) => "change",
             Event::Scheduled(_) => "scheduled",
         }
-    }
-
-    /// The event's payload as one line of JSON.
-    pub fn to_json(&self) -> String {
-        let json = match self {
-            Event::Change(c) => serde_json::to_string(c),
-            Event::Scheduled(r) => serde_json::to_string(r),
-        };
-        json.unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
     }
 }
 

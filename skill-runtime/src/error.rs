@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 /// Why starting the engine or an execution failed. An execution's
 /// [`Outcome`](crate::exec::Outcome) carries it as `{code, message}`.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -252,8 +250,7 @@ impl Error {
 }
 
 /// Which script limit stopped a script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
     /// It ran longer than the timeout and was killed.
     Timeout,
@@ -282,7 +279,7 @@ impl Limit {
 }
 
 /// A machine-readable code and a message a person can act on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo {
     /// A stable snake_case code (`unknown_skill`, `limit_exceeded`, `conflict`, ...).
     pub code: String,

@@ -221,7 +221,7 @@ async fn tools_answer_with_the_json_the_http_api_gives() {
     let over_mcp = call(&client, "execute", json!({ "output": output })).await;
     assert_eq!(
         over_mcp.structured_content,
-        Some(serde_json::to_value(ResultsShape { results: &results }).unwrap())
+        Some(serde_json::to_value(ResultsShape::new(&results)).unwrap())
     );
     client.cancel().await.unwrap();
 }

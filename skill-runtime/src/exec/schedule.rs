@@ -11,7 +11,6 @@
 //!   [`Runtime::scheduled_runs`] for the host to give to its model (markdown-first 12.2:
 //!   "runs the workflow through the normal orchestration pipeline").
 
-use serde::Serialize;
 use skill_router::Invocation;
 use skill_scheduler::{DispatchFuture, Dispatcher, Fire, SecondsFormat};
 
@@ -22,7 +21,7 @@ use crate::exec::{Context, Outcome, Runtime};
 pub const SCHEDULED_RUNS_CAPACITY: usize = 256;
 
 /// A scheduled run that finished.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScheduledRun {
     /// The skill.
     pub skill: String,

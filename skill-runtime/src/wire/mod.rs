@@ -17,6 +17,7 @@ mod audit;
 mod errors;
 mod evals;
 mod exec;
+mod outcome;
 pub(crate) mod route;
 mod shapes;
 mod text;
@@ -27,6 +28,10 @@ pub use evals::{TriggerEvalShape, TriggerResultShape};
 pub use exec::{
     ExecutedShape, ExtractShape, GetSkillShape, ListShape, ResultsShape, RoutedShape, TasksShape,
     ValidateShape, ValidateSummary,
+};
+pub use outcome::{
+    ChangeShape, CommandOutcomeShape, ErrorInfoShape, OutcomeShape, ScheduledRunShape, TaskShape,
+    event_json,
 };
 pub use route::{
     CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,

@@ -93,26 +93,6 @@ const SERDE_ALLOWED: &[&str] = &[
     "skill-search/Tier",
     // the scheduler's state file: its versioned on-disk format
     "skill-scheduler/StateFile",
-    // the event stream's JSON (doorway)
-    "skill-runtime/ChangeEvent",
-    // execution outcome JSON (doorway)
-    "skill-runtime/Kind",
-    // execution outcome JSON (doorway)
-    "skill-runtime/Limit",
-    // execution outcome JSON: `{code, message}` (doorway)
-    "skill-runtime/ErrorInfo",
-    // execution outcome JSON (doorway)
-    "skill-runtime/Outcome",
-    // execution outcome JSON (doorway)
-    "skill-runtime/CommandOutcome",
-    // execution outcome JSON (doorway)
-    "skill-runtime/Output",
-    // schedules JSON (doorway)
-    "skill-runtime/ScheduledRun",
-    // task JSON (doorway)
-    "skill-runtime/TaskStatus",
-    // task JSON (doorway)
-    "skill-runtime/TaskInfo",
     // HTTP request body (doorway)
     "skill-runtime/SelectBody",
     // HTTP request body (doorway)

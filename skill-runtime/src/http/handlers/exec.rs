@@ -79,10 +79,7 @@ pub(super) async fn execute(app: &App, body: ExecuteBody) -> Result<Response<Bod
     match (body.output, body.command) {
         (Some(output), None) => {
             let results = app.engine.execute_output(&output, &scope).await;
-            Ok(json_response(
-                StatusCode::OK,
-                &ResultsShape { results: &results },
-            ))
+            Ok(json_response(StatusCode::OK, &ResultsShape::new(&results)))
         }
         (None, Some(command)) => {
             let done = app.engine.execute(&command, &scope).await;
@@ -111,7 +108,10 @@ pub(super) struct InvokeBody {
 pub(super) async fn invoke(app: &App, body: InvokeBody) -> Result<Response<Body>, ApiError> {
     let scope = Scope::user().with_profile(body.profile);
     let outcome = app.engine.invoke(&body.line, &scope).await;
-    Ok(json_response(StatusCode::OK, &outcome))
+    Ok(json_response(
+        StatusCode::OK,
+        &wire::OutcomeShape::from(&outcome),
+    ))
 }
 
 pub(super) async fn workflows(
@@ -126,16 +126,11 @@ pub(super) async fn workflows(
     } else {
         StatusCode::UNPROCESSABLE_ENTITY
     };
-    Ok(json_response(status, &outcome))
+    Ok(json_response(status, &wire::OutcomeShape::from(&outcome)))
 }
 
 pub(super) fn tasks(app: &App) -> Response<Body> {
-    json_response(
-        StatusCode::OK,
-        &TasksShape {
-            tasks: app.engine.tasks(),
-        },
-    )
+    json_response(StatusCode::OK, &TasksShape::new(&app.engine.tasks()))
 }
 
 pub(super) fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiError> {
@@ -147,7 +142,7 @@ pub(super) fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiErr
         )
     })?;
     let task = app.engine.task(id).map_err(|e| engine_error(&e))?;
-    Ok(json_response(StatusCode::OK, &task))
+    Ok(json_response(StatusCode::OK, &wire::TaskShape::from(&task)))
 }
 
 fn workflow_flags(
