@@ -1,3 +1,5 @@
+//! Unit tests of the pack report: every part present, the same for two copies, layers, schedule checks, bad input and request limits.
+
 use super::*;
 
 fn write(root: &Path, rel: &str, text: &str) {
