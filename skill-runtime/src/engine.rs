@@ -184,10 +184,13 @@ impl Engine {
     /// config.schedule = None; // no scheduler, so no tokio runtime is needed
     /// let engine = Engine::start(config)?;
     ///
-    /// let snapshot = engine.registry().snapshot();
-    /// assert_eq!(snapshot.skills().count(), 1);
-    /// let request = skill_search::SearchRequest { text: "greet someone", limit: 3, ..Default::default() };
-    /// assert_eq!(engine.index()?.search(&request)?[0].name, "greet");
+    /// assert_eq!(engine.health().skills, 1);
+    /// let query = skill_runtime::SearchQuery {
+    ///     text: "greet someone".into(),
+    ///     limit: 3,
+    ///     profile: None,
+    /// };
+    /// assert_eq!(engine.search(&query)?[0].name, "greet");
     /// # Ok(())
     /// # }
     /// ```
@@ -323,19 +326,19 @@ impl Engine {
         }
     }
 
-    /// The registry.
-    pub fn registry(&self) -> &Arc<Registry> {
+    /// The registry (front doors go through the operations instead).
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
 
     /// The skill search index (kept current by change sets), built now if
     /// [`EngineConfig::lazy_index`] deferred it.
-    pub fn index(&self) -> Result<Arc<SkillIndex>, Error> {
+    pub(crate) fn index(&self) -> Result<Arc<SkillIndex>, Error> {
         self.index.get(&self.registry)
     }
 
     /// The notes index, when a notes folder is configured.
-    pub fn notes(&self) -> Option<&Arc<NotesIndex>> {
+    pub(crate) fn notes(&self) -> Option<&Arc<NotesIndex>> {
         self.notes.as_ref()
     }
 
@@ -364,7 +367,7 @@ impl Engine {
     }
 
     /// The executor.
-    pub fn runtime(&self) -> &Runtime {
+    pub(crate) fn runtime(&self) -> &Runtime {
         &self.runtime
     }
 

@@ -414,16 +414,15 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
     let result = runtime.block_on(async {
         let engine = Engine::start(resolved.engine).map_err(|e| e.to_string())?;
-        let snapshot = engine.registry().snapshot();
+        let health = engine.health();
+        let diagnostics = engine.diagnostics();
         let (listener, local) = skill_runtime::http::bind(resolved.listen)
             .await
             .map_err(|e| e.to_string())?;
         let _ = writeln!(
             out,
             "skill-server: {} skills ({} errors, {} warnings) on http://{local}/v1/ (OpenAPI at /v1/openapi.json)",
-            snapshot.skills().count(),
-            snapshot.error_count(),
-            snapshot.warning_count()
+            health.skills, diagnostics.errors, diagnostics.warnings
         );
         let _ = out.flush();
         let app = crate::mcp_cmd::app(engine.clone(), resolved.http, local);
