@@ -142,7 +142,7 @@ pub use config::{
     CatchUp, Clock, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT, SchedulerConfig, parse_timezone,
 };
 pub use dispatch::{DispatchFuture, Dispatcher, Fire, RunResult};
-pub use expr::{MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
+pub use expr::{FIRST_YEAR, LAST_YEAR, MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
 pub use history::{Outcome, RunRecord};
 pub use jobs::{ScheduledSkill, schedule_diagnostic, scheduled_skills};
 pub use queue::{MAX_CATCH_UP_SCAN, MAX_WARNINGS, STATE_WRITE_LEAD};

@@ -2,10 +2,9 @@
 //! clock, with cronie's daylight-saving rules (fixed-time jobs fire once after a gap and
 //! once in a repeated hour; wildcard jobs follow elapsed time).
 
-use chrono::{
-    DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset,
-    TimeZone, Timelike, Utc,
-};
+use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, Offset, TimeZone, Timelike, Utc};
+#[cfg(test)]
+use chrono::{Datelike, NaiveDate, NaiveTime};
 use chrono_tz::{GapInfo, Tz};
 
 use super::Schedule;
@@ -23,6 +22,7 @@ pub const MAX_SEARCH_DAYS: u32 = 366 * 400;
 const MAX_DST_SHIFT: Duration = Duration::hours(3);
 
 impl Schedule {
+    #[cfg(test)]
     fn day_matches(&self, date: NaiveDate) -> bool {
         let dom = self.days_of_month & (1 << date.day()) != 0;
         let dow = self.days_of_week & (1 << date.weekday().num_days_from_sunday()) != 0;
@@ -34,6 +34,7 @@ impl Schedule {
     }
 
     /// The first time of day at or after `h:m:s` that matches, if any.
+    #[cfg(test)]
     fn time_at_or_after(&self, h: u32, m: u32, s: u32) -> Option<NaiveTime> {
         let first_min = next_bit(self.minutes, 0)?;
         let first_sec = next_bit(self.seconds, 0)?;
@@ -56,8 +57,10 @@ impl Schedule {
         NaiveTime::from_hms_opt(hh, first_min, first_sec)
     }
 
-    /// The first wall-clock time strictly after `after` (whole seconds) that matches.
-    fn next_local(&self, after: NaiveDateTime) -> Option<NaiveDateTime> {
+    /// The first wall-clock time strictly after `after` (whole seconds) that matches: the
+    /// hand-written bit-set search, kept while the differential test compares it with `cron`.
+    #[cfg(test)]
+    pub(super) fn next_local_bitsets(&self, after: NaiveDateTime) -> Option<NaiveDateTime> {
         let start = after.with_nanosecond(0)? + Duration::seconds(1);
         let mut date = start.date();
         let (mut h, mut m, mut s) = (start.hour(), start.minute(), start.second());
@@ -92,10 +95,20 @@ impl Schedule {
     /// the first occurrence only. A wildcard job ([`Schedule::is_wildcard`]) follows elapsed
     /// time: it fires at every real instant that matches and at none inside a gap.
     pub fn next_after(&self, after: DateTime<Utc>, tz: Tz) -> Option<DateTime<Utc>> {
+        self.next_after_with(after, tz, |t| self.times.next_local(t))
+    }
+
+    /// [`Schedule::next_after`] with the given search for the next matching wall time.
+    pub(super) fn next_after_with(
+        &self,
+        after: DateTime<Utc>,
+        tz: Tz,
+        next_local: impl Fn(NaiveDateTime) -> Option<NaiveDateTime>,
+    ) -> Option<DateTime<Utc>> {
         let local = after.with_timezone(&tz).naive_local();
         let mut best = None;
         let mut cursor = local;
-        while let Some(cand) = self.next_local(cursor) {
+        while let Some(cand) = next_local(cursor) {
             if let Some(t) = self.instant_of(cand, tz, after) {
                 best = Some(t);
                 break;
@@ -110,7 +123,7 @@ impl Schedule {
             let later_offset = tz.offset_from_utc_datetime(&later.naive_utc()).fix();
             if later_offset.local_minus_utc() < now_offset.local_minus_utc() {
                 let mut cursor = local - MAX_DST_SHIFT;
-                while let Some(cand) = self.next_local(cursor) {
+                while let Some(cand) = next_local(cursor) {
                     if cand > local {
                         break;
                     }
@@ -191,6 +204,7 @@ fn gap_end(local: NaiveDateTime, tz: Tz) -> Option<DateTime<Utc>> {
 }
 
 /// The lowest set bit of `mask` at or above `from`.
+#[cfg(test)]
 fn next_bit(mask: u64, from: u32) -> Option<u32> {
     if from >= 64 {
         return None;
