@@ -394,3 +394,61 @@ proptest! {
         }
     }
 }
+
+/// Schedules around daylight-saving changes, fixed-time and wildcard, five and six fields.
+const GOLDEN_EXPRESSIONS: &[&str] = &[
+    "30 2 * * *",
+    "0,30 2,3 * * *",
+    "30 * * * *",
+    "*/20 * * * *",
+    "0 1-3 * * *",
+    "15 2 * * 0",
+    "0 0 * * *",
+    "45 1 * * 7",
+    "0 */2 * * *",
+    "30 2 1,5 * sun",
+    "0 30 2 * * *",
+    "*/30 59 1,2 * * *",
+];
+
+/// Zones and instants an hour or two before one of their daylight-saving changes in 2026
+/// (Lord Howe shifts by 30 minutes, Santiago at midnight).
+const GOLDEN_INSTANTS: &[(&str, &str)] = &[
+    ("Europe/Berlin", "2026-03-28T23:10:00Z"),
+    ("Europe/Berlin", "2026-10-24T23:10:00Z"),
+    ("America/New_York", "2026-03-08T05:10:00Z"),
+    ("America/New_York", "2026-11-01T04:10:00Z"),
+    ("Australia/Lord_Howe", "2026-04-04T13:10:00Z"),
+    ("Australia/Lord_Howe", "2026-10-03T14:10:00Z"),
+    ("America/Santiago", "2026-04-05T01:10:00Z"),
+    ("America/Santiago", "2026-09-06T02:10:00Z"),
+];
+
+/// The next fires of every golden schedule from every golden instant, one line each.
+fn golden_text(next_local: impl Fn(&Schedule, NaiveDateTime) -> Option<NaiveDateTime>) -> String {
+    let mut out = String::new();
+    for (zone, at) in GOLDEN_INSTANTS {
+        let tz: Tz = zone.parse().unwrap();
+        let after = DateTime::parse_from_rfc3339(at)
+            .unwrap()
+            .with_timezone(&Utc);
+        out.push_str(&format!("{zone} after {at}\n"));
+        for expr in GOLDEN_EXPRESSIONS {
+            let s = Schedule::parse(expr).unwrap();
+            let times: Vec<String> = fires(&s, after, tz, 6, |t| next_local(&s, t))
+                .iter()
+                .map(|t| t.with_timezone(&tz).format("%d %H:%M:%S%:z").to_string())
+                .collect();
+            out.push_str(&format!("  {expr:<18} {}\n", times.join("  ")));
+        }
+    }
+    out
+}
+
+#[test]
+fn daylight_saving_golden() {
+    let new = golden_text(|s, t| s.times.next_local(t));
+    let old = golden_text(|s, t| s.next_local_bitsets(t));
+    assert_eq!(new, old);
+    insta::assert_snapshot!(new);
+}
