@@ -22,7 +22,7 @@ use cron::TimeUnitSpec;
 /// The first year `cron` computes fire times in.
 pub const FIRST_YEAR: i32 = 1970;
 
-/// The last year `cron` computes fire times in: [`Schedule::next_after`](super::Schedule)
+/// The last year `cron` computes fire times in: [`Schedule::next_after`](super::Schedule::next_after)
 /// finds no fire after the end of it.
 pub const LAST_YEAR: i32 = 2100;
 

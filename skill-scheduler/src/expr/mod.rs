@@ -1,5 +1,8 @@
-//! crontab(5) expressions: parsing into bit sets, with the column of each problem. The
-//! search for the next fire instant in a time zone is in `next`.
+//! crontab(5) expressions: validation of the text, with the column of each problem (the
+//! `cron` crate reports none), the shorthands, and the never-fires check. The validated
+//! fields go to the `cron` crate through `adapter`, which finds matching wall-clock
+//! times; `next` turns them into instants in a time zone with cronie's daylight-saving
+//! rules.
 
 mod adapter;
 #[cfg(test)]
@@ -9,7 +12,6 @@ mod next;
 mod tests;
 
 pub use adapter::{FIRST_YEAR, LAST_YEAR};
-pub use next::MAX_SEARCH_DAYS;
 
 use adapter::{CronTimes, Fields, Item};
 
@@ -51,16 +53,6 @@ pub const MAX_EXPRESSION_CHARS: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     text: String,
-    seconds: u64,
-    minutes: u64,
-    hours: u64,
-    days_of_month: u64,
-    months: u64,
-    days_of_week: u64,
-    /// The day-of-month field starts with `*` (cronie's `DOM_STAR`).
-    dom_star: bool,
-    /// The day-of-week field starts with `*` (cronie's `DOW_STAR`).
-    dow_star: bool,
     /// The seconds, minute or hour field starts with `*`: the job repeats through the day
     /// and follows elapsed time across daylight-saving changes instead of the wall clock.
     wild: bool,
@@ -248,11 +240,9 @@ impl Schedule {
                 ));
             }
         };
-        let mut masks = [0u64; 6];
         let mut fields: [Vec<Item>; 6] = Default::default();
         let offset = 6 - specs.len();
         if offset == 1 {
-            masks[0] = 1; // second 0
             fields[0] = vec![Item {
                 low: 0,
                 high: 0,
@@ -261,7 +251,6 @@ impl Schedule {
         }
         for (i, (tok, spec)) in toks.iter().zip(specs).enumerate() {
             fields[offset + i] = parse_field(tok, spec)?;
-            masks[offset + i] = fields[offset + i].iter().fold(0, |m, it| m | item_mask(it));
         }
         let dom_tok = &toks[toks.len() - 3];
         let dow_tok = &toks[toks.len() - 1];
@@ -278,41 +267,21 @@ impl Schedule {
                 "the `cron` crate refused this schedule as translated (a fault in skill-scheduler: please report it)",
             ));
         };
-        // Day-of-week 7 is Sunday, like 0.
-        let mut dow = masks[5];
-        if dow & (1 << 7) != 0 {
-            dow = (dow & !(1 << 7)) | 1;
+        // Reject day-of-month / month combinations that never occur (`0 0 30 2 *`): the
+        // search would find nothing up to the end of its calendar. With neither day field
+        // starting with `*`, the OR rule lets the weekday match on its own, and every
+        // weekday occurs in every month.
+        if (fields.dom_star || fields.dow_star) && !times.has_a_date() {
+            return Err(err(
+                dom_tok.column,
+                "this schedule never fires: no month it names has that day of the month",
+            ));
         }
-        let s = Schedule {
+        Ok(Schedule {
             text: text.to_owned(),
-            seconds: masks[0],
-            minutes: masks[1],
-            hours: masks[2],
-            days_of_month: masks[3],
-            months: masks[4],
-            days_of_week: dow,
-            dom_star: fields.dom_star,
-            dow_star: fields.dow_star,
             wild,
             times,
-        };
-        s.check_fires(dom_tok.column)?;
-        Ok(s)
-    }
-
-    /// Reject day-of-month / month combinations that never occur (`0 0 30 2 *`), which
-    /// would otherwise be searched for forever.
-    fn check_fires(&self, dom_column: usize) -> Result<(), Error> {
-        // With neither day field starting with `*`, the OR rule lets the weekday match on
-        // its own, and every weekday occurs in every month.
-        if (!self.dom_star && !self.dow_star) || self.times.has_a_date() {
-            Ok(())
-        } else {
-            Err(err(
-                dom_column,
-                "this schedule never fires: no month it names has that day of the month",
-            ))
-        }
+        })
     }
 
     /// The expression as written.
@@ -350,16 +319,6 @@ fn parse_field(tok: &Token<'_>, spec: &FieldSpec) -> Result<Vec<Item>, Error> {
         items.push(parse_item(item, column, spec)?);
     }
     Ok(items)
-}
-
-fn item_mask(item: &Item) -> u64 {
-    let mut mask = 0u64;
-    let mut v = item.low;
-    while v <= item.high {
-        mask |= 1 << v;
-        v += item.step;
-    }
-    mask
 }
 
 fn parse_item(item: &str, column: usize, spec: &FieldSpec) -> Result<Item, Error> {
