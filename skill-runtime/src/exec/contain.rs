@@ -19,11 +19,12 @@
 //!   again, until none runs and every zombie re-parented to us is reaped (bounded by
 //!   [`KILL_DEADLINE`]). A member that forks meanwhile has the child seen on the next
 //!   pass.
-//! * **Not seen**: a process created and orphaned between two reads while another run is
-//!   going at the same time (it cannot be told which run it came from) is left to the
-//!   end of the last run going; a host that starts its own children in their own process
-//!   group while a script runs may see them taken for that script's (prefer not running
-//!   scripts in such a host, or keep those children in the host's group).
+//! * **Ambiguous**: a process created and orphaned between two reads while another run is
+//!   going at the same time cannot be told apart: it is not counted while the runs go, and
+//!   the first of them to end that started before it kills it (which may be early for the
+//!   other run's). A host that starts its own children in their own process group while a
+//!   script runs may see them taken for that script's (keep such children in the host's
+//!   process group, or run scripts in a host that starts none).
 //!
 //! Other systems have no `/proc` and no subreaper: there only the process group is killed
 //! (see the script module).
@@ -113,6 +114,11 @@ pub(crate) struct Tree {
     others: HashSet<u32>,
     /// Members not yet dead at the last read.
     running: usize,
+    /// The root's start time (0 when it could not be read).
+    root_start: u64,
+    /// Claim every orphan re-parented to us since the root started, other runs going or
+    /// not (at the end of the run).
+    claim: bool,
 }
 
 /// Spawn a script and start following it; the spawn happens under the lock of the
@@ -139,6 +145,8 @@ pub(crate) fn spawn(
             members: HashMap::from([(root, root_start)]),
             others: HashSet::new(),
             running: 1,
+            root_start,
+            claim: false,
         }
     });
     Ok((child, tree))
@@ -200,8 +208,11 @@ impl Tree {
             let orphan = s.ppid == self.me
                 && !runs.roots.contains(&pid)
                 && s.pgrp != self.my_group
-                && alone
-                && since.is_some_and(|t| s.start >= t);
+                && if self.claim {
+                    s.start >= self.root_start
+                } else {
+                    alone && since.is_some_and(|t| s.start >= t)
+                };
             if led(s.pgrp) || led(s.session) || orphan {
                 self.members.insert(pid, s.start);
                 queue.push(pid);
@@ -255,9 +266,11 @@ impl Tree {
     pub(crate) fn kill_all(&mut self) {
         use nix::sys::signal::{Signal, kill};
         let deadline = Instant::now() + KILL_DEADLINE;
-        // Read everything again: what another run's presence kept unattributed may be
-        // this run's now.
+        // Read everything again, claiming the orphans of unknown origin that started after
+        // the root: what another run's presence kept unattributed is most likely this
+        // run's (it cannot be told apart), and leaving it running would be worse.
         self.others.clear();
+        self.claim = true;
         loop {
             crate::exec::script::kill_group(self.root);
             if self.scan().is_none() {

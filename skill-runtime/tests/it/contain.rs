@@ -114,6 +114,7 @@ async fn children_in_their_own_sessions_do_not_outlive_the_script() {
     let all = pids(dir.path());
     assert_eq!(all.len(), 300);
     let l = none_left(&all);
+    eprintln!("{} of 300 left behind", l.len());
     assert!(l.is_empty(), "{} of 300 left behind: {l:?}", l.len());
     assert_eq!(rt.running_scripts(), 0);
 }
