@@ -42,10 +42,12 @@ fn setup(writable: bool) -> Setup {
         u,
     ])));
     assert!(registry.snapshot().get("workflows.daily").is_some());
-    let mut config = RuntimeConfig::default();
-    config.workflow_domains = ["workflows", "finance", "escape"]
-        .map(String::from)
-        .to_vec();
+    let config = RuntimeConfig {
+        workflow_domains: ["workflows", "finance", "escape"]
+            .map(String::from)
+            .to_vec(),
+        ..RuntimeConfig::default()
+    };
     let rt = Runtime::builder(registry.clone())
         .config(config)
         .workflow_builder()
