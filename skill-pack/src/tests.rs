@@ -161,3 +161,35 @@ fn requests_past_the_limit_are_named_as_skipped() {
     assert!(out.contains(&format!("== selections ({MAX_REQUESTS}) ==")));
     assert!(out.contains("(1 more requests skipped"), "{out}");
 }
+
+#[test]
+fn selections_pre_load_the_profiles_proactive_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    write(
+        &root,
+        "minutes/SKILL.md",
+        "---\nname: minutes\ndescription: Turn a meeting into minutes.\nproactive_for_profile_ids: [work]\n---\nWrite minutes.\n",
+    );
+    write(&root, REQUESTS_FILE, "what is the capital of Peru\n");
+    let plain = report(&[&root]).unwrap();
+    assert!(
+        plain.contains("> what is the capital of Peru\n  (no skill selected)"),
+        "{plain}"
+    );
+    let config = ReportConfig {
+        profile: Some("work".into()),
+        ..ReportConfig::default()
+    };
+    let text = report_with(&[&root], &config).unwrap();
+    let reason = format!("{} `work`", skill_search::PROACTIVE_REASON);
+    let line = text
+        .split("> what is the capital of Peru\n")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap();
+    assert!(
+        line.starts_with("  minutes ") && line.ends_with(&reason),
+        "{text}"
+    );
+}

@@ -77,6 +77,11 @@ struct FileConfig {
     max_connections: Option<usize>,
     concurrency: Option<usize>,
     max_event_streams: Option<usize>,
+    /// How long a script may run before it is killed, in milliseconds (default 60,000; at
+    /// least [`skill_runtime::exec::MIN_SCRIPT_TIMEOUT`]).
+    script_timeout_ms: Option<u64>,
+    /// The domains `workflow.build` may write to (default `["workflows"]`).
+    workflow_domains: Option<Vec<String>>,
     /// A folder for the search index (memory-mapped); default: in RAM.
     index_dir: Option<PathBuf>,
     /// IANA zone schedules are read in (default UTC).
@@ -286,6 +291,20 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     }
     if let Some(n) = file.max_event_streams {
         http.max_event_streams = n;
+    }
+    if let Some(ms) = file.script_timeout_ms {
+        let t = Duration::from_millis(ms);
+        let min = skill_runtime::exec::MIN_SCRIPT_TIMEOUT;
+        if t < min {
+            return Err(format!(
+                "script_timeout_ms = {ms} is too short: scripts need at least {} ms",
+                min.as_millis()
+            ));
+        }
+        engine.runtime.limits.timeout = t;
+    }
+    if let Some(d) = &file.workflow_domains {
+        engine.runtime.workflow_domains = d.clone();
     }
     for (name, p) in &file.profiles {
         if let Some(tools) = &p.tools {
@@ -536,6 +555,21 @@ mod tests {
         assert_eq!(r.http.header_read_timeout, Duration::from_millis(250));
         assert_eq!(r.http.request_timeout, Duration::from_millis(900));
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        // The script timeout: the default, and the lower bound itself accepted.
+        assert_eq!(
+            r.engine.runtime.limits.timeout,
+            skill_runtime::exec::SCRIPT_TIMEOUT
+        );
+        let (_d, a) = with_file("script_timeout_ms = 100");
+        let r = resolve(&a, &none).unwrap();
+        assert_eq!(r.engine.runtime.limits.timeout, Duration::from_millis(100));
+        let (_d, a) = with_file("script_timeout_ms = 120000");
+        let r = resolve(&a, &none).unwrap();
+        assert_eq!(r.engine.runtime.limits.timeout, Duration::from_secs(120));
+        assert_eq!(r.engine.runtime.workflow_domains, ["workflows"]);
+        let (_d, a) = with_file("workflow_domains = [\"workflows\", \"finance\"]");
+        let r = resolve(&a, &none).unwrap();
+        assert_eq!(r.engine.runtime.workflow_domains, ["workflows", "finance"]);
 
         // Defaults: RAM index, skip, and a warning about the missing state folder.
         let r = resolve(&args(&["x"]), &none).unwrap();
@@ -556,6 +590,8 @@ mod tests {
             (over.as_str(), "history_limit"),
             ("request_timeout_ms = 0", "request_timeout_ms"),
             ("header_read_timeout_ms = 0", "header_read_timeout_ms"),
+            ("script_timeout_ms = 0", "script_timeout_ms"),
+            ("script_timeout_ms = 99", "at least 100 ms"),
         ] {
             let (_d, a) = with_file(bad);
             let e = resolve(&a, &none).unwrap_err();

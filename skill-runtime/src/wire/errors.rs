@@ -127,6 +127,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "a user line that is not a slash command",
     ),
     code(
+        "not_a_workflow_domain",
+        200,
+        "workflow.build: a domain that is not a workflow domain",
+    ),
+    code(
         "not_available",
         403,
         "a skill not available to this caller or profile",

@@ -1,8 +1,9 @@
 //! skill-runtime's integration tests, one binary: execution by kind and limits (`runtime`,
-//! `scripts`), the built-in workflow handler (`workflow`); `common` holds the helpers.
+//! `scripts`, `contain`), the built-in workflow handler (`workflow`); `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod contain;
 mod runtime;
 mod scripts;
 mod workflow;

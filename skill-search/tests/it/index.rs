@@ -748,3 +748,69 @@ fn the_breadcrumb_count_follows_updates() {
         "kids-stories excluded"
     );
 }
+
+#[test]
+fn proactive_skills_are_pre_loaded_for_their_profile_within_max_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    for name in ["standup-notes", "travel-expenses"] {
+        write(
+            dir.path(),
+            name,
+            &format!("description: The {name} routine.\nproactive_for_profile_ids: [work]"),
+            "# Routine\n\nDo it.",
+        );
+    }
+    let reg = registry(dir.path());
+    let index = SkillIndex::build(reg.snapshot()).unwrap();
+    let ids = |s: &Selection| -> Vec<String> {
+        s.selected_skills
+            .iter()
+            .map(|x| x.skill_id.clone())
+            .collect()
+    };
+    let message = "what is the capital of Australia?";
+    // Without the profile: nothing fits.
+    let none = index.select(message, &SelectOptions::default()).unwrap();
+    assert!(none.no_skill_needed);
+    // With it: both proactive skills, marked, their text disclosed.
+    let work = SelectOptions {
+        profile: Some("work".into()),
+        ..Default::default()
+    };
+    let sel = index.select(message, &work).unwrap();
+    assert_eq!(ids(&sel), ["standup-notes", "travel-expenses"]);
+    assert!(!sel.no_skill_needed);
+    for s in &sel.selected_skills {
+        assert_eq!(s.reason, format!("{PROACTIVE_REASON} `work`"));
+    }
+    assert_eq!(sel.disclosure.tier, Tier::Full);
+    assert_eq!(sel.disclosure.included, ids(&sel));
+    // A match comes first; proactive skills fill the room left under max_skills, and the
+    // one that does not fit is named as omitted.
+    let two = SelectOptions {
+        max_skills: 2,
+        ..work.clone()
+    };
+    let sel = index
+        .select("fill in the fields of this PDF form", &two)
+        .unwrap();
+    assert_eq!(ids(&sel), ["pdf-forms", "standup-notes"]);
+    assert_eq!(sel.disclosure.omitted, ["travel-expenses"]);
+    // Exactly at max_skills: nothing is omitted.
+    let three = SelectOptions {
+        max_skills: 3,
+        ..work.clone()
+    };
+    let sel = index
+        .select("fill in the fields of this PDF form", &three)
+        .unwrap();
+    assert_eq!(ids(&sel).len(), 3);
+    assert!(sel.disclosure.omitted.is_empty());
+    // Another profile: nothing proactive.
+    let other = SelectOptions {
+        profile: Some("home".into()),
+        ..Default::default()
+    };
+    assert!(index.select(message, &other).unwrap().no_skill_needed);
+}
