@@ -13,6 +13,7 @@
 
 mod notes;
 mod workflow;
+mod workflow_tmp;
 
 use skill_router::{FlagValue, Flags};
 

@@ -3,6 +3,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// The domain a workflow goes to without `--domain` (markdown-first 9.3), and the one
+/// workflow domain by default.
+pub const DEFAULT_WORKFLOW_DOMAIN: &str = "workflows";
 /// Longest a script may run before its process group is killed, by default (toolsets
 /// "Script Execution": 60 seconds); set it with [`ScriptLimits::timeout`] (`serve`:
 /// `script_timeout_ms`).
@@ -107,7 +110,7 @@ pub struct RuntimeConfig {
     /// Profiles by name, with their tool lists.
     pub profiles: BTreeMap<String, Profile>,
     /// The actions domains `workflow.build` may write workflows to (default
-    /// [`DEFAULT_WORKFLOW_DOMAIN`](crate::builtin::DEFAULT_WORKFLOW_DOMAIN) alone); any
+    /// [`DEFAULT_WORKFLOW_DOMAIN`] alone); any
     /// other domain is refused (`not_a_workflow_domain`).
     pub workflow_domains: Vec<String>,
 }
@@ -124,7 +127,7 @@ impl Default for RuntimeConfig {
             max_pending_tasks: DEFAULT_MAX_PENDING_TASKS,
             task_history: DEFAULT_TASK_HISTORY,
             profiles: BTreeMap::new(),
-            workflow_domains: vec![crate::builtin::DEFAULT_WORKFLOW_DOMAIN.to_owned()],
+            workflow_domains: vec![DEFAULT_WORKFLOW_DOMAIN.to_owned()],
         }
     }
 }

@@ -272,7 +272,7 @@ impl Tree {
         self.others.clear();
         self.claim = true;
         loop {
-            crate::exec::script::kill_group(self.root);
+            crate::exec::group::kill_group(self.root);
             if self.scan().is_none() {
                 return;
             }

@@ -70,6 +70,7 @@ mod config;
 #[cfg(target_os = "linux")]
 mod contain;
 mod context;
+mod group;
 mod outcome;
 mod routed;
 mod schedule;
@@ -92,9 +93,10 @@ pub use crate::error::{Error, ErrorInfo, Limit};
 pub use builder::RuntimeBuilder;
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
-    DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
-    MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, MIN_SCRIPT_TIMEOUT, PROCESS_CHECK_INTERVAL,
-    Profile, RuntimeConfig, SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
+    DEFAULT_TASK_HISTORY, DEFAULT_WORKFLOW_DOMAIN, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES,
+    MAX_SCRIPT_ARGS, MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, MIN_SCRIPT_TIMEOUT,
+    PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig, SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits,
+    effective_tools,
 };
 pub use context::Context;
 pub use outcome::{BoxError, Call, CommandOutcome, HandlerError, Kind, Outcome, Output};

@@ -191,23 +191,9 @@ pub(crate) fn resolve(skill: &Skill, entry: &str) -> Result<PathBuf, Error> {
     Ok(full)
 }
 
-/// Kill a whole process group; a group that is already gone is fine.
-#[cfg(unix)]
-pub(crate) fn kill_group(pgid: u32) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    if let Ok(raw) = i32::try_from(pgid) {
-        if raw > 0 {
-            let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
-        }
-    }
-}
-
-#[cfg(not(unix))]
-pub(crate) fn kill_group(_pgid: u32) {}
-
 #[cfg(target_os = "linux")]
 use crate::exec::contain::{Tree, spawn};
+use crate::exec::group::kill_group;
 
 /// Off Linux nothing follows a script's descendants: only its process group is killed.
 #[cfg(not(target_os = "linux"))]
