@@ -395,13 +395,11 @@ fn check_nesting(text: &str) -> Result<(), YamlError> {
             }
             b']' | b'}' if quote.is_none() && !comment => depth = depth.saturating_sub(1),
             b'#' if quote.is_none() && at_token_start(bytes, i) => comment = true,
-            b'\\' if quote == Some(b'"') => {
-                // An escape inside a double-quoted scalar: the next byte is text (a newline
-                // still counts as a line).
-                if bytes.get(i + 1).is_some_and(|n| *n != b'\n') {
-                    i += 1;
-                    column = column.saturating_add(1);
-                }
+            // An escape inside a double-quoted scalar: the next byte is text (a newline
+            // still counts as a line).
+            b'\\' if quote == Some(b'"') && bytes.get(i + 1).is_some_and(|n| *n != b'\n') => {
+                i += 1;
+                column = column.saturating_add(1);
             }
             b'\'' if quote == Some(b'\'') && bytes.get(i + 1) == Some(&b'\'') => {
                 i += 1;
