@@ -3,7 +3,8 @@
 //! A pack is one or more source folders (lowest precedence first). [`report`] loads them the
 //! way a host would and renders, in a fixed order:
 //!
-//! 1. every skill and domain index with its layer, dialect and status (eligibility);
+//! 1. every skill and domain index with its layer, dialect and status (eligibility), then
+//!    each one's description and brief description, whatever its status;
 //! 2. the shadowed entries;
 //! 3. the diagnostics, as `skill-server validate` reports them (file diagnostics, example
 //!    lint, schedules that do not parse), then the content scan's findings (a
@@ -419,6 +420,7 @@ fn skills(out: &mut String, engine: &Engine, roots: &[Root]) {
         ]);
     }
     table(out, &rows);
+    descriptions(out, &all);
     let mut shadowed: Vec<&Skill> = entries.shadowed.iter().map(AsRef::as_ref).collect();
     shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     section(out, &format!("shadowed ({})", shadowed.len()));
@@ -439,6 +441,29 @@ fn skills(out: &mut String, engine: &Engine, roots: &[Root]) {
             rel(&s.path, roots),
             winner
         );
+    }
+}
+
+/// Each entry's description, and its brief description when it has one, whatever its status:
+/// an edit to a disabled or ineligible skill changes the report too.
+fn descriptions(out: &mut String, all: &[&Skill]) {
+    section(out, &format!("descriptions ({})", all.len()));
+    let one_line = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    for s in all {
+        let description = one_line(&s.description);
+        let _ = writeln!(
+            out,
+            "{}: {}",
+            s.name,
+            if description.is_empty() {
+                "(none)"
+            } else {
+                &description
+            }
+        );
+        if let Some(brief) = s.manifest.brief_description.as_deref() {
+            let _ = writeln!(out, "  brief: {}", one_line(brief));
+        }
     }
 }
 

@@ -193,3 +193,33 @@ fn selections_pre_load_the_profiles_proactive_skills() {
         "{text}"
     );
 }
+
+#[test]
+fn an_edit_to_a_disabled_skill_changes_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let skill = |description: &str, brief: &str| {
+        format!(
+            "---\nname: off\ndescription: {description}\nversion: 1.0.0\ndefault_enabled: false\nbrief_description: {brief}\n---\nBody.\n"
+        )
+    };
+    write(&root, "off/SKILL.md", &skill("First text.", "First brief."));
+    let before = report(&[&root]).unwrap();
+    assert!(
+        before.contains("off: First text.\n  brief: First brief.\n"),
+        "{before}"
+    );
+    write(
+        &root,
+        "off/SKILL.md",
+        &skill("Second text.", "First brief."),
+    );
+    let after = report(&[&root]).unwrap();
+    assert_ne!(before, after);
+    write(
+        &root,
+        "off/SKILL.md",
+        &skill("Second text.", "Second brief."),
+    );
+    assert_ne!(after, report(&[&root]).unwrap());
+}
