@@ -6,5 +6,6 @@
 mod common;
 mod eval;
 mod mcp;
+mod otel;
 mod readme;
 mod serve;
