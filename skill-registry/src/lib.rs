@@ -239,11 +239,13 @@ impl Registry {
     /// assert!(catalog.report.is_complete());
     /// # Ok::<(), std::io::Error>(())
     /// ```
+    #[tracing::instrument(name = "skills.registry.load", skip_all, fields(skills.count))]
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
         let snapshot = manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes);
         let snapshot = loader.keep_base(snapshot, &config);
+        tracing::Span::current().record("skills.count", snapshot.skills().count());
         Registry {
             config,
             current: ArcSwap::new(snapshot),
@@ -277,6 +279,7 @@ impl Registry {
         self.reload_scoped(Scope::Paths(&paths))
     }
 
+    #[tracing::instrument(name = "skills.registry.reload", skip_all)]
     fn reload_scoped(&self, scope: Scope<'_>) -> ChangeSet {
         // One reload at a time; readers never take this lock.
         let mut loader = match self.loader.lock() {

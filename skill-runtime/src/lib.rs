@@ -48,6 +48,7 @@
 
 #![deny(missing_docs)]
 
+pub mod activation;
 pub mod builtin;
 mod engine;
 mod error;

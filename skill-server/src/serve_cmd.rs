@@ -396,17 +396,6 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER)),
-        )
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
-    for w in &resolved.warnings {
-        tracing::warn!("{w}");
-    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -417,6 +406,16 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     };
+    // Logs to stderr; spans, events and metrics over OTLP when the environment says where.
+    let telemetry = crate::telemetry::Telemetry::init(
+        DEFAULT_LOG_FILTER,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        &crate::telemetry::OtelSettings::from_env(&|k| std::env::var(k).ok()),
+        runtime.handle(),
+    );
+    for w in &resolved.warnings {
+        tracing::warn!("{w}");
+    }
     // The scheduler creates state_dir itself when it first writes; made here too so that a
     // folder that cannot be made is a clear error at start, not a warning at the first fire.
     let state_dir = resolved
@@ -453,6 +452,8 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         tracing::info!("stopped");
         Ok::<(), String>(())
     });
+    // Flush buffered spans and metrics while the runtime that sends them still runs.
+    telemetry.shutdown();
     match result {
         Ok(()) => 0,
         Err(e) => {

@@ -186,10 +186,23 @@ impl Runtime {
         self.execute_with(invocation, arguments, ctx).await
     }
 
+    #[tracing::instrument(
+        name = "skills.run",
+        skip_all,
+        fields(
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %inv.skill,
+            skills.layer = %inv.layer,
+            skills.arguments = crate::activation::content(&arguments),
+        )
+    )]
     async fn execute_with(&self, inv: &Invocation, arguments: String, ctx: &Context) -> Outcome {
         let started = Instant::now();
         let mut outcome = self.prepare_and_run(inv, arguments, ctx).await;
         outcome.duration_ms = elapsed_ms(started);
+        if outcome.kind == Some(Kind::Script) {
+            crate::activation::script_finished(outcome.ok, outcome.code(), outcome.duration_ms);
+        }
         outcome
     }
 
@@ -317,6 +330,7 @@ impl Runtime {
         }
     }
 
+    #[tracing::instrument(name = "skills.script", skip_all, fields(skills.name = %call.skill.name))]
     async fn run_script(&self, call: &Call) -> Outcome {
         let skill = &call.skill;
         // The trust policy: scripts of low-trust skills run only when allowed.

@@ -35,7 +35,17 @@ pub struct ScheduledRun {
 
 impl Runtime {
     /// Execute one fire (what [`Dispatcher::dispatch`] runs) and return its outcome.
+    #[tracing::instrument(
+        name = "skills.schedule.fire",
+        skip_all,
+        fields(skills.name = %fire.name, skills.schedule.generation = fire.generation)
+    )]
     pub async fn run_fire(&self, fire: Fire) -> Outcome {
+        crate::activation::activated(
+            &self.inner.registry.snapshot(),
+            crate::activation::Trigger::Schedule,
+            &fire.name,
+        );
         let invocation = Invocation::scheduled(&fire.skill);
         let mut outcome = self.execute(&invocation, &Context::scheduler()).await;
         if let Some(id) = outcome.task {

@@ -7,6 +7,7 @@
 mod common;
 mod eval;
 mod mcp;
+mod otel;
 mod proactive;
 mod readme;
 mod serve;
