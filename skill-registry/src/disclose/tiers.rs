@@ -60,13 +60,19 @@ impl Disclosure<'_> {
     /// - `email`: the domain index's body (or, for a folder skill named so, its body);
     /// - `email.send`: that skill's body;
     /// - `email.all`: every skill of the domain, sorted by name, as `# name\n\nbody`, joined
-    ///   by `\n\n---\n\n`.
+    ///   by `\n\n---\n\n`;
+    /// - `name#slug`: one section of a skill with its subsections
+    ///   ([`Disclosure::section`]).
     ///
     /// An unknown domain or skill gives the seed's text and the closest existing names.
     pub fn get_skill(&self, path: Option<&str>) -> Result<String, Error> {
         let Some(path) = path.map(str::trim).filter(|p| !p.is_empty()) else {
             return Ok(self.top_level());
         };
+        // `name#slug`: one section of a skill.
+        if let Some((name, slug)) = path.split_once(super::SECTION_SEPARATOR) {
+            return self.section(name.trim(), slug).map(|s| s.text);
+        }
         // A skill whose full name is the path (folder skills, `email.send`).
         if let Some(skill) = self.snapshot.entry(path) {
             return self.skill(&skill.name).map(|s| s.body.clone());
