@@ -58,6 +58,7 @@ pub mod http;
 mod integrity;
 mod ops;
 mod ops_files;
+mod ops_sections;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};

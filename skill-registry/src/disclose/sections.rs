@@ -97,14 +97,41 @@ fn sections_of(skill: &Skill) -> Vec<(OutlineSection, &str)> {
         .collect()
 }
 
-/// The outline of a skill, whoever asks (the caller's checks are done by the callers).
-pub(crate) fn outline_of(skill: &Skill) -> Outline {
-    let n = chars(&skill.body);
-    Outline {
-        name: skill.name.clone(),
-        chars: n,
-        tokens: tokens_of(n),
-        sections: sections_of(skill).into_iter().map(|(s, _)| s).collect(),
+impl Skill {
+    /// This skill's outline, whoever asks (a [`Disclosure`] checks the caller first).
+    pub fn outline(&self) -> Outline {
+        let n = chars(&self.body);
+        Outline {
+            name: self.name.clone(),
+            chars: n,
+            tokens: tokens_of(n),
+            sections: sections_of(self).into_iter().map(|(s, _)| s).collect(),
+        }
+    }
+
+    /// One section of this skill by slug, with its subsections, whoever asks. An unknown
+    /// slug is [`Error::UnknownSection`], naming the valid ones.
+    pub fn section(&self, slug: &str) -> Result<SectionText, Error> {
+        let slug = slug.trim();
+        let all = sections_of(self);
+        if let Some((section, text)) = all.iter().find(|(s, _)| s.slug == slug) {
+            return Ok(SectionText {
+                name: self.name.clone(),
+                section: section.clone(),
+                text: (*text).to_owned(),
+            });
+        }
+        let more = all.len().saturating_sub(MAX_LISTED_SLUGS);
+        Err(Error::UnknownSection {
+            skill: self.name.clone(),
+            slug: slug.to_owned(),
+            valid: all
+                .into_iter()
+                .take(MAX_LISTED_SLUGS)
+                .map(|(s, _)| s.slug)
+                .collect(),
+            more,
+        })
     }
 }
 
@@ -140,33 +167,13 @@ impl Outline {
 impl Disclosure<'_> {
     /// The outline of a skill this caller may use.
     pub fn outline(&self, name: &str) -> Result<Outline, Error> {
-        self.skill(name).map(|s| outline_of(s))
+        self.skill(name).map(|s| s.outline())
     }
 
     /// One section of a skill this caller may use, by slug, with its subsections. An
     /// unknown slug is [`Error::UnknownSection`], naming the valid ones.
     pub fn section(&self, name: &str, slug: &str) -> Result<SectionText, Error> {
-        let skill = self.skill(name)?;
-        let slug = slug.trim();
-        let all = sections_of(skill);
-        if let Some((section, text)) = all.iter().find(|(s, _)| s.slug == slug) {
-            return Ok(SectionText {
-                name: skill.name.clone(),
-                section: section.clone(),
-                text: (*text).to_owned(),
-            });
-        }
-        let more = all.len().saturating_sub(MAX_LISTED_SLUGS);
-        Err(Error::UnknownSection {
-            skill: skill.name.clone(),
-            slug: slug.to_owned(),
-            valid: all
-                .into_iter()
-                .take(MAX_LISTED_SLUGS)
-                .map(|(s, _)| s.slug)
-                .collect(),
-            more,
-        })
+        self.skill(name)?.section(slug)
     }
 }
 

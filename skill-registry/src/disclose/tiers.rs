@@ -169,7 +169,17 @@ impl Disclosure<'_> {
     /// excluded for the profile cannot. An unknown name gives the seed's text,
     /// `Skill '<id>' not found. Available: <names>` (the first [`MAX_AVAILABLE_NAMES`] this
     /// caller may load, by name, and how many more), then the closest names.
+    ///
+    /// `name#slug` loads one section (with its subsections) the same way:
+    /// `# <name>\n\n<section>`.
     pub fn load_skill(&self, id: &str) -> Result<String, Error> {
+        if let Some((name, slug)) = id.split_once(super::SECTION_SEPARATOR) {
+            let name = name.trim();
+            // An unknown name answers as a plain `load_skill` of it would.
+            self.load_skill(name)?;
+            let section = self.section(name, slug)?;
+            return Ok(format!("# {}\n\n{}", section.name, section.text));
+        }
         let skill = match self.skill(id) {
             Ok(skill) => skill,
             Err(Error::UnknownSkill { name, suggestions }) => {

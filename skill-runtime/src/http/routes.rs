@@ -15,6 +15,8 @@ pub(crate) enum Op {
     Resources,
     Resource,
     GetSkill,
+    Outline,
+    Section,
     Catalog,
     Search,
     Select,
@@ -115,6 +117,24 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "One resource's bytes, confined to the skill folder and size-capped.",
         query: &[PROFILE],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills/{name}/outline",
+        op: Op::Outline,
+        action: false,
+        summary: "A skill's outline: every section with its heading path, level, slug, characters and estimated tokens.",
+        query: &[PROFILE, ("caller", "`model` (default) or `user`")],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills/{name}/sections/{slug}",
+        op: Op::Section,
+        action: false,
+        summary: "One section of a skill by slug, with its subsections; an unknown slug is 404 `unknown_section` naming the valid ones.",
+        query: &[PROFILE, ("caller", "`model` (default) or `user`")],
         body: None,
     },
     Endpoint {
@@ -341,6 +361,7 @@ pub(crate) fn matches(template: &str, path: &str) -> Option<HashMap<&'static str
                 "name" => "name",
                 "path" => "path",
                 "id" => "id",
+                "slug" => "slug",
                 _ => return None,
             };
             let value = if t.peek().is_none() && name == "path" {

@@ -17,6 +17,7 @@ mod audit;
 mod errors;
 mod evals;
 mod exec;
+mod sections;
 mod shapes;
 mod text;
 
@@ -27,6 +28,7 @@ pub use exec::{
     ExecutedShape, ExtractShape, GetSkillShape, ListShape, ResultsShape, RoutedShape, TasksShape,
     ValidateShape, ValidateSummary,
 };
+pub use sections::{OutlineSectionShape, OutlineShape, SectionShape};
 pub use shapes::{
     CatalogShape, DiagnosticsShape, EntryShape, ExtractionShape, HealthShape, NotesShape,
     ReadyShape, ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape,

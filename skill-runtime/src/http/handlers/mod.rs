@@ -3,12 +3,14 @@
 //!
 //! One module per area: [`skills`] (listing, detail, disclosure, diagnostics), [`search`]
 //! (search, selection, notes), [`exec`] (extract, route, execute, invoke, workflows,
-//! tasks), [`schedules`], [`events`] (reload and the event stream).
+//! tasks), [`schedules`], [`events`] (reload and the event stream), [`sections`] (a
+//! skill's outline and one section).
 
 mod events;
 mod exec;
 mod schedules;
 mod search;
+mod sections;
 mod skills;
 
 use std::collections::HashMap;
@@ -75,6 +77,11 @@ async fn dispatch(
             skills::resource(app, &name, &rel, &query)
         }
         Op::GetSkill => skills::get_skill(app, &query),
+        Op::Outline => sections::outline(app, &name, &query),
+        Op::Section => {
+            let slug = params.get("slug").cloned().unwrap_or_default();
+            sections::section(app, &name, &slug, &query)
+        }
         Op::Catalog => skills::catalog(app, &query),
         Op::Diagnostics => Ok(skills::diagnostics(app)),
         Op::Search => search::search(app, &query),
