@@ -14,6 +14,7 @@
 //! code is added to the table, never renamed.
 
 mod audit;
+mod discovery;
 mod errors;
 mod evals;
 mod exec;
@@ -22,6 +23,7 @@ mod shapes;
 mod text;
 
 pub use audit::{AuditShape, FindingShape};
+pub use discovery::{DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
 pub use evals::{TriggerEvalShape, TriggerResultShape};
 pub use exec::{

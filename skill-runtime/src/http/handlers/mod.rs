@@ -4,8 +4,9 @@
 //! One module per area: [`skills`] (listing, detail, disclosure, diagnostics), [`search`]
 //! (search, selection, notes), [`exec`] (extract, route, execute, invoke, workflows,
 //! tasks), [`schedules`], [`events`] (reload and the event stream), [`sections`] (a
-//! skill's outline and one section).
+//! skill's outline and one section), [`discovery`] (the well-known skills index).
 
+mod discovery;
 mod events;
 mod exec;
 mod schedules;
@@ -100,6 +101,8 @@ async fn dispatch(
         Op::Task => exec::task(app, params.get("id").map(String::as_str)),
         Op::Reload => events::reload(app).await,
         Op::Events => events::events(app),
+        Op::DiscoveryIndex => Ok(discovery::index(app)),
+        Op::DiscoverySkill => discovery::skill_file(app, &name),
         Op::OpenApi => Ok(json_response(StatusCode::OK, &super::openapi::openapi())),
     }
 }
