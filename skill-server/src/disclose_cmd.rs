@@ -323,6 +323,12 @@ fn show(shown: &Shown, format: Format) -> String {
     if let Some(cron) = &m.schedule {
         line("schedule:", cron);
     }
+    for w in &m.when_to_use {
+        line("when to use:", w);
+    }
+    for w in &m.when_not_to_use {
+        line("not to use:", w);
+    }
     for h in &shown.shadows {
         line("shadows:", &format!("{} ({})", h.path.display(), h.layer));
     }
