@@ -766,13 +766,13 @@ fn when_not_to_use_flips_a_selection() {
         write(
             dir.path(),
             "scan-ocr",
-            "description: Turn scanned documents into text.\nwhen_to_use:\n  - a scanned PDF whose text cannot be selected",
+            "description: Turn scanned pages into text with OCR.",
             "# OCR\n\nRun tesseract on each page image.",
         );
         let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
         (dir, index)
     };
-    let request = "convert this scanned PDF into selectable text";
+    let request = "convert this scanned PDF to text";
     let (_d, before) = build("");
     let first = |index: &SkillIndex| search(index, request)[0].name.clone();
     let (_d2, after) =
