@@ -169,9 +169,20 @@ pub struct Manifest {
     pub proactive_for_profile_ids: Vec<String>,
     /// Profile affinity: `exclude_from_prompt_profile_ids`.
     pub exclude_from_prompt_profile_ids: Vec<String>,
+    /// `when_to_use` (agentskills-sdk, accepted by every dialect in lenient mode): cases
+    /// the skill is for, at most [`MAX_WHEN_ENTRIES`] of at most [`MAX_WHEN_ENTRY_CHARS`]
+    /// characters (entries past either limit are dropped with a warning).
+    pub when_to_use: Vec<String>,
+    /// `when_not_to_use`: cases the skill is not for, with the same limits.
+    pub when_not_to_use: Vec<String>,
     /// Keys no dialect defines, with their values.
     pub extra: BTreeMap<String, Node>,
 }
+
+/// Most entries `when_to_use` or `when_not_to_use` keeps (agentskills-sdk's limit).
+pub const MAX_WHEN_ENTRIES: usize = 5;
+/// Longest `when_to_use` / `when_not_to_use` entry kept, in characters.
+pub const MAX_WHEN_ENTRY_CHARS: usize = 200;
 
 /// Every key some dialect defines.
 pub const KNOWN_KEYS: &[&str] = &[
@@ -208,6 +219,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "include_in_prompt_default",
     "proactive_for_profile_ids",
     "exclude_from_prompt_profile_ids",
+    "when_to_use",
+    "when_not_to_use",
 ];
 
 /// A problem found while typing the manifest, before it gets a position and severity.
@@ -241,6 +254,46 @@ impl Typer {
             hard,
             format!("`{key}` must be {expected}, found {}", node.type_name()),
         );
+    }
+
+    /// `when_to_use` / `when_not_to_use`: a string or a list of strings, trimmed, empty
+    /// entries skipped, at most [`MAX_WHEN_ENTRIES`] entries of at most
+    /// [`MAX_WHEN_ENTRY_CHARS`] characters; what is over a limit is dropped with a warning.
+    fn when_list(&mut self, key: &str, node: &Node) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (i, entry) in self.list(key, node).into_iter().enumerate() {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            if out.len() == MAX_WHEN_ENTRIES {
+                self.push(
+                    Code::InvalidFieldValue,
+                    key,
+                    false,
+                    format!(
+                        "`{key}` has more than {MAX_WHEN_ENTRIES} entries; entries from the {} on are ignored",
+                        i + 1
+                    ),
+                );
+                break;
+            }
+            let chars = entry.chars().count();
+            if chars > MAX_WHEN_ENTRY_CHARS {
+                self.push(
+                    Code::InvalidFieldValue,
+                    key,
+                    false,
+                    format!(
+                        "entry {} of `{key}` is {chars} characters, over {MAX_WHEN_ENTRY_CHARS}; it is ignored (split it or shorten it)",
+                        i + 1
+                    ),
+                );
+                continue;
+            }
+            out.push(entry.to_owned());
+        }
+        out
     }
 
     /// A string field: any scalar but null, as its source text.
@@ -486,6 +539,8 @@ pub(crate) fn from_node(root: &Node) -> (Manifest, Vec<Finding>) {
             "triggers" => m.triggers = triggers(&mut t, node),
             "default_enabled" => m.default_enabled = t.boolean(k, node),
             "brief_description" => m.brief_description = t.string(k, node),
+            "when_to_use" => m.when_to_use = t.when_list(k, node),
+            "when_not_to_use" => m.when_not_to_use = t.when_list(k, node),
             "include_in_prompt_default" => m.include_in_prompt_default = t.boolean(k, node),
             "proactive_for_profile_ids" => m.proactive_for_profile_ids = t.list(k, node),
             "exclude_from_prompt_profile_ids" => {
@@ -707,6 +762,41 @@ mod tests {
         assert_eq!(m.disable_model_invocation, None);
         assert_eq!(f.len(), 2);
         assert!(f.iter().all(|f| f.code == Code::InvalidFieldType && f.hard));
+    }
+
+    #[test]
+    fn when_lists_keep_five_entries_of_two_hundred_characters() {
+        let entry = |n: usize| "x".repeat(n);
+        let list = |n: usize| {
+            (0..n)
+                .map(|i| format!("  - case {i}\n"))
+                .collect::<String>()
+        };
+        // At the limits: everything kept, nothing reported.
+        let yaml = format!(
+            "when_to_use:\n{}when_not_to_use: {}\n",
+            list(MAX_WHEN_ENTRIES),
+            entry(MAX_WHEN_ENTRY_CHARS)
+        );
+        let (m, f) = manifest(&yaml);
+        assert_eq!(m.when_to_use.len(), MAX_WHEN_ENTRIES);
+        assert_eq!(m.when_not_to_use, [entry(MAX_WHEN_ENTRY_CHARS)]);
+        assert!(f.is_empty(), "{f:?}");
+        // One past each limit: dropped, each with a warning.
+        let yaml = format!(
+            "when_to_use:\n{}when_not_to_use: [{}, ok]\n",
+            list(MAX_WHEN_ENTRIES + 1),
+            entry(MAX_WHEN_ENTRY_CHARS + 1)
+        );
+        let (m, f) = manifest(&yaml);
+        assert_eq!(m.when_to_use.len(), MAX_WHEN_ENTRIES);
+        assert_eq!(m.when_not_to_use, ["ok"]);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f.iter()
+                .all(|f| f.code == Code::InvalidFieldValue && !f.hard)
+        );
+        assert!(m.extra.is_empty());
     }
 
     #[test]

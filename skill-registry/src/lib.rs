@@ -72,9 +72,9 @@ pub use change::{ChangeSet, Subscription};
 pub use disclose::{
     Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Caller, Catalog, CatalogEntry,
     CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, LOW_TRUST_MARK,
-    MAX_AVAILABLE_NAMES, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES,
-    MIN_DESCRIPTION_CHARS, Resource, ResourceKind, ResourceListing, TRUNCATION_MARK, UseSkill,
-    UseSkillMode,
+    MAX_AVAILABLE_NAMES, MAX_LISTED_SLUGS, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH,
+    MAX_RESOURCE_ENTRIES, MIN_DESCRIPTION_CHARS, Outline, OutlineSection, Resource, ResourceKind,
+    ResourceListing, SECTION_SEPARATOR, SectionText, TRUNCATION_MARK, UseSkill, UseSkillMode,
 };
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,

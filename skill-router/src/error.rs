@@ -278,6 +278,7 @@ impl Error {
                 | skill_registry::Error::SkillNotFound { .. } => "unknown-skill",
                 skill_registry::Error::UnknownDomain { .. } => "unknown-domain",
                 skill_registry::Error::EmptyDomain { .. } => "empty-domain",
+                skill_registry::Error::UnknownSection { .. } => "unknown-section",
                 skill_registry::Error::NotAvailable { reason, .. } => match reason {
                     skill_registry::Unavailable::ModelInvocationDisabled => {
                         "model-invocation-disabled"

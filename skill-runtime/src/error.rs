@@ -146,7 +146,8 @@ pub enum Error {
     #[error("{message}")]
     Disclosure {
         /// The code (`unknown_skill`, `unknown_domain`,
-        /// `not_available`, `bad_resource_path`, `unknown_resource`, `resource_too_large`).
+        /// `not_available`, `unknown_section`, `bad_resource_path`, `unknown_resource`,
+        /// `resource_too_large`).
         code: &'static str,
         /// What went wrong, with the closest names where there are some.
         message: String,
@@ -222,6 +223,7 @@ impl Error {
             }
             R::UnknownDomain { .. } | R::EmptyDomain { .. } => "unknown_domain",
             R::NotAvailable { .. } => "not_available",
+            R::UnknownSection { .. } => "unknown_section",
             R::ResourcePath { .. } => "bad_resource_path",
             R::ResourceNotFound { .. } => "unknown_resource",
             R::ResourceTooLarge { .. } => "resource_too_large",

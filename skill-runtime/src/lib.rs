@@ -58,7 +58,9 @@ pub mod exec;
 pub mod http;
 mod integrity;
 mod ops;
+mod ops_discovery;
 mod ops_files;
+mod ops_sections;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
@@ -69,6 +71,7 @@ pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, ScheduleEntry,
     ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,
 };
+pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
 pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 
 /// The README's examples, compiled and run as doc tests.

@@ -693,7 +693,7 @@ impl Engine {
 }
 
 /// Any entry of that name (a skill or a domain index), whatever its status.
-fn inspect(snapshot: &Snapshot, name: &str) -> Result<Arc<Skill>, Error> {
+pub(crate) fn inspect(snapshot: &Snapshot, name: &str) -> Result<Arc<Skill>, Error> {
     let name = name.trim();
     snapshot
         .entry(name)

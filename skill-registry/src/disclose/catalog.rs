@@ -127,6 +127,12 @@ pub struct CatalogEntry {
     pub domain: Option<String>,
     /// Whether the description was shortened.
     pub truncated: bool,
+    /// The skill's `when_to_use` entries (JSON only; left out when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub when_to_use: Vec<String>,
+    /// The skill's `when_not_to_use` entries (JSON only; left out when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub when_not_to_use: Vec<String>,
 }
 
 /// A rendered catalog and what fitting it did.
@@ -276,6 +282,8 @@ impl Layout {
                     location: c.location.clone(),
                     domain: c.skill.domain.clone(),
                     truncated,
+                    when_to_use: c.skill.manifest.when_to_use.clone(),
+                    when_not_to_use: c.skill.manifest.when_not_to_use.clone(),
                 };
                 // The comma that separates it from the previous entry is counted with it.
                 format!(",{}", serde_json::to_string(&e).unwrap_or_default())
@@ -523,6 +531,8 @@ impl<'a> Disclosure<'a> {
                     location: c.location.clone(),
                     domain: c.skill.domain.clone(),
                     truncated: *cut,
+                    when_to_use: c.skill.manifest.when_to_use.clone(),
+                    when_not_to_use: c.skill.manifest.when_not_to_use.clone(),
                 }
             })
             .collect();

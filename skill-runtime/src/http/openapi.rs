@@ -58,6 +58,7 @@ fn operation(e: &Endpoint) -> Value {
     let content_type = match e.path {
         "/v1/events" => "text/event-stream",
         "/v1/skills/{name}/resources/{path}" => "application/octet-stream",
+        "/.well-known/agent-skills/{name}/SKILL.md" => "text/markdown",
         _ => "application/json",
     };
     let mut responses = Map::new();

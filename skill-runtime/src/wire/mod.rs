@@ -14,15 +14,18 @@
 //! code is added to the table, never renamed.
 
 mod audit;
+mod discovery;
 mod errors;
 mod evals;
 mod exec;
 mod outcome;
 pub(crate) mod route;
+mod sections;
 mod shapes;
 mod text;
 
 pub use audit::{AuditShape, FindingShape};
+pub use discovery::{DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
 pub use evals::{TriggerEvalShape, TriggerResultShape};
 pub use exec::{
@@ -37,6 +40,7 @@ pub use route::{
     CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
     RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,
 };
+pub use sections::{OutlineSectionShape, OutlineShape, SectionShape};
 pub use shapes::{
     CatalogShape, DiagnosticsShape, EntryShape, HealthShape, NotesShape, ReadyShape,
     ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape, SearchShape,

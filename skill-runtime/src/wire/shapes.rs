@@ -125,6 +125,10 @@ pub struct SkillDetailShape<'a> {
     body: &'a str,
     body_line: u32,
     allowed_tools: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    when_to_use: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    when_not_to_use: &'a [String],
     argument_hint: Option<&'a str>,
     context: Option<&'static str>,
     shadows: Vec<ShadowShape<'a>>,
@@ -141,6 +145,8 @@ impl<'a> From<&'a Shown> for SkillDetailShape<'a> {
             body: &s.body,
             body_line: s.body_line,
             allowed_tools: m.allowed_tools.as_deref(),
+            when_to_use: &m.when_to_use,
+            when_not_to_use: &m.when_not_to_use,
             argument_hint: m.argument_hint.as_deref(),
             context: m.context.map(skill_format::ContextMode::as_str),
             shadows: shown

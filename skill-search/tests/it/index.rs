@@ -814,3 +814,60 @@ fn proactive_skills_are_pre_loaded_for_their_profile_within_max_skills() {
     };
     assert!(index.select(message, &other).unwrap().no_skill_needed);
 }
+
+/// `when_not_to_use` counts against a skill and `when_to_use` for it: the same two skills
+/// and the same request select differently once the front-runner says the request is not
+/// for it.
+#[test]
+fn when_not_to_use_flips_a_selection() {
+    let build = |pdf_extra: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "pdf-tools",
+            &format!(
+                "description: Work with PDF documents: merge, split and convert pages.{pdf_extra}"
+            ),
+            "# PDF tools\n\nMerge and convert PDF pages with qpdf.",
+        );
+        write(
+            dir.path(),
+            "scan-ocr",
+            "description: Turn scanned pages into text with OCR.",
+            "# OCR\n\nRun tesseract on each page image.",
+        );
+        let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+        (dir, index)
+    };
+    let request = "convert this scanned PDF to text";
+    let (_d, before) = build("");
+    let first = |index: &SkillIndex| search(index, request)[0].name.clone();
+    let (_d2, after) =
+        build("\nwhen_not_to_use:\n  - scanned PDF pages that need text recognition (OCR)");
+    let before_first = first(&before);
+    let after_first = first(&after);
+    assert_eq!(after_first, "scan-ocr");
+    // Without the clause the PDF skill wins or ties on its words; with it, it loses.
+    let pdf_score = |index: &SkillIndex| {
+        search(index, request)
+            .into_iter()
+            .find(|m| m.name == "pdf-tools")
+            .map(|m| m.text_score)
+            .unwrap_or(f32::MIN)
+    };
+    assert!(pdf_score(&after) < pdf_score(&before));
+    let selected = |index: &SkillIndex| {
+        index
+            .select(request, &SelectOptions::default())
+            .unwrap()
+            .selected_skills
+            .first()
+            .map(|s| s.skill_id.clone())
+    };
+    assert_eq!(selected(&after).as_deref(), Some("scan-ocr"));
+    assert_eq!(
+        before_first, "pdf-tools",
+        "the clause must be what flips it"
+    );
+    assert_eq!(selected(&before).as_deref(), Some("pdf-tools"));
+}
