@@ -58,6 +58,8 @@ pub mod http;
 mod integrity;
 mod ops;
 mod ops_files;
+#[cfg(feature = "http")]
+pub mod replicas;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};

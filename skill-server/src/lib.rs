@@ -34,6 +34,7 @@ mod disclose_cmd;
 mod eval_cmd;
 mod lock_cmd;
 mod mcp_cmd;
+mod replicas_config;
 mod report_cmd;
 mod route_cmd;
 mod schedule_cmd;

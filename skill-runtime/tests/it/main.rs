@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod replicas;
 mod runtime;
 mod scripts;
 mod workflow;

@@ -7,4 +7,5 @@ mod common;
 mod eval;
 mod mcp;
 mod readme;
+mod replicas;
 mod serve;
