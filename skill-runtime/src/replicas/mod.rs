@@ -27,8 +27,8 @@ use skill_store::{RunRow, Store};
 pub use config::Replicas;
 pub use dispatch::{RUN_LEASE, ReplicaDispatcher};
 pub use webhook::{
-    ATTEMPT_HEADER, DEFAULT_MAX_ATTEMPTS, IDEMPOTENCY_HEADER, SIGNATURE_HEADER, DeliveryAttempt, DeliveryRecord, MAX_DELIVERY_LOG, WebhookConfig,
-    signature,
+    ATTEMPT_HEADER, DEFAULT_MAX_ATTEMPTS, DeliveryAttempt, DeliveryRecord, IDEMPOTENCY_HEADER,
+    MAX_DELIVERY_LOG, SIGNATURE_HEADER, WebhookConfig, signature,
 };
 
 /// How often a replica re-reads the shared run history from the database.

@@ -11,15 +11,18 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use skill_registry::{Registry, RegistryConfig, Source};
+use skill_registry::{RegistryConfig, Source};
 use skill_runtime::replicas::{Replicas, WebhookConfig, signature};
 use skill_runtime::{Engine, EngineConfig};
 use skill_search::NotesIndex;
 use skill_store::{NoteRow, Store};
 
+/// What the receiver saw: each request's headers and body.
+type Requests = Arc<Mutex<Vec<(BTreeMap<String, String>, String)>>>;
+
 /// A receiver answering 503 to the first `fail_first` requests, 200 after; it records each
 /// request's headers and body.
-fn receiver(fail_first: usize) -> (String, Arc<Mutex<Vec<(BTreeMap<String, String>, String)>>>) {
+fn receiver(fail_first: usize) -> (String, Requests) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
