@@ -14,7 +14,7 @@
 //! - the webhook outbox ([`Store::enqueue_delivery`], [`Store::take_due_delivery`]): rows
 //!   claimed with `FOR UPDATE SKIP LOCKED` and a lease, every attempt recorded;
 //! - forked tasks with a lease ([`Store::create_task`]);
-//! - notes full-text search ([`Store::upsert_note`], [`Store::search_notes`]).
+//! - notes full-text search ([`Store::upsert_notes`], [`Store::search_notes`]).
 //!
 //! Times come from the database's clock (`clock_timestamp()`), so replicas with skewed
 //! clocks agree on leases.
