@@ -52,6 +52,10 @@ pub struct EngineConfig {
     /// Build the skill search index on its first use instead of at start (default
     /// false). A one-shot command that never searches then never pays for it.
     pub lazy_index: bool,
+    /// Shared state of several replicas and webhook delivery (default: neither). Feature
+    /// `http`.
+    #[cfg(feature = "http")]
+    pub replicas: crate::replicas::Replicas,
 }
 
 impl EngineConfig {
@@ -68,6 +72,8 @@ impl EngineConfig {
             schedule: Some(SchedulerConfig::default()),
             index_dir: None,
             lazy_index: false,
+            #[cfg(feature = "http")]
+            replicas: crate::replicas::Replicas::default(),
         }
     }
 
@@ -146,6 +152,8 @@ pub struct Engine {
     index_errors: Arc<Mutex<Vec<String>>>,
     runtime: Runtime,
     scheduler: Mutex<Option<Scheduler>>,
+    #[cfg(feature = "http")]
+    shared: Option<crate::replicas::Shared>,
     _subscription: Subscription,
     #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
@@ -254,9 +262,19 @@ impl Engine {
         }
         let runtime = customize(builder).build();
         forward_scheduled_runs(&runtime, &events);
+        #[cfg(feature = "http")]
+        let (dispatcher, shared): (Arc<dyn skill_scheduler::Dispatcher>, _) =
+            if config.replicas.is_active() {
+                let (d, shared) = crate::replicas::start(&runtime, config.replicas);
+                (Arc::new(crate::replicas::dispatch_handle(d)), Some(shared))
+            } else {
+                (Arc::new(runtime.clone()), None)
+            };
+        #[cfg(not(feature = "http"))]
+        let dispatcher: Arc<dyn skill_scheduler::Dispatcher> = Arc::new(runtime.clone());
         let scheduler = match config.schedule {
             Some(sc) => Some(
-                Scheduler::start(registry.clone(), Arc::new(runtime.clone()), sc)
+                Scheduler::start(registry.clone(), dispatcher, sc)
                     .map_err(|e| Error::Scheduler(e.to_string()))?,
             ),
             None => None,
@@ -270,6 +288,8 @@ impl Engine {
             index_errors,
             runtime,
             scheduler: Mutex::new(scheduler),
+            #[cfg(feature = "http")]
+            shared,
             _subscription: subscription,
             #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
@@ -372,15 +392,40 @@ impl Engine {
     }
 
     /// The scheduler's jobs with their next `next` fire times, when the scheduler runs.
+    /// With a shared database, each job's last run and whether it runs are the cluster's.
     pub fn schedule_jobs(&self, next: usize) -> Option<Vec<JobInfo>> {
         let guard = self.scheduler.lock().ok()?;
-        guard.as_ref().map(|s| s.jobs(next))
+        let jobs = guard.as_ref().map(|s| s.jobs(next));
+        #[cfg(feature = "http")]
+        if let (Some(mut jobs), Some(history)) =
+            (jobs.clone(), self.shared.as_ref().and_then(|s| s.history()))
+        {
+            crate::replicas::apply_history(&mut jobs, &history);
+            return Some(jobs);
+        }
+        jobs
     }
 
-    /// The scheduler's recent runs, when the scheduler runs.
+    /// The scheduler's recent runs, when the scheduler runs: with a shared database, the
+    /// cluster's (every replica shows the same), else this process's.
     pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
         let guard = self.scheduler.lock().ok()?;
-        guard.as_ref().map(Scheduler::history)
+        let local = guard.as_ref().map(Scheduler::history)?;
+        #[cfg(feature = "http")]
+        if let Some(history) = self.shared.as_ref().and_then(|s| s.history()) {
+            return Some(history);
+        }
+        Some(local)
+    }
+
+    /// The webhook deliveries this process attempted (each with its attempts), oldest first;
+    /// empty without a webhook.
+    #[cfg(feature = "http")]
+    pub fn deliveries(&self) -> Vec<crate::replicas::DeliveryRecord> {
+        self.shared
+            .as_ref()
+            .map(|s| s.deliveries.list())
+            .unwrap_or_default()
     }
 
     /// Stop everything that runs in the background: watchers, the scheduler (its state is

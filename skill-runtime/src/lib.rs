@@ -61,6 +61,8 @@ mod ops;
 mod ops_discovery;
 mod ops_files;
 mod ops_sections;
+#[cfg(feature = "http")]
+pub mod replicas;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};

@@ -37,6 +37,7 @@ mod mcp_cmd;
 #[cfg(feature = "otel")]
 mod otel;
 mod otel_env;
+mod replicas_config;
 mod report_cmd;
 mod route_cmd;
 mod schedule_cmd;

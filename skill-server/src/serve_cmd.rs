@@ -98,6 +98,13 @@ struct FileConfig {
     sources: Vec<SourceConfig>,
     #[serde(default)]
     profiles: std::collections::BTreeMap<String, ProfileConfig>,
+    /// A PostgreSQL URL shared by several replicas (else `SKILLS_DATABASE_URL`; see
+    /// docs/operator.md, "Running several replicas").
+    database_url: Option<String>,
+    /// This replica's name in the shared database (default: host name and process id).
+    replica_name: Option<String>,
+    /// Where scheduled runs that need a model are POSTed.
+    webhook: Option<crate::replicas_config::WebhookFile>,
     /// The trust policy (`[trust]`, see docs/operator.md).
     #[serde(default)]
     trust: crate::trust_config::TrustConfig,
@@ -182,6 +189,8 @@ fn dialect_named(name: &str) -> Result<Option<skill_format::Dialect>, String> {
 #[derive(Debug)]
 struct Resolved {
     engine: EngineConfig,
+    /// The shared database, connected at start.
+    database: Option<crate::replicas_config::Database>,
     http: HttpConfig,
     listen: SocketAddr,
     /// Settings that work but deserve a line in the log at start.
@@ -197,7 +206,7 @@ fn millis(key: &str, value: Option<u64>) -> Result<Option<Duration>, String> {
 }
 
 fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Resolved, String> {
-    let file = match &args.config {
+    let mut file = match &args.config {
         Some(p) => read_config(p)?,
         None => FileConfig::default(),
     };
@@ -326,6 +335,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             );
         }
     }
+    let database =
+        crate::replicas_config::database(file.database_url.take(), file.replica_name.take(), env);
+    engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
     engine.schedule = if file.scheduler == Some(false) {
         None
     } else {
@@ -342,7 +354,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
                 ));
             }
         };
-        if file.state_dir.is_none() {
+        if file.state_dir.is_none() && database.is_none() {
             if catch_up == skill_scheduler::CatchUp::RunOnceOnStart {
                 return Err("catch_up = \"run_once_on_start\" needs state_dir: without \
                             saved last fires there is nothing to catch up from"
@@ -377,6 +389,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     };
     Ok(Resolved {
         engine,
+        database,
         http,
         listen,
         warnings,
@@ -430,8 +443,16 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     }
+    let mut engine_config = resolved.engine;
     let result = runtime.block_on(async {
-        let engine = Engine::start(resolved.engine).map_err(|e| e.to_string())?;
+        if let Some(db) = &resolved.database {
+            let store = skill_store::Store::connect(&db.url, &db.replica)
+                .await
+                .map_err(|e| e.to_string())?;
+            tracing::info!(replica = db.replica, "sharing state in the database");
+            engine_config.replicas.store = Some(store);
+        }
+        let engine = Engine::start(engine_config).map_err(|e| e.to_string())?;
         let health = engine.health();
         let diagnostics = engine.diagnostics();
         let (listener, local) = skill_runtime::http::bind(resolved.listen)

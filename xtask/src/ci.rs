@@ -68,10 +68,14 @@ pub const STEPS: &[Step] = &[
     ]),
 ];
 
-/// Scripts run after the cargo step they follow in `.ci/run` (the MCP conformance suite needs
-/// the built server; the package cache is cleaned right before packaging): (index of the
-/// step they follow, script path).
-pub const SCRIPTS: &[(usize, &str)] = &[(2, ".ci/mcp-conformance"), (3, ".ci/clean-package-cache")];
+/// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
+/// tests that use it; the MCP conformance suite needs the built server; the package cache is
+/// cleaned right before packaging): (index of the step they follow, script path).
+pub const SCRIPTS: &[(usize, &str)] = &[
+    (1, ".ci/postgres"),
+    (2, ".ci/mcp-conformance"),
+    (3, ".ci/clean-package-cache"),
+];
 
 /// Arguments of `cargo xtask ci`.
 #[derive(Debug, Args)]

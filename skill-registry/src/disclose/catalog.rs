@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::tiers::{DOMAIN_USAGE, brief};
-use super::{Disclosure, one_line};
+use super::{CHARS_PER_TOKEN, Disclosure, one_line};
 use crate::eligibility::Affinity;
 use crate::skill::Skill;
 
@@ -32,8 +32,6 @@ pub const DEFAULT_BUDGET_CHARS: usize = 16_000;
 pub const DEFAULT_ENTRY_CAP_CHARS: usize = 1_536;
 /// The share of the context window the catalog may use, in percent (pegasus: 2%).
 pub const CONTEXT_WINDOW_PERCENT: u64 = 2;
-/// Characters per token when a budget is derived from a context window.
-pub const CHARS_PER_TOKEN: u64 = 4;
 /// Descriptions are not shortened below this many characters; entries are omitted instead.
 pub const MIN_DESCRIPTION_CHARS: usize = 40;
 /// Ends a shortened description.

@@ -22,10 +22,13 @@ use crate::skill::{Skill, Status};
 use crate::snapshot::Snapshot;
 use crate::suggest::closest_names;
 
+/// Characters per token, wherever the engine estimates tokens from text: a budget derived
+/// from a context window, a section's cost in an outline, a selection's disclosed text.
+pub const CHARS_PER_TOKEN: u64 = 4;
+
 pub use catalog::{
-    Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Catalog, CatalogEntry,
-    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, MIN_DESCRIPTION_CHARS,
-    TRUNCATION_MARK,
+    Budget, BudgetReport, CONTEXT_WINDOW_PERCENT, Catalog, CatalogEntry, CatalogFormat,
+    DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, MIN_DESCRIPTION_CHARS, TRUNCATION_MARK,
 };
 pub use resources::{
     MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Resource, ResourceKind,

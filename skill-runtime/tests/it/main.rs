@@ -4,6 +4,7 @@
 
 mod common;
 mod contain;
+mod replicas;
 mod runtime;
 mod scripts;
 mod workflow;

@@ -10,4 +10,5 @@ mod mcp;
 mod otel;
 mod proactive;
 mod readme;
+mod replicas;
 mod serve;

@@ -56,6 +56,8 @@ const LONG_FILES_ALLOWED: &[&str] = &[
 /// wire module (a `wire.rs` file or `wire/` folder) needs no entry. Remove an entry when its
 /// derive goes; add one only for a documented output format.
 const SERDE_ALLOWED: &[&str] = &[
+    // documented input format: serve's `[webhook]` table (docs/operator.md, replicas)
+    "skill-server/WebhookFile",
     // documented input format: one case of an Agent Skills trigger-eval file
     "skill-search/TriggerCase",
     // documented output: diagnostics in `--format json` and the pack report
