@@ -166,6 +166,11 @@ pub struct RegistryConfig {
     pub threads: usize,
     /// What trust levels, scan findings and a lock file decide ([`TrustPolicy`]).
     pub trust: TrustPolicy,
+    /// Compute every snapshot's per-file manifests ([`Snapshot::manifest`]: each file read
+    /// and hashed, its text scanned). Default: true. A one-shot check that reads neither
+    /// digests nor findings (`skill-server validate`) turns it off; they are computed
+    /// anyway when the trust policy needs them (a low-trust source, `require_lock`).
+    pub manifests: bool,
 }
 
 impl RegistryConfig {
@@ -178,6 +183,7 @@ impl RegistryConfig {
             environment: Environment::default(),
             threads: 0,
             trust: TrustPolicy::default(),
+            manifests: true,
         }
     }
 
@@ -243,7 +249,8 @@ impl Registry {
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
-        let snapshot = manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes);
+        let snapshot =
+            manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes, &config);
         let snapshot = loader.keep_base(snapshot, &config);
         tracing::Span::current().record("skills.count", snapshot.skills().count());
         Registry {
@@ -302,7 +309,13 @@ impl Registry {
             Scope::All => Recompute::All,
             Scope::Paths(paths) => Recompute::Paths(paths),
         };
-        let next = manifest::attach(next, Some(&base), recompute, &mut loader.hashes);
+        let next = manifest::attach(
+            next,
+            Some(&base),
+            recompute,
+            &mut loader.hashes,
+            &self.config,
+        );
         let next = loader.keep_base(next, &self.config);
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()

@@ -814,6 +814,7 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
         None,
         crate::manifest::Recompute::All,
         &mut loader.hashes,
+        config,
     );
     let served = crate::trust::apply(Arc::new(snapshot), config);
     Arc::unwrap_or_clone(served)

@@ -157,6 +157,8 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
         include_hidden: args.include_hidden,
         ..DiscoverOptions::default()
     };
+    // Validation reports diagnostics; digests and scan findings are for serving and locks.
+    config.manifests = false;
     let engine = one_shot(EngineConfig::one_shot(config))?;
     let listed = engine.entries();
     let entries = all_entries(&listed);
