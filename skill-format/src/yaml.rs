@@ -423,7 +423,7 @@ fn check_nesting(text: &str) -> Result<(), YamlError> {
 /// Read YAML text into a [`Node`] tree, keeping scalar source text.
 ///
 /// An empty (or comment-only) document is a null scalar. Flow nesting deeper than
-/// [`MAX_FLOW_NESTING`] is refused by a linear pre-scan before parsing. Aliases are expanded
+/// `MAX_FLOW_NESTING` (64) is refused by a linear pre-scan before parsing. Aliases are expanded
 /// by `serde_yaml` with its own limits, so a "billion laughs" document is an error, not an
 /// explosion, and so is block nesting deeper than its recursion limit.
 pub fn parse(text: &str) -> Result<Parsed, YamlError> {
