@@ -144,6 +144,9 @@ codes! {
     FolderLimit => "folder-limit",
     /// The source folder does not exist or cannot be listed.
     SourceUnavailable => "source-unavailable",
+    /// A path given to `validate` holds no skill file (a folder without `SKILL.md`, or, in
+    /// strict mode, a file that is not one).
+    NoSkillFile => "no-skill-file",
     /// Two skills of one layer have the same name.
     DuplicateName => "duplicate-name",
     /// A skill is hidden by a same-named skill of a higher layer.

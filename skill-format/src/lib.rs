@@ -40,8 +40,8 @@ pub use document::{Document, Frontmatter, UnclosedFrontmatter, split};
 pub use error::Error;
 pub use file::{FileKind, ParseOptions, SkillFile, folder_name_of};
 pub use manifest::{
-    ContextMode, Eligibility, InvocationMode, KNOWN_KEYS, Manifest, ToolListStyle, ToolsetRef,
-    Triggers, split_tool_list,
+    ContextMode, Eligibility, InvocationMode, KNOWN_KEYS, MAX_WHEN_ENTRIES, MAX_WHEN_ENTRY_CHARS,
+    Manifest, ToolListStyle, ToolsetRef, Triggers, split_tool_list,
 };
 pub use parse::{MAX_FILE_BYTES, parse_skill};
 pub use validate::{

@@ -169,9 +169,20 @@ pub struct Manifest {
     pub proactive_for_profile_ids: Vec<String>,
     /// Profile affinity: `exclude_from_prompt_profile_ids`.
     pub exclude_from_prompt_profile_ids: Vec<String>,
+    /// `when_to_use` (agentskills-sdk, accepted by every dialect in lenient mode): cases
+    /// the skill is for, at most [`MAX_WHEN_ENTRIES`] of at most [`MAX_WHEN_ENTRY_CHARS`]
+    /// characters (entries past either limit are dropped with a warning).
+    pub when_to_use: Vec<String>,
+    /// `when_not_to_use`: cases the skill is not for, with the same limits.
+    pub when_not_to_use: Vec<String>,
     /// Keys no dialect defines, with their values.
     pub extra: BTreeMap<String, Node>,
 }
+
+/// Most entries `when_to_use` or `when_not_to_use` keeps (agentskills-sdk's limit).
+pub const MAX_WHEN_ENTRIES: usize = 5;
+/// Longest `when_to_use` / `when_not_to_use` entry kept, in characters.
+pub const MAX_WHEN_ENTRY_CHARS: usize = 200;
 
 /// Every key some dialect defines.
 pub const KNOWN_KEYS: &[&str] = &[
@@ -208,6 +219,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "include_in_prompt_default",
     "proactive_for_profile_ids",
     "exclude_from_prompt_profile_ids",
+    "when_to_use",
+    "when_not_to_use",
 ];
 
 /// A problem found while typing the manifest, before it gets a position and severity.
@@ -241,6 +254,46 @@ impl Typer {
             hard,
             format!("`{key}` must be {expected}, found {}", node.type_name()),
         );
+    }
+
+    /// `when_to_use` / `when_not_to_use`: a string or a list of strings, trimmed, empty
+    /// entries skipped, at most [`MAX_WHEN_ENTRIES`] entries of at most
+    /// [`MAX_WHEN_ENTRY_CHARS`] characters; what is over a limit is dropped with a warning.
+    fn when_list(&mut self, key: &str, node: &Node) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (i, entry) in self.list(key, node).into_iter().enumerate() {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            if out.len() == MAX_WHEN_ENTRIES {
+                self.push(
+                    Code::InvalidFieldValue,
+                    key,
+                    false,
+                    format!(
+                        "`{key}` has more than {MAX_WHEN_ENTRIES} entries; entries from the {} on are ignored",
+                        i + 1
+                    ),
+                );
+                break;
+            }
+            let chars = entry.chars().count();
+            if chars > MAX_WHEN_ENTRY_CHARS {
+                self.push(
+                    Code::InvalidFieldValue,
+                    key,
+                    false,
+                    format!(
+                        "entry {} of `{key}` is {chars} characters, over {MAX_WHEN_ENTRY_CHARS}; it is ignored (split it or shorten it)",
+                        i + 1
+                    ),
+                );
+                continue;
+            }
+            out.push(entry.to_owned());
+        }
+        out
     }
 
     /// A string field: any scalar but null, as its source text.
@@ -486,6 +539,8 @@ pub(crate) fn from_node(root: &Node) -> (Manifest, Vec<Finding>) {
             "triggers" => m.triggers = triggers(&mut t, node),
             "default_enabled" => m.default_enabled = t.boolean(k, node),
             "brief_description" => m.brief_description = t.string(k, node),
+            "when_to_use" => m.when_to_use = t.when_list(k, node),
+            "when_not_to_use" => m.when_not_to_use = t.when_list(k, node),
             "include_in_prompt_default" => m.include_in_prompt_default = t.boolean(k, node),
             "proactive_for_profile_ids" => m.proactive_for_profile_ids = t.list(k, node),
             "exclude_from_prompt_profile_ids" => {
@@ -638,109 +693,5 @@ fn triggers(t: &mut Typer, node: &Node) -> Triggers {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-    use crate::yaml;
-
-    fn manifest(src: &str) -> (Manifest, Vec<Finding>) {
-        from_node(&yaml::parse(src).unwrap().root)
-    }
-
-    #[test]
-    fn every_dialect_field_is_typed() {
-        let (m, findings) = manifest(
-            "name: a\ndescription: d\nsummary: s\nlicense: MIT\ncompatibility: c\n\
-             metadata:\n  version: 1.0\n  updated: 2026-03-17\n\
-             allowed-tools: Bash(git add:*) Read\nhandler: h\nschedule: \"0 8 * * 1-5\"\n\
-             author: me\ncreated: 2026-02-17\ntags: [x, y]\ndomain: email\n\
-             invocation_mode: tool_dispatch\ncommand: plan\ncommand_tool: compile\n\
-             requires_tools: [read, write]\neligibility:\n  os: [linux]\n  env: [KEY]\n  binaries: git\n\
-             disable-model-invocation: true\nuser-invocable: false\ncontext: fork\nagent: general\n\
-             model: default\nargument-hint: \"[pr]\"\nversion: 1.0.0\ntoolsets: [\"toolsets/index:Hello\"]\n\
-             scripts: [scripts/a.sh]\ntriggers:\n  keywords: [hi]\n  verbs: [say]\n  patterns: ['a\\s+b']\n\
-             default_enabled: false\nbrief_description: b\ninclude_in_prompt_default: false\n\
-             proactive_for_profile_ids: [p1]\nexclude_from_prompt_profile_ids: [p2]\ncustom: 5\n",
-        );
-        assert!(findings.is_empty(), "{findings:?}");
-        assert_eq!(m.metadata.get("version").unwrap(), "1.0");
-        assert_eq!(m.metadata.get("updated").unwrap(), "2026-03-17");
-        assert_eq!(m.allowed_tools.unwrap(), vec!["Bash(git add:*)", "Read"]);
-        assert_eq!(m.allowed_tools_style, Some(ToolListStyle::Spaces));
-        assert_eq!(m.created.as_deref(), Some("2026-02-17"));
-        assert_eq!(m.tags, vec!["x", "y"]);
-        assert_eq!(m.invocation_mode, Some(InvocationMode::ToolDispatch));
-        assert_eq!(m.eligibility.unwrap().binaries, vec!["git"]);
-        assert_eq!(m.disable_model_invocation, Some(true));
-        assert_eq!(m.user_invocable, Some(false));
-        assert_eq!(m.context, Some(ContextMode::Fork));
-        assert_eq!(m.version.as_deref(), Some("1.0.0"));
-        assert_eq!(m.toolsets[0].export, "Hello");
-        assert_eq!(m.triggers.patterns, vec!["a\\s+b"]);
-        assert_eq!(m.default_enabled, Some(false));
-        assert_eq!(m.proactive_for_profile_ids, vec!["p1"]);
-        assert!(m.extra.contains_key("custom"));
-    }
-
-    #[test]
-    fn version_keeps_source_text() {
-        let (m, _) = manifest("version: 1.0\n");
-        assert_eq!(m.version.as_deref(), Some("1.0"));
-    }
-
-    #[test]
-    fn comma_separated_and_list_tools() {
-        let (m, _) = manifest("allowed-tools: Read, Grep, Glob\n");
-        assert_eq!(m.allowed_tools.unwrap(), vec!["Read", "Grep", "Glob"]);
-        assert_eq!(m.allowed_tools_style, Some(ToolListStyle::Commas));
-        let (m, _) = manifest("allowed-tools: [Read, 'Azure MCP/documentation']\n");
-        assert_eq!(
-            m.allowed_tools.unwrap(),
-            vec!["Read", "Azure MCP/documentation"]
-        );
-        assert_eq!(m.allowed_tools_style, Some(ToolListStyle::List));
-    }
-
-    #[test]
-    fn booleans_accept_yaml_booleans_only() {
-        let (m, f) = manifest("disable-model-invocation: yes\nuser-invocable: \"false\"\n");
-        assert_eq!(m.disable_model_invocation, None);
-        assert_eq!(f.len(), 2);
-        assert!(f.iter().all(|f| f.code == Code::InvalidFieldType && f.hard));
-    }
-
-    #[test]
-    fn wrong_types_are_findings_not_failures() {
-        let (m, f) =
-            manifest("name: [a]\ndescription: ok\nmetadata:\n  nested: {a: b}\n  fine: x\n");
-        assert_eq!(m.name, None);
-        assert_eq!(m.description.as_deref(), Some("ok"));
-        assert_eq!(m.metadata.get("fine").map(String::as_str), Some("x"));
-        let codes: Vec<_> = f.iter().map(|f| f.code).collect();
-        assert_eq!(codes, vec![Code::InvalidFieldType, Code::InvalidMetadata]);
-    }
-
-    #[test]
-    fn bad_enums_are_hard() {
-        let (_, f) = manifest("context: sideways\ninvocation_mode: magic\n");
-        assert!(
-            f.iter()
-                .all(|f| f.code == Code::InvalidFieldValue && f.hard)
-        );
-        assert_eq!(f.len(), 2);
-    }
-
-    #[test]
-    fn argument_hint_list_is_coerced_to_text() {
-        let (m, f) = manifest("argument-hint: [topic: foo]\n");
-        assert!(f.is_empty());
-        assert_eq!(m.argument_hint.as_deref(), Some("[{topic: foo}]"));
-    }
-
-    #[test]
-    fn bad_toolset_reference() {
-        let (m, f) = manifest("toolsets: [nocolon, \"a:Good\"]\n");
-        assert_eq!(m.toolsets.len(), 1);
-        assert_eq!(f[0].code, Code::InvalidToolset);
-    }
-}
+#[path = "manifest_tests.rs"]
+mod tests;

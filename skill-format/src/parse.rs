@@ -186,14 +186,27 @@ impl<'o> Run<'o> {
 
     /// Stage 4: the document grammar.
     fn grammar<'t>(&self, text: &'t str) -> Result<Document<'t>, Stop<'t>> {
-        split(text).map_err(|UnclosedFrontmatter { line }| {
+        let doc = split(text).map_err(|UnclosedFrontmatter { line }| {
             let msg = if self.strict {
                 "SKILL.md frontmatter not properly closed with ---"
             } else {
                 "frontmatter opened with `---` is never closed: add a line `---` after the last key"
             };
             self.stop(Diagnostic::error(Code::UnclosedFrontmatter, self.path, msg).at(line, 1))
-        })
+        })?;
+        // The standard closes frontmatter with `---` only; strict mode agrees with the
+        // reference library that a `...` line leaves it open.
+        if self.strict && doc.frontmatter.is_some_and(|fm| fm.dot_closer) {
+            return Err(self.stop(
+                Diagnostic::error(
+                    Code::UnclosedFrontmatter,
+                    self.path,
+                    "SKILL.md frontmatter not properly closed with ---",
+                )
+                .at(1, 1),
+            ));
+        }
+        Ok(doc)
     }
 
     /// Stages 5 and 6: the frontmatter as YAML, recovered in lenient mode when a value holds
@@ -377,6 +390,17 @@ impl<'o> Run<'o> {
             });
         }
 
+        if let Some(fm) = doc.frontmatter.filter(|fm| fm.dot_closer) {
+            let closer = fm.first_line + u32::try_from(fm.text.lines().count()).unwrap_or(0);
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::UnclosedFrontmatter,
+                    path,
+                    "frontmatter is closed by `...`; the standard closes it with `---`: replace the line",
+                )
+                .at(closer, 1),
+            );
+        }
         let key_pos = |key: &str| {
             yaml::key_position(yaml.text, key).map(|(l, c)| (yaml.first_line + l - 1, c))
         };
@@ -387,16 +411,14 @@ impl<'o> Run<'o> {
             } else {
                 Severity::Warning
             };
+            let message = if self.strict {
+                // The reference library's YAML reader refuses a repeated key.
+                format!("Invalid YAML in frontmatter: duplicate key `{key}`")
+            } else {
+                format!("`{key}` is set more than once; the last value is used: remove the others")
+            };
             diagnostics.push(
-                Diagnostic::new(
-                    severity,
-                    Code::DuplicateKey,
-                    path,
-                    format!(
-                        "`{key}` is set more than once; the last value is used: remove the others"
-                    ),
-                )
-                .at_opt(key_pos(top)),
+                Diagnostic::new(severity, Code::DuplicateKey, path, message).at_opt(key_pos(top)),
             );
         }
 

@@ -10,6 +10,7 @@
 //! strings, so most files take one pass.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::Deserializer;
@@ -110,15 +111,53 @@ pub struct Parsed {
     pub duplicate_keys: Vec<String>,
 }
 
+/// The deepest nesting of flow collections (`[`, `{`) a frontmatter may have. The YAML
+/// scanner's cost per token grows with the nesting depth, so an unbounded depth makes the
+/// parse quadratic in the file size; a pre-scan refuses deeper text before it is parsed.
+const MAX_FLOW_NESTING: usize = 64;
+
 #[derive(Default)]
 struct Pass {
     non_string_seen: Cell<bool>,
     duplicates: RefCell<Vec<String>>,
+    /// Steps of the duplicate-key check, counted so a test can show they grow linearly.
+    #[cfg(test)]
+    key_checks: Cell<usize>,
+}
+
+/// Where a node sits, built only when a duplicate key needs its dotted path: formatting a
+/// path for every node would cost the depth times the key lengths on each one.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    fn render(&self, out: &mut String) {
+        match self {
+            Path::Root => {}
+            Path::Key(parent, key) => {
+                parent.render(out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Path::Index(parent, i) => {
+                parent.render(out);
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
 }
 
 struct AnySeed<'p> {
     pass: &'p Pass,
-    path: String,
+    path: Path<'p>,
 }
 
 impl<'de> DeserializeSeed<'de> for AnySeed<'_> {
@@ -180,7 +219,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(AnySeed {
             pass: self.0.pass,
-            path: format!("{}[{}]", self.0.path, items.len()),
+            path: Path::Index(&self.0.path, items.len()),
         })? {
             items.push(item);
         }
@@ -188,19 +227,24 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         let mut entries: Vec<(String, Node)> = Vec::new();
+        // Keys seen so far in this mapping: one lookup per key keeps the check linear in the
+        // number of keys.
+        let mut seen: HashSet<String> = HashSet::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
-            let path = if self.0.path.is_empty() {
-                key.clone()
-            } else {
-                format!("{}.{}", self.0.path, key)
+            #[cfg(test)]
+            self.0.pass.key_checks.set(self.0.pass.key_checks.get() + 1);
+            let value = {
+                let path = Path::Key(&self.0.path, &key);
+                if !seen.insert(key.clone()) {
+                    let mut rendered = String::new();
+                    path.render(&mut rendered);
+                    self.0.pass.duplicates.borrow_mut().push(rendered);
+                }
+                map.next_value_seed(AnySeed {
+                    pass: self.0.pass,
+                    path,
+                })?
             };
-            if entries.iter().any(|(k, _)| *k == key) {
-                self.0.pass.duplicates.borrow_mut().push(path.clone());
-            }
-            let value = map.next_value_seed(AnySeed {
-                pass: self.0.pass,
-                path,
-            })?;
             entries.push((key, value));
         }
         Ok(Node::Map(entries))
@@ -303,11 +347,85 @@ fn to_yaml_error(e: &serde_yaml::Error) -> YamlError {
     }
 }
 
+/// Whether a quote at byte `i` can open a quoted scalar: YAML starts one only where a token
+/// starts. The set is wider than YAML's, which only makes the pre-scan count more nesting.
+fn at_token_start(bytes: &[u8], i: usize) -> bool {
+    i == 0
+        || matches!(
+            bytes[i - 1],
+            b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',' | b':' | b'?' | b'-'
+        )
+}
+
+/// The pre-scan: one pass over the bytes, refusing flow nesting deeper than
+/// [`MAX_FLOW_NESTING`] before the YAML parser sees the text.
+///
+/// It errs on the side of counting too deep, never too shallow: every `[` and `{` counts,
+/// wherever it is, and a closing bracket lowers the depth only outside what may be a quoted
+/// scalar or a comment. A quote is taken to open at a token start, and to close only at a
+/// matching quote that follows text, so a closing bracket inside a real quoted scalar is never
+/// taken as structure.
+fn check_nesting(text: &str) -> Result<(), YamlError> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut comment = false;
+    let (mut line, mut column) = (1u32, 0u32);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        column = column.saturating_add(1);
+        match b {
+            b'\n' => {
+                comment = false;
+                line = line.saturating_add(1);
+                column = 0;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_FLOW_NESTING {
+                    return Err(YamlError {
+                        message: format!(
+                            "lists and mappings are nested more than {MAX_FLOW_NESTING} deep: flatten the frontmatter"
+                        ),
+                        line: Some(line),
+                        column: Some(column),
+                    });
+                }
+            }
+            b']' | b'}' if quote.is_none() && !comment => depth = depth.saturating_sub(1),
+            b'#' if quote.is_none() && at_token_start(bytes, i) => comment = true,
+            // An escape inside a double-quoted scalar: the next byte is text (a newline
+            // still counts as a line).
+            b'\\' if quote == Some(b'"') && bytes.get(i + 1).is_some_and(|n| *n != b'\n') => {
+                i += 1;
+                column = column.saturating_add(1);
+            }
+            b'\'' if quote == Some(b'\'') && bytes.get(i + 1) == Some(&b'\'') => {
+                i += 1;
+                column = column.saturating_add(1);
+            }
+            b'"' | b'\'' if !comment => match quote {
+                None if at_token_start(bytes, i) => quote = Some(b),
+                // A quote of the other kind at a token start may open a real quoted scalar
+                // inside what was only taken for one: follow the newer one.
+                Some(q) if q != b && at_token_start(bytes, i) => quote = Some(b),
+                Some(q) if q == b && !at_token_start(bytes, i) => quote = None,
+                _ => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 /// Read YAML text into a [`Node`] tree, keeping scalar source text.
 ///
-/// An empty (or comment-only) document is a null scalar. Aliases are expanded by `serde_yaml`
-/// with its own limits, so a "billion laughs" document is an error, not an explosion, and so
-/// is nesting deeper than its recursion limit.
+/// An empty (or comment-only) document is a null scalar. Flow nesting deeper than
+/// `MAX_FLOW_NESTING` (64) is refused by a linear pre-scan before parsing. Aliases are expanded
+/// by `serde_yaml` with its own limits, so a "billion laughs" document is an error, not an
+/// explosion, and so is block nesting deeper than its recursion limit.
 pub fn parse(text: &str) -> Result<Parsed, YamlError> {
     let blank = text.lines().all(|l| {
         let t = l.trim();
@@ -322,10 +440,11 @@ pub fn parse(text: &str) -> Result<Parsed, YamlError> {
             duplicate_keys: Vec::new(),
         });
     }
+    check_nesting(text)?;
     let pass = Pass::default();
     let first = AnySeed {
         pass: &pass,
-        path: String::new(),
+        path: Path::Root,
     }
     .deserialize(serde_yaml::Deserializer::from_str(text))
     .map_err(|e| to_yaml_error(&e))?;
@@ -522,6 +641,112 @@ mod tests {
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let doc = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
         assert!(parse(&doc).is_err());
+    }
+
+    fn nested(depth: usize) -> String {
+        format!("a: {}x{}\n", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn flow_nesting_is_accepted_up_to_the_limit() {
+        let mut node = &parse(&nested(MAX_FLOW_NESTING))
+            .unwrap()
+            .root
+            .get("a")
+            .cloned()
+            .unwrap();
+        let mut depth = 0;
+        while let Node::Seq(items) = node {
+            depth += 1;
+            node = &items[0];
+        }
+        assert_eq!(depth, MAX_FLOW_NESTING);
+        // Depth is nesting, not the number of lists: many siblings, each with closing
+        // brackets in quoted text and comments, are fine.
+        let doc: String = (0..1_000)
+            .map(|i| format!("k{i}: [a, {{b: c}}, ']]', \"}}\"] # ]\n"))
+            .collect();
+        assert!(parse(&doc).is_ok());
+    }
+
+    #[test]
+    fn flow_nesting_beyond_the_limit_is_refused_before_parsing() {
+        let e = parse(&nested(MAX_FLOW_NESTING + 1)).unwrap_err();
+        assert!(
+            e.message.contains("nested more than 64 deep"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            (e.line, e.column),
+            (Some(1), Some(4 + MAX_FLOW_NESTING as u32))
+        );
+        // The issue's attack: a million brackets are refused by the pre-scan.
+        let attack = format!("metadata: {}\n", "[".repeat(1_000_000));
+        assert!(
+            parse(&attack)
+                .unwrap_err()
+                .message
+                .contains("nested more than")
+        );
+        // Mixed brackets count alike.
+        assert!(parse(&format!("a: {}\n", "[{".repeat(MAX_FLOW_NESTING))).is_err());
+    }
+
+    #[test]
+    fn closing_brackets_inside_quotes_do_not_hide_nesting() {
+        // Each round opens 2 lists for real and closes 2 inside a quoted scalar: the real
+        // depth grows by 2 a round, and the pre-scan must see it.
+        let round = "[[ ']]', ";
+        let doc = format!("a: {}\n", round.repeat(MAX_FLOW_NESTING));
+        let e = parse(&doc).unwrap_err();
+        assert!(e.message.contains("nested more than"), "{}", e.message);
+        let doc = format!("a: {}\n", "[[ \"]]\", ".repeat(MAX_FLOW_NESTING));
+        assert!(
+            parse(&doc)
+                .unwrap_err()
+                .message
+                .contains("nested more than")
+        );
+        // A plain scalar with an apostrophe, then a real quoted scalar holding brackets.
+        let doc = format!("a: {}\n", "[it 's, [[ ']]', ".repeat(MAX_FLOW_NESTING));
+        assert!(
+            parse(&doc)
+                .unwrap_err()
+                .message
+                .contains("nested more than")
+        );
+        let doc = format!("a: {}\n", "[it 's, [[ \"x']]\", ".repeat(MAX_FLOW_NESTING));
+        assert!(
+            parse(&doc)
+                .unwrap_err()
+                .message
+                .contains("nested more than")
+        );
+    }
+
+    fn key_checks(keys: usize) -> usize {
+        let doc: String = (0..keys).map(|i| format!("k{i}: v\n")).collect();
+        let pass = Pass::default();
+        AnySeed {
+            pass: &pass,
+            path: Path::Root,
+        }
+        .deserialize(serde_yaml::Deserializer::from_str(&doc))
+        .unwrap();
+        pass.key_checks.get()
+    }
+
+    #[test]
+    fn duplicate_key_check_is_linear_in_the_number_of_keys() {
+        // Doubling the keys doubles the work (a scan per key would quadruple it).
+        let (small, large) = (key_checks(5_000), key_checks(10_000));
+        assert!(large <= 2 * small + 2, "{small} -> {large}");
+        // The issue's attack: 100,000 distinct keys parse, with no duplicate reported.
+        let doc: String = (0..100_000).map(|i| format!("k{i}: v\n")).collect();
+        let p = parse(&doc).unwrap();
+        assert!(p.duplicate_keys.is_empty());
+        assert!(matches!(&p.root, Node::Map(e) if e.len() == 100_000));
     }
 
     #[test]

@@ -51,7 +51,7 @@ async fn main() {
     config.watch = None;
     config.schedule = None;
     let engine = Engine::start(config).unwrap();
-    let loaded = engine.registry().snapshot().skills().count();
+    let loaded = engine.health().skills;
     let server = SkillsServer::new(engine, McpConfig::default());
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let serving = server.clone();

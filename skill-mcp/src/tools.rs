@@ -1,4 +1,5 @@
-//! The engine's operations as MCP tools: `get_skill` (the four tiers), `load_skill`,
+//! The engine's operations as MCP tools: `get_skill` (the four tiers and `name#slug`
+//! sections), `load_skill` (whole, one `section`, or the `outline`),
 //! `use_skill` (arguments; `context: fork` gives a task id), `search_skills`,
 //! `select_skills` (the selection JSON), `route` and `execute` (```` ```cmd ```` blocks of
 //! model output). Each calls one typed Engine operation (the doorway the HTTP API and the
@@ -13,8 +14,11 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use skill_runtime::wire::{ExecutedShape, ResultsShape, SearchShape};
-use skill_runtime::{Engine, Scope, SearchQuery};
+use skill_registry::SECTION_SEPARATOR;
+use skill_runtime::wire::{
+    ExecutedShape, OutlineShape, ResultsShape, RoutedOutputShape, SearchShape,
+};
+use skill_runtime::{Engine, Lookup, Scope, SearchQuery};
 use skill_search::SelectOptions;
 
 /// The prompt argument that carries a skill's `$ARGUMENTS`.
@@ -45,14 +49,14 @@ pub fn definitions() -> Vec<Tool> {
     vec![
         tool(
             "get_skill",
-            "Progressive disclosure: no path lists every domain and skill; `email` gives a domain's overview or a skill; `email.send` one skill; `email.all` every skill of a domain.",
-            json!({ "type": "object", "properties": { "path": { "type": "string", "description": "A dot path: domain, domain.skill, domain.all or a skill name" } } }),
+            "Progressive disclosure: no path lists every domain and skill; `email` gives a domain's overview or a skill; `email.send` one skill; `email.all` every skill of a domain; `name#slug` one section of a skill (see load_skill's `outline`).",
+            json!({ "type": "object", "properties": { "path": { "type": "string", "description": "A dot path: domain, domain.skill, domain.all or a skill name, optionally followed by #slug for one section" } } }),
             true,
         ),
         tool(
             "load_skill",
-            "Load one skill's full instructions by name.",
-            json!({ "type": "object", "properties": { "name": string }, "required": ["name"] }),
+            "Load one skill's full instructions by name. For a large skill, ask first for its `outline` (every section with its slug and estimated tokens), then load only the `section` you need.",
+            json!({ "type": "object", "properties": { "name": string, "section": { "type": "string", "description": "The slug of one section to load (with its subsections)" }, "outline": { "type": "boolean", "description": "Return the skill's outline instead of its text" } }, "required": ["name"] }),
             true,
         ),
         tool(
@@ -136,6 +140,40 @@ fn json_result(shape: &impl serde::Serialize) -> CallToolResult {
     }
 }
 
+/// `load_skill`: the whole skill, one `section` of it, or its `outline` (JSON).
+fn load_skill(
+    engine: &Engine,
+    args: &JsonObject,
+    scope: &Scope,
+) -> Result<CallToolResult, ErrorData> {
+    let name = required(args, "name")?;
+    let outline = match args.get("outline") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(bad_args("`outline` is a boolean".to_owned())),
+    };
+    let section = text_arg(args, "section", false)?;
+    if outline && section.is_some() {
+        return Err(bad_args("give `outline` or `section`, not both".to_owned()));
+    }
+    let profile = scope.profile.as_deref();
+    Ok(if outline {
+        match engine.outline(name, &Lookup::Disclosed(scope.clone())) {
+            Ok(o) => json_result(&OutlineShape::from(&o)),
+            Err(e) => error_result(e.to_string()),
+        }
+    } else {
+        let id = match section {
+            Some(slug) => format!("{}{SECTION_SEPARATOR}{}", name.trim(), slug.trim()),
+            None => name.to_owned(),
+        };
+        match engine.load_skill_text(&id, profile) {
+            Ok(text) => text_result(text),
+            Err(e) => error_result(e.to_string()),
+        }
+    })
+}
+
 /// Run one tool for the model, under the profile (`None`: the engine's).
 pub async fn call(
     engine: &Engine,
@@ -149,10 +187,7 @@ pub async fn call(
             Ok(text) => text_result(text),
             Err(e) => error_result(e.to_string()),
         },
-        "load_skill" => match engine.load_skill_text(required(&args, "name")?, profile) {
-            Ok(text) => text_result(text),
-            Err(e) => error_result(e.to_string()),
-        },
+        "load_skill" => load_skill(engine, &args, &scope)?,
         "use_skill" => {
             let skill = required(&args, "name")?.trim();
             let arguments = text_arg(&args, "arguments", false)?
@@ -212,12 +247,14 @@ pub async fn call(
                 Err(e) => error_result(e.to_string()),
             }
         }
-        "route" => json_result(&engine.route_output(required(&args, "output")?, &scope)),
+        "route" => json_result(&RoutedOutputShape::from(
+            &engine.route_output(required(&args, "output")?, &scope),
+        )),
         "execute" => {
             let results = engine
                 .execute_output(required(&args, "output")?, &scope)
                 .await;
-            json_result(&ResultsShape { results: &results })
+            json_result(&ResultsShape::new(&results))
         }
         other => {
             return Err(bad_args(format!(

@@ -3,7 +3,8 @@
 //! A pack is one or more source folders (lowest precedence first). [`report`] loads them the
 //! way a host would and renders, in a fixed order:
 //!
-//! 1. every skill and domain index with its layer, dialect and status (eligibility);
+//! 1. every skill and domain index with its layer, dialect and status (eligibility), then
+//!    each one's description and brief description, whatever its status;
 //! 2. the shadowed entries;
 //! 3. the diagnostics, as `skill-server validate` reports them (file diagnostics, example
 //!    lint, schedules that do not parse), then the content scan's findings (a
@@ -34,9 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skill_format::{Dialect, FileKind, Mode};
-use skill_registry::{
-    Budget, BudgetReport, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source,
-};
+use skill_registry::{Budget, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source};
 use skill_router::Route;
 use skill_runtime::{Engine, EngineConfig, ScheduleQuery, Scope};
 use skill_scheduler::{DateTime, SecondsFormat, Tz, Utc};
@@ -421,6 +420,7 @@ fn skills(out: &mut String, engine: &Engine, roots: &[Root]) {
         ]);
     }
     table(out, &rows);
+    descriptions(out, &all);
     let mut shadowed: Vec<&Skill> = entries.shadowed.iter().map(AsRef::as_ref).collect();
     shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     section(out, &format!("shadowed ({})", shadowed.len()));
@@ -441,6 +441,29 @@ fn skills(out: &mut String, engine: &Engine, roots: &[Root]) {
             rel(&s.path, roots),
             winner
         );
+    }
+}
+
+/// Each entry's description, and its brief description when it has one, whatever its status:
+/// an edit to a disabled or ineligible skill changes the report too.
+fn descriptions(out: &mut String, all: &[&Skill]) {
+    section(out, &format!("descriptions ({})", all.len()));
+    let one_line = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    for s in all {
+        let description = one_line(&s.description);
+        let _ = writeln!(
+            out,
+            "{}: {}",
+            s.name,
+            if description.is_empty() {
+                "(none)"
+            } else {
+                &description
+            }
+        );
+        if let Some(brief) = s.manifest.brief_description.as_deref() {
+            let _ = writeln!(out, "  brief: {}", one_line(brief));
+        }
     }
 }
 
@@ -525,30 +548,6 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The budget report; `shown_chars` counts the text as the report shows it (locations
-/// relative), so the figure does not depend on where the pack is checked out.
-fn budget_text(r: &BudgetReport, shown_chars: usize) -> String {
-    let mut t = format!(
-        "budget: {} of {} skills listed, {} of {} chars",
-        r.included.len(),
-        r.candidates,
-        shown_chars,
-        r.budget_chars
-    );
-    if r.is_complete() {
-        t.push_str("; nothing shortened or omitted\n");
-        return t;
-    }
-    t.push('\n');
-    if !r.truncated.is_empty() {
-        let _ = writeln!(t, "  shortened: {}", r.truncated.join(", "));
-    }
-    if !r.omitted.is_empty() {
-        let _ = writeln!(t, "  omitted: {}", r.omitted.join(", "));
-    }
-    t
-}
-
 fn catalogs(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportConfig) {
     let scope = Scope::model().with_profile(config.profile.clone());
     for (name, format) in [
@@ -562,7 +561,10 @@ fn catalogs(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportCo
         out.push_str(&shown);
         ensure_newline(out);
         out.push_str("--\n");
-        out.push_str(&budget_text(&catalog.report, shown.chars().count()));
+        out.push_str(&skill_runtime::wire::budget_text(
+            &catalog.report,
+            shown.chars().count(),
+        ));
     }
 }
 
@@ -594,14 +596,9 @@ fn tiers(out: &mut String, engine: &Engine, config: &ReportConfig) {
 
 /// One line saying where a route goes.
 fn route_text(route: &Route) -> String {
-    let name = |v: serde_json::Value| v.as_str().map(str::to_owned).unwrap_or_default();
     match route {
         Route::Invoke(i) => {
-            let mut t = format!(
-                "invoke {} ({})",
-                i.skill,
-                name(serde_json::to_value(i.access).unwrap_or_default())
-            );
+            let mut t = format!("invoke {} ({})", i.skill, i.access.as_str());
             if !i.flags.is_empty() {
                 let flags: Vec<String> = i
                     .flags
@@ -632,8 +629,8 @@ fn route_text(route: &Route) -> String {
         Route::Slash(s) => format!(
             "slash {} via {} ({})",
             s.skill,
-            name(serde_json::to_value(s.via).unwrap_or_default()),
-            name(serde_json::to_value(s.delivery).unwrap_or_default())
+            s.via.as_str(),
+            s.delivery.as_str()
         ),
         Route::SkillList { skills, .. } => format!("skill list ({} skills)", skills.len()),
         Route::Builtin { command, .. } => format!("builtin /{command}"),

@@ -1,3 +1,5 @@
+//! Unit tests of the pack report: every part present, the same for two copies, layers, schedule checks, bad input and request limits.
+
 use super::*;
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -158,4 +160,66 @@ fn requests_past_the_limit_are_named_as_skipped() {
     let out = report(&[&root]).unwrap();
     assert!(out.contains(&format!("== selections ({MAX_REQUESTS}) ==")));
     assert!(out.contains("(1 more requests skipped"), "{out}");
+}
+
+#[test]
+fn selections_pre_load_the_profiles_proactive_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    write(
+        &root,
+        "minutes/SKILL.md",
+        "---\nname: minutes\ndescription: Turn a meeting into minutes.\nproactive_for_profile_ids: [work]\n---\nWrite minutes.\n",
+    );
+    write(&root, REQUESTS_FILE, "what is the capital of Peru\n");
+    let plain = report(&[&root]).unwrap();
+    assert!(
+        plain.contains("> what is the capital of Peru\n  (no skill selected)"),
+        "{plain}"
+    );
+    let config = ReportConfig {
+        profile: Some("work".into()),
+        ..ReportConfig::default()
+    };
+    let text = report_with(&[&root], &config).unwrap();
+    let reason = format!("{} `work`", skill_search::PROACTIVE_REASON);
+    let line = text
+        .split("> what is the capital of Peru\n")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap();
+    assert!(
+        line.starts_with("  minutes ") && line.ends_with(&reason),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_edit_to_a_disabled_skill_changes_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    let skill = |description: &str, brief: &str| {
+        format!(
+            "---\nname: off\ndescription: {description}\nversion: 1.0.0\ndefault_enabled: false\nbrief_description: {brief}\n---\nBody.\n"
+        )
+    };
+    write(&root, "off/SKILL.md", &skill("First text.", "First brief."));
+    let before = report(&[&root]).unwrap();
+    assert!(
+        before.contains("off: First text.\n  brief: First brief.\n"),
+        "{before}"
+    );
+    write(
+        &root,
+        "off/SKILL.md",
+        &skill("Second text.", "First brief."),
+    );
+    let after = report(&[&root]).unwrap();
+    assert_ne!(before, after);
+    write(
+        &root,
+        "off/SKILL.md",
+        &skill("Second text.", "Second brief."),
+    );
+    assert_ne!(after, report(&[&root]).unwrap());
 }

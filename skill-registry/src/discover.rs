@@ -336,7 +336,27 @@ impl Walker<'_> {
     /// The canonical path of an entry, or `None` (with a diagnostic) when a link leaves the
     /// root.
     fn resolve(&mut self, path: &Path) -> Option<PathBuf> {
-        let canon = fs::canonicalize(path).ok()?;
+        let canon = match fs::canonicalize(path) {
+            Ok(c) => c,
+            Err(e) => {
+                // A link that loops or leads nowhere: said, never skipped in silence.
+                let looping = e.raw_os_error() == Some(ELOOP);
+                self.out.diagnostics.push(if looping {
+                    Diagnostic::error(
+                        Code::SymlinkLoop,
+                        path,
+                        "symbolic link loops back on itself; nothing is read through it: point it at a file",
+                    )
+                } else {
+                    Diagnostic::error(
+                        Code::Unreadable,
+                        path,
+                        format!("symbolic link is broken ({e}); nothing is read through it: point it at a file or remove it"),
+                    )
+                });
+                return None;
+            }
+        };
         if !canon.starts_with(&self.root_canon) {
             self.out.diagnostics.push(Diagnostic::warning(
                 Code::SymlinkEscape,
@@ -366,6 +386,12 @@ impl Walker<'_> {
     }
 }
 
+/// The `errno` of a path whose symbolic links loop (Linux and the BSDs differ).
+#[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+const ELOOP: i32 = 62;
+#[cfg(not(any(target_os = "macos", target_os = "ios", target_os = "freebsd")))]
+const ELOOP: i32 = 40;
+
 /// A folder's entries as (name, path, type without following links), sorted by name.
 fn list_dir(dir: &Path) -> std::io::Result<Vec<(String, PathBuf, fs::FileType)>> {
     let mut entries: Vec<(String, PathBuf, fs::FileType)> = fs::read_dir(dir)?
@@ -393,6 +419,7 @@ mod tests {
     use std::fs;
 
     use crate::test_util::write;
+    use skill_format::Severity;
 
     fn dirs(d: &Discovery, root: &Path) -> Vec<String> {
         d.found
@@ -443,6 +470,40 @@ mod tests {
             panic!()
         };
         assert!(!lowercase, "{}", skill_file.display());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn dangling_and_looping_skill_file_links_are_diagnosed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("gone")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere.md"), root.join("gone/SKILL.md")).unwrap();
+        fs::create_dir_all(root.join("loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("loop/SKILL.md"), root.join("loop/SKILL.md")).unwrap();
+        let d = discover(root, Layout::Folders, &DiscoverOptions::default());
+        assert!(d.found.is_empty());
+        let mut seen: Vec<(Code, Severity, PathBuf)> = d
+            .diagnostics
+            .iter()
+            .map(|x| (x.code, x.severity, x.path.clone()))
+            .collect();
+        seen.sort_by(|a, b| a.2.cmp(&b.2));
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    Code::Unreadable,
+                    Severity::Error,
+                    root.join("gone/SKILL.md")
+                ),
+                (
+                    Code::SymlinkLoop,
+                    Severity::Error,
+                    root.join("loop/SKILL.md")
+                ),
+            ]
+        );
     }
 
     #[test]

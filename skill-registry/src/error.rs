@@ -82,6 +82,22 @@ pub enum Error {
         /// Why.
         reason: Unavailable,
     },
+    /// A section slug the skill does not have (`get_skill: name#slug`).
+    #[error(
+        "Skill '{skill}' has no section '{slug}'. Sections: {}",
+        available_list(valid, *more)
+    )]
+    UnknownSection {
+        /// The skill.
+        skill: String,
+        /// The slug asked for.
+        slug: String,
+        /// The skill's slugs in body order (at most
+        /// [`MAX_LISTED_SLUGS`](crate::MAX_LISTED_SLUGS)).
+        valid: Vec<String>,
+        /// How many more slugs there are.
+        more: usize,
+    },
     /// A resource path that may not be read (absolute, `..` out of the folder, NUL, ...).
     #[error("resource path `{path}` is not allowed: {reason}")]
     ResourcePath {

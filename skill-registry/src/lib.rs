@@ -72,9 +72,9 @@ pub use change::{ChangeSet, Subscription};
 pub use disclose::{
     Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Caller, Catalog, CatalogEntry,
     CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, LOW_TRUST_MARK,
-    MAX_AVAILABLE_NAMES, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES,
-    MIN_DESCRIPTION_CHARS, Resource, ResourceKind, ResourceListing, TRUNCATION_MARK, UseSkill,
-    UseSkillMode,
+    MAX_AVAILABLE_NAMES, MAX_LISTED_SLUGS, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH,
+    MAX_RESOURCE_ENTRIES, MIN_DESCRIPTION_CHARS, Outline, OutlineSection, Resource, ResourceKind,
+    ResourceListing, SECTION_SEPARATOR, SectionText, TRUNCATION_MARK, UseSkill, UseSkillMode,
 };
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,
@@ -166,6 +166,11 @@ pub struct RegistryConfig {
     pub threads: usize,
     /// What trust levels, scan findings and a lock file decide ([`TrustPolicy`]).
     pub trust: TrustPolicy,
+    /// Compute every snapshot's per-file manifests ([`Snapshot::manifest`]: each file read
+    /// and hashed, its text scanned). Default: true. A one-shot check that reads neither
+    /// digests nor findings (`skill-server validate`) turns it off; they are computed
+    /// anyway when the trust policy needs them (a low-trust source, `require_lock`).
+    pub manifests: bool,
 }
 
 impl RegistryConfig {
@@ -178,6 +183,7 @@ impl RegistryConfig {
             environment: Environment::default(),
             threads: 0,
             trust: TrustPolicy::default(),
+            manifests: true,
         }
     }
 
@@ -239,11 +245,14 @@ impl Registry {
     /// assert!(catalog.report.is_complete());
     /// # Ok::<(), std::io::Error>(())
     /// ```
+    #[tracing::instrument(name = "skills.registry.load", skip_all, fields(skills.count))]
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
-        let snapshot = manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes);
+        let snapshot =
+            manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes, &config);
         let snapshot = loader.keep_base(snapshot, &config);
+        tracing::Span::current().record("skills.count", snapshot.skills().count());
         Registry {
             config,
             current: ArcSwap::new(snapshot),
@@ -277,6 +286,7 @@ impl Registry {
         self.reload_scoped(Scope::Paths(&paths))
     }
 
+    #[tracing::instrument(name = "skills.registry.reload", skip_all)]
     fn reload_scoped(&self, scope: Scope<'_>) -> ChangeSet {
         // One reload at a time; readers never take this lock.
         let mut loader = match self.loader.lock() {
@@ -299,7 +309,13 @@ impl Registry {
             Scope::All => Recompute::All,
             Scope::Paths(paths) => Recompute::Paths(paths),
         };
-        let next = manifest::attach(next, Some(&base), recompute, &mut loader.hashes);
+        let next = manifest::attach(
+            next,
+            Some(&base),
+            recompute,
+            &mut loader.hashes,
+            &self.config,
+        );
         let next = loader.keep_base(next, &self.config);
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()

@@ -36,7 +36,10 @@ fn read_checked(path: &Path) -> Result<Vec<u8>, Diagnostic> {
         return Err(Diagnostic::error(
             Code::NotAFile,
             path,
-            "this is a folder, not a file: a skill's SKILL.md must be a regular file",
+            format!(
+                "this is {}, not a file: a skill's SKILL.md must be a regular file",
+                kind_of(&meta.file_type())
+            ),
         ));
     }
     if meta.len() > MAX_FILE_BYTES as u64 {
@@ -56,6 +59,28 @@ fn read_checked(path: &Path) -> Result<Vec<u8>, Diagnostic> {
             format!("cannot read the file ({e})"),
         )
     })
+}
+
+/// What a path that is not a regular file is, for messages.
+fn kind_of(ft: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if ft.is_block_device() || ft.is_char_device() {
+            return "a device";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+    }
+    if ft.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
 }
 
 fn file_name(path: &Path) -> String {
@@ -345,7 +370,11 @@ impl Loader {
                 dir: cached.parsed.dir.clone(),
                 domain,
             };
-            let skill = Arc::new(parse_request(&req, config));
+            let skill = self.mark_broken_edit(
+                cached.source,
+                Arc::new(parse_request(&req, config)),
+                cached.good.as_ref(),
+            );
             let was_index = cached.parsed.kind == FileKind::DomainIndex;
             if was_index != (skill.kind == FileKind::DomainIndex) {
                 return None;
@@ -464,6 +493,53 @@ impl Loader {
 
     /// Whether a change at `path` can add or remove skills (so its source must be walked
     /// again), rather than only edit a file already known.
+    /// A file that had a good version and now is empty, or lost the frontmatter it had in a
+    /// source whose other skills all have frontmatter, is a broken edit (an editor that
+    /// truncates and then writes, a bad save): it gets an error, so the last good version
+    /// stays served with `last-good-served`.
+    fn mark_broken_edit(
+        &self,
+        source: usize,
+        skill: Arc<Skill>,
+        good: Option<&Arc<Skill>>,
+    ) -> Arc<Skill> {
+        let Some(good) = good else { return skill };
+        if has_errors(&skill) || skill.kind == FileKind::NotASkill {
+            return skill;
+        }
+        let lacks = |s: &Skill| {
+            s.diagnostics
+                .iter()
+                .any(|d| d.code == Code::MissingFrontmatter)
+        };
+        let emptied = skill.body.trim().is_empty() && lacks(&skill);
+        let lost = lacks(&skill)
+            && !lacks(good)
+            && self.files.values().all(|c| {
+                c.source != source
+                    || c.parsed.path == skill.path
+                    || c.parsed.kind == FileKind::NotASkill
+                    || !lacks(&c.parsed)
+            });
+        if !emptied && !lost {
+            return skill;
+        }
+        let mut broken = (*skill).clone();
+        broken.diagnostics.push(
+            Diagnostic::error(
+                Code::MissingFrontmatter,
+                &skill.path,
+                if emptied {
+                    "the file is now empty (a truncated or half-written save?): write the skill back"
+                } else {
+                    "the frontmatter this skill had is gone, as every other skill of its source has one: put the `---` lines back"
+                },
+            )
+            .at(1, 1),
+        );
+        Arc::new(broken)
+    }
+
     fn is_structural(&self, path: &Path) -> bool {
         match fs::symlink_metadata(path) {
             Ok(meta) if meta.is_file() => {
@@ -535,6 +611,10 @@ impl Loader {
                 .files
                 .get(&req.path)
                 .filter(|c| c.origin == req.origin && c.source == req.source);
+            let skill = match previous {
+                Some(c) => self.mark_broken_edit(c.source, skill, c.good.as_ref()),
+                None => skill,
+            };
             let good = if skill.kind == FileKind::NotASkill {
                 None
             } else if has_errors(&skill) {
@@ -734,6 +814,7 @@ pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
         None,
         crate::manifest::Recompute::All,
         &mut loader.hashes,
+        config,
     );
     let served = crate::trust::apply(Arc::new(snapshot), config);
     Arc::unwrap_or_clone(served)
@@ -943,6 +1024,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_skill_md_is_called_a_pipe_not_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("SKILL.md");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo on this machine
+        }
+        let d = read_checked(&fifo).unwrap_err();
+        assert_eq!(d.code, Code::NotAFile);
+        assert!(d.message.contains("named pipe"), "{}", d.message);
+        let d = read_checked(dir.path()).unwrap_err();
+        assert!(d.message.contains("is a folder"), "{}", d.message);
+    }
+
+    #[test]
+    fn emptying_or_stripping_a_skill_keeps_its_last_good_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a/SKILL.md", &md("a", "Alpha."));
+        write(root, "b/SKILL.md", &md("b", "Bee."));
+        let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+        let mut loader = Loader::default();
+        let first = loader.load(&config, 1, Scope::All);
+        let path = root.join("a/SKILL.md");
+        let edited: HashSet<PathBuf> = [path.clone()].into();
+        let served = |snap: &Snapshot| {
+            let a = snap.get("a").unwrap();
+            let last_good = snap
+                .diagnostics()
+                .iter()
+                .chain(&a.diagnostics)
+                .any(|d| d.code == Code::LastGoodServed);
+            (a.description.clone(), last_good)
+        };
+        // Truncated to empty, on the fast path and on a full load.
+        write(root, "a/SKILL.md", "");
+        let second = loader.load_edits(&config, &first, 2, &edited).unwrap();
+        assert_eq!(served(&second), ("Alpha.".to_owned(), true));
+        let third = loader.load(&config, 3, Scope::Paths(&edited));
+        assert_eq!(served(&third), ("Alpha.".to_owned(), true));
+        // Frontmatter removed, the body kept: `b` has frontmatter, so this is a broken edit.
+        write(root, "a/SKILL.md", "body only\n");
+        let fourth = loader.load_edits(&config, &third, 4, &edited).unwrap();
+        assert_eq!(served(&fourth), ("Alpha.".to_owned(), true));
+        // Fixed: the new version is served, with no last-good warning.
+        write(root, "a/SKILL.md", &md("a", "Again."));
+        let fifth = loader.load_edits(&config, &fourth, 5, &edited).unwrap();
+        assert_eq!(served(&fifth), ("Again.".to_owned(), false));
+    }
+
+    #[test]
+    fn a_lily_source_may_drop_frontmatter() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a/SKILL.md", &md("a", "Alpha."));
+        write(root, "b/SKILL.md", "# Bee\n\nNo frontmatter here.\n");
+        let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+        let mut loader = Loader::default();
+        let first = loader.load(&config, 1, Scope::All);
+        write(root, "a/SKILL.md", "# Alpha\n\nNow a lily skill.\n");
+        let edited: HashSet<PathBuf> = [root.join("a/SKILL.md")].into();
+        let second = loader.load_edits(&config, &first, 2, &edited).unwrap();
+        assert_eq!(second.get("a").unwrap().description, "");
     }
 
     #[test]

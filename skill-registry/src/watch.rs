@@ -6,6 +6,9 @@
 //! then makes **one** incremental reload of every path the burst touched. A `git checkout`
 //! of a thousand files is therefore one reload.
 //!
+//! Only folders inside the roots are watched: symbolic links are not followed, neither those
+//! present at the start nor those created while watching.
+//!
 //! A source root that does not exist is watched through its nearest existing ancestor and
 //! picked up when it appears; a root that is deleted, renamed or replaced is watched again
 //! the same way. When the platform reports lost events (a queue overflow), the next reload
@@ -150,9 +153,15 @@ where
 {
     let (tx, rx) = mpsc::channel();
     let events = tx.clone();
-    let watcher = notify::recommended_watcher(move |e: notify::Result<Event>| {
-        let _ = events.send(Msg::Event(e));
-    })
+    // Symbolic links are never followed: a link inside a root that leads out of it (to `/`,
+    // say) would otherwise add a watch for every folder it reaches, as loading would never
+    // read through it. A root that is itself a link is still watched at its target.
+    let watcher = RecommendedWatcher::new(
+        move |e: notify::Result<Event>| {
+            let _ = events.send(Msg::Event(e));
+        },
+        notify::Config::default().with_follow_symlinks(false),
+    )
     .map_err(|e| Error::Watch {
         path: PathBuf::new(),
         message: e.to_string(),
@@ -314,5 +323,101 @@ impl Batch {
             }
             Err(_) => self.rescan = true,
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, symlink};
+
+    /// The process's inotify descriptors, each with the inode numbers it watches, read from
+    /// `/proc/self/fdinfo` (the kernel's own list of watches).
+    fn inotify_watches() -> Vec<(String, Vec<u64>)> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc/self/fdinfo").unwrap().flatten() {
+            let Ok(info) = std::fs::read_to_string(e.path()) else {
+                continue;
+            };
+            let inodes: Vec<u64> = info
+                .lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .filter_map(|l| {
+                    let ino = l.split_whitespace().find_map(|w| w.strip_prefix("ino:"))?;
+                    u64::from_str_radix(ino, 16).ok()
+                })
+                .collect();
+            if info.lines().any(|l| l.starts_with("inotify")) {
+                out.push((e.file_name().to_string_lossy().into_owned(), inodes));
+            }
+        }
+        out
+    }
+
+    /// Inodes of every folder under `root`, links not followed.
+    fn folder_inodes(root: &Path, out: &mut HashSet<u64>) {
+        out.insert(std::fs::metadata(root).unwrap().ino());
+        for e in std::fs::read_dir(root).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                folder_inodes(&e.path(), out);
+            }
+        }
+    }
+
+    /// The watches of the watcher whose descriptor is new and watches `root`.
+    fn watches_of(before: &[(String, Vec<u64>)], root: &Path) -> Vec<u64> {
+        let root_ino = std::fs::metadata(root).unwrap().ino();
+        inotify_watches()
+            .into_iter()
+            .filter(|(fd, _)| !before.iter().any(|(b, _)| b == fd))
+            .find(|(_, inodes)| inodes.contains(&root_ino))
+            .map(|(_, inodes)| inodes)
+            .expect("the new watcher watches the root")
+    }
+
+    #[test]
+    fn links_leaving_the_root_are_not_watched_at_start_or_when_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            std::fs::create_dir_all(outside.path().join(format!("d{i}/e"))).unwrap();
+        }
+        let root = dir.path().join("skills");
+        std::fs::create_dir_all(root.join("s/references")).unwrap();
+        std::fs::write(
+            root.join("s/SKILL.md"),
+            "---\nname: s\ndescription: d\n---\n",
+        )
+        .unwrap();
+        symlink("/", root.join("s/references/rootlink")).unwrap();
+        symlink(outside.path(), root.join("s/references/out")).unwrap();
+
+        let before = inotify_watches();
+        let (tx, rx) = mpsc::channel();
+        let watcher = watch_folders(vec![root.clone()], WatchOptions::default(), move |c| {
+            let _ = tx.send(c);
+            true
+        })
+        .unwrap();
+        let mut inside = HashSet::new();
+        folder_inodes(&root, &mut inside);
+        let watched = watches_of(&before, &root);
+        assert_eq!(watched.len(), inside.len(), "{watched:?}");
+        assert!(watched.iter().all(|i| inside.contains(i)), "{watched:?}");
+
+        // A link created while watching, and a real folder beside it (whose watch shows
+        // the event was handled).
+        symlink(outside.path(), root.join("s/later")).unwrap();
+        std::fs::create_dir(root.join("s/new")).unwrap();
+        std::fs::write(root.join("s/new/x.md"), "x").unwrap();
+        let changes = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(changes.paths.iter().any(|p| p.ends_with("later")));
+        let mut inside = HashSet::new();
+        folder_inodes(&root, &mut inside);
+        let watched = watches_of(&before, &root);
+        assert!(watched.iter().all(|i| inside.contains(i)), "{watched:?}");
+        assert!(watched.len() <= inside.len());
+        watcher.stop();
     }
 }

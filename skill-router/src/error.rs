@@ -1,8 +1,6 @@
 //! The crate's one error type. Every variant reads as a message a person (or the model) can
 //! act on: what was wrong and, where it helps, what exists instead.
 
-use serde::ser::{Serialize, SerializeStruct, Serializer};
-
 /// One problem found when a command's flags are checked against the skill's `## Flags`
 /// schema (Approach B pre-validation; see [`crate::RouterConfig::prevalidate`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,6 +278,7 @@ impl Error {
                 | skill_registry::Error::SkillNotFound { .. } => "unknown-skill",
                 skill_registry::Error::UnknownDomain { .. } => "unknown-domain",
                 skill_registry::Error::EmptyDomain { .. } => "empty-domain",
+                skill_registry::Error::UnknownSection { .. } => "unknown-section",
                 skill_registry::Error::NotAvailable { reason, .. } => match reason {
                     skill_registry::Unavailable::ModelInvocationDisabled => {
                         "model-invocation-disabled"
@@ -366,23 +365,6 @@ impl Error {
             },
             other => other,
         }
-    }
-}
-
-/// JSON shape: `{"code": ..., "message": ..., "suggestions": [...], "column": n?}`, the code
-/// in snake_case as every error code on the wire (`unknown_skill` for [`Error::code`]'s
-/// `unknown-skill`).
-impl Serialize for Error {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let column = self.column();
-        let mut st = s.serialize_struct("Error", if column.is_some() { 4 } else { 3 })?;
-        st.serialize_field("code", &self.code().replace('-', "_"))?;
-        st.serialize_field("message", &self.to_string())?;
-        st.serialize_field("suggestions", self.suggestions())?;
-        if let Some(c) = column {
-            st.serialize_field("column", &c)?;
-        }
-        st.end()
     }
 }
 

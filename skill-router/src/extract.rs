@@ -1,11 +1,9 @@
 //! Pulling ```` ```cmd ```` blocks out of model output (markdown-first section 4).
 
-use serde::Serialize;
-
 use crate::Error;
 
 /// One command line from a ```` ```cmd ```` block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Command<'a> {
     /// The line, trimmed of surrounding whitespace; the `\r` of a CRLF line ending is
     /// removed with it.
@@ -17,8 +15,7 @@ pub struct Command<'a> {
 }
 
 /// A piece of model output, in the order it was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Segment<'a> {
     /// Conversational text between blocks, trimmed, as written (other code fences, a
     /// fence with no language, CRLF line endings and all).
@@ -42,7 +39,7 @@ pub enum Segment<'a> {
 }
 
 /// Model output split into commands and text.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extraction<'a> {
     /// Every piece, in output order.
     pub segments: Vec<Segment<'a>>,

@@ -3,13 +3,10 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::tokenize::{Token, Word};
 
 /// The value of one flag.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlagValue {
     /// Given with no value: `--overdue` (true by presence). Serialized as `true`.
     Switch(bool),
@@ -65,8 +62,7 @@ impl FlagValue {
 }
 
 /// Flags by name (without `--`), sorted by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Flags(BTreeMap<String, FlagValue>);
 
 impl Flags {

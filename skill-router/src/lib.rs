@@ -84,7 +84,7 @@ pub use error::{Error, FlagProblem};
 pub use extract::{Command, Extraction, Segment, extract, extract_bytes};
 pub use flags::{FlagValue, Flags, Parsed, parse_flags};
 pub use lint::{EXAMPLE_CODE, EXAMPLE_MESSAGE_PREFIX, lint_examples};
-pub use route::Router;
+pub use route::{OUTLINE_FLAG, Router};
 pub use routes::{
     Access, Delivery, Invocation, ListedSkill, Route, RoutedCommand, RoutedOutput, SlashInvocation,
     Via, access_of,

@@ -20,6 +20,9 @@ use crate::routes::{
 use crate::tokenize::{Word, Words};
 use crate::validate::prevalidate;
 
+/// The word after a skill name in `get_skill: <name> --outline` that asks for its outline.
+pub const OUTLINE_FLAG: &str = "--outline";
+
 /// Where a lily `command` leads.
 #[derive(Debug)]
 enum CommandTarget<'s> {
@@ -258,7 +261,9 @@ impl<'s> Router<'s> {
     ///
     /// * `get_skill`, `get_skill: <path>` (also `get_skill:<path>` and `get_skill <path>`)
     ///   is help from the registry's `get_skill` tiers; `get_skill:` with nothing after it
-    ///   is the top level.
+    ///   is the top level. `get_skill: <name>#<slug>` is one section of a skill (with its
+    ///   subsections) and `get_skill: <name> --outline` the skill's outline: every section
+    ///   with its slug and estimated tokens.
     /// * `<name> ... --help` (an unquoted `--help` anywhere among the flags) is that name's
     ///   help, through the same tiers (so `email --help` and `email.all --help` work too);
     ///   nothing is invoked.
@@ -395,10 +400,23 @@ impl<'s> Router<'s> {
         Some(match args.as_slice() {
             [] => self.help(None, mode),
             [path] => self.help(Some(path), mode),
+            [path, OUTLINE_FLAG] | [OUTLINE_FLAG, path] => self.outline(path),
             many => self.fail(Error::GetSkillArguments {
                 given: many.join(" "),
             }),
         })
+    }
+
+    /// `get_skill: <name> --outline`: the skill's outline (sections with slugs and token
+    /// estimates), so the model can ask for one section with `get_skill: <name>#<slug>`.
+    fn outline(&self, name: &str) -> Route {
+        match self.disclosure(Caller::Model).outline(name.trim()) {
+            Ok(outline) => Route::Help {
+                topic: Some(format!("{} {OUTLINE_FLAG}", outline.name)),
+                text: outline.render(),
+            },
+            Err(e) => self.fail(Error::Lookup(e)),
+        }
     }
 
     /// Help for `path` through the model's `get_skill` tiers. When linting, a skill's own
@@ -758,6 +776,41 @@ mod tests {
             Route::Help { topic, .. } => format!("help {topic:?}"),
             other => format!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn get_skill_serves_outlines_and_sections() {
+        let (_dir, snap) = snapshot();
+        let router = Router::new(&snap);
+        for line in [
+            "get_skill: email.send --outline",
+            "get_skill --outline email.send",
+        ] {
+            match router.route_model(line) {
+                Route::Help { topic, text } => {
+                    assert_eq!(topic.as_deref(), Some("email.send --outline"), "{line}");
+                    assert!(text.contains("- email.send [#emailsend]"), "{text}");
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+        match router.route_model("get_skill: email.send#emailsend") {
+            Route::Help { text, .. } => assert_eq!(text, "# email.send\n"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            outcome(&router.route_model("get_skill: email.send#nope")),
+            "unknown-section"
+        );
+        assert_eq!(
+            outcome(&router.route_model("get_skill: nosuch --outline")),
+            "unknown-skill"
+        );
+        // Trigger control holds for outlines as for the body.
+        assert_eq!(
+            outcome(&router.route_model("get_skill: email.purge --outline")),
+            "model-invocation-disabled"
+        );
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! mutating classification ([`access_of`]). Plain data, apart from the [`Router`](crate::Router)
 //! that builds it.
 
-use serde::Serialize;
 use skill_registry::Skill;
 
 use crate::Error;
@@ -12,14 +11,23 @@ use crate::flags::Flags;
 
 /// Read-only or mutating (markdown-first 15.7): the orchestrator may run read-only skills
 /// itself; mutating ones are delegated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// `*.search`, `*.get`, `*.list`, `*.read`.
     ReadOnly,
     /// Everything else (`*.create`, `*.update`, `*.delete`, `*.send`, and any name not
     /// known to be read-only: when in doubt, a skill is treated as having side effects).
     Mutating,
+}
+
+impl Access {
+    /// The class's stable name: `read_only` or `mutating`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::ReadOnly => "read_only",
+            Access::Mutating => "mutating",
+        }
+    }
 }
 
 /// The names markdown-first 15.7 calls read-only, as the last dot segment.
@@ -34,7 +42,7 @@ pub fn access_of(name: &str) -> Access {
 }
 
 /// A command that invokes a skill (markdown-first `RoutedCommand`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
     /// The skill's name, exactly as registered.
     pub skill: String,
@@ -105,8 +113,7 @@ impl Invocation {
 }
 
 /// How a slash-invoked skill is to be run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Delivery {
     /// Inject the content into the conversation (pegasus `context: inline`, lily
     /// `prompt_rewrite`).
@@ -117,9 +124,19 @@ pub enum Delivery {
     Tool,
 }
 
+impl Delivery {
+    /// The delivery's stable name: `inline`, `fork` or `tool`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::Inline => "inline",
+            Delivery::Fork => "fork",
+            Delivery::Tool => "tool",
+        }
+    }
+}
+
 /// How the user named the skill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
     /// `/skill <name> [args]` (lily).
     Skill,
@@ -129,8 +146,19 @@ pub enum Via {
     Name,
 }
 
+impl Via {
+    /// The way's stable name: `skill`, `command` or `name`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Skill => "skill",
+            Via::Command => "command",
+            Via::Name => "name",
+        }
+    }
+}
+
 /// A skill invoked by a user's slash command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlashInvocation {
     /// The skill's name.
     pub skill: String,
@@ -149,7 +177,6 @@ pub struct SlashInvocation {
     /// The finished invocation a runtime executes: the arguments parsed into flags and
     /// positionals (best effort; on a quoting error, no flags and [`Self::arguments`] as
     /// positionals), the raw text the user's line, trimmed.
-    #[serde(skip)]
     pub invocation: Invocation,
 }
 
@@ -190,7 +217,7 @@ impl SlashInvocation {
 }
 
 /// One line of `/skills`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedSkill {
     /// The skill's name.
     pub name: String,
@@ -203,8 +230,7 @@ pub struct ListedSkill {
 }
 
 /// What a command line routes to.
-#[derive(Debug, Serialize)]
-#[serde(tag = "route", rename_all = "snake_case")]
+#[derive(Debug)]
 pub enum Route {
     /// Help text: a `get_skill` tier or `<name> --help`.
     Help {
@@ -263,19 +289,18 @@ impl Route {
 }
 
 /// One command of a model output, routed.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct RoutedCommand<'a> {
     /// The command line.
     pub command: &'a str,
     /// Its 1-based line in the output.
     pub line: u32,
     /// Where it goes.
-    #[serde(flatten)]
     pub route: Route,
 }
 
 /// A whole model output: the extraction and every command routed, in order.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct RoutedOutput<'a> {
     /// Commands, text and unterminated blocks, in order.
     pub extraction: Extraction<'a>,

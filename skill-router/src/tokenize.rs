@@ -2,8 +2,6 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
-
 use crate::Error;
 
 /// The longest command line the tokenizer accepts, in bytes (1 MiB). Longer lines are
@@ -15,7 +13,7 @@ pub const MAX_COMMAND_BYTES: usize = 1024 * 1024;
 pub const MAX_TOKENS: usize = 10_000;
 
 /// One word of a command line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Token {
     /// The word after quotes and escapes are removed.
     pub text: String,

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::Serialize;
 use skill_registry::{ChangeSet, Registry, RegistryConfig, Subscription};
 #[cfg(feature = "watch")]
 use skill_registry::{WatchOptions, Watcher, watch_folders};
@@ -53,6 +52,10 @@ pub struct EngineConfig {
     /// Build the skill search index on its first use instead of at start (default
     /// false). A one-shot command that never searches then never pays for it.
     pub lazy_index: bool,
+    /// Shared state of several replicas and webhook delivery (default: neither). Feature
+    /// `http`.
+    #[cfg(feature = "http")]
+    pub replicas: crate::replicas::Replicas,
 }
 
 impl EngineConfig {
@@ -69,6 +72,8 @@ impl EngineConfig {
             schedule: Some(SchedulerConfig::default()),
             index_dir: None,
             lazy_index: false,
+            #[cfg(feature = "http")]
+            replicas: crate::replicas::Replicas::default(),
         }
     }
 
@@ -87,7 +92,7 @@ impl EngineConfig {
 
 /// One registry change, as the event stream sends it (`event: change`) and
 /// `POST /v1/reload` answers it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ChangeEvent {
     /// The generation before.
     pub previous_generation: u64,
@@ -135,15 +140,6 @@ impl Event {
             Event::Scheduled(_) => "scheduled",
         }
     }
-
-    /// The event's payload as one line of JSON.
-    pub fn to_json(&self) -> String {
-        let json = match self {
-            Event::Change(c) => serde_json::to_string(c),
-            Event::Scheduled(r) => serde_json::to_string(r),
-        };
-        json.unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
-    }
 }
 
 /// The running engine. Share it as `Arc<Engine>`.
@@ -156,6 +152,8 @@ pub struct Engine {
     index_errors: Arc<Mutex<Vec<String>>>,
     runtime: Runtime,
     scheduler: Mutex<Option<Scheduler>>,
+    #[cfg(feature = "http")]
+    shared: Option<crate::replicas::Shared>,
     _subscription: Subscription,
     #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
@@ -194,10 +192,13 @@ impl Engine {
     /// config.schedule = None; // no scheduler, so no tokio runtime is needed
     /// let engine = Engine::start(config)?;
     ///
-    /// let snapshot = engine.registry().snapshot();
-    /// assert_eq!(snapshot.skills().count(), 1);
-    /// let request = skill_search::SearchRequest { text: "greet someone", limit: 3, ..Default::default() };
-    /// assert_eq!(engine.index()?.search(&request)?[0].name, "greet");
+    /// assert_eq!(engine.health().skills, 1);
+    /// let query = skill_runtime::SearchQuery {
+    ///     text: "greet someone".into(),
+    ///     limit: 3,
+    ///     profile: None,
+    /// };
+    /// assert_eq!(engine.search(&query)?[0].name, "greet");
     /// # Ok(())
     /// # }
     /// ```
@@ -261,9 +262,19 @@ impl Engine {
         }
         let runtime = customize(builder).build();
         forward_scheduled_runs(&runtime, &events);
+        #[cfg(feature = "http")]
+        let (dispatcher, shared): (Arc<dyn skill_scheduler::Dispatcher>, _) =
+            if config.replicas.is_active() {
+                let (d, shared) = crate::replicas::start(&runtime, config.replicas);
+                (Arc::new(crate::replicas::dispatch_handle(d)), Some(shared))
+            } else {
+                (Arc::new(runtime.clone()), None)
+            };
+        #[cfg(not(feature = "http"))]
+        let dispatcher: Arc<dyn skill_scheduler::Dispatcher> = Arc::new(runtime.clone());
         let scheduler = match config.schedule {
             Some(sc) => Some(
-                Scheduler::start(registry.clone(), Arc::new(runtime.clone()), sc)
+                Scheduler::start(registry.clone(), dispatcher, sc)
                     .map_err(|e| Error::Scheduler(e.to_string()))?,
             ),
             None => None,
@@ -277,6 +288,8 @@ impl Engine {
             index_errors,
             runtime,
             scheduler: Mutex::new(scheduler),
+            #[cfg(feature = "http")]
+            shared,
             _subscription: subscription,
             #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
@@ -333,19 +346,19 @@ impl Engine {
         }
     }
 
-    /// The registry.
-    pub fn registry(&self) -> &Arc<Registry> {
+    /// The registry (front doors go through the operations instead).
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
 
     /// The skill search index (kept current by change sets), built now if
     /// [`EngineConfig::lazy_index`] deferred it.
-    pub fn index(&self) -> Result<Arc<SkillIndex>, Error> {
+    pub(crate) fn index(&self) -> Result<Arc<SkillIndex>, Error> {
         self.index.get(&self.registry)
     }
 
     /// The notes index, when a notes folder is configured.
-    pub fn notes(&self) -> Option<&Arc<NotesIndex>> {
+    pub(crate) fn notes(&self) -> Option<&Arc<NotesIndex>> {
         self.notes.as_ref()
     }
 
@@ -374,20 +387,45 @@ impl Engine {
     }
 
     /// The executor.
-    pub fn runtime(&self) -> &Runtime {
+    pub(crate) fn runtime(&self) -> &Runtime {
         &self.runtime
     }
 
     /// The scheduler's jobs with their next `next` fire times, when the scheduler runs.
+    /// With a shared database, each job's last run and whether it runs are the cluster's.
     pub fn schedule_jobs(&self, next: usize) -> Option<Vec<JobInfo>> {
         let guard = self.scheduler.lock().ok()?;
-        guard.as_ref().map(|s| s.jobs(next))
+        let jobs = guard.as_ref().map(|s| s.jobs(next));
+        #[cfg(feature = "http")]
+        if let (Some(mut jobs), Some(history)) =
+            (jobs.clone(), self.shared.as_ref().and_then(|s| s.history()))
+        {
+            crate::replicas::apply_history(&mut jobs, &history);
+            return Some(jobs);
+        }
+        jobs
     }
 
-    /// The scheduler's recent runs, when the scheduler runs.
+    /// The scheduler's recent runs, when the scheduler runs: with a shared database, the
+    /// cluster's (every replica shows the same), else this process's.
     pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
         let guard = self.scheduler.lock().ok()?;
-        guard.as_ref().map(Scheduler::history)
+        let local = guard.as_ref().map(Scheduler::history)?;
+        #[cfg(feature = "http")]
+        if let Some(history) = self.shared.as_ref().and_then(|s| s.history()) {
+            return Some(history);
+        }
+        Some(local)
+    }
+
+    /// The webhook deliveries this process attempted (each with its attempts), oldest first;
+    /// empty without a webhook.
+    #[cfg(feature = "http")]
+    pub fn deliveries(&self) -> Vec<crate::replicas::DeliveryRecord> {
+        self.shared
+            .as_ref()
+            .map(|s| s.deliveries.list())
+            .unwrap_or_default()
     }
 
     /// Stop everything that runs in the background: watchers, the scheduler (its state is

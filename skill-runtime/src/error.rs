@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 /// Why starting the engine or an execution failed. An execution's
 /// [`Outcome`](crate::exec::Outcome) carries it as `{code, message}`.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -148,7 +146,8 @@ pub enum Error {
     #[error("{message}")]
     Disclosure {
         /// The code (`unknown_skill`, `unknown_domain`,
-        /// `not_available`, `bad_resource_path`, `unknown_resource`, `resource_too_large`).
+        /// `not_available`, `unknown_section`, `bad_resource_path`, `unknown_resource`,
+        /// `resource_too_large`).
         code: &'static str,
         /// What went wrong, with the closest names where there are some.
         message: String,
@@ -224,6 +223,7 @@ impl Error {
             }
             R::UnknownDomain { .. } | R::EmptyDomain { .. } => "unknown_domain",
             R::NotAvailable { .. } => "not_available",
+            R::UnknownSection { .. } => "unknown_section",
             R::ResourcePath { .. } => "bad_resource_path",
             R::ResourceNotFound { .. } => "unknown_resource",
             R::ResourceTooLarge { .. } => "resource_too_large",
@@ -252,8 +252,7 @@ impl Error {
 }
 
 /// Which script limit stopped a script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
     /// It ran longer than the timeout and was killed.
     Timeout,
@@ -282,7 +281,7 @@ impl Limit {
 }
 
 /// A machine-readable code and a message a person can act on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo {
     /// A stable snake_case code (`unknown_skill`, `limit_exceeded`, `conflict`, ...).
     pub code: String,

@@ -48,6 +48,7 @@
 
 #![deny(missing_docs)]
 
+pub mod activation;
 pub mod builtin;
 mod engine;
 mod error;
@@ -57,7 +58,11 @@ pub mod exec;
 pub mod http;
 mod integrity;
 mod ops;
+mod ops_discovery;
 mod ops_files;
+mod ops_sections;
+#[cfg(feature = "http")]
+pub mod replicas;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
@@ -68,6 +73,7 @@ pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, ScheduleEntry,
     ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,
 };
+pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
 pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 
 /// The README's examples, compiled and run as doc tests.

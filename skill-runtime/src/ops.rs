@@ -21,6 +21,7 @@ use skill_router::{Extraction, Flags, Route, RoutedOutput, Router};
 use skill_scheduler::{DateTime, RunRecord, Tz, Utc, scheduled_skills};
 use skill_search::{Filter, Match, NoteHit, SearchRequest, SelectOptions, Selection};
 
+use crate::activation::{self, Trigger};
 use crate::engine::{ChangeEvent, Engine, Event};
 use crate::error::Error;
 use crate::exec::{CommandOutcome, Context, Outcome, TaskInfo};
@@ -334,6 +335,7 @@ impl Engine {
 
     /// The `get_skill` tiers (an empty path: the domain listing). Loading one skill's
     /// instructions counts as a use of it (search ranking), a listing does not.
+    #[tracing::instrument(name = "skills.get_skill", skip_all, fields(gen_ai.operation.name = "get_skill"))]
     pub fn get_skill(&self, path: Option<&str>, scope: &Scope) -> Result<String, Error> {
         let snapshot = self.registry().snapshot();
         let path = path.map(str::trim).filter(|p| !p.is_empty());
@@ -343,11 +345,15 @@ impl Engine {
             .map_err(Error::disclosure)?;
         if let Some(skill) = path.and_then(|p| snapshot.entry(p)) {
             self.record_use(&skill.name);
+            if scope.caller == Caller::Model {
+                activation::activated(&snapshot, Trigger::Model, &skill.name);
+            }
         }
         Ok(text)
     }
 
     /// The catalog for the system prompt, fitted to a budget, with its report.
+    #[tracing::instrument(name = "skills.catalog", skip_all, fields(gen_ai.operation.name = "catalog"))]
     pub fn catalog(&self, format: CatalogFormat, budget: &Budget, scope: &Scope) -> CatalogView {
         let snapshot = self.registry().snapshot();
         CatalogView {
@@ -400,10 +406,19 @@ impl Engine {
     }
 
     /// The skills to pre-load for a message, with the disclosure tier.
+    #[tracing::instrument(
+        name = "skills.select",
+        skip_all,
+        fields(gen_ai.operation.name = "select", skills.input = activation::content(message))
+    )]
     pub fn select(&self, message: &str, options: &SelectOptions) -> Result<Selection, Error> {
-        self.index()?
+        let started = std::time::Instant::now();
+        let selection = self
+            .index()?
             .select(message, options)
-            .map_err(|e| Error::Search(e.to_string()))
+            .map_err(|e| Error::Search(e.to_string()))?;
+        activation::selected(&self.registry().snapshot(), &selection, started.elapsed());
+        Ok(selection)
     }
 
     /// What the search index reports about the skills it indexed (trigger patterns that
@@ -517,20 +532,32 @@ impl Engine {
     }
 
     /// Route one line from the model or a user with the engine's routing settings.
+    #[tracing::instrument(
+        name = "skills.route",
+        skip_all,
+        fields(gen_ai.operation.name = "route", skills.input = activation::content(text))
+    )]
     pub fn route(&self, text: &str, scope: &Scope) -> Route {
         let snapshot = self.registry().snapshot();
-        self.router(&snapshot, scope).route(text, scope.caller)
+        let route = self.router(&snapshot, scope).route(text, scope.caller);
+        routed(&snapshot, &route, scope.caller);
+        route
     }
 
     /// [`Engine::route`] over bytes (bytes that are not UTF-8 route to the router's
     /// `invalid-utf8` error).
+    #[tracing::instrument(name = "skills.route", skip_all, fields(gen_ai.operation.name = "route"))]
     pub fn route_bytes(&self, text: &[u8], scope: &Scope) -> Route {
         let snapshot = self.registry().snapshot();
-        self.router(&snapshot, scope)
-            .route_bytes(text, scope.caller)
+        let route = self
+            .router(&snapshot, scope)
+            .route_bytes(text, scope.caller);
+        routed(&snapshot, &route, scope.caller);
+        route
     }
 
     /// Route every command of a whole model output, in order.
+    #[tracing::instrument(name = "skills.route_output", skip_all, fields(gen_ai.operation.name = "route"))]
     pub fn route_output<'o>(&self, output: &'o str, scope: &Scope) -> RoutedOutput<'o> {
         let snapshot = self.registry().snapshot();
         self.router(
@@ -542,10 +569,16 @@ impl Engine {
 
     /// Route one model command and execute it when it invokes a skill. A successful
     /// execution counts as a use of its skill.
+    #[tracing::instrument(
+        name = "skills.execute",
+        skip_all,
+        fields(gen_ai.operation.name = "execute_tool", skills.input = activation::content(command))
+    )]
     pub async fn execute(&self, command: &str, scope: &Scope) -> Executed {
         let snapshot = self.registry().snapshot();
         let scope = Scope::model().with_profile(scope.profile.clone());
         let route = self.router(&snapshot, &scope).route(command, Caller::Model);
+        routed(&snapshot, &route, Caller::Model);
         let outcome = match &route {
             Route::Invoke(inv) => Some(
                 self.runtime()
@@ -560,20 +593,38 @@ impl Engine {
 
     /// Route a whole model output and execute every command in order (one failure does
     /// not stop the rest). Successful executions count as uses.
+    #[tracing::instrument(name = "skills.execute_output", skip_all, fields(gen_ai.operation.name = "execute_tool"))]
     pub async fn execute_output(&self, output: &str, scope: &Scope) -> Vec<CommandOutcome> {
         let scope = Scope::model().with_profile(scope.profile.clone());
+        let snapshot = self.registry().snapshot();
         let results = self
             .runtime()
-            .execute_output(output, &self.context(&scope))
+            .execute_output(
+                output,
+                &self.context(&scope).with_snapshot(snapshot.clone()),
+            )
             .await;
+        for r in &results {
+            ran(&snapshot, &r.outcome, Trigger::Model);
+        }
         self.record_outcomes(results.iter().map(|r| &r.outcome));
         results
     }
 
     /// Run a user's slash line (`/skill name args`, `/command args`, `/name args`).
+    #[tracing::instrument(
+        name = "skills.invoke",
+        skip_all,
+        fields(gen_ai.operation.name = "execute_tool", skills.input = activation::content(line))
+    )]
     pub async fn invoke(&self, line: &str, scope: &Scope) -> Outcome {
         let scope = Scope::user().with_profile(scope.profile.clone());
-        let outcome = self.runtime().invoke(line, &self.context(&scope)).await;
+        let snapshot = self.registry().snapshot();
+        let outcome = self
+            .runtime()
+            .invoke(line, &self.context(&scope).with_snapshot(snapshot.clone()))
+            .await;
+        ran(&snapshot, &outcome, Trigger::UserSlashCommand);
         self.record_outcomes([&outcome]);
         outcome
     }
@@ -642,7 +693,7 @@ impl Engine {
 }
 
 /// Any entry of that name (a skill or a domain index), whatever its status.
-fn inspect(snapshot: &Snapshot, name: &str) -> Result<Arc<Skill>, Error> {
+pub(crate) fn inspect(snapshot: &Snapshot, name: &str) -> Result<Arc<Skill>, Error> {
     let name = name.trim();
     snapshot
         .entry(name)
@@ -675,4 +726,22 @@ pub(crate) fn all_diagnostics(
         (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
     });
     all
+}
+
+/// An activation for a route that invokes a skill (the model's command or a user's).
+fn routed(snapshot: &Snapshot, route: &Route, caller: Caller) {
+    if let Route::Invoke(inv) = route {
+        let trigger = match caller {
+            Caller::Model => Trigger::Model,
+            Caller::User => Trigger::UserSlashCommand,
+        };
+        activation::activated(snapshot, trigger, &inv.skill);
+    }
+}
+
+/// An activation for an outcome that ran a skill (one with a kind; route errors have none).
+fn ran(snapshot: &Snapshot, outcome: &Outcome, trigger: Trigger) {
+    if let (Some(skill), Some(_)) = (&outcome.skill, &outcome.kind) {
+        activation::activated(snapshot, trigger, skill);
+    }
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use skill_registry::{Caller, FileEntry, FileManifest, Skill, Snapshot, Status};
 
+use crate::activation::{self, Trigger};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::ops::Scope;
@@ -222,6 +223,7 @@ impl Engine {
             .map_err(Error::disclosure)?;
         if let Some(skill) = snapshot.entry(id.trim()) {
             self.record_use(&skill.name);
+            activation::activated(&snapshot, Trigger::Model, &skill.name);
         }
         Ok(text)
     }
@@ -236,9 +238,12 @@ impl Engine {
         profile: Option<&str>,
     ) -> Result<String, Error> {
         let snapshot = self.registry().snapshot();
-        self.view(&snapshot, &Self::scope(Caller::User, profile))
+        let text = self
+            .view(&snapshot, &Self::scope(Caller::User, profile))
             .use_skill(name, arguments)
             .map(|u| u.content)
-            .map_err(Error::disclosure)
+            .map_err(Error::disclosure)?;
+        activation::activated(&snapshot, Trigger::UserSlashCommand, name);
+        Ok(text)
     }
 }

@@ -59,15 +59,26 @@
 //!    and last run; [`scheduled_skills`] does the same work for a snapshot without running
 //!    anything (the `skill-server schedules` command uses it).
 //!
-//! ## Why not the `cron` crate
+//! ## The `cron` crate and what stays here
 //!
-//! The workspace offered the `cron` crate, but its language is not crontab(5): it requires
-//! a seconds field and allows a year field, numbers weekdays 1-7 from Sunday (so `1-5`
-//! would mean Sunday to Thursday), combines day-of-month and day-of-week with AND, and its
-//! errors carry no position. Translating crontab text into it would still leave the OR
-//! rule, the column of each error, the never-fires check and the daylight-saving rules to
-//! write here, so this crate parses crontab fields itself into bit sets (about 300 lines)
-//! and does not depend on `cron`.
+//! Fire times come from the `cron` crate, which the design names. Its language is not
+//! crontab(5), so a thin adapter writes each validated schedule in it: fields in `cron`'s
+//! order (`sec min hour dom month dow`, second `0` for five fields), weekdays renumbered
+//! (crontab's 0 and 7 are Sunday, `cron`'s Sunday is 1), names and shorthands resolved
+//! to numbers. This crate keeps what `cron` cannot express:
+//! - **validation with columns**: `cron`'s errors carry no position and it accepts text
+//!   crontab(5) refuses (`5/10`, `?`, full day names, a year field), so the crontab text
+//!   is checked here first, each problem at its column;
+//! - **the OR rule**: `cron` ANDs the day fields; with both restricted, two `cron`
+//!   schedules (the day-of-month one with weekday `*`, the weekday one with day-of-month
+//!   `*`) are searched and the earlier time wins;
+//! - **the never-fires check** (`0 0 30 2 *`), over `cron`'s month and day sets;
+//! - **daylight saving**: `cron` searches the wall clock only; cronie's gap and
+//!   repeated-hour rules map its times to instants here;
+//! - `@reboot` stays refused with a diagnostic (a skill schedule names times).
+//!
+//! `cron`'s calendar ends with [`LAST_YEAR`] (2100) and starts with [`FIRST_YEAR`]
+//! (1970): [`Schedule::next_after`] answers `None` outside it.
 //!
 //! ## Write order
 //!
@@ -142,7 +153,7 @@ pub use config::{
     CatchUp, Clock, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT, SchedulerConfig, parse_timezone,
 };
 pub use dispatch::{DispatchFuture, Dispatcher, Fire, RunResult};
-pub use expr::{MAX_EXPRESSION_CHARS, MAX_SEARCH_DAYS, Schedule};
+pub use expr::{FIRST_YEAR, LAST_YEAR, MAX_EXPRESSION_CHARS, Schedule};
 pub use history::{Outcome, RunRecord};
 pub use jobs::{ScheduledSkill, schedule_diagnostic, scheduled_skills};
 pub use queue::{MAX_CATCH_UP_SCAN, MAX_WARNINGS, STATE_WRITE_LEAD};

@@ -197,6 +197,13 @@ pub(crate) fn document(
         desc.push('\n');
         clauses.extend(split.clauses);
     }
+    // `when_to_use` counts for the skill as its description does; every `when_not_to_use`
+    // entry is a "not for" clause, whatever its wording.
+    for w in &m.when_to_use {
+        desc.push_str(w);
+        desc.push('\n');
+    }
+    clauses.extend(m.when_not_to_use.iter().map(|w| (Limit::Not, w.clone())));
     // "Only when ..." in a body is usually about one step, not the skill: only the
     // description's count.
     let body = negation::split(&skill.body);

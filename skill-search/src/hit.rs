@@ -1,11 +1,9 @@
 //! What a search returns for one skill ([`Match`]), and its one-line reason.
 
-use serde::Serialize;
-
 use crate::triggers::TriggerHit;
 
 /// One ranked skill, with why it matched.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Match {
     /// The skill's name.
     pub name: String,
@@ -28,13 +26,11 @@ pub struct Match {
     pub body_terms: Vec<String>,
     /// Words of the earlier turns (not of the request itself) found in the skill's
     /// metadata or body: the evidence when a follow-up such as "do the same for the other
-    /// one" selects a skill. Left out of the JSON when empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// one" selects a skill.
     pub turn_terms: Vec<String>,
     /// Request words found in a clause of the skill that says what it is *not* for (or
     /// that it is *only* for something the request does not mention); they count against
-    /// it. Left out of the JSON when empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// it.
     pub against_terms: Vec<String>,
     /// The lexical (BM25F) score, in units of the idf of a term only one skill uses.
     pub text_score: f32,

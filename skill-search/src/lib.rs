@@ -110,9 +110,9 @@ pub use index::{
 };
 pub use notes::{MAX_NOTE_RESULTS, MAX_NOTES, NoteHit, NotesIndex, NotesUpdate};
 pub use select::{
-    DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD,
-    Disclosed, MAX_MAX_SKILLS, SelectOptions, Selected, Selection, TRUNCATED_MARK, Tier,
-    asks_for_listing,
+    CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS,
+    DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON, SelectOptions, Selected,
+    Selection, Tier, asks_for_listing,
 };
 pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS};
 pub use trigger_eval::{

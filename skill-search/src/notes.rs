@@ -7,7 +7,6 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
-use serde::Serialize;
 use skill_format::yaml::{self, Node};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
@@ -39,7 +38,7 @@ pub const NOTE_BOOST_BODY: f32 = 1.0;
 pub const MAX_NOTE_RESULTS: usize = 1_000;
 
 /// One ranked note.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NoteHit {
     /// The note's path relative to the notes folder, with `/` separators.
     pub path: String,

@@ -1,3 +1,5 @@
+//! Unit tests of the notes index: indexing, ranking, snippets, updates and limits.
+
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fs;

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Serialize;
-use skill_registry::Disclosure;
+use skill_registry::{Affinity, Disclosure, affinity};
 
 use crate::Error;
 use crate::hit::Match;
@@ -26,8 +26,13 @@ pub const DEFAULT_LISTING_THRESHOLD: f32 = 0.25;
 pub const DEFAULT_BUDGET_TOKENS: usize = 6_000;
 /// Characters a token, as the registry's catalog budget counts them (one value for both).
 const CHARS_PER_TOKEN: usize = skill_registry::CHARS_PER_TOKEN as usize;
-/// Marker ending instructions cut to fit the budget.
-pub const TRUNCATED_MARK: &str = "\n[... truncated to fit the budget; load the skill for the rest]";
+/// Ends a disclosed body cut to fit the budget: a whole line telling the model how to read
+/// the rest. (A catalog's shortened one-line description ends with the registry's one-character
+/// `TRUNCATION_MARK` instead: there is no room for a sentence there.)
+pub const CUT_BODY_NOTE: &str = "\n[... truncated to fit the budget; load the skill for the rest]";
+/// The reason given for a skill pre-loaded because it is proactive for the profile (the
+/// profile's name follows).
+pub const PROACTIVE_REASON: &str = "pre-loaded: proactive for profile";
 
 /// The four disclosure tiers of the toolsets seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -103,7 +108,8 @@ pub struct Disclosed {
     pub budget_tokens: usize,
     /// Skills whose text is included.
     pub included: Vec<String>,
-    /// Selected or listed skills left out (or cut) to fit the budget; load them on demand.
+    /// Selected or listed skills left out (or cut) to fit the budget, and skills proactive
+    /// for the profile left out by `max_skills`; load them on demand.
     pub omitted: Vec<String>,
 }
 
@@ -143,7 +149,9 @@ pub fn asks_for_listing(message: &str) -> bool {
 
 impl SkillIndex {
     /// Select up to `max_skills` skills for `message`; skills the model may not invoke and
-    /// skills excluded for the profile are never selected.
+    /// skills excluded for the profile are never selected. Skills proactive for the
+    /// profile are pre-loaded even when they do not match, within `max_skills` (those that
+    /// do not fit are named in the disclosure's `omitted`).
     ///
     /// ```
     /// use skill_registry::{Registry, RegistryConfig, Source};
@@ -199,7 +207,7 @@ impl SkillIndex {
             .iter()
             .filter(|m| m.confidence >= opts.threshold)
             .collect();
-        let selected_skills: Vec<Selected> = selected
+        let mut selected_skills: Vec<Selected> = selected
             .iter()
             .map(|m| Selected {
                 skill_id: m.name.clone(),
@@ -207,6 +215,7 @@ impl SkillIndex {
                 reason: m.reason.clone(),
             })
             .collect();
+        let over_max = self.add_proactive(&mut selected_skills, &matches, &filter, max);
         let weak: Vec<String> = matches
             .iter()
             .filter(|m| m.confidence >= opts.listing_threshold)
@@ -223,7 +232,9 @@ impl SkillIndex {
             Disclosed::empty(Tier::Nothing, opts.budget_tokens)
         } else if !selected_skills.is_empty() {
             let names: Vec<String> = selected_skills.iter().map(|s| s.skill_id.clone()).collect();
-            self.full(&names, opts)
+            let mut d = self.full(&names, opts);
+            d.omitted.extend(over_max);
+            d
         } else if asks_for_listing(message) {
             let all: Vec<String> = self
                 .eligible(&filter)
@@ -251,6 +262,45 @@ impl SkillIndex {
         })
     }
 
+    /// Agent-skills-integration 3.3 and 3.7: the skills proactive for the profile are
+    /// pre-loaded even without a match, after the matched ones, while there is room under
+    /// `max`; their reason says so and their confidence is their match's (0 when they were
+    /// not among the candidates). The proactive skills left out by `max` are returned (the
+    /// disclosure lists them as omitted).
+    fn add_proactive(
+        &self,
+        selected: &mut Vec<Selected>,
+        matches: &[Match],
+        filter: &Filter,
+        max: usize,
+    ) -> Vec<String> {
+        let Some(profile) = filter.profile.as_deref() else {
+            return Vec::new();
+        };
+        let mut over = Vec::new();
+        for skill in self.eligible(filter) {
+            if affinity(&skill.manifest, Some(profile)) != Affinity::Proactive
+                || selected.iter().any(|s| s.skill_id == skill.name)
+            {
+                continue;
+            }
+            if selected.len() >= max {
+                over.push(skill.name.clone());
+                continue;
+            }
+            let confidence = matches
+                .iter()
+                .find(|m| m.name == skill.name)
+                .map_or(0.0, |m| (m.confidence * 100.0).round() / 100.0);
+            selected.push(Selected {
+                skill_id: skill.name.clone(),
+                confidence,
+                reason: format!("{PROACTIVE_REASON} `{profile}`"),
+            });
+        }
+        over
+    }
+
     /// Tier 3: the selected skills' instructions, in order, while they fit.
     fn full(&self, names: &[String], opts: &SelectOptions) -> Disclosed {
         let mut d = Disclosed::empty(Tier::Full, opts.budget_tokens);
@@ -275,10 +325,10 @@ impl SkillIndex {
                 d.text.push_str(&text);
                 used += sep + len;
                 d.included.push(name.clone());
-            } else if d.included.is_empty() && budget > TRUNCATED_MARK.len() {
-                let keep = budget - TRUNCATED_MARK.chars().count();
+            } else if d.included.is_empty() && budget > CUT_BODY_NOTE.len() {
+                let keep = budget - CUT_BODY_NOTE.chars().count();
                 d.text = text.chars().take(keep).collect();
-                d.text.push_str(TRUNCATED_MARK);
+                d.text.push_str(CUT_BODY_NOTE);
                 used = d.text.chars().count();
                 d.included.push(name.clone());
                 d.omitted.push(name.clone());

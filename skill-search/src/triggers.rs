@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
-use serde::Serialize;
 use skill_format::{Code, Diagnostic, MAX_PATTERN_SIZE, Triggers};
 use tantivy::tokenizer::TextAnalyzer;
 
@@ -21,8 +20,7 @@ pub const MAX_PATTERN_DFA_BYTES: usize = 2 * 1024 * 1024;
 pub const PATTERNS_PER_SET: usize = 64;
 
 /// Which kind of trigger matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TriggerKind {
     /// A `triggers.keywords` entry: its words appear, in order, on word boundaries.
     Keyword,
@@ -44,7 +42,7 @@ impl TriggerKind {
 }
 
 /// One trigger that matched a request.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TriggerHit {
     /// Its kind.
     pub kind: TriggerKind,

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use skill_format::{Dialect, Mode};
+use skill_format::{Code, Diagnostic, Dialect, Mode};
 use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Source, Status, Trust};
 use skill_runtime::wire::{
     EntryShape, ListShape, ValidateShape, ValidateSummary, pretty, text_table,
@@ -110,9 +110,40 @@ fn all_entries(entries: &skill_runtime::Entries) -> Vec<&Skill> {
     v
 }
 
+/// What `validate` makes of each path before loading: a path that is neither a file nor a
+/// folder (a named pipe, a device), or a folder that cannot be listed, is a usage or I/O
+/// problem (exit 2); in strict mode a file that is not a `SKILL.md` gets the reference
+/// library's `Not a directory`. Returns the diagnostics for the paths.
+fn validate_paths(args: &ValidateArgs) -> Result<Vec<Diagnostic>, String> {
+    let mut diagnostics = Vec::new();
+    for p in &args.paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            std::fs::read_dir(p)
+                .map_err(|e| format!("{}: the folder cannot be listed ({e})", p.display()))?;
+        } else if !meta.is_file() {
+            return Err(format!(
+                "{}: not a file or a folder (a named pipe, a device or a socket): give a skill folder or a SKILL.md",
+                p.display()
+            ));
+        } else if args.strict
+            && !p
+                .file_name()
+                .is_some_and(|n| n == "SKILL.md" || n == "skill.md")
+        {
+            diagnostics.push(Diagnostic::error(
+                Code::NoSkillFile,
+                p,
+                format!("Not a directory: {}", p.display()),
+            ));
+        }
+    }
+    Ok(diagnostics)
+}
+
 /// `skill-server validate`.
 pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> {
-    check_paths(&args.paths)?;
+    let mut path_diagnostics = validate_paths(args)?;
     let mut config = layered_config(&args.paths, |_, p| p.display().to_string());
     for s in &mut config.sources {
         s.dialect = args.dialect;
@@ -126,12 +157,27 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
         include_hidden: args.include_hidden,
         ..DiscoverOptions::default()
     };
+    // Validation reports diagnostics; digests and scan findings are for serving and locks.
+    config.manifests = false;
     let engine = one_shot(EngineConfig::one_shot(config))?;
     let listed = engine.entries();
     let entries = all_entries(&listed);
+    // A folder named on the command line that holds no skill file is an error in every
+    // mode: the user pointed at the wrong folder (the reference: `Missing required file`).
+    for p in &args.paths {
+        if p.is_dir() && !entries.iter().any(|s| s.path.starts_with(p)) {
+            path_diagnostics.push(Diagnostic::error(
+                Code::NoSkillFile,
+                p,
+                "Missing required file: SKILL.md (no skill file in this folder or below it)",
+            ));
+        }
+    }
     // The registry's, example lint, router and schedule diagnostics, as the pack report.
-    let report = engine.diagnostics();
-    let (errors, warnings) = (report.errors, report.warnings);
+    let mut report = engine.diagnostics();
+    let added = path_diagnostics.len();
+    report.diagnostics.splice(0..0, path_diagnostics);
+    let (errors, warnings) = (report.errors + added, report.warnings);
     let text = if args.json {
         pretty(&ValidateShape {
             skills: entries.iter().map(|s| EntryShape::from(*s)).collect(),

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use skill_registry::{Budget, CatalogFormat, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES};
-use skill_runtime::wire::{CatalogShape, ResourcesShape, SkillDetailShape, pretty};
+use skill_runtime::wire::{
+    CatalogShape, OutlineShape, ResourcesShape, SectionShape, SkillDetailShape, budget_text, pretty,
+};
 use skill_runtime::{Lookup, Scope, Shown};
 
 use crate::Format;
@@ -65,6 +67,13 @@ pub enum Commands {
         format: Format,
         /// The skill's name.
         name: String,
+        /// Print the skill's outline instead: every section with its slug, heading path
+        /// and estimated tokens.
+        #[arg(long, conflicts_with = "section")]
+        outline: bool,
+        /// Print one section (with its subsections) by slug, as `--outline` lists them.
+        #[arg(long, value_name = "SLUG")]
+        section: Option<String>,
     },
     /// Answer `get_skill` (no path: every domain; `email`: the domain index; `email.send`:
     /// that skill; `email.all`: the whole domain; a folder skill's name: that skill).
@@ -142,10 +151,48 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                     text.push('\n');
                 }
                 write_out(out, &text)?;
-                write_out(err, &report_text(&catalog.report))?;
+                write_out(
+                    err,
+                    &budget_text(&catalog.report, catalog.report.used_chars),
+                )?;
             }
             Ok(0)
         }
+        Commands::Show {
+            format,
+            name,
+            outline: true,
+            ..
+        } => match engine.outline(&name, &Lookup::Inspect) {
+            Ok(o) if format == Format::Json => {
+                write_out(out, &pretty(&OutlineShape::from(&o)))?;
+                Ok(0)
+            }
+            Ok(o) => {
+                write_out(out, &o.render())?;
+                Ok(0)
+            }
+            Err(e) => failed(err, e),
+        },
+        Commands::Show {
+            format,
+            name,
+            section: Some(slug),
+            ..
+        } => match engine.section(&name, &slug, &Lookup::Inspect) {
+            Ok(s) if format == Format::Json => {
+                write_out(out, &pretty(&SectionShape::from(&s)))?;
+                Ok(0)
+            }
+            Ok(s) => {
+                write_out(out, &s.text)?;
+                if !s.text.ends_with('\n') {
+                    write_out(out, "\n")?;
+                }
+                Ok(0)
+            }
+            Err(e) => failed(err, e),
+        },
         Commands::Show { format, name, .. } => match engine.show(&name) {
             Ok(shown) => {
                 write_out(out, &show(&shown, format))?;
@@ -213,37 +260,6 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
     }
 }
 
-/// The budget report as the CLI prints it on stderr.
-fn report_text(r: &skill_registry::BudgetReport) -> String {
-    let mut t = format!(
-        "catalog: {} of {} skills listed, {} chars of a {}-char budget",
-        r.included.len(),
-        r.candidates,
-        r.used_chars,
-        r.budget_chars
-    );
-    if r.is_complete() {
-        t.push_str("; nothing shortened or omitted\n");
-        return t;
-    }
-    t.push('\n');
-    if !r.truncated.is_empty() {
-        t.push_str(&format!(
-            "  shortened ({}): {}\n",
-            r.truncated.len(),
-            r.truncated.join(", ")
-        ));
-    }
-    if !r.omitted.is_empty() {
-        t.push_str(&format!(
-            "  omitted ({}): {}\n",
-            r.omitted.len(),
-            r.omitted.join(", ")
-        ));
-    }
-    t
-}
-
 /// The entry `show` and `resources` inspect: the winning entry of that name whatever its
 /// status or who may use it, else the domain index of that name. These are operator
 /// commands, so a skill the model may not invoke (or that is invalid) is still shown.
@@ -278,6 +294,12 @@ fn show(shown: &Shown, format: Format) -> String {
     }
     if let Some(cron) = &m.schedule {
         line("schedule:", cron);
+    }
+    for w in &m.when_to_use {
+        line("when to use:", w);
+    }
+    for w in &m.when_not_to_use {
+        line("not to use:", w);
     }
     for h in &shown.shadows {
         line("shadows:", &format!("{} ({})", h.path.display(), h.layer));

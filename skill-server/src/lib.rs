@@ -34,11 +34,16 @@ mod disclose_cmd;
 mod eval_cmd;
 mod lock_cmd;
 mod mcp_cmd;
+#[cfg(feature = "otel")]
+mod otel;
+mod otel_env;
+mod replicas_config;
 mod report_cmd;
 mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
 mod serve_cmd;
+pub mod telemetry;
 mod trust_config;
 
 /// Output format.

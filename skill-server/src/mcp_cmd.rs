@@ -45,14 +45,6 @@ pub fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
 /// Serve MCP on stdio until the client closes it.
 #[cfg(feature = "mcp")]
 pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_ansi(false)
-        .with_writer(std::io::stderr)
-        .try_init();
     let mut config = EngineConfig::new(layered_config(&args.skills, |i, _| {
         format!("layer{}", i + 1)
     }));
@@ -68,6 +60,13 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
             return 2;
         }
     };
+    // Logs to stderr (stdout is the protocol); OTLP when the environment says where.
+    let telemetry = crate::telemetry::Telemetry::init(
+        "warn",
+        false,
+        &crate::telemetry::OtelSettings::from_env(&|k| std::env::var(k).ok()),
+        runtime.handle(),
+    );
     let mcp = skill_mcp::McpConfig {
         profile: args.profile.clone(),
     };
@@ -79,6 +78,7 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
         engine.shutdown().await;
         served
     });
+    telemetry.shutdown();
     match result {
         Ok(()) => 0,
         Err(e) => {

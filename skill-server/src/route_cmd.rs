@@ -9,7 +9,7 @@ use clap::{Subcommand, ValueEnum};
 use skill_registry::Caller;
 use skill_router::{Prevalidate, Route, RouterConfig};
 use skill_runtime::Scope;
-use skill_runtime::wire::{ExtractShape, ExtractionShape, RoutedShape, pretty};
+use skill_runtime::wire::{ExtractShape, ExtractionShape, RouteShape, RoutedShape, pretty};
 
 use crate::commands::{engine, engine_with, write_out};
 
@@ -119,7 +119,7 @@ fn route(
     };
     let scope = Scope { caller, profile };
     let routed = engine.route_bytes(text.as_encoded_bytes(), &scope);
-    write_out(out, &pretty(&routed))?;
+    write_out(out, &pretty(&RouteShape::from(&routed)))?;
     Ok(u8::from(matches!(routed, Route::Error(_))))
 }
 

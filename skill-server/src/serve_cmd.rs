@@ -79,6 +79,11 @@ struct FileConfig {
     max_connections: Option<usize>,
     concurrency: Option<usize>,
     max_event_streams: Option<usize>,
+    /// How long a script may run before it is killed, in milliseconds (default 60,000; at
+    /// least [`skill_runtime::exec::MIN_SCRIPT_TIMEOUT`]).
+    script_timeout_ms: Option<u64>,
+    /// The domains `workflow.build` may write to (default `["workflows"]`).
+    workflow_domains: Option<Vec<String>>,
     /// A folder for the search index (memory-mapped); default: in RAM.
     index_dir: Option<PathBuf>,
     /// IANA zone schedules are read in (default UTC).
@@ -95,6 +100,13 @@ struct FileConfig {
     sources: Vec<SourceConfig>,
     #[serde(default)]
     profiles: std::collections::BTreeMap<String, ProfileConfig>,
+    /// A PostgreSQL URL shared by several replicas (else `SKILLS_DATABASE_URL`; see
+    /// docs/operator.md, "Running several replicas").
+    database_url: Option<String>,
+    /// This replica's name in the shared database (default: host name and process id).
+    replica_name: Option<String>,
+    /// Where scheduled runs that need a model are POSTed.
+    webhook: Option<crate::replicas_config::WebhookFile>,
     /// The trust policy (`[trust]`, see docs/operator.md).
     #[serde(default)]
     trust: crate::trust_config::TrustConfig,
@@ -179,6 +191,8 @@ fn dialect_named(name: &str) -> Result<Option<skill_format::Dialect>, String> {
 #[derive(Debug)]
 struct Resolved {
     engine: EngineConfig,
+    /// The shared database, connected at start.
+    database: Option<crate::replicas_config::Database>,
     http: HttpConfig,
     listen: SocketAddr,
     /// Settings that work but deserve a line in the log at start.
@@ -194,7 +208,7 @@ fn millis(key: &str, value: Option<u64>) -> Result<Option<Duration>, String> {
 }
 
 fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Resolved, String> {
-    let file = match &args.config {
+    let mut file = match &args.config {
         Some(p) => read_config(p)?,
         None => FileConfig::default(),
     };
@@ -292,6 +306,20 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     if let Some(n) = file.max_event_streams {
         http.max_event_streams = n;
     }
+    if let Some(ms) = file.script_timeout_ms {
+        let t = Duration::from_millis(ms);
+        let min = skill_runtime::exec::MIN_SCRIPT_TIMEOUT;
+        if t < min {
+            return Err(format!(
+                "script_timeout_ms = {ms} is too short: scripts need at least {} ms",
+                min.as_millis()
+            ));
+        }
+        engine.runtime.limits.timeout = t;
+    }
+    if let Some(d) = &file.workflow_domains {
+        engine.runtime.workflow_domains = d.clone();
+    }
     for (name, p) in &file.profiles {
         if let Some(tools) = &p.tools {
             engine.runtime.profiles.insert(
@@ -312,6 +340,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             );
         }
     }
+    let database =
+        crate::replicas_config::database(file.database_url.take(), file.replica_name.take(), env);
+    engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
     engine.schedule = if file.scheduler == Some(false) {
         None
     } else {
@@ -328,7 +359,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
                 ));
             }
         };
-        if file.state_dir.is_none() {
+        if file.state_dir.is_none() && database.is_none() {
             if catch_up == skill_scheduler::CatchUp::RunOnceOnStart {
                 return Err("catch_up = \"run_once_on_start\" needs state_dir: without \
                             saved last fires there is nothing to catch up from"
@@ -363,6 +394,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     };
     Ok(Resolved {
         engine,
+        database,
         http,
         listen,
         warnings,
@@ -382,17 +414,6 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER)),
-        )
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
-    for w in &resolved.warnings {
-        tracing::warn!("{w}");
-    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -403,6 +424,16 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     };
+    // Logs to stderr; spans, events and metrics over OTLP when the environment says where.
+    let telemetry = crate::telemetry::Telemetry::init(
+        DEFAULT_LOG_FILTER,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        &crate::telemetry::OtelSettings::from_env(&|k| std::env::var(k).ok()),
+        runtime.handle(),
+    );
+    for w in &resolved.warnings {
+        tracing::warn!("{w}");
+    }
     // The scheduler creates state_dir itself when it first writes; made here too so that a
     // folder that cannot be made is a clear error at start, not a warning at the first fire.
     let state_dir = resolved
@@ -417,18 +448,25 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     }
+    let mut engine_config = resolved.engine;
     let result = runtime.block_on(async {
-        let engine = Engine::start(resolved.engine).map_err(|e| e.to_string())?;
-        let snapshot = engine.registry().snapshot();
+        if let Some(db) = &resolved.database {
+            let store = skill_store::Store::connect(&db.url, &db.replica)
+                .await
+                .map_err(|e| e.to_string())?;
+            tracing::info!(replica = db.replica, "sharing state in the database");
+            engine_config.replicas.store = Some(store);
+        }
+        let engine = Engine::start(engine_config).map_err(|e| e.to_string())?;
+        let health = engine.health();
+        let diagnostics = engine.diagnostics();
         let (listener, local) = skill_runtime::http::bind(resolved.listen)
             .await
             .map_err(|e| e.to_string())?;
         let _ = writeln!(
             out,
             "skill-server: {} skills ({} errors, {} warnings) on http://{local}/v1/ (OpenAPI at /v1/openapi.json)",
-            snapshot.skills().count(),
-            snapshot.error_count(),
-            snapshot.warning_count()
+            health.skills, diagnostics.errors, diagnostics.warnings
         );
         let _ = out.flush();
         let app = crate::mcp_cmd::app(engine.clone(), resolved.http, local);
@@ -440,6 +478,8 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         tracing::info!("stopped");
         Ok::<(), String>(())
     });
+    // Flush buffered spans and metrics while the runtime that sends them still runs.
+    telemetry.shutdown();
     match result {
         Ok(()) => 0,
         Err(e) => {
@@ -543,6 +583,21 @@ mod tests {
         assert_eq!(r.http.request_timeout, Duration::from_millis(900));
         assert_eq!(r.http.body_read_timeout, Duration::from_millis(700));
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        // The script timeout: the default, and the lower bound itself accepted.
+        assert_eq!(
+            r.engine.runtime.limits.timeout,
+            skill_runtime::exec::SCRIPT_TIMEOUT
+        );
+        let (_d, a) = with_file("script_timeout_ms = 100");
+        let r = resolve(&a, &none).unwrap();
+        assert_eq!(r.engine.runtime.limits.timeout, Duration::from_millis(100));
+        let (_d, a) = with_file("script_timeout_ms = 120000");
+        let r = resolve(&a, &none).unwrap();
+        assert_eq!(r.engine.runtime.limits.timeout, Duration::from_secs(120));
+        assert_eq!(r.engine.runtime.workflow_domains, ["workflows"]);
+        let (_d, a) = with_file("workflow_domains = [\"workflows\", \"finance\"]");
+        let r = resolve(&a, &none).unwrap();
+        assert_eq!(r.engine.runtime.workflow_domains, ["workflows", "finance"]);
 
         // Defaults: RAM index, skip, and a warning about the missing state folder.
         let r = resolve(&args(&["x"]), &none).unwrap();
@@ -564,6 +619,8 @@ mod tests {
             ("request_timeout_ms = 0", "request_timeout_ms"),
             ("header_read_timeout_ms = 0", "header_read_timeout_ms"),
             ("body_read_timeout_ms = 0", "body_read_timeout_ms"),
+            ("script_timeout_ms = 0", "script_timeout_ms"),
+            ("script_timeout_ms = 99", "at least 100 ms"),
         ] {
             let (_d, a) = with_file(bad);
             let e = resolve(&a, &none).unwrap_err();

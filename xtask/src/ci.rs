@@ -68,10 +68,11 @@ pub const STEPS: &[Step] = &[
     ]),
 ];
 
-/// Scripts run after the cargo step they follow in `.ci/run`, in this order (the MCP
-/// conformance suite and schemathesis need the built server; the package cache is cleaned
-/// right before packaging): (index of the step they follow, script path).
+/// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
+/// tests that use it; the MCP conformance suite and schemathesis need the built server; the package cache is
+/// cleaned right before packaging): (index of the step they follow, script path).
 pub const SCRIPTS: &[(usize, &str)] = &[
+    (1, ".ci/postgres"),
     (2, ".ci/mcp-conformance"),
     (2, ".ci/schemathesis"),
     (3, ".ci/clean-package-cache"),

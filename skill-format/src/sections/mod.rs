@@ -22,12 +22,15 @@
 //!   inside a fence do not count. A fence that is never closed runs to the
 //!   end of the body, as in CommonMark.
 //!
-//! The `## Flags` parser is in `flags`, the markdown primitives in `markdown`.
+//! The `## Flags` parser is in `flags`, the markdown primitives in `markdown`, the outline
+//! of every heading (section-level disclosure) in `outline`.
 
 mod flags;
 mod markdown;
+mod outline;
 
 pub use flags::{FlagSchema, FlagSpec, flag_schema};
+pub use outline::{EMPTY_SLUG, Heading, outline, slugify};
 
 use markdown::{Fence, Line, LineClass, Lines, atx_heading, code_span, strip_bullet};
 

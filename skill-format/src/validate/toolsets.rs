@@ -59,6 +59,18 @@ pub(super) fn rules(c: &Context<'_>, out: &mut Vec<Finding>, resolved: &mut Reso
             ));
         }
     }
+    for entry in &m.scripts {
+        if let Some(why) = script_entry_problem(entry) {
+            out.push(finding(
+                Code::InvalidFieldValue,
+                "scripts",
+                false,
+                format!(
+                    "script `{entry}` {why}; it would be refused when run: list a file under the skill's `scripts/` folder, such as `scripts/run.sh`"
+                ),
+            ));
+        }
+    }
     for p in &m.triggers.patterns {
         if let Err(e) = regex::RegexBuilder::new(p)
             .size_limit(MAX_PATTERN_SIZE)
@@ -71,6 +83,43 @@ pub(super) fn rules(c: &Context<'_>, out: &mut Vec<Finding>, resolved: &mut Reso
                 false,
                 format!("trigger pattern `{p}` does not compile ({first}); it is ignored"),
             ));
+        }
+    }
+}
+
+/// Why a `scripts` entry can never run, if it cannot: the runtime executes only a relative
+/// path under the skill's `scripts/` folder, without `..`.
+fn script_entry_problem(entry: &str) -> Option<&'static str> {
+    if entry.starts_with('/') || entry.starts_with('\\') {
+        return Some("is an absolute path");
+    }
+    if entry.split(['/', '\\']).any(|c| c == "..") {
+        return Some("climbs out with `..`");
+    }
+    let mut parts = entry.split('/').filter(|c| !c.is_empty() && *c != ".");
+    if parts.next() != Some("scripts") || parts.next().is_none() {
+        return Some("is not under the skill's `scripts/` folder");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::script_entry_problem;
+
+    #[test]
+    fn script_entries_outside_the_scripts_folder_are_named() {
+        for ok in ["scripts/run.sh", "./scripts/a/b.py"] {
+            assert_eq!(script_entry_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "/bin/sh",
+            "../../x",
+            "scripts/../../x",
+            "run.sh",
+            "scripts/",
+        ] {
+            assert!(script_entry_problem(bad).is_some(), "{bad}");
         }
     }
 }

@@ -214,14 +214,14 @@ async fn tools_answer_with_the_json_the_http_api_gives() {
     let over_mcp = call(&client, "route", json!({ "output": output })).await;
     assert_eq!(
         over_mcp.structured_content,
-        Some(serde_json::to_value(&routed).unwrap())
+        Some(serde_json::to_value(skill_runtime::wire::RoutedOutputShape::from(&routed)).unwrap())
     );
     // execute: `POST /v1/execute` with `output` renders ResultsShape.
     let results = fx.engine.execute_output(output, &Scope::model()).await;
     let over_mcp = call(&client, "execute", json!({ "output": output })).await;
     assert_eq!(
         over_mcp.structured_content,
-        Some(serde_json::to_value(ResultsShape { results: &results }).unwrap())
+        Some(serde_json::to_value(ResultsShape::new(&results)).unwrap())
     );
     client.cancel().await.unwrap();
 }

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::tiers::{DOMAIN_USAGE, brief};
-use super::{Disclosure, one_line};
+use super::{CHARS_PER_TOKEN, Disclosure, one_line};
 use crate::eligibility::Affinity;
 use crate::skill::Skill;
 
@@ -32,8 +32,6 @@ pub const DEFAULT_BUDGET_CHARS: usize = 16_000;
 pub const DEFAULT_ENTRY_CAP_CHARS: usize = 1_536;
 /// The share of the context window the catalog may use, in percent (pegasus: 2%).
 pub const CONTEXT_WINDOW_PERCENT: u64 = 2;
-/// Characters per token when a budget is derived from a context window.
-pub const CHARS_PER_TOKEN: u64 = 4;
 /// Descriptions are not shortened below this many characters; entries are omitted instead.
 pub const MIN_DESCRIPTION_CHARS: usize = 40;
 /// Ends a shortened description.
@@ -127,6 +125,12 @@ pub struct CatalogEntry {
     pub domain: Option<String>,
     /// Whether the description was shortened.
     pub truncated: bool,
+    /// The skill's `when_to_use` entries (JSON only; left out when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub when_to_use: Vec<String>,
+    /// The skill's `when_not_to_use` entries (JSON only; left out when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub when_not_to_use: Vec<String>,
 }
 
 /// A rendered catalog and what fitting it did.
@@ -276,6 +280,8 @@ impl Layout {
                     location: c.location.clone(),
                     domain: c.skill.domain.clone(),
                     truncated,
+                    when_to_use: c.skill.manifest.when_to_use.clone(),
+                    when_not_to_use: c.skill.manifest.when_not_to_use.clone(),
                 };
                 // The comma that separates it from the previous entry is counted with it.
                 format!(",{}", serde_json::to_string(&e).unwrap_or_default())
@@ -523,6 +529,8 @@ impl<'a> Disclosure<'a> {
                     location: c.location.clone(),
                     domain: c.skill.domain.clone(),
                     truncated: *cut,
+                    when_to_use: c.skill.manifest.when_to_use.clone(),
+                    when_not_to_use: c.skill.manifest.when_not_to_use.clone(),
                 }
             })
             .collect();

@@ -4,10 +4,12 @@
 //! profile. It answers the catalog for the system prompt ([`Disclosure::catalog`]), the
 //! `get_skill` tiers of markdown-first sections 3.3 and 6 ([`Disclosure::get_skill`]),
 //! `load_skill` (agent-skills-integration 3.8), `use_skill` (pegasus), the scoped listing for
-//! a sub-agent (markdown-first 11.1), and a skill's resources.
+//! a sub-agent (markdown-first 11.1), a skill's resources, and its outline and sections
+//! (`sections`).
 
 mod catalog;
 mod resources;
+mod sections;
 pub(crate) use resources::open_without_waiting;
 mod tiers;
 
@@ -20,15 +22,19 @@ use crate::skill::{Skill, Status};
 use crate::snapshot::Snapshot;
 use crate::suggest::closest_names;
 
+/// Characters per token, wherever the engine estimates tokens from text: a budget derived
+/// from a context window, a section's cost in an outline, a selection's disclosed text.
+pub const CHARS_PER_TOKEN: u64 = 4;
+
 pub use catalog::{
-    Budget, BudgetReport, CHARS_PER_TOKEN, CONTEXT_WINDOW_PERCENT, Catalog, CatalogEntry,
-    CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, MIN_DESCRIPTION_CHARS,
-    TRUNCATION_MARK,
+    Budget, BudgetReport, CONTEXT_WINDOW_PERCENT, Catalog, CatalogEntry, CatalogFormat,
+    DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, MIN_DESCRIPTION_CHARS, TRUNCATION_MARK,
 };
 pub use resources::{
     MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Resource, ResourceKind,
     ResourceListing,
 };
+pub use sections::{MAX_LISTED_SLUGS, Outline, OutlineSection, SECTION_SEPARATOR, SectionText};
 pub use tiers::{MAX_AVAILABLE_NAMES, UseSkill, UseSkillMode};
 
 /// Who is asking: the model (through its tools) or a user (through slash commands).

@@ -8,8 +8,6 @@ use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use serde::Serialize;
-
 use super::Disclosure;
 use crate::error::Error;
 use crate::skill::Skill;
@@ -22,8 +20,7 @@ pub const MAX_RESOURCE_ENTRIES: usize = 10_000;
 pub const MAX_RESOURCE_DEPTH: usize = 8;
 
 /// What a resource is for, by where it sits (the Agent Skills folder convention).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ResourceKind {
     /// Under `scripts/`.
     Script,
@@ -35,8 +32,20 @@ pub enum ResourceKind {
     Other,
 }
 
+impl ResourceKind {
+    /// Its lowercase name: `script`, `reference`, `asset` or `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceKind::Script => "script",
+            ResourceKind::Reference => "reference",
+            ResourceKind::Asset => "asset",
+            ResourceKind::Other => "other",
+        }
+    }
+}
+
 /// One file of a skill's folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resource {
     /// The path relative to the skill folder, with `/` separators.
     pub path: String,
@@ -71,7 +80,7 @@ fn kind_of(rel: &str) -> ResourceKind {
 
 /// A skill's files as [`Skill::resource_listing`] found them, and whether the listing
 /// was cut short by one of its limits (nothing is left out without saying so).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceListing {
     /// The files, sorted by path.
     pub resources: Vec<Resource>,

@@ -60,13 +60,19 @@ impl Disclosure<'_> {
     /// - `email`: the domain index's body (or, for a folder skill named so, its body);
     /// - `email.send`: that skill's body;
     /// - `email.all`: every skill of the domain, sorted by name, as `# name\n\nbody`, joined
-    ///   by `\n\n---\n\n`.
+    ///   by `\n\n---\n\n`;
+    /// - `name#slug`: one section of a skill with its subsections
+    ///   ([`Disclosure::section`]).
     ///
     /// An unknown domain or skill gives the seed's text and the closest existing names.
     pub fn get_skill(&self, path: Option<&str>) -> Result<String, Error> {
         let Some(path) = path.map(str::trim).filter(|p| !p.is_empty()) else {
             return Ok(self.top_level());
         };
+        // `name#slug`: one section of a skill.
+        if let Some((name, slug)) = path.split_once(super::SECTION_SEPARATOR) {
+            return self.section(name.trim(), slug).map(|s| s.text);
+        }
         // A skill whose full name is the path (folder skills, `email.send`).
         if let Some(skill) = self.snapshot.entry(path) {
             return self.skill(&skill.name).map(|s| s.body.clone());
@@ -163,7 +169,17 @@ impl Disclosure<'_> {
     /// excluded for the profile cannot. An unknown name gives the seed's text,
     /// `Skill '<id>' not found. Available: <names>` (the first [`MAX_AVAILABLE_NAMES`] this
     /// caller may load, by name, and how many more), then the closest names.
+    ///
+    /// `name#slug` loads one section (with its subsections) the same way:
+    /// `# <name>\n\n<section>`.
     pub fn load_skill(&self, id: &str) -> Result<String, Error> {
+        if let Some((name, slug)) = id.split_once(super::SECTION_SEPARATOR) {
+            let name = name.trim();
+            // An unknown name answers as a plain `load_skill` of it would.
+            self.load_skill(name)?;
+            let section = self.section(name, slug)?;
+            return Ok(format!("# {}\n\n{}", section.name, section.text));
+        }
         let skill = match self.skill(id) {
             Ok(skill) => skill,
             Err(Error::UnknownSkill { name, suggestions }) => {

@@ -182,7 +182,7 @@ pub fn summary(route: &Route) -> String {
             let flags: Vec<String> = i
                 .flags
                 .iter()
-                .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap()))
+                .map(|(k, v)| format!("{k}={}", flag_json(v)))
                 .collect();
             format!(
                 "invoke {} {:?} [{}] pos{:?}",
@@ -207,5 +207,14 @@ pub fn summary(route: &Route) -> String {
         Route::Builtin { command, args } => format!("builtin {command} {args:?}"),
         Route::Message { note, .. } => format!("message {}", note.as_deref().unwrap_or("-")),
         Route::Error(e) => format!("error {}", e.code()),
+    }
+}
+
+/// A flag's value as the wire writes it (`true`, `"x"`, `["a","b"]`).
+fn flag_json(v: &skill_router::FlagValue) -> String {
+    match v {
+        skill_router::FlagValue::Switch(b) => b.to_string(),
+        skill_router::FlagValue::One(s) => serde_json::to_string(s).unwrap(),
+        skill_router::FlagValue::Many(vs) => serde_json::to_string(vs).unwrap(),
     }
 }

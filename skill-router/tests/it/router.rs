@@ -514,26 +514,3 @@ fn bad_input_never_panics_and_says_what_is_wrong() {
         other => panic!("{other:?}"),
     }
 }
-
-#[test]
-fn route_json_shapes() {
-    let (_dir, snapshot) = seed_snapshot();
-    let router = Router::new(&snapshot);
-    let json = |r: Route| serde_json::to_string(&r).unwrap();
-    assert_eq!(
-        json(router.route("tasks.search --tags a b --overdue x", Caller::Model)),
-        r#"{"route":"invoke","skill":"tasks.search","flags":{"overdue":"x","tags":["a","b"]},"positionals":[],"raw":"tasks.search --tags a b --overdue x","access":"read_only","handler":null,"layer":"builtin"}"#
-    );
-    assert_eq!(
-        json(router.route("email.sned 'x", Caller::Model)),
-        r#"{"route":"error","code":"unterminated_quote","message":"unterminated single quote opened at column 12: close it with '","suggestions":[],"column":12}"#
-    );
-    assert_eq!(
-        json(router.route("email.sned", Caller::Model)),
-        r#"{"route":"error","code":"unknown_skill","message":"Unknown skill: email.sned. Did you mean: email.send?","suggestions":["email.send"]}"#
-    );
-    assert_eq!(
-        json(router.route("hello", Caller::User)),
-        r#"{"route":"message","text":"hello","note":null,"suggestions":[]}"#
-    );
-}

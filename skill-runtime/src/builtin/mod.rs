@@ -7,11 +7,13 @@
 //!
 //! Their failures are [`crate::exec::HandlerError`]s with stable codes:
 //! `missing_flags`, `invalid_value`, `invalid_name`, `reserved_name`, `conflict`,
-//! `invalid_schedule`, `no_writable_source`, `unsafe_path`, `invalid_workflow`,
+//! `not_a_workflow_domain`, `invalid_schedule`, `no_writable_source`, `unsafe_path`,
+//! `invalid_workflow`,
 //! `write_failed`, `not_loaded`, `search_failed`.
 
 mod notes;
 mod workflow;
+mod workflow_tmp;
 
 use skill_router::{FlagValue, Flags};
 
@@ -22,7 +24,7 @@ use std::sync::Arc;
 pub use notes::{DEFAULT_NOTE_RESULTS, MarkdownSearch};
 pub use workflow::{
     DEFAULT_WORKFLOW_DOMAIN, GENERATED_INDEX_DESCRIPTION, MAX_STEPS_BYTES, MAX_WORKFLOW_NAME_CHARS,
-    WorkflowBuild,
+    STALE_TMP_AGE, WorkflowBuild,
 };
 
 /// The skill name `workflow.build` is registered under.
@@ -48,9 +50,14 @@ pub(crate) fn text_flag(flags: &Flags, name: &str) -> Result<Option<String>, Han
 
 impl RuntimeBuilder {
     /// Register the built-in `workflow.build` handler (writing into the registry's
-    /// writable sources).
+    /// writable sources, in the configuration's
+    /// [`workflow_domains`](crate::exec::RuntimeConfig::workflow_domains): call it after
+    /// [`RuntimeBuilder::config`]).
     pub fn workflow_builder(self) -> Self {
-        let service = WorkflowBuild::new(self.registry().clone());
+        let service = WorkflowBuild::with_domains(
+            self.registry().clone(),
+            self.runtime_config().workflow_domains.clone(),
+        );
         self.handler(WORKFLOW_BUILD, service)
     }
 

@@ -9,6 +9,10 @@
 //!    [`MAX_WORKFLOW_NAME_CHARS`] characters each), so no path separator, `..` or dot can
 //!    reach the file system; `all` and `help` are reserved (`get_skill` routing), and so
 //!    are the built-in handlers' names ([`BUILTIN_HANDLERS`](super::BUILTIN_HANDLERS));
+//!    the domain must be one of the configured workflow domains
+//!    ([`RuntimeConfig::workflow_domains`](crate::exec::RuntimeConfig::workflow_domains),
+//!    default [`DEFAULT_WORKFLOW_DOMAIN`]; `not_a_workflow_domain`), so a request cannot
+//!    write into another domain's folder;
 //! 2. `{domain}.{name}` must not exist in the registry (whatever its status or layer) nor
 //!    as a file on disk (`conflict`);
 //! 3. a `--schedule` must parse as a crontab expression (`invalid_schedule`);
@@ -20,33 +24,41 @@
 //! 6. it is written atomically (temporary file in the same folder, fsync, then a hard
 //!    link that fails if the name was taken meanwhile, or a rename for `--overwrite`, then
 //!    the folder fsynced); the domain's `SKILL.md` index is regenerated the same way
-//!    (its `## Available Skills` table rewritten from the domain's skills, everything else
-//!    kept; created from the snapshot's index or a generated one when the folder has
-//!    none); if the index cannot be written the new file is removed again;
+//!    (its `## Available Skills` table rewritten from the workflow files in the domain's
+//!    folder, read from disk, not from the request or the snapshot, so an index a crash
+//!    left behind catches up on the next build; everything else kept; created from the
+//!    snapshot's index or a generated one when the folder has none); if the index cannot
+//!    be written the new file is removed again;
 //! 7. `Registry::reload_paths` with both files, so the workflow is visible at once and
 //!    its `schedule` reaches the scheduler through the change set. If it does not load,
 //!    both files are rolled back (`not_loaded`).
 //!
 //! The answer is JSON: `{name, path, index, schedule, generation, message}`.
+//!
+//! Temporary files are named `.{file}.{pid}.{n}.tmp`. One left by a process killed mid-
+//! write is removed when the handler is created (the runtime starts) and after every
+//! reload of the registry that changes something: in the workflow domains' folders of the writable sources, a
+//! file of that pattern whose process is gone, or (our own process) when no build is
+//! under way, or that is older than [`STALE_TMP_AGE`](crate::builtin::STALE_TMP_AGE).
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::future::Future;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 
 use skill_format::{FileKind, Origin, ParseOptions, RESERVED_ACTIONS, parse_skill};
-use skill_registry::{Layout, Registry, Snapshot};
+use skill_registry::{Layout, Registry, Snapshot, Subscription};
 use skill_scheduler::{Schedule, Utc};
 
 use crate::builtin::{BUILTIN_HANDLERS, text_flag};
 use crate::exec::{BoxError, Call, HandlerError, Output};
 
-/// The domain a workflow goes to without `--domain` (markdown-first 9.3).
-pub const DEFAULT_WORKFLOW_DOMAIN: &str = "workflows";
+pub use crate::builtin::workflow_tmp::STALE_TMP_AGE;
+use crate::builtin::workflow_tmp::{Place, clean_stale_tmp, write_atomic};
+pub use crate::exec::DEFAULT_WORKFLOW_DOMAIN;
 /// Longest workflow name (and domain name), in characters.
 pub const MAX_WORKFLOW_NAME_CHARS: usize = 64;
 /// Longest `--steps` text, in bytes.
@@ -58,16 +70,49 @@ pub const GENERATED_INDEX_DESCRIPTION: &str = "User/assistant-created workflows"
 #[derive(Debug, Clone)]
 pub struct WorkflowBuild {
     registry: Arc<Registry>,
+    /// The domains workflows may be written to.
+    domains: Arc<[String]>,
     /// One build at a time: index regeneration reads then writes.
     lock: Arc<Mutex<()>>,
+    /// Cleans stale temporary files after every reload while the handler lives.
+    _cleaner: Arc<Subscription>,
 }
 
 impl WorkflowBuild {
-    /// A handler writing into `registry`'s writable sources.
+    /// A handler writing into `registry`'s writable sources, in the domain
+    /// [`DEFAULT_WORKFLOW_DOMAIN`] only.
     pub fn new(registry: Arc<Registry>) -> Self {
+        WorkflowBuild::with_domains(registry, vec![DEFAULT_WORKFLOW_DOMAIN.to_owned()])
+    }
+
+    /// A handler writing into `registry`'s writable sources, in these domains only. Stale
+    /// temporary files in their folders are removed now and after every reload.
+    pub fn with_domains(registry: Arc<Registry>, domains: Vec<String>) -> Self {
+        let domains: Arc<[String]> = domains.into();
+        let lock = Arc::new(Mutex::new(()));
+        let folders: Vec<PathBuf> = registry
+            .config()
+            .sources
+            .iter()
+            .filter(|s| s.writable && s.layout == Layout::Folders)
+            .flat_map(|s| domains.iter().map(|d| s.path.join(d)))
+            .collect();
+        // At start nothing of ours is in flight.
+        clean_stale_tmp(&folders, true);
+        let cleaner = {
+            let lock = Arc::downgrade(&lock);
+            registry.subscribe(move |_| {
+                // A build holds the lock while it writes (and reloads, which calls this on
+                // the same thread): then our own files are in flight.
+                let idle = lock.upgrade().is_some_and(|l| l.try_lock().is_ok());
+                clean_stale_tmp(&folders, idle);
+            })
+        };
         WorkflowBuild {
             registry,
-            lock: Arc::new(Mutex::new(())),
+            domains,
+            lock,
+            _cleaner: Arc::new(cleaner),
         }
     }
 }
@@ -89,7 +134,7 @@ impl tower::Service<Call> for WorkflowBuild {
                     Ok(g) => g,
                     Err(p) => p.into_inner(),
                 };
-                build(&this.registry, &call)
+                build(&this.registry, &this.domains, &call)
             })
             .await
             .map_err(|e| HandlerError::new("write_failed", e.to_string()))?;
@@ -140,7 +185,7 @@ struct Request {
     overwrite: bool,
 }
 
-fn request(call: &Call) -> Result<Request, HandlerError> {
+fn request(call: &Call, domains: &[String]) -> Result<Request, HandlerError> {
     let flags = &call.invocation.flags;
     let name = text_flag(flags, "name")?;
     let description = text_flag(flags, "description")?;
@@ -171,6 +216,19 @@ fn request(call: &Call) -> Result<Request, HandlerError> {
         return Err(err(
             "reserved_name",
             format!("`{full}` is a built-in handler and cannot be replaced by a workflow"),
+        ));
+    }
+    if !domains.contains(&domain) {
+        return Err(err(
+            "not_a_workflow_domain",
+            format!(
+                "`{domain}` is not a workflow domain: workflows may be written to {} (the runtime's workflow_domains)",
+                if domains.is_empty() {
+                    "no domain".to_owned()
+                } else {
+                    domains.join(", ")
+                }
+            ),
         ));
     }
     if description.chars().count() > skill_format::MAX_DESCRIPTION_CHARS {
@@ -276,56 +334,6 @@ fn generate(req: &Request) -> String {
     )
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// How a file is put in place.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Place {
-    /// Fail with `AlreadyExists` if the name is taken.
-    New,
-    /// Replace whatever is there.
-    Replace,
-}
-
-/// Write `bytes` to `target` atomically: a temporary file in the same folder, fsynced,
-/// then linked (no clobber) or renamed into place, then the folder fsynced. On failure
-/// nothing is left behind.
-fn write_atomic(target: &Path, bytes: &[u8], place: Place) -> io::Result<()> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no parent folder"))?;
-    let file = target
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".{file}.{}.{n}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        match place {
-            Place::Replace => fs::rename(&tmp, target),
-            Place::New => match fs::hard_link(&tmp, target) {
-                Ok(()) => fs::remove_file(&tmp),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
-                // No hard links on this file system: check, then rename.
-                Err(_) if fs::symlink_metadata(target).is_err() => fs::rename(&tmp, target),
-                Err(e) => Err(e),
-            },
-        }
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result?;
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
 /// One table cell: one line, `|` escaped.
 fn cell(s: &str) -> String {
     s.split_whitespace()
@@ -392,17 +400,59 @@ fn title_of(domain: &str) -> String {
     }
 }
 
-/// The regenerated index text for `domain` with the new workflow in its table.
-fn index_text(existing: Option<String>, snapshot: &Snapshot, req: &Request) -> String {
-    let mut rows: Vec<(String, String)> = snapshot
-        .skills()
-        .filter(|s| s.domain.as_deref() == Some(req.domain.as_str()) && s.kind == FileKind::Skill)
-        .filter(|s| s.name != req.full)
-        .map(|s| (s.name.clone(), s.description.clone()))
-        .collect();
-    rows.push((req.full.clone(), req.description.clone()));
+/// The table rows of a domain folder: every loadable action file in it (`*.md` but
+/// `SKILL.md`, not hidden, a regular file, not a link), read from disk, by name.
+fn folder_rows(dir: &Path, domain: &str) -> io::Result<Vec<(String, String)>> {
+    let mut rows = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let Some(action) = name.strip_suffix(".md") else {
+            continue;
+        };
+        if name == "SKILL.md" || name.starts_with('.') || action.is_empty() {
+            continue;
+        }
+        let path = entry.path();
+        let is_file = path
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_file());
+        if !is_file || check_name("action", action).is_err() {
+            continue;
+        }
+        let Ok(bytes) = fs::read(&path) else {
+            continue;
+        };
+        let parsed = parse_skill(
+            &bytes,
+            &ParseOptions::new(
+                &path,
+                Origin::Action {
+                    domain: domain.to_owned(),
+                    action: action.to_owned(),
+                },
+            ),
+        );
+        if parsed.is_loadable() && parsed.kind == FileKind::Skill {
+            rows.push((parsed.name, parsed.description));
+        }
+    }
     rows.sort();
-    let section = table(&rows);
+    rows.dedup_by(|a, b| a.0 == b.0);
+    Ok(rows)
+}
+
+/// The regenerated index text for `domain`, its table from the folder's files.
+fn index_text(
+    existing: Option<String>,
+    snapshot: &Snapshot,
+    req: &Request,
+    rows: &[(String, String)],
+) -> String {
+    let section = table(rows);
     let base = existing.unwrap_or_else(|| match snapshot.domain(&req.domain) {
         Some(d) => format!(
             "---\ndomain: {}\ndescription: {}\n---\n{}",
@@ -426,8 +476,8 @@ fn io_err(path: &Path, e: &io::Error) -> HandlerError {
     )
 }
 
-fn build(registry: &Registry, call: &Call) -> Result<Output, HandlerError> {
-    let req = request(call)?;
+fn build(registry: &Registry, domains: &[String], call: &Call) -> Result<Output, HandlerError> {
+    let req = request(call, domains)?;
     let snapshot = registry.snapshot();
     let source = target_source(registry, &snapshot, &req.domain)?;
     let root = source.canonicalize().map_err(|e| {
@@ -563,8 +613,6 @@ fn build(registry: &Registry, call: &Call) -> Result<Output, HandlerError> {
     } else {
         None
     };
-    let new_index = index_text(old_index.clone(), &snapshot, &req);
-
     let place = if replacing {
         Place::Replace
     } else {
@@ -604,6 +652,15 @@ fn build(registry: &Registry, call: &Call) -> Result<Output, HandlerError> {
         }
         undo_dir(created_dir);
     };
+    // The table from what the folder holds now (the new file included).
+    let rows = match folder_rows(&domain_dir, &req.domain) {
+        Ok(rows) => rows,
+        Err(e) => {
+            rollback(false);
+            return Err(io_err(&domain_dir, &e));
+        }
+    };
+    let new_index = index_text(old_index.clone(), &snapshot, &req, &rows);
     if let Err(e) = write_atomic(&index, new_index.as_bytes(), Place::Replace) {
         rollback(false);
         return Err(io_err(&index, &e));

@@ -108,6 +108,11 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The configuration the runtime will have.
+    pub fn runtime_config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
     /// Route model output and user lines with these settings (default
     /// [`RouterConfig::default`]); a context's profile still overrides the profile.
     pub fn router(mut self, router: RouterConfig) -> Self {

@@ -3,9 +3,17 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Longest a script may run before its process group is killed (toolsets "Script
-/// Execution": 60 seconds).
+/// The domain a workflow goes to without `--domain` (markdown-first 9.3), and the one
+/// workflow domain by default.
+pub const DEFAULT_WORKFLOW_DOMAIN: &str = "workflows";
+/// Longest a script may run before its process group is killed, by default (toolsets
+/// "Script Execution": 60 seconds); set it with [`ScriptLimits::timeout`] (`serve`:
+/// `script_timeout_ms`).
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The shortest script timeout: a configured [`ScriptLimits::timeout`] below it is raised to
+/// it (`serve` refuses such a setting outright). Below it a script could not even be started
+/// and counted once ([`PROCESS_CHECK_INTERVAL`]) before being killed.
+pub const MIN_SCRIPT_TIMEOUT: Duration = Duration::from_millis(100);
 /// Most bytes a script may write to stdout and stderr together (1 MiB) before its process
 /// group is killed.
 pub const MAX_SCRIPT_OUTPUT_BYTES: usize = 1024 * 1024;
@@ -43,7 +51,8 @@ pub const DEFAULT_TASK_HISTORY: usize = 1000;
 /// Limits for script execution.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptLimits {
-    /// Wall-clock timeout ([`SCRIPT_TIMEOUT`]).
+    /// Wall-clock timeout ([`SCRIPT_TIMEOUT`]; at least [`MIN_SCRIPT_TIMEOUT`], see
+    /// [`ScriptLimits::effective_timeout`]).
     pub timeout: Duration,
     /// Output cap, stdout and stderr together ([`MAX_SCRIPT_OUTPUT_BYTES`]).
     pub max_output_bytes: usize,
@@ -65,6 +74,14 @@ impl Default for ScriptLimits {
             max_arg_bytes: MAX_SCRIPT_ARG_BYTES,
             max_processes: MAX_SCRIPT_PROCESSES,
         }
+    }
+}
+
+impl ScriptLimits {
+    /// The timeout scripts actually get: [`ScriptLimits::timeout`], raised to
+    /// [`MIN_SCRIPT_TIMEOUT`] when it is shorter.
+    pub fn effective_timeout(&self) -> Duration {
+        self.timeout.max(MIN_SCRIPT_TIMEOUT)
     }
 }
 
@@ -92,6 +109,10 @@ pub struct RuntimeConfig {
     pub task_history: usize,
     /// Profiles by name, with their tool lists.
     pub profiles: BTreeMap<String, Profile>,
+    /// The actions domains `workflow.build` may write workflows to (default
+    /// [`DEFAULT_WORKFLOW_DOMAIN`] alone); any
+    /// other domain is refused (`not_a_workflow_domain`).
+    pub workflow_domains: Vec<String>,
 }
 
 impl Default for RuntimeConfig {
@@ -106,6 +127,7 @@ impl Default for RuntimeConfig {
             max_pending_tasks: DEFAULT_MAX_PENDING_TASKS,
             task_history: DEFAULT_TASK_HISTORY,
             profiles: BTreeMap::new(),
+            workflow_domains: vec![DEFAULT_WORKFLOW_DOMAIN.to_owned()],
         }
     }
 }
@@ -149,6 +171,21 @@ mod tests {
         assert_eq!(c.limits.max_processes, MAX_SCRIPT_PROCESSES);
         assert!(c.env_allowlist.iter().any(|v| v == "PATH"));
         assert!(!c.env_allowlist.iter().any(|v| v == "HOME"));
+    }
+
+    #[test]
+    fn the_timeout_is_raised_to_its_lower_bound() {
+        let mut l = ScriptLimits::default();
+        assert_eq!(l.effective_timeout(), SCRIPT_TIMEOUT);
+        l.timeout = MIN_SCRIPT_TIMEOUT;
+        assert_eq!(l.effective_timeout(), MIN_SCRIPT_TIMEOUT);
+        l.timeout = MIN_SCRIPT_TIMEOUT - Duration::from_nanos(1);
+        assert_eq!(l.effective_timeout(), MIN_SCRIPT_TIMEOUT);
+        l.timeout = Duration::ZERO;
+        assert_eq!(l.effective_timeout(), MIN_SCRIPT_TIMEOUT);
+        l.timeout = MIN_SCRIPT_TIMEOUT + Duration::from_millis(1);
+        assert_eq!(l.effective_timeout(), Duration::from_millis(101));
+        assert!(MIN_SCRIPT_TIMEOUT > PROCESS_CHECK_INTERVAL);
     }
 
     #[test]

@@ -50,21 +50,27 @@
 //!   [`FALLBACK_PATH`]), plus `SKILL_NAME` and `SKILL_DIR`.
 //! * Limits ([`ScriptLimits`]): too many arguments or argument bytes are refused before
 //!   anything starts; past the timeout, once stdout and stderr together pass the output
-//!   limit, or (Linux) once its process group has more than
+//!   limit, or (Linux) once the script and everything it started have more than
 //!   [`ScriptLimits::max_processes`] processes (counted every [`PROCESS_CHECK_INTERVAL`]),
-//!   the script's whole process group is killed with `SIGKILL`. On other Unix systems the
-//!   process count is not enforced (only the timeout stops a fork bomb there). When the script
-//!   exits, anything it left running in its process group is killed as well, and the same
-//!   happens at [`Runtime::shutdown`] and when an execution future is dropped. The
+//!   the script's process group and every descendant are killed with `SIGKILL`. On other
+//!   Unix systems the process count is not enforced (only the timeout stops a fork bomb
+//!   there). When the script exits, anything it left running is killed as well, and the
+//!   same happens at [`Runtime::shutdown`] and when an execution future is dropped. The
 //!   outcome's `limit` says which limit was hit; `output` has `exit_code`, `stdout` and
 //!   `stderr` (lossy UTF-8, cut at the output limit).
-//! * A process that leaves the script's process group (`setsid`) is out of reach; that
-//!   would need cgroups. Grandchildren killed with the group are reaped by the system's
-//!   init, the script itself always by the runtime.
+//! * Descendants (Linux): followed by lineage, not by process group, so one that leaves
+//!   the group or the session (`setsid`) is still counted and killed. The first script
+//!   run makes the host process a child subreaper: orphans of a script come to it and are
+//!   reaped by the runtime (see the `contain` module for what this means for a host that
+//!   starts children of its own). Elsewhere only the process group is reached; a process
+//!   that leaves it escapes there.
 
 mod builder;
 mod config;
+#[cfg(target_os = "linux")]
+mod contain;
 mod context;
+mod group;
 mod outcome;
 mod routed;
 mod schedule;
@@ -87,9 +93,10 @@ pub use crate::error::{Error, ErrorInfo, Limit};
 pub use builder::RuntimeBuilder;
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
-    DEFAULT_TASK_HISTORY, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS,
-    MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
-    SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
+    DEFAULT_TASK_HISTORY, DEFAULT_WORKFLOW_DOMAIN, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES,
+    MAX_SCRIPT_ARGS, MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, MIN_SCRIPT_TIMEOUT,
+    PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig, SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits,
+    effective_tools,
 };
 pub use context::Context;
 pub use outcome::{BoxError, Call, CommandOutcome, HandlerError, Kind, Outcome, Output};
@@ -179,10 +186,23 @@ impl Runtime {
         self.execute_with(invocation, arguments, ctx).await
     }
 
+    #[tracing::instrument(
+        name = "skills.run",
+        skip_all,
+        fields(
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %inv.skill,
+            skills.layer = %inv.layer,
+            skills.arguments = crate::activation::content(&arguments),
+        )
+    )]
     async fn execute_with(&self, inv: &Invocation, arguments: String, ctx: &Context) -> Outcome {
         let started = Instant::now();
         let mut outcome = self.prepare_and_run(inv, arguments, ctx).await;
         outcome.duration_ms = elapsed_ms(started);
+        if outcome.kind == Some(Kind::Script) {
+            crate::activation::script_finished(outcome.ok, outcome.code(), outcome.duration_ms);
+        }
         outcome
     }
 
@@ -310,6 +330,7 @@ impl Runtime {
         }
     }
 
+    #[tracing::instrument(name = "skills.script", skip_all, fields(skills.name = %call.skill.name))]
     async fn run_script(&self, call: &Call) -> Outcome {
         let skill = &call.skill;
         // The trust policy: scripts of low-trust skills run only when allowed.

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
 use skill_registry::{Caller, Skill, Snapshot};
 use skill_router::Invocation;
 
@@ -12,8 +11,7 @@ use crate::error::{ErrorInfo, Limit};
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// How an invocation was executed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A handler registered by name (host code or a built-in).
     Handler,
@@ -30,7 +28,7 @@ pub enum Kind {
 }
 
 /// The result of executing one invocation. Serialises to the JSON the HTTP layer returns.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// The skill, when the command named one.
     pub skill: Option<String>,
@@ -100,7 +98,7 @@ impl Outcome {
 /// The result of one command of a model output ([`Runtime::execute_output`]).
 ///
 /// [`Runtime::execute_output`]: crate::exec::Runtime::execute_output
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CommandOutcome {
     /// The command line as extracted.
     pub command: String,
@@ -111,8 +109,7 @@ pub struct CommandOutcome {
 }
 
 /// What a handler or tool service returns.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Output {
     /// Plain text.
     Text(String),
@@ -178,16 +175,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn limit_names_match_their_json() {
-        for l in [
+    fn limit_names_are_snake_case() {
+        let names: Vec<&str> = [
             Limit::Timeout,
             Limit::Output,
             Limit::Arguments,
             Limit::ArgumentBytes,
             Limit::Processes,
-        ] {
-            assert_eq!(serde_json::to_value(l).unwrap(), l.as_str());
-        }
-        assert_eq!(Limit::Processes.as_str(), "processes");
+        ]
+        .into_iter()
+        .map(Limit::as_str)
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "timeout",
+                "output",
+                "arguments",
+                "argument_bytes",
+                "processes"
+            ]
+        );
     }
 }

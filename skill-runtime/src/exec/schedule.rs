@@ -11,7 +11,6 @@
 //!   [`Runtime::scheduled_runs`] for the host to give to its model (markdown-first 12.2:
 //!   "runs the workflow through the normal orchestration pipeline").
 
-use serde::Serialize;
 use skill_router::Invocation;
 use skill_scheduler::{DispatchFuture, Dispatcher, Fire, SecondsFormat};
 
@@ -22,7 +21,7 @@ use crate::exec::{Context, Outcome, Runtime};
 pub const SCHEDULED_RUNS_CAPACITY: usize = 256;
 
 /// A scheduled run that finished.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScheduledRun {
     /// The skill.
     pub skill: String,
@@ -36,7 +35,17 @@ pub struct ScheduledRun {
 
 impl Runtime {
     /// Execute one fire (what [`Dispatcher::dispatch`] runs) and return its outcome.
+    #[tracing::instrument(
+        name = "skills.schedule.fire",
+        skip_all,
+        fields(skills.name = %fire.name, skills.schedule.generation = fire.generation)
+    )]
     pub async fn run_fire(&self, fire: Fire) -> Outcome {
+        crate::activation::activated(
+            &self.inner.registry.snapshot(),
+            crate::activation::Trigger::Schedule,
+            &fire.name,
+        );
         let invocation = Invocation::scheduled(&fire.skill);
         let mut outcome = self.execute(&invocation, &Context::scheduler()).await;
         if let Some(id) = outcome.task {

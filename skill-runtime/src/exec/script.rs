@@ -17,21 +17,22 @@
 //!   own environment (`PATH` falls back to [`FALLBACK_PATH`]), plus `SKILL_NAME` and
 //!   `SKILL_DIR`.
 //! * **Limits**: past the timeout, or once stdout and stderr together pass the output
-//!   limit, the whole process group is killed with `SIGKILL`. On Linux the processes of
-//!   the group (the script included, zombies not yet reaped included, threads not
+//!   limit, the whole process group and every descendant are killed with `SIGKILL`. On
+//!   Linux the script and everything it started (followed by lineage, see the `contain`
+//!   module: `setsid` does not escape; zombies not yet reaped included, threads not
 //!   counted) are counted every [`PROCESS_CHECK_INTERVAL`] from `/proc`; more than
-//!   [`ScriptLimits::max_processes`] and the group is killed the same way. `killpg`
-//!   reaches every member at once, and a member forking at that moment has its fork
-//!   fail (the kernel refuses a fork while a fatal signal is pending), so a fork bomb
-//!   cannot outrun the kill. The whole group runs at the lowest priority
-//!   ([`SCRIPT_NICE`], set right after the spawn and again at every count), so a bomb that
-//!   saturates the CPUs cannot starve the count, the server or its requests; a cgroup's
-//!   `pids.max` would bound it without any delay. Other Unix systems do not count
-//!   processes (there a fork bomb runs until the timeout). When the script itself exits,
-//!   whatever it left running in its group is killed too, so background children never
-//!   outlive it. The same happens at runtime shutdown and when the execution is
-//!   dropped. The script is always waited for (no zombie of ours); a process that moves
-//!   itself to another process group or session escapes this (that needs cgroups).
+//!   [`ScriptLimits::max_processes`] and they are all killed the same way. `killpg`
+//!   reaches every member of the group at once, and a member forking at that moment has
+//!   its fork fail (the kernel refuses a fork while a fatal signal is pending); the others
+//!   are killed pass after pass until none runs. The whole group runs at the lowest
+//!   priority ([`SCRIPT_NICE`], set right after the spawn and again at every count), so a
+//!   bomb that saturates the CPUs cannot starve the count, the server or its requests; a
+//!   cgroup's `pids.max` would bound it without any delay, but needs a delegated cgroup v2
+//!   hierarchy. Other Unix systems do not count processes (there a fork bomb runs until
+//!   the timeout) and reach only the process group. When the script itself exits,
+//!   whatever it left running is killed too, so background children never outlive it.
+//!   The same happens at runtime shutdown and when the execution is dropped. The script is
+//!   always waited for (no zombie of ours).
 //!
 //! [`ScriptLimits::max_args`]: crate::exec::ScriptLimits::max_args
 //! [`ScriptLimits::max_arg_bytes`]: crate::exec::ScriptLimits::max_arg_bytes
@@ -190,95 +191,28 @@ pub(crate) fn resolve(skill: &Skill, entry: &str) -> Result<PathBuf, Error> {
     Ok(full)
 }
 
-/// Kill a whole process group; a group that is already gone is fine.
-#[cfg(unix)]
-pub(crate) fn kill_group(pgid: u32) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    if let Ok(raw) = i32::try_from(pgid) {
-        if raw > 0 {
-            let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
-        }
-    }
-}
+#[cfg(target_os = "linux")]
+use crate::exec::contain::{Tree, spawn};
+use crate::exec::group::kill_group;
 
-#[cfg(not(unix))]
-pub(crate) fn kill_group(_pgid: u32) {}
-
-/// Counts the processes of one process group (Linux: `/proc`).
-///
-/// Each check lists `/proc` and reads `/proc/<pid>/stat` of the processes it has not seen
-/// before, remembering those outside the group so that later checks skip them (a listing
-/// costs one directory read, not three system calls per process). Members are read again
-/// each time (they may leave). Not seen: a known outsider that later joins the group
-/// (`setpgid` from the same session: it moves a process, it does not create one), a pid
-/// reused between two checks (the pid counter wrapping within one interval), and a
-/// process that ends between the listing and the read.
+/// Off Linux nothing follows a script's descendants: only its process group is killed.
+#[cfg(not(target_os = "linux"))]
 #[derive(Debug)]
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-struct GroupCounter {
-    pgid: u32,
-    /// Pids seen last time that are in another process group.
-    others: std::collections::HashSet<u32>,
-}
+struct Tree;
 
-impl GroupCounter {
-    fn new(pgid: u32) -> Self {
-        GroupCounter {
-            pgid,
-            others: std::collections::HashSet::new(),
-        }
-    }
-
-    /// How many processes are in the group, counting up to `max + 1` (enough to tell that
-    /// it is over `max`). `None` when `/proc` cannot be read (or off Linux). Blocking file
-    /// I/O: call it off the async workers.
-    #[cfg(target_os = "linux")]
-    fn count(&mut self, max: usize) -> Option<usize> {
-        let dir = std::fs::read_dir("/proc").ok()?;
-        let mut others = std::collections::HashSet::with_capacity(self.others.len());
-        let mut n = 0usize;
-        for entry in dir.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if self.others.contains(&pid) {
-                others.insert(pid);
-                continue;
-            }
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            if stat_pgrp(&stat) == Some(self.pgid) {
-                n += 1;
-                if n > max {
-                    break;
-                }
-            } else {
-                others.insert(pid);
-            }
-        }
-        self.others = others;
-        Some(n)
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn count(&mut self, _max: usize) -> Option<usize> {
+#[cfg(not(target_os = "linux"))]
+impl Tree {
+    fn scan(&mut self) -> Option<usize> {
         None
     }
+    fn kill_all(&mut self) {}
 }
 
-/// The process group (field 5) of a `/proc/<pid>/stat` line. The command name (field 2)
-/// is in parentheses and may itself hold spaces and parentheses, so the fields are read
-/// after the last `)`: state, parent pid, process group.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn stat_pgrp(stat: &str) -> Option<u32> {
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_ascii_whitespace().nth(2)?.parse().ok()
+#[cfg(not(target_os = "linux"))]
+fn spawn(
+    cmd: &mut tokio::process::Command,
+) -> std::io::Result<(tokio::process::Child, Option<Tree>)> {
+    Ok((cmd.spawn()?, None))
 }
 
 /// Lower the priority of every process now in the group to [`SCRIPT_NICE`]; children
@@ -296,16 +230,36 @@ fn demote_group(pgid: u32) {
 #[cfg(not(unix))]
 fn demote_group(_pgid: u32) {}
 
-/// Kills the process group when dropped, unless disarmed: a dropped execution never leaves
-/// its script running.
+/// Kills the process group and every descendant when dropped, unless disarmed: a dropped
+/// execution never leaves its script or anything it started running.
 struct GroupGuard {
     pgid: Option<u32>,
+    tree: Option<Tree>,
+}
+
+impl GroupGuard {
+    /// Kill the group and every descendant now, and wait (off the async workers) until they
+    /// are dead and reaped; the descendants are not followed after that.
+    async fn kill_all(&mut self) {
+        if let Some(p) = self.pgid {
+            kill_group(p);
+        }
+        if let Some(mut tree) = self.tree.take() {
+            let _ = tokio::task::spawn_blocking(move || tree.kill_all()).await;
+        }
+    }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if let Some(p) = self.pgid {
             kill_group(p);
+        }
+        // Dropped mid-run: the rest of the killing (and reaping) goes on in a thread.
+        if let Some(mut tree) = self.tree.take() {
+            let _ = std::thread::Builder::new()
+                .name("script-reaper".into())
+                .spawn(move || tree.kill_all());
         }
     }
 }
@@ -359,7 +313,7 @@ pub(crate) async fn run(
     if *shutdown.borrow() {
         return fail(Error::ShuttingDown);
     }
-    let mut child = match cmd.spawn() {
+    let (mut child, tree) = match spawn(&mut cmd) {
         Ok(c) => c,
         Err(e) => {
             return fail(Error::Spawn {
@@ -369,7 +323,10 @@ pub(crate) async fn run(
         }
     };
     // With process_group(0) the group id is the child's pid.
-    let mut guard = GroupGuard { pgid: child.id() };
+    let mut guard = GroupGuard {
+        pgid: child.id(),
+        tree,
+    };
     // At once, so that what the script forks inherits the low priority; again at every
     // count, for whatever it forked in between.
     if let Some(p) = guard.pgid {
@@ -379,7 +336,8 @@ pub(crate) async fn run(
         return fail(Error::Internal("script pipes were not set up".into()));
     };
     let limits = &config.limits;
-    let deadline = tokio::time::sleep(limits.timeout);
+    let timeout = limits.effective_timeout();
+    let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
@@ -388,11 +346,6 @@ pub(crate) async fn run(
     let (mut out_open, mut err_open) = (true, true);
     let mut exited: Option<std::process::ExitStatus> = None;
     let mut stopped: Option<Error> = None;
-    // The process count (Linux only: elsewhere there is nothing to count with).
-    let mut counter = guard
-        .pgid
-        .filter(|_| cfg!(target_os = "linux"))
-        .map(GroupCounter::new);
     let mut count_tick = tokio::time::interval(PROCESS_CHECK_INTERVAL);
     count_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while stopped.is_none() && (exited.is_none() || out_open || err_open) {
@@ -402,9 +355,9 @@ pub(crate) async fn run(
                     Ok(s) => exited = Some(s),
                     Err(e) => stopped = Some(Error::Internal(format!("waiting for the script failed: {e}"))),
                 }
-                // Whatever the script left running in its group goes with it; this also
-                // closes pipes its children still hold.
-                if let Some(p) = guard.pgid { kill_group(p); }
+                // Whatever the script left running goes with it; this also closes pipes
+                // its children still hold.
+                guard.kill_all().await;
             }
             n = out.read(&mut buf_out), if out_open => match n {
                 Ok(0) | Err(_) => out_open = false,
@@ -417,7 +370,7 @@ pub(crate) async fn run(
             () = &mut deadline => {
                 stopped = Some(Error::Limit {
                     limit: Limit::Timeout,
-                    message: format!("the script ran longer than {:?} and was killed", limits.timeout),
+                    message: format!("the script ran longer than {timeout:?} and was killed"),
                 });
             }
             // (A plain value, not the channel's read guard: the guard is not `Send` and the
@@ -425,26 +378,26 @@ pub(crate) async fn run(
             _ = async { shutdown.wait_for(|v| *v).await.is_ok() } => {
                 stopped = Some(Error::ShuttingDown);
             }
-            _ = count_tick.tick(), if counter.is_some() && exited.is_none() => {
+            _ = count_tick.tick(), if guard.tree.is_some() && exited.is_none() => {
                 if let Some(p) = guard.pgid { demote_group(p); }
                 let max = limits.max_processes;
-                let counted = match counter.take() {
-                    Some(mut c) => tokio::task::spawn_blocking(move || {
-                        let n = c.count(max);
-                        (c, n)
+                let counted = match guard.tree.take() {
+                    Some(mut t) => tokio::task::spawn_blocking(move || {
+                        let n = t.scan();
+                        (t, n)
                     })
                     .await
                     .ok(),
                     None => None,
                 };
                 match counted {
-                    Some((c, Some(n))) => {
-                        counter = Some(c);
+                    Some((t, Some(n))) => {
+                        guard.tree = Some(t);
                         if n > max {
                             stopped = Some(Error::Limit {
                                 limit: Limit::Processes,
                                 message: format!(
-                                    "the script had more than {max} processes at once in its process group and was killed"
+                                    "the script had more than {max} processes at once (itself and everything it started) and was killed"
                                 ),
                             });
                         }
@@ -469,9 +422,7 @@ pub(crate) async fn run(
         }
     }
     if let Some(e) = stopped {
-        if let Some(p) = guard.pgid {
-            kill_group(p);
-        }
+        guard.kill_all().await;
         if exited.is_none() {
             // SIGKILL cannot be ignored: this returns promptly and reaps the child.
             let _ = child.wait().await;
@@ -522,34 +473,6 @@ mod tests {
             ("archive.tar.gz", "archive")
         );
         assert_eq!(stem("plain"), ("plain", "plain"));
-    }
-
-    #[test]
-    fn the_process_group_is_read_after_the_last_parenthesis() {
-        assert_eq!(stat_pgrp("42 (sh) S 1 42 42 0 -1 4194560"), Some(42));
-        // A command name with spaces and parentheses that look like fields.
-        assert_eq!(stat_pgrp("7 (a) S 1 99 (b c) R 3 8 8 0"), Some(8));
-        assert_eq!(stat_pgrp("7 (x)) Z 1 5 5"), Some(5));
-        assert_eq!(stat_pgrp("7 (x) S 1"), None);
-        assert_eq!(stat_pgrp("no parenthesis 1 2 3"), None);
-        assert_eq!(stat_pgrp("7 (x) S 1 -3 0"), None);
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn our_own_process_group_is_counted() {
-        let me = std::process::id();
-        let stat = std::fs::read_to_string(format!("/proc/{me}/stat")).unwrap();
-        let mut counter = GroupCounter::new(stat_pgrp(&stat).unwrap());
-        // At least this process; counting stops once past the limit.
-        assert!(counter.count(1000).unwrap() >= 1);
-        // Processes of other groups are remembered and not read again.
-        assert!(!counter.others.is_empty());
-        assert!(!counter.others.contains(&me));
-        assert!(counter.count(1000).unwrap() >= 1);
-        assert_eq!(counter.count(0), Some(1));
-        // A group nobody has (pids stay below 2^22).
-        assert_eq!(GroupCounter::new(u32::MAX).count(10), Some(0));
     }
 
     #[test]

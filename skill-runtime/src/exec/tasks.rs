@@ -4,15 +4,13 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::AbortHandle;
 
 use crate::exec::{Error, Outcome};
 
 /// Where a forked task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskStatus {
     /// Waiting for a free slot (the fork concurrency bound).
     Queued,
@@ -39,7 +37,7 @@ impl TaskStatus {
 }
 
 /// A forked task as listed and fetched.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaskInfo {
     /// Its id (increasing from 1).
     pub id: u64,

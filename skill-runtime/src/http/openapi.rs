@@ -152,6 +152,9 @@ fn operation(e: &Endpoint, secured: bool) -> Value {
             "text/plain": { "schema": { "type": "string" } },
             "application/octet-stream": { "schema": { "type": "string", "format": "binary" } },
         }),
+        "/.well-known/agent-skills/{name}/SKILL.md" => {
+            json!({ "text/markdown": { "schema": { "type": "string" } } })
+        }
         _ => json!({ "application/json": {} }),
     };
     let mut responses = Map::new();

@@ -15,6 +15,8 @@ pub(crate) enum Op {
     Resources,
     Resource,
     GetSkill,
+    Outline,
+    Section,
     Catalog,
     Search,
     Select,
@@ -31,6 +33,8 @@ pub(crate) enum Op {
     Reload,
     Events,
     OpenApi,
+    DiscoveryIndex,
+    DiscoverySkill,
 }
 
 /// One endpoint: method, path template (`{name}` matches one segment; a trailing `{path}`
@@ -160,6 +164,24 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Resource,
         action: false,
         summary: "One resource's bytes, confined to the skill folder and size-capped.",
+        query: &[PROFILE, CALLER],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills/{name}/outline",
+        op: Op::Outline,
+        action: false,
+        summary: "A skill's outline: every section with its heading path, level, slug, characters and estimated tokens.",
+        query: &[PROFILE, CALLER],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/v1/skills/{name}/sections/{slug}",
+        op: Op::Section,
+        action: false,
+        summary: "One section of a skill by slug, with its subsections; an unknown slug is 404 `unknown_section` naming the valid ones.",
         query: &[PROFILE, CALLER],
         body: None,
     },
@@ -391,6 +413,42 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         query: &[],
         body: None,
     },
+    Endpoint {
+        method: Method::GET,
+        path: "/.well-known/agent-skills/index.json",
+        op: Op::DiscoveryIndex,
+        action: false,
+        summary: "The Agent Skills discovery index (schema discovery/0.2.0): the model-visible skills of the server's profile, each with its SKILL.md URL and sha256 digest.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::GET,
+        path: "/.well-known/agent-skills/{name}/SKILL.md",
+        op: Op::DiscoverySkill,
+        action: false,
+        summary: "One skill file the discovery index lists (text/markdown); 404 for any other name.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::HEAD,
+        path: "/.well-known/agent-skills/index.json",
+        op: Op::DiscoveryIndex,
+        action: false,
+        summary: "The Agent Skills discovery index (schema discovery/0.2.0): the model-visible skills of the server's profile, each with its SKILL.md URL and sha256 digest.",
+        query: &[],
+        body: None,
+    },
+    Endpoint {
+        method: Method::HEAD,
+        path: "/.well-known/agent-skills/{name}/SKILL.md",
+        op: Op::DiscoverySkill,
+        action: false,
+        summary: "One skill file the discovery index lists (text/markdown); 404 for any other name.",
+        query: &[],
+        body: None,
+    },
 ];
 
 /// Match a path against a template; returns the captured parameters.
@@ -404,6 +462,7 @@ pub(crate) fn matches(template: &str, path: &str) -> Option<HashMap<&'static str
                 "name" => "name",
                 "path" => "path",
                 "id" => "id",
+                "slug" => "slug",
                 _ => return None,
             };
             let value = if t.peek().is_none() && name == "path" {

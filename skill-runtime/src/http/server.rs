@@ -162,7 +162,18 @@ async fn handle_request(
     let id = request_id(&app, &req);
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let span = tracing::info_span!("request", id = %id, method = %method, path = %path);
+    // The OpenTelemetry HTTP server attributes beside the log fields (`otel.kind` is read
+    // by tracing-opentelemetry).
+    let span = tracing::info_span!(
+        "request",
+        id = %id,
+        method = %method,
+        path = %path,
+        otel.kind = "server",
+        http.request.method = %method,
+        url.path = %path,
+        http.response.status_code = tracing::field::Empty,
+    );
     async move {
         let started = Instant::now();
         let mount = app.mounts.iter().find(|m| m.serves(&path)).cloned();
@@ -174,6 +185,7 @@ async fn handle_request(
         if let Ok(v) = HeaderValue::from_str(&id) {
             resp.headers_mut().insert("x-request-id", v);
         }
+        tracing::Span::current().record("http.response.status_code", resp.status().as_u16());
         tracing::debug!(
             status = resp.status().as_u16(),
             micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),

@@ -127,6 +127,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "a user line that is not a slash command",
     ),
     code(
+        "not_a_workflow_domain",
+        200,
+        "workflow.build: a domain that is not a workflow domain",
+    ),
+    code(
         "not_available",
         403,
         "a skill not available to this caller or profile",
@@ -201,6 +206,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     ),
     code("unknown_domain", 404, "no such domain"),
     code("unknown_resource", 404, "no such resource"),
+    code(
+        "unknown_section",
+        404,
+        "a skill has no section of that slug",
+    ),
     code("unknown_skill", 404, "no such skill"),
     code("unknown_task", 404, "no such forked task"),
     code(

@@ -6,29 +6,51 @@ use skill_format::Diagnostic;
 use skill_router::Route;
 
 use crate::exec::{CommandOutcome, Outcome, TaskInfo};
-use crate::wire::{EntryShape, ExtractionShape};
+use crate::wire::{CommandOutcomeShape, EntryShape, ExtractionShape, OutcomeShape, TaskShape};
 
 /// `POST /v1/execute` with `output`: one outcome per command, in order.
 #[derive(Debug, Serialize)]
 pub struct ResultsShape<'a> {
+    results: Vec<CommandOutcomeShape<'a>>,
+}
+
+impl<'a> ResultsShape<'a> {
     /// The commands' outcomes.
-    pub results: &'a [CommandOutcome],
+    pub fn new(results: &'a [CommandOutcome]) -> Self {
+        ResultsShape {
+            results: results.iter().map(CommandOutcomeShape::from).collect(),
+        }
+    }
 }
 
 /// `POST /v1/execute` with `command`: its route and, when it ran, its outcome.
 #[derive(Debug, Serialize)]
 pub struct ExecutedShape<'a> {
     /// How the command routed.
+    #[serde(serialize_with = "crate::wire::route::borrowed_route")]
     pub route: &'a Route,
     /// What running it gave (`None`: nothing ran).
+    #[serde(serialize_with = "outcome_json")]
     pub outcome: Option<&'a Outcome>,
+}
+
+fn outcome_json<S: serde::Serializer>(o: &Option<&Outcome>, s: S) -> Result<S::Ok, S::Error> {
+    o.map(OutcomeShape::from).serialize(s)
 }
 
 /// `GET /v1/tasks`: every forked task.
 #[derive(Debug, Serialize)]
-pub struct TasksShape {
+pub struct TasksShape<'a> {
+    tasks: Vec<TaskShape<'a>>,
+}
+
+impl<'a> TasksShape<'a> {
     /// The tasks.
-    pub tasks: Vec<TaskInfo>,
+    pub fn new(tasks: &'a [TaskInfo]) -> Self {
+        TasksShape {
+            tasks: tasks.iter().map(TaskShape::from).collect(),
+        }
+    }
 }
 
 /// `GET /v1/get_skill`: the tier asked for and its text.
@@ -81,6 +103,7 @@ pub struct RoutedShape<'a> {
     /// The command as written.
     pub command: &'a str,
     /// How it routed.
+    #[serde(serialize_with = "crate::wire::route::owned_route")]
     pub route: Route,
 }
 

@@ -14,25 +14,39 @@
 //! code is added to the table, never renamed.
 
 mod audit;
+mod discovery;
 mod errors;
 mod evals;
 mod exec;
+mod outcome;
+pub(crate) mod route;
+mod sections;
 mod shapes;
 mod text;
 
 pub use audit::{AuditShape, FindingShape};
+pub use discovery::{DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
 pub use evals::{TriggerEvalShape, TriggerResultShape};
 pub use exec::{
     ExecutedShape, ExtractShape, GetSkillShape, ListShape, ResultsShape, RoutedShape, TasksShape,
     ValidateShape, ValidateSummary,
 };
-pub use shapes::{
-    CatalogShape, DiagnosticsShape, EntryShape, ExtractionShape, HealthShape, NotesShape,
-    ReadyShape, ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape,
-    SearchShape, SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
+pub use outcome::{
+    ChangeShape, CommandOutcomeShape, ErrorInfoShape, OutcomeShape, ScheduledRunShape, TaskShape,
+    event_json,
 };
-pub use text::text_table;
+pub use route::{
+    CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
+    RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,
+};
+pub use sections::{OutlineSectionShape, OutlineShape, SectionShape};
+pub use shapes::{
+    CatalogShape, DiagnosticsShape, EntryShape, HealthShape, NotesShape, ReadyShape,
+    ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape, SearchShape,
+    SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
+};
+pub use text::{budget_text, text_table};
 
 /// A shape as pretty JSON with a final newline (what `--format json` prints).
 pub fn pretty(value: &impl serde::Serialize) -> String {

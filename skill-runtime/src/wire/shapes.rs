@@ -5,7 +5,6 @@ use std::path::Path;
 use serde::Serialize;
 use skill_format::Diagnostic;
 use skill_registry::{BudgetReport, CatalogEntry, Resource, Skill};
-use skill_router::Extraction;
 use skill_scheduler::{DateTime, RunRecord, SecondsFormat, Tz, Utc};
 use skill_search::{Match, NoteHit, TriggerHit};
 
@@ -126,6 +125,10 @@ pub struct SkillDetailShape<'a> {
     body: &'a str,
     body_line: u32,
     allowed_tools: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    when_to_use: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    when_not_to_use: &'a [String],
     argument_hint: Option<&'a str>,
     context: Option<&'static str>,
     shadows: Vec<ShadowShape<'a>>,
@@ -142,6 +145,8 @@ impl<'a> From<&'a Shown> for SkillDetailShape<'a> {
             body: &s.body,
             body_line: s.body_line,
             allowed_tools: m.allowed_tools.as_deref(),
+            when_to_use: &m.when_to_use,
+            when_not_to_use: &m.when_not_to_use,
             argument_hint: m.argument_hint.as_deref(),
             context: m.context.map(skill_format::ContextMode::as_str),
             shadows: shown
@@ -180,11 +185,29 @@ impl<'a> From<&'a Skill> for EntryShape<'a> {
     }
 }
 
+/// One file of a skill's folder: its relative path, size and kind.
+#[derive(Debug, Serialize)]
+pub struct ResourceShape<'a> {
+    path: &'a str,
+    size: u64,
+    kind: &'static str,
+}
+
+impl<'a> From<&'a Resource> for ResourceShape<'a> {
+    fn from(r: &'a Resource) -> Self {
+        ResourceShape {
+            path: &r.path,
+            size: r.size,
+            kind: r.kind.as_str(),
+        }
+    }
+}
+
 /// `GET /v1/skills/{name}/resources` and `resources --format json`.
 #[derive(Debug, Serialize)]
 pub struct ResourcesShape<'a> {
     skill: &'a str,
-    resources: &'a [Resource],
+    resources: Vec<ResourceShape<'a>>,
     truncated: bool,
     too_many: bool,
     too_deep: bool,
@@ -195,7 +218,7 @@ impl<'a> ResourcesShape<'a> {
     pub fn new(skill: &'a str, listing: &'a skill_registry::ResourceListing) -> Self {
         ResourcesShape {
             skill,
-            resources: &listing.resources,
+            resources: listing.resources.iter().map(ResourceShape::from).collect(),
             truncated: listing.is_truncated(),
             too_many: listing.too_many,
             too_deep: listing.too_deep,
@@ -253,7 +276,7 @@ pub struct SearchMatchShape<'a> {
     confidence: f64,
     explicit: bool,
     phrase: Option<&'a str>,
-    triggers: &'a [TriggerHit],
+    triggers: Vec<TriggerHitShape<'a>>,
     matched_terms: &'a [String],
     body_terms: &'a [String],
     reason: &'a str,
@@ -271,12 +294,29 @@ impl<'a> From<&'a Match> for SearchMatchShape<'a> {
             confidence: (f64::from(m.confidence) * 100.0).round() / 100.0,
             explicit: m.explicit,
             phrase: m.phrase.as_deref(),
-            triggers: &m.triggers,
+            triggers: m.triggers.iter().map(TriggerHitShape::from).collect(),
             matched_terms: &m.matched_terms,
             body_terms: &m.body_terms,
             reason: &m.reason,
             description: &m.description,
             last_used: m.last_used,
+        }
+    }
+}
+
+/// A trigger that matched: its kind (`keyword`, `verb`, `pattern`) and the trigger as the
+/// skill declares it.
+#[derive(Debug, Serialize)]
+pub struct TriggerHitShape<'a> {
+    kind: &'static str,
+    trigger: &'a str,
+}
+
+impl<'a> From<&'a TriggerHit> for TriggerHitShape<'a> {
+    fn from(h: &'a TriggerHit) -> Self {
+        TriggerHitShape {
+            kind: h.kind.as_str(),
+            trigger: &h.trigger,
         }
     }
 }
@@ -422,37 +462,6 @@ impl<'a> From<&'a Schedules> for SchedulesShape<'a> {
                 .as_ref()
                 .map(|h| h.iter().map(RunShape::from).collect()),
             diagnostics: &s.diagnostics,
-        }
-    }
-}
-
-/// An unterminated `cmd` block.
-#[derive(Debug, Serialize)]
-struct UnterminatedShape<'a> {
-    line: u32,
-    text: &'a str,
-}
-
-/// `POST /v1/extract` and `extract`: commands, text, unterminated blocks and every
-/// segment in order.
-#[derive(Debug, Serialize)]
-pub struct ExtractionShape<'a> {
-    commands: Vec<skill_router::Command<'a>>,
-    text: String,
-    unterminated: Vec<UnterminatedShape<'a>>,
-    segments: &'a [skill_router::Segment<'a>],
-}
-
-impl<'a> From<&'a Extraction<'a>> for ExtractionShape<'a> {
-    fn from(x: &'a Extraction<'a>) -> Self {
-        ExtractionShape {
-            commands: x.commands().collect(),
-            text: x.text(),
-            unterminated: x
-                .unterminated()
-                .map(|(line, text)| UnterminatedShape { line, text })
-                .collect(),
-            segments: &x.segments,
         }
     }
 }

@@ -1,10 +1,13 @@
 //! skill-runtime's integration tests, one binary: execution by kind and limits (`runtime`,
-//! `scripts`), the built-in workflow handler (`workflow`), the HTTP server against hostile
-//! clients and its OpenAPI document (`http`); `common` holds the helpers.
+//! `scripts`, `contain`), the built-in workflow handler (`workflow`), the HTTP server against
+//! hostile clients and its OpenAPI document (`http`), several replicas on one database
+//! (`replicas`); `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod contain;
 mod http;
+mod replicas;
 mod runtime;
 mod scripts;
 mod workflow;

@@ -64,7 +64,7 @@ fn echo_handler() -> impl Fn(Call) -> std::future::Ready<Result<Output, BoxError
     |call: Call| {
         std::future::ready(Ok(Output::Json(serde_json::json!({
             "skill": call.skill.name,
-            "flags": call.invocation.flags,
+            "flags": skill_runtime::wire::flags_shape(&call.invocation.flags),
             "positionals": call.invocation.positionals,
             "arguments": call.arguments,
             "allowed_tools": call.allowed_tools,
@@ -435,10 +435,13 @@ async fn model_output_runs_in_order_and_a_failure_hides_nothing() {
             .contains("notes.save")
     );
     assert_eq!(calls.load(Ordering::SeqCst), 2);
-    // Serialises for the HTTP layer.
-    let json = serde_json::to_value(&results).unwrap();
-    assert_eq!(json[1]["outcome"]["error"]["code"], "unknown_skill");
-    assert_eq!(json[0]["outcome"]["kind"], "handler");
+    // As the HTTP layer writes it.
+    let json = serde_json::to_value(skill_runtime::wire::ResultsShape::new(&results)).unwrap();
+    assert_eq!(
+        json["results"][1]["outcome"]["error"]["code"],
+        "unknown_skill"
+    );
+    assert_eq!(json["results"][0]["outcome"]["kind"], "handler");
 }
 
 fn fire(rt: &Runtime, name: &str) -> Fire {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::common::{inv, write};
 use skill_registry::{Registry, RegistryConfig, Source};
-use skill_runtime::exec::{Context, Kind, Runtime};
+use skill_runtime::exec::{Context, Kind, Runtime, RuntimeConfig};
 
 const BUILD: &str = "---\nname: workflow.build\ndescription: Save a new workflow composed of existing skills\nhandler: workflow.build\n---\n# workflow.build\n\nBuilds.\n";
 const INDEX: &str = "---\ndomain: workflows\ndescription: Saved routines\n---\n\n# Workflows\n\nRoutines.\n\n## Available Skills\n\n| Skill | Description |\n|-------|-------------|\n| workflows.daily | Daily digest |\n\n## Notes\n\n- Rewritten by workflow.build.\n";
@@ -42,7 +42,14 @@ fn setup(writable: bool) -> Setup {
         u,
     ])));
     assert!(registry.snapshot().get("workflows.daily").is_some());
+    let config = RuntimeConfig {
+        workflow_domains: ["workflows", "finance", "escape"]
+            .map(String::from)
+            .to_vec(),
+        ..RuntimeConfig::default()
+    };
     let rt = Runtime::builder(registry.clone())
+        .config(config)
         .workflow_builder()
         .build();
     Setup {
@@ -469,4 +476,115 @@ async fn build_workflow_works_without_a_skill_file_and_needs_the_handler() {
     assert!(o.ok, "{o:?}");
     assert!(registry.snapshot().get("workflows.standup").is_some());
     assert!(user.path().join("workflows/SKILL.md").exists());
+}
+
+#[tokio::test]
+async fn only_workflow_domains_may_be_written() {
+    let s = setup(true);
+    // `calendar` is a fine name but not a configured workflow domain.
+    refused(
+        &s,
+        &[
+            ("name", &["fine"]),
+            ("domain", &["calendar"]),
+            ("description", &["x"]),
+        ],
+        "not_a_workflow_domain",
+    )
+    .await;
+    // The default configuration allows `workflows` alone.
+    let rt = Runtime::builder(s.registry.clone())
+        .workflow_builder()
+        .build();
+    let flags: &[(&str, &[&str])] = &[
+        ("name", &["fine"]),
+        ("domain", &["finance"]),
+        ("description", &["x"]),
+    ];
+    let o = rt
+        .execute(&inv("workflow.build", &[], flags), &Context::model())
+        .await;
+    assert_eq!(o.code(), Some("not_a_workflow_domain"), "{o:?}");
+    assert!(!s.user.path().join("finance").exists());
+    let flags: &[(&str, &[&str])] = &[("name", &["fine"]), ("description", &["x"])];
+    let o = rt
+        .execute(&inv("workflow.build", &[], flags), &Context::model())
+        .await;
+    assert!(o.ok, "{o:?}");
+}
+
+#[tokio::test]
+async fn an_index_missing_a_workflow_file_gets_it_back_on_the_next_build() {
+    let s = setup(true);
+    // A crash between the workflow file and its index: the file is there, the index and
+    // the registry do not know it.
+    write(
+        s.user.path(),
+        "workflows/orphan.md",
+        "---\nname: workflows.orphan\ndescription: Left by a crash\n---\n# workflows.orphan\n\nSteps.\n",
+    );
+    assert!(s.registry.snapshot().get("workflows.orphan").is_none());
+    let flags: &[(&str, &[&str])] = &[("name", &["next"]), ("description", &["The next one"])];
+    let o =
+        s.rt.execute(&inv("workflow.build", &[], flags), &Context::model())
+            .await;
+    assert!(o.ok, "{o:?}");
+    let index = std::fs::read_to_string(s.user.path().join("workflows/SKILL.md")).unwrap();
+    assert!(
+        index.contains("| workflows.orphan | Left by a crash |"),
+        "{index}"
+    );
+    assert!(index.contains("| workflows.next | The next one |"));
+    assert!(index.contains("| workflows.daily | Daily digest |"));
+    // The rest of the index is kept.
+    assert!(index.ends_with("\n## Notes\n\n- Rewritten by workflow.build.\n"));
+}
+
+/// The pid of a process that has ended.
+#[cfg(unix)]
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn stale_temporary_files_are_removed_at_start_and_on_reload() {
+    let s = setup(true);
+    let dir = s.user.path().join("workflows");
+    let dead = dead_pid();
+    let stale = dir.join(format!(".daily.md.{dead}.3.tmp"));
+    let stale_index = dir.join(format!(".SKILL.md.{dead}.4.tmp"));
+    // Another process's (pid 1 runs) recent file: possibly in flight, kept.
+    let live = dir.join(".SKILL.md.1.0.tmp");
+    // Not of this pattern: kept.
+    let other = dir.join(".notes.tmp");
+    for p in [&stale, &stale_index, &live, &other] {
+        std::fs::write(p, "partial").unwrap();
+    }
+    // Start: a new handler (as when the runtime starts) cleans up.
+    let rt = Runtime::builder(s.registry.clone())
+        .workflow_builder()
+        .build();
+    assert!(!stale.exists());
+    assert!(!stale_index.exists());
+    assert!(live.exists());
+    assert!(other.exists());
+    // A file of our own process left behind (no build is under way) and another dead one:
+    // removed by the next reload that changes something.
+    let mine = dir.join(format!(".daily.md.{}.99.tmp", std::process::id()));
+    std::fs::write(&mine, "partial").unwrap();
+    std::fs::write(&stale, "partial").unwrap();
+    write(
+        s.user.path(),
+        "workflows/daily.md",
+        &DAILY.replace("Daily digest", "Changed"),
+    );
+    assert!(!s.registry.reload().is_empty());
+    assert!(!mine.exists());
+    assert!(!stale.exists());
+    assert!(live.exists());
+    drop(rt);
 }

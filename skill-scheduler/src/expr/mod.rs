@@ -1,11 +1,19 @@
-//! crontab(5) expressions: parsing into bit sets, with the column of each problem. The
-//! search for the next fire instant in a time zone is in `next`.
+//! crontab(5) expressions: validation of the text, with the column of each problem (the
+//! `cron` crate reports none), the shorthands, and the never-fires check. The validated
+//! fields go to the `cron` crate through `adapter`, which finds matching wall-clock
+//! times; `next` turns them into instants in a time zone with cronie's daylight-saving
+//! rules.
 
+mod adapter;
+#[cfg(test)]
+mod differential;
 mod next;
 #[cfg(test)]
 mod tests;
 
-pub use next::MAX_SEARCH_DAYS;
+pub use adapter::{FIRST_YEAR, LAST_YEAR};
+
+use adapter::{CronTimes, Fields, Item};
 
 #[cfg(test)]
 use chrono::{DateTime, TimeZone, Utc};
@@ -45,19 +53,11 @@ pub const MAX_EXPRESSION_CHARS: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     text: String,
-    seconds: u64,
-    minutes: u64,
-    hours: u64,
-    days_of_month: u64,
-    months: u64,
-    days_of_week: u64,
-    /// The day-of-month field starts with `*` (cronie's `DOM_STAR`).
-    dom_star: bool,
-    /// The day-of-week field starts with `*` (cronie's `DOW_STAR`).
-    dow_star: bool,
     /// The seconds, minute or hour field starts with `*`: the job repeats through the day
     /// and follows elapsed time across daylight-saving changes instead of the wall clock.
     wild: bool,
+    /// The same schedule for the `cron` crate, which finds the fire times.
+    times: CronTimes,
 }
 
 /// One field's rules.
@@ -240,60 +240,48 @@ impl Schedule {
                 ));
             }
         };
-        let mut masks = [0u64; 6];
+        let mut fields: [Vec<Item>; 6] = Default::default();
         let offset = 6 - specs.len();
         if offset == 1 {
-            masks[0] = 1; // second 0
+            fields[0] = vec![Item {
+                low: 0,
+                high: 0,
+                step: 1,
+            }];
         }
         for (i, (tok, spec)) in toks.iter().zip(specs).enumerate() {
-            masks[offset + i] = parse_field(tok, spec)?;
+            fields[offset + i] = parse_field(tok, spec)?;
         }
         let dom_tok = &toks[toks.len() - 3];
         let dow_tok = &toks[toks.len() - 1];
         let starts = |t: &Token<'_>| t.text.starts_with('*');
         let wild = toks[..toks.len() - 3].iter().any(starts);
-        // Day-of-week 7 is Sunday, like 0.
-        let mut dow = masks[5];
-        if dow & (1 << 7) != 0 {
-            dow = (dow & !(1 << 7)) | 1;
-        }
-        let s = Schedule {
-            text: text.to_owned(),
-            seconds: masks[0],
-            minutes: masks[1],
-            hours: masks[2],
-            days_of_month: masks[3],
-            months: masks[4],
-            days_of_week: dow,
+        let fields = Fields {
+            fields,
             dom_star: starts(dom_tok),
             dow_star: starts(dow_tok),
-            wild,
         };
-        s.check_fires(dom_tok.column)?;
-        Ok(s)
-    }
-
-    /// Reject day-of-month / month combinations that never occur (`0 0 30 2 *`), which
-    /// would otherwise be searched for forever.
-    fn check_fires(&self, dom_column: usize) -> Result<(), Error> {
-        // With neither day field starting with `*`, the OR rule lets the weekday match on
-        // its own, and every weekday occurs in every month.
-        if !self.dom_star && !self.dow_star {
-            return Ok(());
-        }
-        const LONGEST: [u32; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-        let fires = (1..=12u32).any(|m| {
-            self.months & (1 << m) != 0
-                && (1..=LONGEST[(m - 1) as usize]).any(|d| self.days_of_month & (1 << d) != 0)
-        });
-        if fires {
-            Ok(())
-        } else {
-            Err(err(
-                dom_column,
+        let Some(times) = CronTimes::new(&fields) else {
+            return Err(err(
+                1,
+                "the `cron` crate refused this schedule as translated (a fault in skill-scheduler: please report it)",
+            ));
+        };
+        // Reject day-of-month / month combinations that never occur (`0 0 30 2 *`): the
+        // search would find nothing up to the end of its calendar. With neither day field
+        // starting with `*`, the OR rule lets the weekday match on its own, and every
+        // weekday occurs in every month.
+        if (fields.dom_star || fields.dow_star) && !times.has_a_date() {
+            return Err(err(
+                dom_tok.column,
                 "this schedule never fires: no month it names has that day of the month",
-            ))
+            ));
         }
+        Ok(Schedule {
+            text: text.to_owned(),
+            wild,
+            times,
+        })
     }
 
     /// The expression as written.
@@ -322,18 +310,18 @@ impl std::str::FromStr for Schedule {
     }
 }
 
-fn parse_field(tok: &Token<'_>, spec: &FieldSpec) -> Result<u64, Error> {
-    let mut mask = 0u64;
+fn parse_field(tok: &Token<'_>, spec: &FieldSpec) -> Result<Vec<Item>, Error> {
+    let mut items = Vec::new();
     let mut offset = 0;
     for item in tok.text.split(',') {
         let column = tok.column + offset;
         offset += item.len() + 1;
-        mask |= parse_item(item, column, spec)?;
+        items.push(parse_item(item, column, spec)?);
     }
-    Ok(mask)
+    Ok(items)
 }
 
-fn parse_item(item: &str, column: usize, spec: &FieldSpec) -> Result<u64, Error> {
+fn parse_item(item: &str, column: usize, spec: &FieldSpec) -> Result<Item, Error> {
     if item.is_empty() {
         return Err(err(
             column,
@@ -398,13 +386,7 @@ fn parse_item(item: &str, column: usize, spec: &FieldSpec) -> Result<u64, Error>
             n
         }
     };
-    let mut mask = 0u64;
-    let mut v = low;
-    while v <= high {
-        mask |= 1 << v;
-        v += step;
-    }
-    Ok(mask)
+    Ok(Item { low, high, step })
 }
 
 fn parse_number(text: &str, column: usize, spec: &FieldSpec, what: &str) -> Result<u32, Error> {

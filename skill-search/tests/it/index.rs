@@ -578,7 +578,7 @@ fn tier_three_fits_the_budget() {
     assert_eq!(d.tier, Tier::Full);
     assert_eq!(d.included, ["big-skill"]);
     assert!(d.estimated_tokens <= 100, "{}", d.estimated_tokens);
-    assert!(d.text.ends_with(TRUNCATED_MARK));
+    assert!(d.text.ends_with(CUT_BODY_NOTE));
     assert!(d.omitted.contains(&"big-skill".to_owned()));
 }
 
@@ -633,10 +633,11 @@ fn recent_turns_help_a_vague_follow_up() {
         "{:?}",
         hits[0]
     );
-    let json = serde_json::to_value(&hits[0]).unwrap();
-    assert!(json["turn_terms"].is_array());
-    let alone = serde_json::to_value(&search(&index, "fill in the pdf")[0]).unwrap();
-    assert!(alone.get("turn_terms").is_none(), "left out when empty");
+    let alone = &search(&index, "fill in the pdf")[0];
+    assert!(
+        alone.turn_terms.is_empty(),
+        "no earlier turns, no turn terms"
+    );
 }
 
 #[test]
@@ -746,4 +747,127 @@ fn the_breadcrumb_count_follows_updates() {
         sel.disclosure.text, "[5 skills available]",
         "kids-stories excluded"
     );
+}
+
+#[test]
+fn proactive_skills_are_pre_loaded_for_their_profile_within_max_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    pack(dir.path());
+    for name in ["standup-notes", "travel-expenses"] {
+        write(
+            dir.path(),
+            name,
+            &format!("description: The {name} routine.\nproactive_for_profile_ids: [work]"),
+            "# Routine\n\nDo it.",
+        );
+    }
+    let reg = registry(dir.path());
+    let index = SkillIndex::build(reg.snapshot()).unwrap();
+    let ids = |s: &Selection| -> Vec<String> {
+        s.selected_skills
+            .iter()
+            .map(|x| x.skill_id.clone())
+            .collect()
+    };
+    let message = "what is the capital of Australia?";
+    // Without the profile: nothing fits.
+    let none = index.select(message, &SelectOptions::default()).unwrap();
+    assert!(none.no_skill_needed);
+    // With it: both proactive skills, marked, their text disclosed.
+    let work = SelectOptions {
+        profile: Some("work".into()),
+        ..Default::default()
+    };
+    let sel = index.select(message, &work).unwrap();
+    assert_eq!(ids(&sel), ["standup-notes", "travel-expenses"]);
+    assert!(!sel.no_skill_needed);
+    for s in &sel.selected_skills {
+        assert_eq!(s.reason, format!("{PROACTIVE_REASON} `work`"));
+    }
+    assert_eq!(sel.disclosure.tier, Tier::Full);
+    assert_eq!(sel.disclosure.included, ids(&sel));
+    // A match comes first; proactive skills fill the room left under max_skills, and the
+    // one that does not fit is named as omitted.
+    let two = SelectOptions {
+        max_skills: 2,
+        ..work.clone()
+    };
+    let sel = index
+        .select("fill in the fields of this PDF form", &two)
+        .unwrap();
+    assert_eq!(ids(&sel), ["pdf-forms", "standup-notes"]);
+    assert_eq!(sel.disclosure.omitted, ["travel-expenses"]);
+    // Exactly at max_skills: nothing is omitted.
+    let three = SelectOptions {
+        max_skills: 3,
+        ..work.clone()
+    };
+    let sel = index
+        .select("fill in the fields of this PDF form", &three)
+        .unwrap();
+    assert_eq!(ids(&sel).len(), 3);
+    assert!(sel.disclosure.omitted.is_empty());
+    // Another profile: nothing proactive.
+    let other = SelectOptions {
+        profile: Some("home".into()),
+        ..Default::default()
+    };
+    assert!(index.select(message, &other).unwrap().no_skill_needed);
+}
+
+/// `when_not_to_use` counts against a skill and `when_to_use` for it: the same two skills
+/// and the same request select differently once the front-runner says the request is not
+/// for it.
+#[test]
+fn when_not_to_use_flips_a_selection() {
+    let build = |pdf_extra: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "pdf-tools",
+            &format!(
+                "description: Work with PDF documents: merge, split and convert pages.{pdf_extra}"
+            ),
+            "# PDF tools\n\nMerge and convert PDF pages with qpdf.",
+        );
+        write(
+            dir.path(),
+            "scan-ocr",
+            "description: Turn scanned pages into text with OCR.",
+            "# OCR\n\nRun tesseract on each page image.",
+        );
+        let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+        (dir, index)
+    };
+    let request = "convert this scanned PDF to text";
+    let (_d, before) = build("");
+    let first = |index: &SkillIndex| search(index, request)[0].name.clone();
+    let (_d2, after) =
+        build("\nwhen_not_to_use:\n  - scanned PDF pages that need text recognition (OCR)");
+    let before_first = first(&before);
+    let after_first = first(&after);
+    assert_eq!(after_first, "scan-ocr");
+    // Without the clause the PDF skill wins or ties on its words; with it, it loses.
+    let pdf_score = |index: &SkillIndex| {
+        search(index, request)
+            .into_iter()
+            .find(|m| m.name == "pdf-tools")
+            .map(|m| m.text_score)
+            .unwrap_or(f32::MIN)
+    };
+    assert!(pdf_score(&after) < pdf_score(&before));
+    let selected = |index: &SkillIndex| {
+        index
+            .select(request, &SelectOptions::default())
+            .unwrap()
+            .selected_skills
+            .first()
+            .map(|s| s.skill_id.clone())
+    };
+    assert_eq!(selected(&after).as_deref(), Some("scan-ocr"));
+    assert_eq!(
+        before_first, "pdf-tools",
+        "the clause must be what flips it"
+    );
+    assert_eq!(selected(&before).as_deref(), Some("pdf-tools"));
 }

@@ -1,10 +1,14 @@
 //! skill-server's integration tests, one binary: the `serve` command as a child process
-//! (`serve`), the README's walkthrough (`readme`) and `eval` on a bundled trigger eval;
+//! (`serve`), the README's walkthrough (`readme`), `eval` on a bundled trigger eval and
+//! proactive skills pre-loaded by `select` over the CLI and HTTP (`proactive`);
 //! `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 mod eval;
 mod mcp;
+mod otel;
+mod proactive;
 mod readme;
+mod replicas;
 mod serve;

@@ -16,4 +16,5 @@ mod router;
 mod rules;
 mod schedule;
 mod search;
+mod sections_index;
 mod validate_packs;

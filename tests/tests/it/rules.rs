@@ -160,6 +160,32 @@ fn duplicate_keys_warn_in_lenient_and_fail_in_strict() {
     assert_eq!(f.description, "two");
     let f = parse(text, "a", Mode::Strict);
     assert_eq!(codes(&f), vec![(Severity::Error, Code::DuplicateKey)]);
+    assert!(
+        f.diagnostics[0].message.starts_with("Invalid YAML"),
+        "{}",
+        f.diagnostics[0].message
+    );
+}
+
+#[test]
+fn dot_closer_warns_in_lenient_and_leaves_frontmatter_open_in_strict() {
+    let text = "---\nname: a\ndescription: d\n...\nbody\n";
+    let f = parse(text, "a", Mode::Lenient);
+    assert_eq!(
+        codes(&f),
+        vec![(Severity::Warning, Code::UnclosedFrontmatter)]
+    );
+    assert_eq!(f.diagnostics[0].line, Some(4));
+    assert_eq!(f.description, "d");
+    let f = parse(text, "a", Mode::Strict);
+    assert_eq!(
+        codes(&f),
+        vec![(Severity::Error, Code::UnclosedFrontmatter)]
+    );
+    assert_eq!(
+        f.diagnostics[0].message,
+        "SKILL.md frontmatter not properly closed with ---"
+    );
 }
 
 #[test]
@@ -374,4 +400,19 @@ fn strict_reports_keys_outside_the_dialect() {
         Mode::Lenient,
     );
     assert!(codes(&f).is_empty());
+}
+
+#[test]
+fn script_entries_that_can_never_run_are_diagnosed_at_load() {
+    let text = "---\nname: a\ndescription: d\nversion: 1.0.0\nscripts: [scripts/ok.sh, /bin/sh, ../../x]\n---\n";
+    let f = parse(text, "a", Mode::Lenient);
+    let scripts: Vec<&str> = f
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::InvalidFieldValue)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(scripts.len(), 2, "{:?}", f.diagnostics);
+    assert!(scripts[0].contains("`/bin/sh`") && scripts[0].contains("absolute"));
+    assert!(scripts[1].contains("`../../x`") && scripts[1].contains(".."));
 }

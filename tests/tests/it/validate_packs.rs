@@ -103,3 +103,75 @@ fn a_single_skill_file_can_be_validated() {
         run.stdout
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_pipe_or_a_device_is_a_usage_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let run = skill_server(&["validate", &fifo.display().to_string()]);
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("not a file or a folder"),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = skill_server(&["validate", "/dev/null"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_folder_is_an_io_problem() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read_dir(&locked).is_ok() {
+        // Running as root: permissions do not stop the listing, so there is nothing to see.
+        return;
+    }
+    let run = skill_server(&["validate", &locked.display().to_string()]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("cannot be listed"), "{}", run.stderr);
+}
+
+#[test]
+fn a_folder_without_a_skill_file_is_an_error_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "# not a skill\n").unwrap();
+    let path = dir.path().display().to_string();
+    for args in [
+        vec!["validate", path.as_str()],
+        vec!["validate", "--strict", path.as_str()],
+        vec!["validate", "--format", "json", path.as_str()],
+    ] {
+        let run = skill_server(&args);
+        assert_eq!(run.code, 1, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.contains("Missing required file: SKILL.md"),
+            "{args:?}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn strict_validation_of_a_file_that_is_not_a_skill_file_says_not_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.md");
+    std::fs::write(&file, "---\nname: notes\ndescription: d\n---\n").unwrap();
+    let path = file.display().to_string();
+    let run = skill_server(&["validate", "--strict", &path]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(&format!("Not a directory: {path}")),
+        "{}",
+        run.stdout
+    );
+}

@@ -8,6 +8,9 @@
 //!   `skill_registry::load_snapshot` (discovery, parsing on every core, precedence,
 //!   eligibility, the per-file manifest and content scan). Target: (d) <= 2x (c).
 //! - The manifest: (e) the pass alone, cold, against (d), which includes it (target <= 0.5x).
+//! - The corpus as a user validates it: `cat` of its `SKILL.md` files against the release
+//!   `skill-server validate` of the folder, both whole processes (`validate_proc.rs`).
+//!   Target: <= 1.5x.
 
 use std::fs;
 use std::hint::black_box;
@@ -37,7 +40,8 @@ const MANIFEST_TARGET: f64 = 0.5;
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// Folder of real-world skills, searched recursively for `SKILL.md` (hidden folders
-    /// included). Default: `../shared/corpus` next to the repository; skipped when absent.
+    /// included). Default: `../shared/corpus` next to the repository (or `../../shared/corpus`,
+    /// for a worktree in a folder of worktrees); skipped when absent.
     #[arg(long)]
     corpus: Option<PathBuf>,
     /// Number of skills in the generated pack (0 skips it).
@@ -63,8 +67,20 @@ pub fn run(args: &LoadArgs, table: &mut Table) -> Result<(), String> {
     let corpus = match &args.corpus {
         Some(c) => c.clone(),
         None => {
+            // `../shared/corpus` next to the repository, or next to a folder of worktrees.
             let root = repo_root()?;
-            root.parent().unwrap_or(&root).join("shared").join("corpus")
+            let candidates: Vec<PathBuf> = root
+                .ancestors()
+                .skip(1)
+                .take(2)
+                .map(|a| a.join("shared").join("corpus"))
+                .collect();
+            candidates
+                .iter()
+                .find(|c| c.is_dir())
+                .or(candidates.first())
+                .cloned()
+                .unwrap_or_else(|| root.join("shared").join("corpus"))
         }
     };
     corpus_bench(&corpus, args.iterations, table);
@@ -128,10 +144,12 @@ fn corpus_bench(dir: &Path, iterations: usize, table: &mut Table) {
     }
     let (paths, mut problems) = collect_skill_files(dir);
     let mut files = Vec::with_capacity(paths.len());
+    let mut read_paths = Vec::with_capacity(paths.len());
     for path in paths {
         match fs::read(&path) {
             Ok(bytes) => {
                 let folder = skill_format::folder_name_of(&path);
+                read_paths.push(path.clone());
                 files.push(CorpusFile {
                     bytes,
                     opts: ParseOptions::new(path, Origin::folder(folder)),
@@ -189,6 +207,7 @@ fn corpus_bench(dir: &Path, iterations: usize, table: &mut Table) {
         frontmatters.len(),
         fm_bytes as f64 / 1e6,
     ));
+    super::validate_proc::run(dir, &read_paths, bytes, iterations, table);
     if !problems.is_empty() {
         table.note(format!(
             "corpus: {} paths could not be read, e.g. {}",

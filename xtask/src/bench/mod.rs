@@ -27,6 +27,7 @@ mod search;
 mod select;
 mod table;
 mod timing;
+mod validate_proc;
 
 use std::process::ExitCode;
 
@@ -50,8 +51,9 @@ pub struct BenchArgs {
 /// The benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum BenchName {
-    /// Loading: frontmatter YAML alone vs full parse + validate over a corpus, and file
-    /// reading vs a full registry load over a generated pack.
+    /// Loading: frontmatter YAML alone vs full parse + validate over a corpus, `cat` vs a
+    /// `skill-server validate` process over the corpus, and file reading vs a full registry
+    /// load over a generated pack.
     Load(load::LoadArgs),
     /// Disclosure: a 10,000-skill catalog within a budget, and hot-reload latency.
     Disclose(disclose::Args),

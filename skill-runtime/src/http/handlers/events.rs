@@ -20,7 +20,10 @@ pub(super) async fn reload(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
     let change = tokio::task::spawn_blocking(move || engine.reload())
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
-    Ok(json_response(StatusCode::OK, &change))
+    Ok(json_response(
+        StatusCode::OK,
+        &crate::wire::ChangeShape::from(&change),
+    ))
 }
 
 /// The body of an event stream. It holds the stream's permit, so the slot frees as soon
@@ -90,7 +93,7 @@ pub(super) fn events(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
                             Event::Change(c) => format!("id: {}\n", c.generation),
                             Event::Scheduled(_) => String::new(),
                         };
-                        format!("{id}event: {}\ndata: {}\n\n", event.name(), event.to_json())
+                        format!("{id}event: {}\ndata: {}\n\n", event.name(), crate::wire::event_json(&event))
                     }
                     Err(RecvError::Lagged(n)) => format!("event: lagged\ndata: {{\"missed\":{n}}}\n\n"),
                     Err(RecvError::Closed) => return,

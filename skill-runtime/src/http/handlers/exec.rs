@@ -57,11 +57,11 @@ pub(super) fn route(app: &App, body: RouteBody) -> Result<Response<Body>, ApiErr
     match (body.text, body.output) {
         (Some(text), None) => Ok(json_response(
             StatusCode::OK,
-            &app.engine.route(&text, &scope),
+            &wire::RouteShape::from(&app.engine.route(&text, &scope)),
         )),
         (None, Some(output)) => Ok(json_response(
             StatusCode::OK,
-            &app.engine.route_output(&output, &scope),
+            &wire::RoutedOutputShape::from(&app.engine.route_output(&output, &scope)),
         )),
         _ => Err(bad_json(
             "give exactly one of `text` (one line) and `output` (a whole model output)",
@@ -86,10 +86,7 @@ pub(super) async fn execute(app: &App, body: ExecuteBody) -> Result<Response<Bod
     match (body.output, body.command) {
         (Some(output), None) => {
             let results = app.engine.execute_output(&output, &scope).await;
-            Ok(json_response(
-                StatusCode::OK,
-                &ResultsShape { results: &results },
-            ))
+            Ok(json_response(StatusCode::OK, &ResultsShape::new(&results)))
         }
         (None, Some(command)) => {
             let done = app.engine.execute(&command, &scope).await;
@@ -119,7 +116,10 @@ pub(super) struct InvokeBody {
 pub(super) async fn invoke(app: &App, body: InvokeBody) -> Result<Response<Body>, ApiError> {
     let scope = Scope::user().with_profile(body.profile);
     let outcome = app.engine.invoke(&body.line, &scope).await;
-    Ok(json_response(StatusCode::OK, &outcome))
+    Ok(json_response(
+        StatusCode::OK,
+        &wire::OutcomeShape::from(&outcome),
+    ))
 }
 
 pub(super) async fn workflows(
@@ -138,16 +138,11 @@ pub(super) async fn workflows(
         Some("write_failed") => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::UNPROCESSABLE_ENTITY,
     };
-    Ok(json_response(status, &outcome))
+    Ok(json_response(status, &wire::OutcomeShape::from(&outcome)))
 }
 
 pub(super) fn tasks(app: &App) -> Response<Body> {
-    json_response(
-        StatusCode::OK,
-        &TasksShape {
-            tasks: app.engine.tasks(),
-        },
-    )
+    json_response(StatusCode::OK, &TasksShape::new(&app.engine.tasks()))
 }
 
 pub(super) fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiError> {
@@ -159,7 +154,7 @@ pub(super) fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiErr
         )
     })?;
     let task = app.engine.task(id).map_err(|e| engine_error(&e))?;
-    Ok(json_response(StatusCode::OK, &task))
+    Ok(json_response(StatusCode::OK, &wire::TaskShape::from(&task)))
 }
 
 fn workflow_flags(

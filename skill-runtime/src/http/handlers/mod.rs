@@ -3,12 +3,15 @@
 //!
 //! One module per area: [`skills`] (listing, detail, disclosure, diagnostics), [`search`]
 //! (search, selection, notes), [`exec`] (extract, route, execute, invoke, workflows,
-//! tasks), [`schedules`], [`events`] (reload and the event stream).
+//! tasks), [`schedules`], [`events`] (reload and the event stream), [`sections`] (a
+//! skill's outline and one section), [`discovery`] (the well-known skills index).
 
+mod discovery;
 mod events;
 mod exec;
 mod schedules;
 mod search;
+mod sections;
 mod skills;
 
 use std::collections::HashMap;
@@ -82,6 +85,11 @@ async fn dispatch(
             skills::resource(app, &name, &rel, &query)
         }
         Op::GetSkill => skills::get_skill(app, &query),
+        Op::Outline => sections::outline(app, &name, &query),
+        Op::Section => {
+            let slug = params.get("slug").cloned().unwrap_or_default();
+            sections::section(app, &name, &slug, &query)
+        }
         Op::Catalog => skills::catalog(app, &query),
         Op::Diagnostics => Ok(skills::diagnostics(app)),
         Op::Search => search::search(app, &query),
@@ -100,6 +108,8 @@ async fn dispatch(
         Op::Task => exec::task(app, params.get("id").map(String::as_str)),
         Op::Reload => events::reload(app).await,
         Op::Events => events::events(app),
+        Op::DiscoveryIndex => Ok(discovery::index(app)),
+        Op::DiscoverySkill => discovery::skill_file(app, &name),
         Op::OpenApi => Ok(json_response(
             StatusCode::OK,
             &super::openapi::openapi(app.config.token.is_some()),

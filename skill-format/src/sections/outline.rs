@@ -1,0 +1,208 @@
+//! The outline of a skill body: every ATX heading outside fenced code, with its level, its
+//! path of ancestor headings, a stable slug and the byte range of its section (the heading
+//! line up to the next heading of the same or a higher level, so subsections are inside).
+//!
+//! This is what section-level disclosure serves: a large skill's outline first, then one
+//! section by slug. Slugs follow GitHub's anchors (lowercase; letters, digits, `-` and `_`
+//! kept; spaces become `-`; other characters dropped) and a repeated slug gets `-1`, `-2`, ...
+//! in body order, skipping any suffix another heading already has. A heading whose text
+//! leaves nothing gets [`EMPTY_SLUG`]. Setext headings are not recognised (as in
+//! [`sections`](super::sections)), so a `---` line under text is never a section.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use super::markdown::{Fence, LineClass, Lines, atx_heading};
+
+/// The slug of a heading whose text has no letter, digit, `-` or `_` (before the
+/// duplicate suffix).
+pub const EMPTY_SLUG: &str = "section";
+
+/// One heading of a body and the section it opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// 1 for `#`, up to 6.
+    pub level: u8,
+    /// The heading's text, trimmed, without the `#`s.
+    pub title: String,
+    /// The titles of the enclosing headings, outermost first, then this one.
+    pub path: Vec<String>,
+    /// A slug unique within the body.
+    pub slug: String,
+    /// 1-based line of the heading, relative to the body.
+    pub line: u32,
+    /// Bytes of the body the section covers: from the start of the heading line to the
+    /// start of the next heading of the same or a higher level (or the end of the body).
+    pub range: Range<usize>,
+}
+
+/// Every heading of `body` in order, with its section. Headings inside fenced code blocks
+/// (backticks or tildes, closed or running to the end) are not headings. Linear in the
+/// body's length.
+pub fn outline(body: &str) -> Vec<Heading> {
+    let mut found: Vec<Heading> = Vec::new();
+    // Indexes into `found` of the headings still open, outermost first.
+    let mut open: Vec<usize> = Vec::new();
+    let mut fence = Fence::default();
+    for line in Lines::new(body, 1) {
+        if fence.classify(line.text) != LineClass::Text {
+            continue;
+        }
+        let Some((level, text)) = atx_heading(line.text) else {
+            continue;
+        };
+        let level = u8::try_from(level).unwrap_or(6);
+        while let Some(&last) = open.last() {
+            if found.get(last).is_some_and(|h| h.level >= level) {
+                if let Some(h) = found.get_mut(last) {
+                    h.range.end = line.start;
+                }
+                open.pop();
+            } else {
+                break;
+            }
+        }
+        let mut path: Vec<String> = open
+            .iter()
+            .filter_map(|&i| found.get(i).map(|h| h.title.clone()))
+            .collect();
+        path.push(text.to_owned());
+        open.push(found.len());
+        found.push(Heading {
+            level,
+            title: text.to_owned(),
+            path,
+            slug: String::new(),
+            line: line.number,
+            range: line.start..body.len(),
+        });
+    }
+    assign_slugs(&mut found);
+    found
+}
+
+/// GitHub's anchor text for a heading, before duplicates are numbered.
+pub fn slugify(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    for c in strip_link_targets(title).chars() {
+        if c.is_alphanumeric() || c == '-' || c == '_' {
+            out.extend(c.to_lowercase());
+        } else if c == ' ' {
+            out.push('-');
+        }
+    }
+    out
+}
+
+/// `[text](target)` as `text`: a link's target is not part of its anchor.
+fn strip_link_targets(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    let mut rest = title;
+    while let Some(at) = rest.find("](") {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        match after.find(')') {
+            Some(close) => rest = after.get(close + 1..).unwrap_or(""),
+            None => {
+                rest = after;
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn assign_slugs(headings: &mut [Heading]) {
+    let bases: Vec<String> = headings
+        .iter()
+        .map(|h| {
+            let s = slugify(&h.title);
+            if s.is_empty() {
+                EMPTY_SLUG.to_owned()
+            } else {
+                s
+            }
+        })
+        .collect();
+    let mut taken: HashSet<String> = HashSet::with_capacity(headings.len());
+    for (h, base) in headings.iter_mut().zip(bases) {
+        let mut slug = base.clone();
+        let mut n = 0u32;
+        while taken.contains(&slug) {
+            n += 1;
+            slug = format!("{base}-{n}");
+        }
+        taken.insert(slug.clone());
+        h.slug = slug;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn slugs(body: &str) -> Vec<String> {
+        outline(body).into_iter().map(|h| h.slug).collect()
+    }
+
+    #[test]
+    fn nested_sections_contain_their_subsections() {
+        let body = "intro\n# A\na\n## B\nb\n### C\nc\n## D\nd\n# E\n";
+        let o = outline(body);
+        let titles: Vec<&str> = o.iter().map(|h| h.title.as_str()).collect();
+        assert_eq!(titles, ["A", "B", "C", "D", "E"]);
+        assert_eq!(
+            &body[o[0].range.clone()],
+            "# A\na\n## B\nb\n### C\nc\n## D\nd\n"
+        );
+        assert_eq!(&body[o[1].range.clone()], "## B\nb\n### C\nc\n");
+        assert_eq!(&body[o[2].range.clone()], "### C\nc\n");
+        assert_eq!(&body[o[4].range.clone()], "# E\n");
+        assert_eq!(o[2].path, ["A", "B", "C"]);
+        assert_eq!(o[3].path, ["A", "D"]);
+        assert_eq!(o[2].line, 6);
+    }
+
+    #[test]
+    fn fences_hide_headings() {
+        let body = "# Real\n```sh\n# comment\n```\n~~~\n## not\n~~~\n````\n```\n# still code\n````\n## Also real\n";
+        assert_eq!(slugs(body), ["real", "also-real"]);
+        // An unclosed fence runs to the end.
+        assert_eq!(slugs("# A\n~~~\n# B\n"), ["a"]);
+    }
+
+    #[test]
+    fn duplicates_are_numbered_as_github_does() {
+        assert_eq!(
+            slugs("# Usage\n## Usage\n# Usage\n"),
+            ["usage", "usage-1", "usage-2"]
+        );
+        // A numbered slug that a later heading spells out is not reused.
+        assert_eq!(slugs("# A\n# A\n# A-1\n"), ["a", "a-1", "a-1-1"]);
+        assert_eq!(slugs("# !!!\n# ???\n"), ["section", "section-1"]);
+    }
+
+    #[test]
+    fn slugs_keep_letters_and_drop_punctuation() {
+        assert_eq!(slugify("Step 2: `git push`!"), "step-2-git-push");
+        assert_eq!(slugify("Über Größe"), "über-größe");
+        assert_eq!(slugify("See [the docs](https://x.y/z)"), "see-the-docs");
+        assert_eq!(slugify("snake_case and-dash"), "snake_case-and-dash");
+    }
+
+    #[test]
+    fn setext_and_indented_lines_are_not_headings() {
+        assert!(outline("Title\n=====\n\nSub\n---\n").is_empty());
+        assert!(outline("    # indented code\n#nospace\n").is_empty());
+    }
+
+    #[test]
+    fn crlf_bodies_keep_their_line_endings_in_ranges() {
+        let body = "# A\r\nx\r\n# B\r\n";
+        let o = outline(body);
+        assert_eq!(&body[o[0].range.clone()], "# A\r\nx\r\n");
+        assert_eq!(&body[o[1].range.clone()], "# B\r\n");
+    }
+}

@@ -1,0 +1,325 @@
+//! Containment of everything a script starts (Linux): its descendants are followed by
+//! lineage, not by process group, so one that leaves the group or the session (`setsid`)
+//! is still counted against the process limit and killed when the run ends.
+//!
+//! * **Where orphans go**: the first script run makes this process a *child subreaper*
+//!   (`prctl(PR_SET_CHILD_SUBREAPER)`, a per-process attribute, set once). A descendant
+//!   whose parent dies is then re-parented to us, not to `init`, so it stays reachable
+//!   and, once dead, is reaped here (only pids this module attributed to a run; a pid a
+//!   host's own `Command` waits for is never touched). A cgroup with `pids.max` would
+//!   bound the count in the kernel; it needs a delegated cgroup v2 hierarchy, which a
+//!   server usually does not get, so it is not used.
+//! * **Who belongs to a run** ([`Tree`]): the script (the root), every process whose
+//!   parent belongs, every process in the root's process group or in a session or group
+//!   led by a member, and an orphan re-parented to us (not one of our own process group,
+//!   started after the root) while this run is the only one going. `/proc` is read every
+//!   [`PROCESS_CHECK_INTERVAL`](crate::exec::PROCESS_CHECK_INTERVAL); a pid seen once is
+//!   followed by its start time, so a reused pid is not mistaken for a member.
+//! * **The end of a run** ([`Tree::kill_all`]): every member is sent `SIGKILL`, again and
+//!   again, until none runs and every zombie re-parented to us is reaped (bounded by
+//!   [`KILL_DEADLINE`]). A member that forks meanwhile has the child seen on the next
+//!   pass.
+//! * **Ambiguous**: a process created and orphaned between two reads while another run is
+//!   going at the same time cannot be told apart: it is not counted while the runs go, and
+//!   the first of them to end that started before it kills it (which may be early for the
+//!   other run's). A host that starts its own children in their own process group while a
+//!   script runs may see them taken for that script's (keep such children in the host's
+//!   process group, or run scripts in a host that starts none).
+//!
+//! Other systems have no `/proc` and no subreaper: there only the process group is killed
+//! (see the script module).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How long [`Tree::kill_all`] keeps killing and reaping before it gives up (and logs).
+pub(crate) const KILL_DEADLINE: Duration = Duration::from_secs(5);
+/// The pause between two passes of [`Tree::kill_all`].
+const KILL_PASS_PAUSE: Duration = Duration::from_millis(2);
+
+/// The runs going in this process: their roots, and the earliest start among the runs
+/// going since none was (an orphan older than that is not a script's).
+#[derive(Debug, Default)]
+struct Active {
+    roots: HashSet<u32>,
+    since: Option<u64>,
+}
+
+/// The runs going, under a lock that spawning also holds (so that a root just spawned is
+/// never taken for an orphan by another run's read).
+fn active() -> MutexGuard<'static, Active> {
+    static ACTIVE: OnceLock<Mutex<Active>> = OnceLock::new();
+    let m = ACTIVE.get_or_init(|| Mutex::new(Active::default()));
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Make this process a child subreaper, once; false when the kernel refuses.
+fn subreaper() -> bool {
+    static SET: OnceLock<bool> = OnceLock::new();
+    *SET.get_or_init(|| {
+        match rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(
+                    error = %e,
+                    "cannot become a child subreaper: a script's children that outlive their \
+                     parent go to init and are followed only while seen"
+                );
+                false
+            }
+        }
+    })
+}
+
+/// One `/proc/<pid>/stat` line, the fields used here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    zombie: bool,
+    ppid: u32,
+    pgrp: u32,
+    session: u32,
+    /// Start time since boot, in clock ticks: with the pid, names one process.
+    start: u64,
+}
+
+/// Parse a stat line. The command name (field 2) is in parentheses and may itself hold
+/// spaces and parentheses, so the fields are read after the last `)`: state, parent,
+/// group, session, ... start time (field 22).
+fn parse_stat(stat: &str) -> Option<Stat> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    let f: Vec<&str> = rest.split_ascii_whitespace().take(20).collect();
+    Some(Stat {
+        zombie: matches!(*f.first()?, "Z" | "X"),
+        ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
+        session: f.get(3)?.parse().ok()?,
+        start: f.get(19)?.parse().ok()?,
+    })
+}
+
+fn read_stat(pid: u32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The processes of one script run (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Tree {
+    root: u32,
+    me: u32,
+    my_group: u32,
+    /// Members by pid, with their start time.
+    members: HashMap<u32, u64>,
+    /// Pids read before and found not to belong (skipped by later reads).
+    others: HashSet<u32>,
+    /// Members not yet dead at the last read.
+    running: usize,
+    /// The root's start time (0 when it could not be read).
+    root_start: u64,
+    /// Claim every orphan re-parented to us since the root started, other runs going or
+    /// not (at the end of the run).
+    claim: bool,
+}
+
+/// Spawn a script and start following it; the spawn happens under the lock of the
+/// active runs.
+pub(crate) fn spawn(
+    cmd: &mut tokio::process::Command,
+) -> std::io::Result<(tokio::process::Child, Option<Tree>)> {
+    subreaper();
+    let mut runs = active();
+    let child = cmd.spawn()?;
+    let tree = child.id().map(|root| {
+        let me = std::process::id();
+        let root_start = read_stat(root).map_or(0, |s| s.start);
+        if runs.roots.is_empty() {
+            runs.since = Some(root_start);
+        } else {
+            runs.since = runs.since.map(|s| s.min(root_start));
+        }
+        runs.roots.insert(root);
+        Tree {
+            root,
+            me,
+            my_group: read_stat(me).map_or(0, |s| s.pgrp),
+            members: HashMap::from([(root, root_start)]),
+            others: HashSet::new(),
+            running: 1,
+            root_start,
+            claim: false,
+        }
+    });
+    Ok((child, tree))
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let mut runs = active();
+        runs.roots.remove(&self.root);
+        if runs.roots.is_empty() {
+            runs.since = None;
+        }
+    }
+}
+
+impl Tree {
+    /// Read `/proc` and bring the members up to date; reap members that died as our
+    /// children. The number of members (zombies not yet reaped included), or `None` when
+    /// `/proc` cannot be read. Blocking file I/O: call it off the async workers.
+    pub(crate) fn scan(&mut self) -> Option<usize> {
+        let dir = std::fs::read_dir("/proc").ok()?;
+        let mut seen: HashMap<u32, Stat> = HashMap::new();
+        let mut others = HashSet::with_capacity(self.others.len());
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if self.others.contains(&pid) && !self.members.contains_key(&pid) {
+                others.insert(pid);
+                continue;
+            }
+            if let Some(stat) = read_stat(pid) {
+                seen.insert(pid, stat);
+            }
+        }
+        // Members still there (the same process: the same start time; 0 when the root's
+        // could not be read at spawn).
+        let root = self.root;
+        self.members.retain(|pid, start| {
+            seen.get(pid)
+                .is_some_and(|s| s.start == *start || (*pid == root && *start == 0))
+        });
+        let runs = active();
+        let alone = runs.roots.len() <= 1;
+        let since = runs.since;
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut queue: Vec<u32> = Vec::new();
+        for (&pid, s) in &seen {
+            children.entry(s.ppid).or_default().push(pid);
+            if self.members.contains_key(&pid) {
+                queue.push(pid);
+                continue;
+            }
+            let led = |id: u32| id == root || self.members.contains_key(&id);
+            let orphan = s.ppid == self.me
+                && !runs.roots.contains(&pid)
+                && s.pgrp != self.my_group
+                && if self.claim {
+                    s.start >= self.root_start
+                } else {
+                    alone && since.is_some_and(|t| s.start >= t)
+                };
+            if led(s.pgrp) || led(s.session) || orphan {
+                self.members.insert(pid, s.start);
+                queue.push(pid);
+            }
+        }
+        drop(runs);
+        while let Some(pid) = queue.pop() {
+            for &c in children.get(&pid).map(Vec::as_slice).unwrap_or(&[]) {
+                if let Some(s) = seen.get(&c) {
+                    if self.members.insert(c, s.start).is_none() {
+                        queue.push(c);
+                    }
+                }
+            }
+        }
+        let mut dead_ours = Vec::new();
+        let mut running = 0usize;
+        for (pid, s) in seen {
+            if !self.members.contains_key(&pid) {
+                others.insert(pid);
+            } else if !s.zombie {
+                running += 1;
+            } else if s.ppid == self.me && pid != root {
+                dead_ours.push(pid);
+            }
+        }
+        self.others = others;
+        self.running = running;
+        self.reap(&dead_ours);
+        Some(self.members.len())
+    }
+
+    /// Reap members that died as our children (never the root: its owner waits for it).
+    fn reap(&mut self, dead: &[u32]) {
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        for &pid in dead {
+            let Ok(raw) = i32::try_from(pid) else {
+                continue;
+            };
+            if matches!(
+                waitpid(nix::unistd::Pid::from_raw(raw), Some(WaitPidFlag::WNOHANG)),
+                Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..))
+            ) {
+                self.members.remove(&pid);
+            }
+        }
+    }
+
+    /// Kill every member until none runs and the zombies re-parented to us are reaped, or
+    /// until [`KILL_DEADLINE`]. Blocking: call it off the async workers.
+    pub(crate) fn kill_all(&mut self) {
+        use nix::sys::signal::{Signal, kill};
+        let deadline = Instant::now() + KILL_DEADLINE;
+        // Read everything again, claiming the orphans of unknown origin that started after
+        // the root: what another run's presence kept unattributed is most likely this
+        // run's (it cannot be told apart), and leaving it running would be worse.
+        self.others.clear();
+        self.claim = true;
+        loop {
+            crate::exec::group::kill_group(self.root);
+            if self.scan().is_none() {
+                return;
+            }
+            let waiting = self.members.keys().any(|&p| p != self.root);
+            if self.running == 0 && !waiting {
+                return;
+            }
+            for &pid in self.members.keys() {
+                if let Ok(raw) = i32::try_from(pid) {
+                    let _ = kill(nix::unistd::Pid::from_raw(raw), Signal::SIGKILL);
+                }
+            }
+            if Instant::now() > deadline {
+                tracing::warn!(
+                    root = self.root,
+                    running = self.running,
+                    "some processes a script started could not be killed and reaped in time"
+                );
+                return;
+            }
+            std::thread::sleep(KILL_PASS_PAUSE);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_are_read_after_the_last_parenthesis() {
+        let line = "42 (a) b) c) S 7 42 40 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0";
+        let s = parse_stat(line).unwrap();
+        assert_eq!((s.ppid, s.pgrp, s.session, s.start), (7, 42, 40, 12345));
+        assert!(!s.zombie);
+        let z = parse_stat("9 (x) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0").unwrap();
+        assert!(z.zombie);
+        assert_eq!(z.start, 77);
+        assert_eq!(parse_stat("9 (x) S 1 9"), None);
+        assert_eq!(parse_stat("no parenthesis 1 2 3"), None);
+    }
+
+    #[test]
+    fn this_process_has_a_stat() {
+        let s = read_stat(std::process::id()).unwrap();
+        assert!(!s.zombie);
+        assert!(s.start > 0);
+    }
+}

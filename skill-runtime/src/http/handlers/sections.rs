@@ -1,0 +1,32 @@
+//! Section-level disclosure: a skill's outline and one section by slug
+//! (`/v1/skills/{name}/outline`, `/v1/skills/{name}/sections/{slug}`). An unknown slug is
+//! `404 unknown_section`, its message naming the valid slugs.
+
+use http::{Response, StatusCode};
+
+use super::{Query, engine_error, scope};
+use crate::http::app::App;
+use crate::http::response::{ApiError, Body, json_response};
+use crate::ops::Lookup;
+use crate::wire::{OutlineShape, SectionShape};
+
+pub(super) fn outline(app: &App, name: &str, q: &Query) -> Result<Response<Body>, ApiError> {
+    let outline = app
+        .engine
+        .outline(name, &Lookup::Disclosed(scope(q)?))
+        .map_err(|e| engine_error(&e))?;
+    Ok(json_response(StatusCode::OK, &OutlineShape::from(&outline)))
+}
+
+pub(super) fn section(
+    app: &App,
+    name: &str,
+    slug: &str,
+    q: &Query,
+) -> Result<Response<Body>, ApiError> {
+    let section = app
+        .engine
+        .section(name, slug, &Lookup::Disclosed(scope(q)?))
+        .map_err(|e| engine_error(&e))?;
+    Ok(json_response(StatusCode::OK, &SectionShape::from(&section)))
+}

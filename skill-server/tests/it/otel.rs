@@ -1,0 +1,348 @@
+//! OpenTelemetry end to end: `serve` (built with the `otel` feature) exports to a loopback
+//! OTLP/HTTP receiver, which decodes the protobuf with `opentelemetry-proto` and the test
+//! checks the spans, the activation events and the metrics of a route, a select and a
+//! scheduled fire; and that argument values and message text stay out unless the operator
+//! turns content capture on.
+#![cfg(all(unix, feature = "otel"))]
+
+use std::collections::BTreeSet;
+use std::convert::Infallible;
+use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::trace::v1::Span;
+use prost::Message;
+
+use crate::common::{request, spawn_serve};
+
+/// An argument value and a message word that must not leave unless content is captured.
+const SECRET_ARG: &str = "zz-secret-subject-41";
+const SECRET_WORD: &str = "zzsecretword";
+
+/// What the receiver got: (path, body) per POST.
+type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// A loopback OTLP/HTTP receiver on its own runtime; answers 200 to every POST.
+struct Receiver {
+    addr: std::net::SocketAddr,
+    got: Received,
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let got: Received = Arc::default();
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sink = got.clone();
+        rt.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let sink = sink.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                        let sink = sink.clone();
+                        async move {
+                            let path = req.uri().path().to_owned();
+                            let body = req
+                                .into_body()
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes().to_vec())
+                                .unwrap_or_default();
+                            sink.lock().unwrap().push((path, body));
+                            Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::new())))
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Receiver { addr, got, _rt: rt }
+    }
+
+    fn spans(&self) -> Vec<Span> {
+        self.bodies("/v1/traces")
+            .iter()
+            .flat_map(|b| {
+                ExportTraceServiceRequest::decode(b.as_slice())
+                    .unwrap()
+                    .resource_spans
+            })
+            .flat_map(|r| r.scope_spans)
+            .flat_map(|s| s.spans)
+            .collect()
+    }
+
+    fn metric_names(&self) -> BTreeSet<String> {
+        self.bodies("/v1/metrics")
+            .iter()
+            .flat_map(|b| {
+                ExportMetricsServiceRequest::decode(b.as_slice())
+                    .unwrap()
+                    .resource_metrics
+            })
+            .flat_map(|r| r.scope_metrics)
+            .flat_map(|s| s.metrics)
+            .map(|m| m.name)
+            .collect()
+    }
+
+    fn bodies(&self, path: &str) -> Vec<Vec<u8>> {
+        let got = self.got.lock().unwrap();
+        got.iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, b)| b.clone())
+            .collect()
+    }
+
+    fn everything(&self) -> Vec<u8> {
+        let got = self.got.lock().unwrap();
+        got.iter().flat_map(|(_, b)| b.iter().copied()).collect()
+    }
+}
+
+fn text(v: &Option<AnyValue>) -> String {
+    match v.as_ref().and_then(|v| v.value.as_ref()) {
+        Some(any_value::Value::StringValue(s)) => s.clone(),
+        Some(any_value::Value::IntValue(i)) => i.to_string(),
+        Some(any_value::Value::BoolValue(b)) => b.to_string(),
+        Some(any_value::Value::DoubleValue(d)) => d.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
+    attrs
+        .iter()
+        .find(|kv| kv.key == key)
+        .map(|kv| text(&kv.value))
+}
+
+/// The activation events of all spans: (trigger, name, layer, dialect).
+fn activations(spans: &[Span]) -> Vec<(String, String, String, String)> {
+    spans
+        .iter()
+        .flat_map(|s| &s.events)
+        .filter(|e| e.name == "skill_activated")
+        .map(|e| {
+            let a = |k| attr(&e.attributes, k).unwrap_or_default();
+            (
+                a("skills.trigger"),
+                a("skills.name"),
+                a("skills.layer"),
+                a("skills.dialect"),
+            )
+        })
+        .collect()
+}
+
+fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
+    request(
+        addr,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            json.len()
+        ),
+        json,
+    )
+}
+
+fn terminate(mut child: Child) {
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(child.wait().unwrap().success());
+}
+
+/// A pack with one skill scheduled every second, so a fire comes promptly.
+fn ticking_pack() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let domain = dir.path().join("ticks");
+    std::fs::create_dir_all(&domain).unwrap();
+    std::fs::write(
+        domain.join("SKILL.md"),
+        "---\ndomain: ticks\ndescription: Routines that run every second\n---\n\n# Ticks\n\n\
+         ## Available Skills\n\n| Skill | Purpose |\n|---|---|\n| ticks.tick | Say tick |\n",
+    )
+    .unwrap();
+    std::fs::write(
+        domain.join("tick.md"),
+        "---\nname: ticks.tick\ndescription: Say tick every second\nschedule: \"* * * * * *\"\n\
+         ---\n\n# ticks.tick\n\nSay tick.\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// Serve the bundled packs and a ticking pack, export to a fresh receiver, make a route and
+/// a select, wait for a scheduled fire to be exported, stop (flushing), and return what was
+/// received.
+fn run_server(capture: bool) -> Receiver {
+    let receiver = Receiver::start();
+    let pack = ticking_pack();
+    let pack_dir = pack.path().to_str().unwrap().to_owned();
+    let endpoint = format!("http://{}", receiver.addr);
+    let mut env = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+    ];
+    if capture {
+        env.push(("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"));
+    }
+    let args = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--no-watch",
+        "--skills",
+        "packs/agentskills",
+        "--skills",
+        "packs/actions",
+        "--skills",
+        &pack_dir,
+    ];
+    let (child, addr, logs) = spawn_serve(&args, &env);
+    let (status, body) = post(
+        &addr,
+        "/v1/route",
+        &format!(r#"{{"text": "email.send --to dana@example.org --subject {SECRET_ARG}"}}"#),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = post(
+        &addr,
+        "/v1/select",
+        &format!(r#"{{"message": "fill in the fields of this pdf form {SECRET_WORD}"}}"#),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("pdf-forms"), "{body}");
+    // Wait (bounded) until a scheduled fire's span has been exported.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !receiver
+        .spans()
+        .iter()
+        .any(|s| s.name == "skills.schedule.fire")
+    {
+        if Instant::now() >= deadline {
+            terminate_quietly(&child);
+            panic!(
+                "no scheduled fire exported; logs:\n{}",
+                logs.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    terminate(child);
+    let logs = logs.join().unwrap();
+    assert!(!logs.contains("telemetry:"), "telemetry warnings: {logs}");
+    // The stderr log still works beside the exporters.
+    assert!(logs.contains("shutting down"), "{logs}");
+    drop(pack);
+    receiver
+}
+
+fn terminate_quietly(child: &Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status();
+}
+
+#[test]
+fn otlp_receiver_sees_spans_activations_and_metrics() {
+    let r = run_server(false);
+    let spans = r.spans();
+    let names: BTreeSet<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    for want in [
+        "request",
+        "skills.route",
+        "skills.select",
+        "skills.schedule.fire",
+        "skills.run",
+        "skills.registry.load",
+    ] {
+        assert!(names.contains(want), "no {want} span in {names:?}");
+    }
+    // GenAI operation names on the engine's spans.
+    let route = spans.iter().find(|s| s.name == "skills.route").unwrap();
+    assert_eq!(
+        attr(&route.attributes, "gen_ai.operation.name").as_deref(),
+        Some("route")
+    );
+    // The route's span is a child of the HTTP request's span.
+    let request = spans
+        .iter()
+        .find(|s| s.span_id == route.parent_span_id)
+        .unwrap();
+    assert_eq!(request.name, "request");
+
+    let acts = activations(&spans);
+    let has = |trigger: &str, name: &str, layer: &str, dialect: &str| {
+        acts.iter().any(|a| {
+            (a.0.as_str(), a.1.as_str(), a.2.as_str(), a.3.as_str())
+                == (trigger, name, layer, dialect)
+        })
+    };
+    assert!(has("model", "email.send", "layer2", "actions"), "{acts:?}");
+    assert!(
+        has("preflight_selection", "pdf-forms", "layer1", "agentskills"),
+        "{acts:?}"
+    );
+    assert!(
+        has("schedule", "ticks.tick", "layer3", "actions"),
+        "{acts:?}"
+    );
+
+    let metrics = r.metric_names();
+    for want in ["skills.activations", "skills.select.duration"] {
+        assert!(metrics.contains(want), "no {want} metric in {metrics:?}");
+    }
+
+    // Content stays out by default: neither the argument value nor the message's words.
+    let all = String::from_utf8_lossy(&r.everything()).into_owned();
+    assert!(!all.contains(SECRET_ARG), "an argument value was exported");
+    assert!(!all.contains(SECRET_WORD), "message text was exported");
+}
+
+#[test]
+fn content_is_exported_only_when_the_operator_turns_it_on() {
+    let r = run_server(true);
+    let spans = r.spans();
+    let route = spans.iter().find(|s| s.name == "skills.route").unwrap();
+    assert!(
+        attr(&route.attributes, "skills.input").is_some_and(|t| t.contains(SECRET_ARG)),
+        "{:?}",
+        route.attributes
+    );
+    let select = spans.iter().find(|s| s.name == "skills.select").unwrap();
+    assert!(
+        attr(&select.attributes, "skills.input").is_some_and(|t| t.contains(SECRET_WORD)),
+        "{:?}",
+        select.attributes
+    );
+}

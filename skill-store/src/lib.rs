@@ -1,0 +1,135 @@
+//! `skill-store`: the state several `skill-server` replicas share in one PostgreSQL database
+//! (issue 16, SPEC section 8 "Several replicas"). Without a database the engine keeps its
+//! embedded defaults (the scheduler's state file, in-process history and tasks, the tantivy
+//! notes index) and this crate is not used.
+//!
+//! It owns:
+//!
+//! - the connection pool and the versioned migrations ([`Store::connect`]), applied in order
+//!   under a session advisory lock, so replicas that start together apply each one once;
+//! - scheduled runs ([`Store::claim_fire`]): one row per (job, scheduled instant), inserted
+//!   under a per-job transaction lock, so each instant fires once across replicas, a run
+//!   still going (its lease alive) makes the next instant a recorded skip, and a run whose
+//!   replica died is marked failed once its lease runs out;
+//! - the webhook outbox ([`Store::enqueue_delivery`], [`Store::take_due_delivery`]): rows
+//!   claimed with `FOR UPDATE SKIP LOCKED` and a lease, every attempt recorded;
+//! - forked tasks with a lease ([`Store::create_task`]);
+//! - notes full-text search ([`Store::upsert_notes`], [`Store::search_notes`]).
+//!
+//! Times come from the database's clock (`clock_timestamp()`), so replicas with skewed
+//! clocks agree on leases.
+
+#![deny(missing_docs)]
+
+mod migrate;
+mod notes;
+mod outbox;
+mod runs;
+mod tasks;
+
+use std::time::Duration;
+
+use deadpool_postgres::{Config, Pool, Runtime};
+use tokio_postgres::NoTls;
+
+pub use migrate::MIGRATIONS;
+pub use notes::{NoteRow, StoreNoteHit};
+pub use outbox::{Attempt, Delivery, DeliveryState};
+pub use runs::{Claim, RunRow};
+pub use tasks::TaskRow;
+
+/// The environment variable that names the database when the configuration does not.
+pub const DATABASE_URL_ENV: &str = "SKILLS_DATABASE_URL";
+/// Most connections one replica opens.
+pub const MAX_CONNECTIONS: usize = 8;
+/// How long to wait for a connection from the pool before giving up.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything that can go wrong talking to the database.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The URL does not parse or the pool cannot be built.
+    #[error("database configuration: {0} (expected a URL such as postgresql://user@host:5432/db)")]
+    Config(String),
+    /// No connection could be had (server down, wrong credentials, pool exhausted).
+    #[error("cannot reach the database: {0}")]
+    Connect(String),
+    /// A statement failed.
+    #[error("database error: {0}")]
+    Query(#[from] tokio_postgres::Error),
+    /// A migration failed; the database is left at the version before it.
+    #[error("migration {version} ({name}) failed: {source}")]
+    Migration {
+        /// The migration's version.
+        version: i32,
+        /// Its file name.
+        name: &'static str,
+        /// The statement's error.
+        source: tokio_postgres::Error,
+    },
+}
+
+/// A pool of connections to the shared database, and this replica's name in it.
+#[derive(Clone)]
+pub struct Store {
+    pool: Pool,
+    replica: String,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("replica", &self.replica)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Connect to `url`, apply the migrations this version knows and not yet applied, and
+    /// name this replica `replica` (recorded with every run, task and delivery attempt).
+    pub async fn connect(url: &str, replica: &str) -> Result<Store, Error> {
+        let mut cfg = Config::new();
+        cfg.url = Some(url.to_owned());
+        cfg.pool = Some(deadpool_postgres::PoolConfig {
+            max_size: MAX_CONNECTIONS,
+            timeouts: deadpool_postgres::Timeouts {
+                wait: Some(CONNECT_TIMEOUT),
+                create: Some(CONNECT_TIMEOUT),
+                recycle: Some(CONNECT_TIMEOUT),
+            },
+            ..Default::default()
+        });
+        let pool = cfg
+            .create_pool(Some(Runtime::Tokio1), NoTls)
+            .map_err(|e| Error::Config(e.to_string()))?;
+        let store = Store {
+            pool,
+            replica: replica.to_owned(),
+        };
+        let mut client = store.client().await?;
+        migrate::apply(&mut client).await?;
+        Ok(store)
+    }
+
+    /// This replica's name.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, Error> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| Error::Connect(e.to_string()))
+    }
+}
+
+/// A replica name for this process: the host name (when known) and the process id.
+pub fn default_replica_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    let host = if host.is_empty() { "host".into() } else { host };
+    format!("{host}-{}", std::process::id())
+}

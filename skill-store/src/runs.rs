@@ -1,0 +1,187 @@
+//! Scheduled runs shared by replicas: the claim that makes each (job, instant) fire once,
+//! the lease that tells a live run from one whose replica died, and the shared history.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::{Error, Store};
+
+/// What [`Store::claim_fire`] decided for one (job, instant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// This replica runs it; the run's row id.
+    Run(i64),
+    /// Another replica already claimed (or skipped) this instant: do nothing.
+    Taken,
+    /// A run of the job is still going (on some replica, its lease alive): recorded as
+    /// `skipped-overlap` with this row id.
+    SkippedOverlap(i64),
+}
+
+/// One run as the shared history holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRow {
+    /// Row id, increasing across the cluster.
+    pub id: i64,
+    /// The job (skill) name.
+    pub job: String,
+    /// The instant the schedule named.
+    pub scheduled: DateTime<Utc>,
+    /// The replica that claimed it.
+    pub replica: String,
+    /// The snapshot generation on that replica.
+    pub generation: i64,
+    /// When it was claimed.
+    pub started: DateTime<Utc>,
+    /// When it finished, once it has.
+    pub finished: Option<DateTime<Utc>>,
+    /// `running`, `succeeded`, `failed` or `skipped-overlap`.
+    pub outcome: String,
+    /// Why it failed, when it did.
+    pub message: Option<String>,
+}
+
+/// The message a run gets when its replica stopped renewing its lease.
+pub(crate) const LEASE_EXPIRED: &str =
+    "its replica stopped answering (lease expired): the run's result is unknown";
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+impl Store {
+    /// Claim `job`'s fire at `scheduled` for this replica, in one transaction holding a
+    /// per-job lock: runs of the job whose lease ran out are marked failed first; an instant
+    /// already in the table is [`Claim::Taken`]; a run still going makes this instant a
+    /// recorded skip; otherwise a `running` row leased for `lease` is this replica's.
+    pub async fn claim_fire(
+        &self,
+        job: &str,
+        scheduled: DateTime<Utc>,
+        generation: u64,
+        lease: Duration,
+    ) -> Result<Claim, Error> {
+        let generation = i64::try_from(generation).unwrap_or(i64::MAX);
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('skills-run:' || $1))",
+            &[&job],
+        )
+        .await?;
+        tx.execute(
+            "UPDATE skills_runs SET outcome = 'failed', message = $2, finished = clock_timestamp()
+             WHERE job = $1 AND outcome = 'running' AND lease_until < clock_timestamp()",
+            &[&job, &LEASE_EXPIRED],
+        )
+        .await?;
+        let taken = tx
+            .query_opt(
+                "SELECT id FROM skills_runs WHERE job = $1 AND scheduled = $2",
+                &[&job, &scheduled],
+            )
+            .await?;
+        if taken.is_some() {
+            tx.commit().await?;
+            return Ok(Claim::Taken);
+        }
+        let running = tx
+            .query_opt(
+                "SELECT id FROM skills_runs WHERE job = $1 AND outcome = 'running' LIMIT 1",
+                &[&job],
+            )
+            .await?
+            .is_some();
+        let (outcome, lease_secs): (&str, Option<f64>) = if running {
+            ("skipped-overlap", None)
+        } else {
+            ("running", Some(secs(lease)))
+        };
+        let row = tx
+            .query_opt(
+                "INSERT INTO skills_runs (job, scheduled, replica, generation, outcome, lease_until, finished)
+                 VALUES ($1, $2, $3, $4, $5,
+                         clock_timestamp() + make_interval(secs => $6::float8),
+                         CASE WHEN $5 = 'running' THEN NULL ELSE clock_timestamp() END)
+                 ON CONFLICT (job, scheduled) DO NOTHING
+                 RETURNING id",
+                &[&job, &scheduled, &self.replica, &generation, &outcome, &lease_secs],
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(match row {
+            None => Claim::Taken,
+            Some(r) if running => Claim::SkippedOverlap(r.get(0)),
+            Some(r) => Claim::Run(r.get(0)),
+        })
+    }
+
+    /// Extend a running run's lease by `lease` from now. False when the run is no longer
+    /// running (finished, or already marked failed after its lease ran out).
+    pub async fn renew_run(&self, id: i64, lease: Duration) -> Result<bool, Error> {
+        let client = self.client().await?;
+        let n = client
+            .execute(
+                "UPDATE skills_runs SET lease_until = clock_timestamp() + make_interval(secs => $2::float8)
+                 WHERE id = $1 AND outcome = 'running'",
+                &[&id, &secs(lease)],
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Record the end of run `id`: succeeded (`error` is `None`) or failed with `error`.
+    pub async fn finish_run(&self, id: i64, error: Option<&str>) -> Result<(), Error> {
+        let outcome = if error.is_some() {
+            "failed"
+        } else {
+            "succeeded"
+        };
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE skills_runs SET outcome = $2, message = $3, finished = clock_timestamp(),
+                        lease_until = NULL
+                 WHERE id = $1 AND outcome = 'running'",
+                &[&id, &outcome, &error],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The most recent `limit` runs of every job, oldest first (runs whose lease ran out
+    /// are reported failed).
+    pub async fn recent_runs(&self, limit: usize) -> Result<Vec<RunRow>, Error> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE skills_runs SET outcome = 'failed', message = $1, finished = clock_timestamp()
+                 WHERE outcome = 'running' AND lease_until < clock_timestamp()",
+                &[&LEASE_EXPIRED],
+            )
+            .await?;
+        let rows = client
+            .query(
+                "SELECT id, job, scheduled, replica, generation, started, finished, outcome, message
+                 FROM (SELECT * FROM skills_runs ORDER BY id DESC LIMIT $1) recent ORDER BY id",
+                &[&limit],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| RunRow {
+                id: r.get(0),
+                job: r.get(1),
+                scheduled: r.get(2),
+                replica: r.get(3),
+                generation: r.get(4),
+                started: r.get(5),
+                finished: r.get(6),
+                outcome: r.get(7),
+                message: r.get(8),
+            })
+            .collect())
+    }
+}

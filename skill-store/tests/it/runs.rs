@@ -1,0 +1,114 @@
+//! Migrations once, claims once, overlap skips and lease expiry.
+
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+use skill_store::{Claim, MIGRATIONS, Store};
+
+use crate::support::{fresh_database, store};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_starting_together_apply_each_migration_once() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let mut starts = Vec::new();
+    for i in 0..6 {
+        let url = url.clone();
+        starts.push(tokio::spawn(async move {
+            Store::connect(&url, &format!("r{i}")).await
+        }));
+    }
+    for s in starts {
+        s.await.unwrap().unwrap();
+    }
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let rows = client
+        .query(
+            "SELECT version FROM skills_schema_migrations ORDER BY version",
+            &[],
+        )
+        .await
+        .unwrap();
+    let versions: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    let expected: Vec<i32> = MIGRATIONS.iter().map(|m| m.0).collect();
+    assert_eq!(versions, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_instant_is_claimed_by_exactly_one_replica() {
+    let Some((url, first)) = store("r0").await else {
+        return;
+    };
+    let mut stores = vec![first];
+    for i in 1..4 {
+        stores.push(Store::connect(&url, &format!("r{i}")).await.unwrap());
+    }
+    let lease = Duration::from_secs(30);
+    for second in 0..20 {
+        let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, second).unwrap();
+        let mut claims = Vec::new();
+        for s in &stores {
+            let s = s.clone();
+            claims.push(tokio::spawn(async move {
+                let c = s.claim_fire("digest", at, 1, lease).await.unwrap();
+                if let Claim::Run(id) = c {
+                    s.finish_run(id, None).await.unwrap();
+                }
+                c
+            }));
+        }
+        let mut runs = 0;
+        for c in claims {
+            match c.await.unwrap() {
+                Claim::Run(_) => runs += 1,
+                Claim::Taken => {}
+                Claim::SkippedOverlap(_) => panic!("no run was going at {at}"),
+            }
+        }
+        assert_eq!(runs, 1, "instant {at}");
+    }
+    let history = stores[0].recent_runs(100).await.unwrap();
+    assert_eq!(history.len(), 20);
+    assert!(history.iter().all(|r| r.outcome == "succeeded"));
+}
+
+#[tokio::test]
+async fn a_run_going_makes_the_next_instant_a_recorded_skip_until_its_lease_runs_out() {
+    let Some((url, a)) = store("a").await else {
+        return;
+    };
+    let b = Store::connect(&url, "b").await.unwrap();
+    let t = |s| Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, s).unwrap();
+    let short = Duration::from_millis(300);
+    let Claim::Run(first) = a.claim_fire("job", t(0), 1, short).await.unwrap() else {
+        panic!("first claim runs");
+    };
+    // Still leased: b's claim of the next instant is a skip, recorded.
+    let skip = b.claim_fire("job", t(1), 1, short).await.unwrap();
+    assert!(matches!(skip, Claim::SkippedOverlap(_)), "{skip:?}");
+    // a renews, then dies (stops renewing): once the lease is over the run is failed and
+    // the next instant runs.
+    assert!(a.renew_run(first, short).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let next = b.claim_fire("job", t(2), 1, short).await.unwrap();
+    assert!(matches!(next, Claim::Run(_)), "{next:?}");
+    let history = b.recent_runs(10).await.unwrap();
+    let outcomes: Vec<(&str, Option<&str>)> = history
+        .iter()
+        .map(|r| (r.outcome.as_str(), r.message.as_deref().map(|m| &m[..16])))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("failed", Some("its replica stop")),
+            ("skipped-overlap", None),
+            ("running", None)
+        ]
+    );
+    // A renewal after expiry is refused: the run is over as far as the cluster knows.
+    assert!(!a.renew_run(first, short).await.unwrap());
+}
