@@ -41,6 +41,5 @@ pub use config::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_EVENT_STREAMS,
     DEFAULT_REQUEST_TIMEOUT, HEADER_READ_TIMEOUT, HttpConfig, SHUTDOWN_GRACE,
 };
-pub use openapi::openapi;
 pub use response::Body;
 pub use server::{bind, serve};

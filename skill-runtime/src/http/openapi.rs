@@ -53,13 +53,15 @@ fn path_schema(name: &str) -> Value {
 /// What `workflow.build` asks of a field beyond its type (names: a letter, then letters,
 /// digits and `_`; a description that is not blank); what no schema can say (a reserved
 /// name, a cron expression that does not parse) is answered `422`.
-fn workflow_constraints(field: &str, schema: &mut Value) {
+fn workflow_constraints(field: &str, schema: &mut Value, domains: &[String]) {
     use crate::builtin::{MAX_STEPS_BYTES, MAX_WORKFLOW_NAME_CHARS};
     match field {
-        "name" | "domain" => {
+        "name" => {
             schema["pattern"] = json!("^[a-z][a-z0-9_]*$");
             schema["maxLength"] = json!(MAX_WORKFLOW_NAME_CHARS);
         }
+        // Only the configured workflow domains may be written.
+        "domain" => schema["enum"] = json!(domains),
         "description" => {
             schema["pattern"] = json!("\\S");
             schema["maxLength"] = json!(skill_format::MAX_DESCRIPTION_CHARS);
@@ -85,7 +87,7 @@ fn alternatives(op: Op) -> Option<[&'static str; 2]> {
     }
 }
 
-fn operation(e: &Endpoint, secured: bool) -> Value {
+fn operation(e: &Endpoint, doc: &Document<'_>) -> Value {
     let mut params: Vec<Value> = Vec::new();
     for seg in e.path.split('/') {
         if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
@@ -117,7 +119,7 @@ fn operation(e: &Endpoint, secured: bool) -> Value {
         for (name, ty, description) in fields {
             let mut schema = field_schema(ty, description);
             if e.op == Op::Workflows {
-                workflow_constraints(name, &mut schema);
+                workflow_constraints(name, &mut schema, doc.workflow_domains);
             }
             props.insert((*name).into(), schema);
         }
@@ -174,23 +176,33 @@ fn operation(e: &Endpoint, secured: bool) -> Value {
             "schema": { "$ref": "#/components/schemas/Error" } } } }),
     );
     op.insert("responses".into(), Value::Object(responses));
-    if e.action && secured {
+    if e.action && doc.secured {
         op.insert("security".into(), json!([{ "bearer": [] }]));
     }
     Value::Object(op)
 }
 
-/// The API's OpenAPI 3.0 document. `secured`: a bearer token is configured, so action
-/// endpoints require it (without one, no operation declares a security requirement,
-/// since none is checked).
-pub fn openapi(secured: bool) -> Value {
+/// What the document states of the running configuration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Document<'a> {
+    /// A bearer token is configured, so action endpoints declare bearer security (without
+    /// one the server asks for none, and the document says so).
+    pub secured: bool,
+    /// The domains `workflow.build` may write (the `domain` field's values).
+    pub workflow_domains: &'a [String],
+}
+
+/// The API's OpenAPI 3.0 document, as the running server has it (see [`Document`]): with
+/// a token, action endpoints require it; without one, no operation declares a security
+/// requirement, since none is checked.
+pub(crate) fn openapi(doc: &Document<'_>) -> Value {
     let mut paths = Map::new();
     for e in ENDPOINTS {
         let entry = paths
             .entry(e.path.to_owned())
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(methods) = entry {
-            methods.insert(e.method.as_str().to_lowercase(), operation(e, secured));
+            methods.insert(e.method.as_str().to_lowercase(), operation(e, doc));
         }
     }
     json!({

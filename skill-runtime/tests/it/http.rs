@@ -399,6 +399,11 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
         "string"
     );
     assert_eq!(select["required"], serde_json::json!(["message"]));
+    // A workflow goes only into a configured workflow domain: the document lists them.
+    assert_eq!(
+        body("/v1/workflows")["properties"]["domain"]["enum"],
+        serde_json::json!(["workflows"])
+    );
 
     // And the server holds to it: an empty free-text parameter is a left-out one, an
     // empty count, choice or zone is refused; counts are bounded; `null` is no value for a

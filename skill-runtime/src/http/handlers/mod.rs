@@ -112,7 +112,10 @@ async fn dispatch(
         Op::DiscoverySkill => discovery::skill_file(app, &name),
         Op::OpenApi => Ok(json_response(
             StatusCode::OK,
-            &super::openapi::openapi(app.config.token.is_some()),
+            &super::openapi::openapi(&super::openapi::Document {
+                secured: app.config.token.is_some(),
+                workflow_domains: &app.engine.runtime().config().workflow_domains,
+            }),
         )),
     }
 }
