@@ -879,7 +879,7 @@ fn a_workflow_built_over_http_is_listed_and_fires_on_schedule() {
         "/v1/workflows",
         &serde_json::json!({ "name": "daily_digest", "description": "x" }),
     );
-    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(r.status, 409, "{}", r.text());
     let r = post(
         s.addr,
         "/v1/workflows",
