@@ -508,9 +508,9 @@ fn build(registry: &Registry, domains: &[String], call: &Call) -> Result<Output,
             return Err(err(
                 "conflict",
                 format!(
-                    "Skill '{}' already exists ({}). Choose a different name{}.",
+                    "Skill '{}' already exists (layer {}). Choose a different name{}.",
                     req.full,
-                    s.path.display(),
+                    s.layer,
                     if req.overwrite {
                         ": --overwrite only replaces a workflow file in the writable source"
                     } else {
@@ -526,8 +526,8 @@ fn build(registry: &Registry, domains: &[String], call: &Call) -> Result<Output,
             return Err(err(
                 "conflict",
                 format!(
-                    "{} already exists on disk. Choose a different name.",
-                    target.display()
+                    "{}/{}.md already exists in the writable source. Choose a different name.",
+                    req.domain, req.name
                 ),
             ));
         }

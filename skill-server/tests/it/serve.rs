@@ -35,7 +35,10 @@ fn serve_answers_and_stops_on_sigterm() {
     // No state_dir: the operator is told what that means for restarts.
     assert!(logs.contains("no state_dir"), "{logs}");
     // Each request is logged at DEBUG only; at INFO, a summary of what was answered.
-    assert!(!logs.contains("/v1/skills"), "no request line at INFO: {logs}");
+    assert!(
+        !logs.contains("/v1/skills"),
+        "no request line at INFO: {logs}"
+    );
     assert!(
         logs.contains("requests answered since the last summary"),
         "{logs}"

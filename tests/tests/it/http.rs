@@ -880,6 +880,10 @@ fn a_workflow_built_over_http_is_listed_and_fires_on_schedule() {
         &serde_json::json!({ "name": "daily_digest", "description": "x" }),
     );
     assert_eq!(r.status, 409, "{}", r.text());
+    // The message names the layer that holds the name, not a path on the server.
+    let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("(layer "), "{message}");
+    assert!(!message.contains('/'), "{message}");
     let r = post(
         s.addr,
         "/v1/workflows",

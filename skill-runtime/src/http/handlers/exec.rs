@@ -128,7 +128,7 @@ pub(super) async fn workflows(
     documented: &[(&str, &str, &str)],
 ) -> Result<Response<Body>, ApiError> {
     let flags = workflow_flags(body, documented)?;
-    let outcome = app.engine.build_workflow(flags).await;
+    let mut outcome = app.engine.build_workflow(flags).await;
     // A request the server's state refuses (no writable source, a workflow of that name
     // already there) is a conflict; one that cannot be built at all is unprocessable.
     let code = outcome.error.as_ref().map(|e| e.code.as_str());
@@ -138,6 +138,11 @@ pub(super) async fn workflows(
         Some("write_failed") => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::UNPROCESSABLE_ENTITY,
     };
+    // A failed write names the file it could not write: logged, not answered.
+    if let Some(e) = outcome.error.as_mut().filter(|_| status.is_server_error()) {
+        tracing::warn!(code = %e.code, error = %e.message, "workflow.build failed on the server's side");
+        e.message = "the server could not write the workflow; its log has the details".into();
+    }
     Ok(json_response(status, &wire::OutcomeShape::from(&outcome)))
 }
 
