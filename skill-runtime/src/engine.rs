@@ -339,6 +339,23 @@ impl Engine {
         }
     }
 
+    /// The database shared by replicas, when one is configured.
+    #[cfg(feature = "http")]
+    pub(crate) fn store(&self) -> Option<&skill_store::Store> {
+        self.shared.as_ref().and_then(|s| s.store.as_ref())
+    }
+
+    /// With a database shared by replicas, record a started fork there and give it the
+    /// cluster's id (see `replicas::tasks`); otherwise nothing.
+    pub(crate) async fn share_task(&self, outcome: &mut Outcome) {
+        #[cfg(feature = "http")]
+        if let Some(store) = self.store() {
+            crate::replicas::tasks::share(store, self.runtime(), outcome).await;
+        }
+        #[cfg(not(feature = "http"))]
+        let _ = outcome;
+    }
+
     #[cfg(feature = "watch")]
     fn keep(&self, watcher: Watcher) {
         if let Ok(mut w) = self.watchers.lock() {

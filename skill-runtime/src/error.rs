@@ -164,6 +164,12 @@ pub enum Error {
     /// A failure inside the runtime (a task that ended without an answer).
     #[error("{0}")]
     Internal(String),
+    /// The database shared by replicas could not be read or written.
+    #[error("the shared database: {0}")]
+    Store(String),
+    /// A forked task's replica stopped answering before the task ended.
+    #[error("{0}")]
+    TaskLost(String),
 }
 
 impl Error {
@@ -195,6 +201,8 @@ impl Error {
             Error::NoNotes => "no_notes",
             Error::UnknownTask(_) => "unknown_task",
             Error::Internal(_) => "internal",
+            Error::Store(_) => "store_failed",
+            Error::TaskLost(_) => "task_lost",
         }
     }
 

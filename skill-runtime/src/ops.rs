@@ -580,11 +580,14 @@ impl Engine {
         let route = self.router(&snapshot, &scope).route(command, Caller::Model);
         routed(&snapshot, &route, Caller::Model);
         let outcome = match &route {
-            Route::Invoke(inv) => Some(
-                self.runtime()
+            Route::Invoke(inv) => {
+                let mut o = self
+                    .runtime()
                     .execute(inv, &self.context(&scope).with_snapshot(snapshot))
-                    .await,
-            ),
+                    .await;
+                self.share_task(&mut o).await;
+                Some(o)
+            }
             _ => None,
         };
         self.record_outcomes(outcome.as_ref());
@@ -597,13 +600,16 @@ impl Engine {
     pub async fn execute_output(&self, output: &str, scope: &Scope) -> Vec<CommandOutcome> {
         let scope = Scope::model().with_profile(scope.profile.clone());
         let snapshot = self.registry().snapshot();
-        let results = self
+        let mut results = self
             .runtime()
             .execute_output(
                 output,
                 &self.context(&scope).with_snapshot(snapshot.clone()),
             )
             .await;
+        for r in &mut results {
+            self.share_task(&mut r.outcome).await;
+        }
         for r in &results {
             ran(&snapshot, &r.outcome, Trigger::Model);
         }
@@ -620,10 +626,11 @@ impl Engine {
     pub async fn invoke(&self, line: &str, scope: &Scope) -> Outcome {
         let scope = Scope::user().with_profile(scope.profile.clone());
         let snapshot = self.registry().snapshot();
-        let outcome = self
+        let mut outcome = self
             .runtime()
             .invoke(line, &self.context(&scope).with_snapshot(snapshot.clone()))
             .await;
+        self.share_task(&mut outcome).await;
         ran(&snapshot, &outcome, Trigger::UserSlashCommand);
         self.record_outcomes([&outcome]);
         outcome
@@ -636,13 +643,35 @@ impl Engine {
             .await
     }
 
-    /// Forked tasks (`context: fork`) with their status and result.
-    pub fn tasks(&self) -> Vec<TaskInfo> {
-        self.runtime().tasks()
+    /// Forked tasks (`context: fork`) with their status and result: this process's, or
+    /// with a database shared by replicas the cluster's most recent ones.
+    pub async fn tasks(&self) -> Result<Vec<TaskInfo>, Error> {
+        #[cfg(feature = "http")]
+        if let Some(store) = self.store() {
+            let rows = store
+                .tasks(crate::exec::DEFAULT_TASK_HISTORY)
+                .await
+                .map_err(|e| Error::Store(e.to_string()))?;
+            return Ok(rows.into_iter().map(crate::replicas::tasks::info).collect());
+        }
+        Ok(self.runtime().tasks())
     }
 
-    /// One forked task; [`Error::UnknownTask`] when it is unknown or dropped.
-    pub fn task(&self, id: u64) -> Result<TaskInfo, Error> {
+    /// One forked task; [`Error::UnknownTask`] when it is unknown or dropped. With a
+    /// database shared by replicas, any replica's task (one whose replica died is failed
+    /// with the reason once its lease has run out).
+    pub async fn task(&self, id: u64) -> Result<TaskInfo, Error> {
+        #[cfg(feature = "http")]
+        if let Some(store) = self.store() {
+            let key = i64::try_from(id).map_err(|_| Error::UnknownTask(id))?;
+            let row = store
+                .task(key)
+                .await
+                .map_err(|e| Error::Store(e.to_string()))?;
+            return row
+                .map(crate::replicas::tasks::info)
+                .ok_or(Error::UnknownTask(id));
+        }
         self.runtime().task(id).ok_or(Error::UnknownTask(id))
     }
 

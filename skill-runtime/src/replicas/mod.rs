@@ -12,10 +12,13 @@
 //! - a run that needs a model (`requires_interpretation`) is POSTed to the webhook: with a
 //!   store through the outbox (written before the first attempt, so a crash leaves it for
 //!   another replica, at least once with the same idempotency key), without one by a task
-//!   of this process (lost if the process dies). Every attempt is recorded.
+//!   of this process (lost if the process dies). Every attempt is recorded;
+//! - with a store, forked tasks are recorded in it too (see the `tasks` module), so any
+//!   replica answers for any task.
 
 mod config;
 mod dispatch;
+pub(crate) mod tasks;
 mod webhook;
 
 use std::sync::{Arc, Mutex};
@@ -26,6 +29,7 @@ use skill_store::{RunRow, Store};
 
 pub use config::Replicas;
 pub use dispatch::{RUN_LEASE, ReplicaDispatcher};
+pub use tasks::TASK_LEASE;
 pub use webhook::{
     ATTEMPT_HEADER, DEFAULT_MAX_ATTEMPTS, DeliveryAttempt, DeliveryRecord, IDEMPOTENCY_HEADER,
     MAX_DELIVERY_LOG, SIGNATURE_HEADER, WebhookConfig, signature,

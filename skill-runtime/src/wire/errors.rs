@@ -181,6 +181,16 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     code("skill_invalid", 200, "a skill file that did not parse"),
     code("slash_from_model", 200, "a slash command in model output"),
     code(
+        "store_failed",
+        503,
+        "the database shared by replicas did not answer",
+    ),
+    code(
+        "task_lost",
+        200,
+        "a forked task's replica stopped answering before it ended",
+    ),
+    code(
         "timeout",
         504,
         "the request took longer than its time limit",

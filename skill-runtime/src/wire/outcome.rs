@@ -20,7 +20,7 @@ fn kind_name(k: Kind) -> &'static str {
 }
 
 /// A task's status, as its snake_case name.
-fn status_name(s: TaskStatus) -> &'static str {
+pub(crate) fn status_name(s: TaskStatus) -> &'static str {
     match s {
         TaskStatus::Queued => "queued",
         TaskStatus::Running => "running",
@@ -28,6 +28,67 @@ fn status_name(s: TaskStatus) -> &'static str {
         TaskStatus::Failed => "failed",
         TaskStatus::Cancelled => "cancelled",
     }
+}
+
+/// An outcome read back from the JSON [`OutcomeShape`] wrote (a forked task's result as
+/// the database shared by replicas keeps it); `None` when it is not such JSON.
+#[cfg(feature = "http")]
+pub(crate) fn outcome_from_json(v: &serde_json::Value) -> Option<Outcome> {
+    use crate::exec::{ErrorInfo, Limit};
+    const KINDS: [Kind; 6] = [
+        Kind::Handler,
+        Kind::Tool,
+        Kind::Script,
+        Kind::Template,
+        Kind::Fork,
+        Kind::Help,
+    ];
+    const LIMITS: [Limit; 5] = [
+        Limit::Timeout,
+        Limit::Output,
+        Limit::Arguments,
+        Limit::ArgumentBytes,
+        Limit::Processes,
+    ];
+    let text = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
+    let kind = match text("kind") {
+        Some(k) => Some(KINDS.into_iter().find(|x| kind_name(*x) == k)?),
+        None => None,
+    };
+    let error = match v.get("error") {
+        Some(e) if !e.is_null() => Some(ErrorInfo {
+            code: e.get("code")?.as_str()?.to_owned(),
+            message: e.get("message")?.as_str()?.to_owned(),
+        }),
+        _ => None,
+    };
+    let allowed_tools = match v.get("allowed_tools") {
+        Some(serde_json::Value::Array(tools)) => Some(
+            tools
+                .iter()
+                .map(|t| t.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        _ => None,
+    };
+    Some(Outcome {
+        skill: text("skill").map(str::to_owned),
+        kind,
+        ok: v.get("ok")?.as_bool()?,
+        output: v.get("output").cloned().unwrap_or_default(),
+        requires_interpretation: v
+            .get("requires_interpretation")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+        task: v.get("task").and_then(serde_json::Value::as_u64),
+        error,
+        limit: text("limit").and_then(|l| LIMITS.into_iter().find(|x| x.as_str() == l)),
+        allowed_tools,
+        duration_ms: v
+            .get("duration_ms")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0),
+    })
 }
 
 /// `{code, message}`: an error as every front door reports it.
@@ -200,6 +261,40 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&OutcomeShape::from(&o)).unwrap(),
             r#"{"skill":"s","kind":"script","ok":false,"output":null,"requires_interpretation":false,"task":null,"error":{"code":"limit_exceeded","message":"m"},"limit":"argument_bytes","allowed_tools":null,"duration_ms":3}"#
+        );
+    }
+
+    #[test]
+    #[cfg(feature = "http")]
+    fn an_outcome_reads_back_from_its_json() {
+        let mut o = Outcome {
+            skill: Some("s".into()),
+            kind: Some(Kind::Fork),
+            ok: true,
+            output: serde_json::json!({ "a": [1, "b"] }),
+            requires_interpretation: true,
+            task: Some(7),
+            error: Some(crate::error::ErrorInfo {
+                code: "limit_exceeded".into(),
+                message: "m".into(),
+            }),
+            limit: Some(Limit::Processes),
+            allowed_tools: Some(vec!["t".into()]),
+            duration_ms: 3,
+        };
+        let json = serde_json::to_value(OutcomeShape::from(&o)).unwrap();
+        assert_eq!(outcome_from_json(&json), Some(o.clone()));
+        (o.kind, o.error, o.limit, o.allowed_tools, o.task) = (None, None, None, None, None);
+        let json = serde_json::to_value(OutcomeShape::from(&o)).unwrap();
+        assert_eq!(outcome_from_json(&json), Some(o));
+        // Not an outcome: no `ok`, or a kind no version wrote.
+        assert_eq!(
+            outcome_from_json(&serde_json::json!({ "skill": "s" })),
+            None
+        );
+        assert_eq!(
+            outcome_from_json(&serde_json::json!({ "ok": true, "kind": "teleport" })),
+            None
         );
     }
 

@@ -1,6 +1,7 @@
 //! Several replicas and webhooks from the runtime's side: in-process webhook delivery with
-//! retries against a receiver that fails its first attempts (no database), and notes search
-//! on PostgreSQL against the tantivy notes index on `tests/data/notes` (needs a database:
+//! retries against a receiver that fails its first attempts (no database), forked tasks
+//! answered by every replica, and notes search on PostgreSQL against the tantivy notes
+//! index on `tests/data/notes` (these two need a database:
 //! `SKILLS_TEST_DATABASE_URL` or `target/ci-postgres/url`; skipped with a message outside
 //! CI without one, a failure in CI).
 
@@ -12,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use skill_registry::{RegistryConfig, Source};
+use skill_runtime::exec::TaskStatus;
 use skill_runtime::replicas::{Replicas, WebhookConfig, signature};
 use skill_runtime::{Engine, EngineConfig};
 use skill_search::NotesIndex;
@@ -244,6 +246,95 @@ async fn notes_search_on_postgresql_agrees_with_the_tantivy_index() {
     );
     let hit = &store.search_notes("backup", 1).await.unwrap()[0];
     assert!(hit.snippet.contains("**backup"), "{}", hit.snippet);
+}
+
+/// An engine on `dir` sharing `url`'s database; `slowfork` answers once `gate` opens.
+async fn replica(dir: &Path, url: &str, name: &str, gate: Arc<tokio::sync::Notify>) -> Arc<Engine> {
+    let store = Store::connect(url, name).await.unwrap();
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+        dir, "project",
+    )]));
+    config.watch = None;
+    config.schedule = None;
+    config.replicas = Replicas {
+        store: Some(store),
+        webhook: None,
+    };
+    Engine::start_with(config, move |b| {
+        b.handler_fn("slowfork", move |_call| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok::<_, skill_runtime::exec::BoxError>(skill_runtime::exec::Output::Text(
+                    "done".into(),
+                ))
+            }
+        })
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forked_task_is_answered_by_every_replica_and_a_lost_one_fails() {
+    let Some(url) = common_db::fresh_database().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("slowfork")).unwrap();
+    std::fs::write(
+        dir.path().join("slowfork/SKILL.md"),
+        "---\nname: slowfork\ndescription: A forked handler that waits.\ncontext: fork\n---\nWaits.\n",
+    )
+    .unwrap();
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let a = replica(dir.path(), &url, "a", gate.clone()).await;
+    let b = replica(dir.path(), &url, "b", Arc::new(tokio::sync::Notify::new())).await;
+    let scope = skill_runtime::Scope::model();
+
+    // Started on A: the id it answers is the database's, and B knows the task.
+    let started = a.execute("slowfork", &scope).await.outcome.unwrap();
+    assert!(started.ok, "{started:?}");
+    let id = started.task.unwrap();
+    assert_eq!(started.output["task_id"], id);
+    let seen = b.task(id).await.unwrap();
+    assert_eq!(
+        (seen.skill.as_str(), seen.status),
+        ("slowfork", TaskStatus::Running)
+    );
+    assert!(b.tasks().await.unwrap().iter().any(|t| t.id == id));
+
+    // It ends on A; B reads its end and result.
+    gate.notify_one();
+    let mut waited = 0;
+    let done = loop {
+        let t = b.task(id).await.unwrap();
+        if t.status.is_finished() {
+            break t;
+        }
+        assert!(waited < 200, "still {:?}", t.status);
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        waited += 1;
+    };
+    assert_eq!(done.status, TaskStatus::Succeeded);
+    let outcome = done.outcome.unwrap();
+    assert_eq!((outcome.ok, outcome.task), (true, Some(id)));
+    assert_eq!(outcome.output, "done");
+
+    // A task whose replica stopped renewing it (a lease already over) is failed, with why.
+    let ghost = Store::connect(&url, "gone").await.unwrap();
+    let lost = ghost.create_task("slowfork", Duration::ZERO).await.unwrap();
+    let lost = b.task(u64::try_from(lost).unwrap()).await.unwrap();
+    assert_eq!(lost.status, TaskStatus::Failed);
+    let error = lost.outcome.unwrap().error.unwrap();
+    assert_eq!(error.code, "task_lost");
+    assert!(error.message.contains("lease expired"), "{}", error.message);
+    // An id no replica gave is unknown everywhere.
+    assert!(matches!(
+        a.task(u64::MAX).await,
+        Err(skill_runtime::Error::UnknownTask(_))
+    ));
+    a.shutdown().await;
+    b.shutdown().await;
 }
 
 /// A fresh database per test on the test server.

@@ -146,11 +146,12 @@ pub(super) async fn workflows(
     Ok(json_response(status, &wire::OutcomeShape::from(&outcome)))
 }
 
-pub(super) fn tasks(app: &App) -> Response<Body> {
-    json_response(StatusCode::OK, &TasksShape::new(&app.engine.tasks()))
+pub(super) async fn tasks(app: &App) -> Result<Response<Body>, ApiError> {
+    let tasks = app.engine.tasks().await.map_err(|e| engine_error(&e))?;
+    Ok(json_response(StatusCode::OK, &TasksShape::new(&tasks)))
 }
 
-pub(super) fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiError> {
+pub(super) async fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiError> {
     let id: u64 = id.and_then(|i| i.parse().ok()).ok_or_else(|| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -158,7 +159,7 @@ pub(super) fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, ApiErr
             "a task id is a number",
         )
     })?;
-    let task = app.engine.task(id).map_err(|e| engine_error(&e))?;
+    let task = app.engine.task(id).await.map_err(|e| engine_error(&e))?;
     Ok(json_response(StatusCode::OK, &wire::TaskShape::from(&task)))
 }
 

@@ -104,8 +104,8 @@ async fn dispatch(
             let body = json_body(req)?;
             exec::workflows(app, body, endpoint.body.unwrap_or(&[])).await
         }
-        Op::Tasks => Ok(exec::tasks(app)),
-        Op::Task => exec::task(app, params.get("id").map(String::as_str)),
+        Op::Tasks => exec::tasks(app).await,
+        Op::Task => exec::task(app, params.get("id").map(String::as_str)).await,
         Op::Reload => events::reload(app).await,
         Op::Events => events::events(app),
         Op::DiscoveryIndex => Ok(discovery::index(app)),
