@@ -27,6 +27,30 @@ pub enum Kind {
     Help,
 }
 
+impl Kind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Kind; 6] = [
+        Kind::Handler,
+        Kind::Tool,
+        Kind::Script,
+        Kind::Template,
+        Kind::Fork,
+        Kind::Help,
+    ];
+
+    /// Its stable snake_case name (`handler`, `tool`, `script`, `template`, `fork`, `help`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Handler => "handler",
+            Kind::Tool => "tool",
+            Kind::Script => "script",
+            Kind::Template => "template",
+            Kind::Fork => "fork",
+            Kind::Help => "help",
+        }
+    }
+}
+
 /// The result of executing one invocation. Serialises to the JSON the HTTP layer returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {

@@ -27,6 +27,18 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// Its stable snake_case name (`queued`, `running`, `succeeded`, `failed`,
+    /// `cancelled`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Queued => "queued",
+            TaskStatus::Running => "running",
+            TaskStatus::Succeeded => "succeeded",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
     /// Whether the task is over.
     pub fn is_finished(self) -> bool {
         matches!(

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use skill_store::{Store, TaskRow};
 
-use crate::error::Error;
+use crate::error::{Error, ErrorInfo, Limit};
 use crate::exec::{Kind, Outcome, Runtime, TaskInfo, TaskStatus};
 
 /// How long a task stays "running" in the database without its replica renewing it.
@@ -72,14 +72,11 @@ pub(crate) async fn share(store: &Store, runtime: &Runtime, outcome: &mut Outcom
         if let Some(o) = info.outcome.as_mut() {
             o.task = Some(public);
         }
-        let status = crate::wire::task_status_name(info.status);
         let json = info
             .outcome
             .as_ref()
-            .map(|o| serde_json::to_value(crate::wire::OutcomeShape::from(o)))
-            .and_then(Result::ok)
-            .unwrap_or(serde_json::Value::Null);
-        if let Err(e) = store.finish_task(id, status, &json).await {
+            .map_or(serde_json::Value::Null, outcome_json);
+        if let Err(e) = store.finish_task(id, info.status.as_str(), &json).await {
             tracing::warn!(task = id, error = %e, "cannot record a forked task's end");
         }
     });
@@ -97,7 +94,7 @@ pub(crate) fn info(row: TaskRow) -> TaskInfo {
     let ms = |millis: i64| u64::try_from(millis).unwrap_or(0);
     let id = u64::try_from(row.id).unwrap_or_default();
     let outcome = match (&row.outcome, &row.reason) {
-        (Some(v), _) if !v.is_null() => crate::wire::outcome_from_json(v),
+        (Some(v), _) if !v.is_null() => outcome_from_json(v),
         (_, Some(reason)) => Some(Outcome::failure(
             Some(&row.skill),
             Some(Kind::Fork),
@@ -118,4 +115,73 @@ pub(crate) fn info(row: TaskRow) -> TaskInfo {
         finished_ms: row.finished.map(|t| ms(t.timestamp_millis())),
         outcome,
     }
+}
+
+/// An outcome as the task table keeps it: the JSON the wire's `OutcomeShape` writes, field
+/// for field (a unit test in `wire` holds the two equal), so a task read on another
+/// replica answers exactly as on the one that ran it.
+pub(crate) fn outcome_json(o: &Outcome) -> serde_json::Value {
+    serde_json::json!({
+        "skill": o.skill,
+        "kind": o.kind.map(Kind::as_str),
+        "ok": o.ok,
+        "output": o.output,
+        "requires_interpretation": o.requires_interpretation,
+        "task": o.task,
+        "error": o.error.as_ref().map(|e| serde_json::json!({ "code": e.code, "message": e.message })),
+        "limit": o.limit.map(Limit::as_str),
+        "allowed_tools": o.allowed_tools,
+        "duration_ms": o.duration_ms,
+    })
+}
+
+/// An outcome read back from the JSON [`outcome_json`] wrote; `None` when it is not such
+/// JSON.
+pub(crate) fn outcome_from_json(v: &serde_json::Value) -> Option<Outcome> {
+    const LIMITS: [Limit; 5] = [
+        Limit::Timeout,
+        Limit::Output,
+        Limit::Arguments,
+        Limit::ArgumentBytes,
+        Limit::Processes,
+    ];
+    let text = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
+    let kind = match text("kind") {
+        Some(k) => Some(Kind::ALL.into_iter().find(|x| x.as_str() == k)?),
+        None => None,
+    };
+    let error = match v.get("error") {
+        Some(e) if !e.is_null() => Some(ErrorInfo {
+            code: e.get("code")?.as_str()?.to_owned(),
+            message: e.get("message")?.as_str()?.to_owned(),
+        }),
+        _ => None,
+    };
+    let allowed_tools = match v.get("allowed_tools") {
+        Some(serde_json::Value::Array(tools)) => Some(
+            tools
+                .iter()
+                .map(|t| t.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        _ => None,
+    };
+    Some(Outcome {
+        skill: text("skill").map(str::to_owned),
+        kind,
+        ok: v.get("ok")?.as_bool()?,
+        output: v.get("output").cloned().unwrap_or_default(),
+        requires_interpretation: v
+            .get("requires_interpretation")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+        task: v.get("task").and_then(serde_json::Value::as_u64),
+        error,
+        limit: text("limit").and_then(|l| LIMITS.into_iter().find(|x| x.as_str() == l)),
+        allowed_tools,
+        duration_ms: v
+            .get("duration_ms")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0),
+    })
 }

@@ -36,8 +36,6 @@ pub use outcome::{
     ChangeShape, CommandOutcomeShape, ErrorInfoShape, OutcomeShape, ScheduledRunShape, TaskShape,
     event_json,
 };
-#[cfg(feature = "http")]
-pub(crate) use outcome::{outcome_from_json, status_name as task_status_name};
 pub use route::{
     CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
     RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,

@@ -9,86 +9,12 @@ use crate::exec::{CommandOutcome, Kind, Outcome, ScheduledRun, TaskInfo, TaskSta
 
 /// How an invocation was executed, as its snake_case name.
 fn kind_name(k: Kind) -> &'static str {
-    match k {
-        Kind::Handler => "handler",
-        Kind::Tool => "tool",
-        Kind::Script => "script",
-        Kind::Template => "template",
-        Kind::Fork => "fork",
-        Kind::Help => "help",
-    }
+    k.as_str()
 }
 
 /// A task's status, as its snake_case name.
-pub(crate) fn status_name(s: TaskStatus) -> &'static str {
-    match s {
-        TaskStatus::Queued => "queued",
-        TaskStatus::Running => "running",
-        TaskStatus::Succeeded => "succeeded",
-        TaskStatus::Failed => "failed",
-        TaskStatus::Cancelled => "cancelled",
-    }
-}
-
-/// An outcome read back from the JSON [`OutcomeShape`] wrote (a forked task's result as
-/// the database shared by replicas keeps it); `None` when it is not such JSON.
-#[cfg(feature = "http")]
-pub(crate) fn outcome_from_json(v: &serde_json::Value) -> Option<Outcome> {
-    use crate::exec::{ErrorInfo, Limit};
-    const KINDS: [Kind; 6] = [
-        Kind::Handler,
-        Kind::Tool,
-        Kind::Script,
-        Kind::Template,
-        Kind::Fork,
-        Kind::Help,
-    ];
-    const LIMITS: [Limit; 5] = [
-        Limit::Timeout,
-        Limit::Output,
-        Limit::Arguments,
-        Limit::ArgumentBytes,
-        Limit::Processes,
-    ];
-    let text = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
-    let kind = match text("kind") {
-        Some(k) => Some(KINDS.into_iter().find(|x| kind_name(*x) == k)?),
-        None => None,
-    };
-    let error = match v.get("error") {
-        Some(e) if !e.is_null() => Some(ErrorInfo {
-            code: e.get("code")?.as_str()?.to_owned(),
-            message: e.get("message")?.as_str()?.to_owned(),
-        }),
-        _ => None,
-    };
-    let allowed_tools = match v.get("allowed_tools") {
-        Some(serde_json::Value::Array(tools)) => Some(
-            tools
-                .iter()
-                .map(|t| t.as_str().map(str::to_owned))
-                .collect::<Option<Vec<_>>>()?,
-        ),
-        _ => None,
-    };
-    Some(Outcome {
-        skill: text("skill").map(str::to_owned),
-        kind,
-        ok: v.get("ok")?.as_bool()?,
-        output: v.get("output").cloned().unwrap_or_default(),
-        requires_interpretation: v
-            .get("requires_interpretation")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false),
-        task: v.get("task").and_then(serde_json::Value::as_u64),
-        error,
-        limit: text("limit").and_then(|l| LIMITS.into_iter().find(|x| x.as_str() == l)),
-        allowed_tools,
-        duration_ms: v
-            .get("duration_ms")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0),
-    })
+fn status_name(s: TaskStatus) -> &'static str {
+    s.as_str()
 }
 
 /// `{code, message}`: an error as every front door reports it.
@@ -266,7 +192,8 @@ mod tests {
 
     #[test]
     #[cfg(feature = "http")]
-    fn an_outcome_reads_back_from_its_json() {
+    fn the_shared_task_table_keeps_an_outcome_as_the_wire_writes_it() {
+        use crate::replicas::tasks::{outcome_from_json, outcome_json};
         let mut o = Outcome {
             skill: Some("s".into()),
             kind: Some(Kind::Fork),
@@ -283,9 +210,11 @@ mod tests {
             duration_ms: 3,
         };
         let json = serde_json::to_value(OutcomeShape::from(&o)).unwrap();
+        assert_eq!(outcome_json(&o), json);
         assert_eq!(outcome_from_json(&json), Some(o.clone()));
         (o.kind, o.error, o.limit, o.allowed_tools, o.task) = (None, None, None, None, None);
         let json = serde_json::to_value(OutcomeShape::from(&o)).unwrap();
+        assert_eq!(outcome_json(&o), json);
         assert_eq!(outcome_from_json(&json), Some(o));
         // Not an outcome: no `ok`, or a kind no version wrote.
         assert_eq!(
