@@ -109,7 +109,13 @@ pub fn corpus_config(dir: &Path) -> Result<RegistryConfig, String> {
     let sources = packs
         .iter()
         .enumerate()
-        .map(|(i, p)| Source::new(p.clone(), format!("layer{}", i + 1)))
+        .map(|(i, p)| {
+            // As `skill-server --skills <folder>` takes them: medium trust (the operator
+            // chose the folder), so a skill whose text trips the content scan still loads.
+            let mut source = Source::new(p.clone(), format!("layer{}", i + 1));
+            source.trust = skill_registry::Trust::Medium;
+            source
+        })
         .collect();
     let mut config = RegistryConfig::with_sources(sources);
     // Some packs keep skills in dot-folders (`.curated`, `.system`); the corpus counts them.
