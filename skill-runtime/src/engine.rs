@@ -154,6 +154,9 @@ pub struct Engine {
     scheduler: Mutex<Option<Scheduler>>,
     #[cfg(feature = "http")]
     shared: Option<crate::replicas::Shared>,
+    /// The notes folder mirrored into the shared database, when both are configured.
+    #[cfg(feature = "http")]
+    notes_mirror: Option<crate::replicas::notes::NotesMirror>,
     _subscription: Subscription,
     #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
@@ -279,6 +282,12 @@ impl Engine {
             ),
             None => None,
         };
+        #[cfg(feature = "http")]
+        let notes_mirror = shared
+            .as_ref()
+            .and_then(|s| s.store.clone())
+            .zip(notes.clone())
+            .and_then(|(store, notes)| crate::replicas::notes::NotesMirror::start(store, notes));
         let engine = Engine {
             registry,
             index,
@@ -290,6 +299,8 @@ impl Engine {
             scheduler: Mutex::new(scheduler),
             #[cfg(feature = "http")]
             shared,
+            #[cfg(feature = "http")]
+            notes_mirror,
             _subscription: subscription,
             #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
@@ -303,11 +314,21 @@ impl Engine {
             engine.keep(watcher);
             if let Some(notes) = &engine.notes {
                 let notes = notes.clone();
+                #[cfg(feature = "http")]
+                let mirror = engine.notes_mirror.clone();
                 let watcher = watch_folders(vec![notes.root().to_path_buf()], options, move |c| {
-                    let result = if c.rescan {
+                    let paths: Vec<PathBuf> = if c.rescan {
+                        Vec::new()
+                    } else {
+                        c.paths.into_iter().collect()
+                    };
+                    #[cfg(feature = "http")]
+                    if let Some(m) = &mirror {
+                        m.changed(paths.clone());
+                    }
+                    let result = if paths.is_empty() {
                         notes.rebuild()
                     } else {
-                        let paths: Vec<PathBuf> = c.paths.into_iter().collect();
                         notes.update_paths(&paths)
                     };
                     if let Err(e) = result {
@@ -337,6 +358,12 @@ impl Engine {
                 self.record_use(skill);
             }
         }
+    }
+
+    /// The notes folder's mirror in the shared database, when both are configured.
+    #[cfg(feature = "http")]
+    pub(crate) fn notes_mirror(&self) -> Option<&crate::replicas::notes::NotesMirror> {
+        self.notes_mirror.as_ref()
     }
 
     /// The database shared by replicas, when one is configured.

@@ -433,9 +433,14 @@ impl Engine {
     }
 
     /// Ranked markdown notes with highlighted snippets; [`Error::NoNotes`] when no notes
-    /// folder is configured.
-    pub fn notes_search(&self, text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
+    /// folder is configured. With a database shared by replicas, PostgreSQL ranks the
+    /// notes (the folder is mirrored into it); otherwise the in-process tantivy index.
+    pub async fn notes_search(&self, text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
         let notes = self.notes().ok_or(Error::NoNotes)?;
+        #[cfg(feature = "http")]
+        if let Some(mirror) = self.notes_mirror() {
+            return mirror.search(text, limit).await;
+        }
         notes
             .search(text, limit)
             .map_err(|e| Error::Search(e.to_string()))

@@ -108,7 +108,7 @@ pub use index::{
     DEFAULT_LIMIT, DISK_INDEX_DIR, Filter, MAX_LIMIT, SearchRequest, SkillIndex, Storage,
     UpdateStats,
 };
-pub use notes::{MAX_NOTE_RESULTS, MAX_NOTES, NoteHit, NotesIndex, NotesUpdate};
+pub use notes::{MAX_NOTE_RESULTS, MAX_NOTES, NoteHit, NoteText, NotesIndex, NotesUpdate};
 pub use select::{
     CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS,
     DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON, SelectOptions, Selected,

@@ -62,6 +62,20 @@ pub struct NotesUpdate {
     pub removed: usize,
 }
 
+/// One note as the index reads it from the folder (for hosts that mirror the folder into
+/// another search engine, such as PostgreSQL shared by several replicas).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteText {
+    /// Path relative to the notes folder, with `/` separators.
+    pub path: String,
+    /// Its title (frontmatter `title`, else the file name without `.md`).
+    pub title: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// The body after the frontmatter (at most [`MAX_NOTE_BYTES`] of the file).
+    pub body: String,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct NoteFields {
     path: Field,
@@ -257,6 +271,53 @@ impl NotesIndex {
         Ok(stats)
     }
 
+    /// Read the notes at `paths` (as [`NotesIndex::update_paths`] takes them: files, or
+    /// folders walked again) the way the index reads them, without touching the index.
+    /// An empty list reads the whole folder. Unreadable files are left out.
+    pub fn read_notes(&self, paths: &[PathBuf]) -> Vec<NoteText> {
+        let mut warnings = Vec::new();
+        let mut files = Vec::new();
+        if paths.is_empty() {
+            walk(&self.root, 0, &mut files, &mut warnings);
+        }
+        for p in paths {
+            let abs = if p.is_absolute() {
+                p.clone()
+            } else {
+                self.root.join(p)
+            };
+            let Some(rel) = self.relative(&abs) else {
+                continue;
+            };
+            if rel.split('/').any(skipped) {
+                continue;
+            }
+            match fs::symlink_metadata(&abs) {
+                Ok(m) if m.is_dir() => walk(&abs, depth_of(&rel), &mut files, &mut warnings),
+                Ok(m) if m.is_file() && is_note(&abs) => files.push(abs),
+                _ => {}
+            }
+        }
+        files
+            .iter()
+            .filter_map(|f| {
+                let rel = self.relative(f)?;
+                let note = read_note(f, &rel, &mut warnings)?;
+                Some(NoteText {
+                    path: rel,
+                    title: note.title,
+                    tags: note.tags,
+                    body: note.body,
+                })
+            })
+            .collect()
+    }
+
+    /// The notes folder's path for `abs` (relative, `/`-separated), when it is inside it.
+    pub fn relative_path(&self, abs: &Path) -> Option<String> {
+        self.relative(abs)
+    }
+
     fn relative(&self, abs: &Path) -> Option<String> {
         let rel = abs.strip_prefix(&self.root).ok()?;
         let mut parts = Vec::new();
@@ -277,21 +338,9 @@ impl NotesIndex {
         rel: &str,
         warnings: &mut Vec<String>,
     ) -> Result<bool, Error> {
-        let bytes = match fs::read(file) {
-            Ok(b) => b,
-            Err(e) => {
-                warnings.push(format!("{rel}: cannot read: {e}"));
-                return Ok(false);
-            }
+        let Some(note) = read_note(file, rel, warnings) else {
+            return Ok(false);
         };
-        if bytes.len() > MAX_NOTE_BYTES {
-            warnings.push(format!(
-                "{rel}: larger than {MAX_NOTE_BYTES} bytes; only the start is indexed"
-            ));
-        }
-        let head = &bytes[..bytes.len().min(MAX_NOTE_BYTES)];
-        let text = String::from_utf8_lossy(head);
-        let note = parse_note(&text, rel, warnings);
         let f = &self.fields;
         let mut doc = TantivyDocument::default();
         doc.add_text(f.path, rel);
@@ -478,6 +527,25 @@ struct Note {
     title: String,
     tags: Vec<String>,
     body: String,
+}
+
+/// Read and parse one note file (`None`, with a warning, when it cannot be read).
+fn read_note(file: &Path, rel: &str, warnings: &mut Vec<String>) -> Option<Note> {
+    let bytes = match fs::read(file) {
+        Ok(b) => b,
+        Err(e) => {
+            warnings.push(format!("{rel}: cannot read: {e}"));
+            return None;
+        }
+    };
+    if bytes.len() > MAX_NOTE_BYTES {
+        warnings.push(format!(
+            "{rel}: larger than {MAX_NOTE_BYTES} bytes; only the start is indexed"
+        ));
+    }
+    let head = &bytes[..bytes.len().min(MAX_NOTE_BYTES)];
+    let text = String::from_utf8_lossy(head);
+    Some(parse_note(&text, rel, warnings))
 }
 
 fn parse_note(text: &str, rel: &str, warnings: &mut Vec<String>) -> Note {

@@ -234,3 +234,34 @@ fn a_one_mebibyte_query_is_searched_by_its_start() {
     let tail = format!("{} strategy", "zz ".repeat(crate::MAX_QUERY_BYTES));
     assert!(idx.search(&tail, 5).unwrap().is_empty());
 }
+
+#[test]
+fn read_notes_gives_what_the_index_reads() {
+    let dir = vault();
+    let idx = NotesIndex::build(dir.path()).unwrap();
+    // The whole folder: the four notes the index holds, hidden ones and non-notes left out.
+    let mut all: Vec<String> = idx.read_notes(&[]).into_iter().map(|n| n.path).collect();
+    all.sort();
+    assert_eq!(
+        all,
+        ["badyaml.md", "broken.md", "recipes/bread.md", "work/q1.md"]
+    );
+    // A folder or a file, by absolute or relative path; parsed as the index parses them.
+    let q1 = idx.read_notes(&[dir.path().join("work")]);
+    assert_eq!(q1.len(), 1);
+    assert_eq!(
+        (q1[0].title.as_str(), q1[0].tags.clone()),
+        ("Q1 strategy", vec!["planning".to_owned(), "okr".to_owned()])
+    );
+    assert!(q1[0].body.starts_with("We grow revenue"), "{}", q1[0].body);
+    let bread = idx.read_notes(&[PathBuf::from("recipes/bread.md")]);
+    assert_eq!(bread[0].title, "bread");
+    // Gone, hidden or outside: nothing.
+    assert!(idx.read_notes(&[dir.path().join("gone.md")]).is_empty());
+    assert!(idx.read_notes(&[dir.path().join(".hidden")]).is_empty());
+    assert!(idx.read_notes(&[PathBuf::from("/etc")]).is_empty());
+    assert_eq!(
+        idx.relative_path(&dir.path().join("work/q1.md")).as_deref(),
+        Some("work/q1.md")
+    );
+}

@@ -232,8 +232,13 @@ fn notes_search(
     for w in engine.notes_warnings() {
         let _ = writeln!(err, "warning: {w}");
     }
-    let hits = engine
-        .notes_search(query, limit)
+    // A one-shot engine has no shared database: the search is the in-process index's,
+    // run to completion on a small runtime of its own.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let hits = runtime
+        .block_on(engine.notes_search(query, limit))
         .map_err(|e| e.to_string())?;
     let text = match format {
         Format::Json => pretty(&NotesShape::new(query, &hits)),

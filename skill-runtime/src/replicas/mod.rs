@@ -14,10 +14,12 @@
 //!   another replica, at least once with the same idempotency key), without one by a task
 //!   of this process (lost if the process dies). Every attempt is recorded;
 //! - with a store, forked tasks are recorded in it too (see the `tasks` module), so any
-//!   replica answers for any task.
+//!   replica answers for any task, and a notes folder is mirrored into it and searched
+//!   there (the `notes` module).
 
 mod config;
 mod dispatch;
+pub(crate) mod notes;
 pub(crate) mod tasks;
 mod webhook;
 

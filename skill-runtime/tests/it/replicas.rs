@@ -337,6 +337,87 @@ async fn a_forked_task_is_answered_by_every_replica_and_a_lost_one_fails() {
     b.shutdown().await;
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let target = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &target);
+        } else {
+            std::fs::copy(&p, &target).unwrap();
+        }
+    }
+}
+
+/// Poll `engine`'s notes search for `query` until `done` holds of the paths (bounded).
+async fn notes_until(engine: &Engine, query: &str, done: impl Fn(&[String]) -> bool) {
+    for _ in 0..400 {
+        let paths: Vec<String> = engine
+            .notes_search(query, 5)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|h| h.path)
+            .collect();
+        if done(&paths) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("notes search for {query:?} never reached the expected state");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_database_notes_are_mirrored_and_searched_there() {
+    let Some(url) = common_db::fresh_database().await else {
+        return;
+    };
+    let notes = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/notes");
+    copy_dir(&data, notes.path());
+    let mut files = Vec::new();
+    notes_in(notes.path(), &mut files);
+    let skills = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+        skills.path(),
+        "project",
+    )]));
+    config.schedule = None;
+    config.notes = Some(notes.path().to_path_buf());
+    config.watch = Some(skill_registry::WatchOptions {
+        debounce: Duration::from_millis(20),
+        max_delay: Duration::from_millis(200),
+    });
+    config.replicas = Replicas {
+        store: Some(Store::connect(&url, "notes").await.unwrap()),
+        webhook: None,
+    };
+    let engine = Engine::start(config).unwrap();
+
+    // The first answer waits for the whole folder: every note is in the table, and the
+    // hit comes with PostgreSQL's headline.
+    let hits = engine.notes_search("backup", 3).await.unwrap();
+    assert!(hits[0].snippet.contains("**backup"), "{:?}", hits[0]);
+    let store = Store::connect(&url, "reader").await.unwrap();
+    assert_eq!(store.note_paths().await.unwrap().len(), files.len());
+
+    // A note written while serving is found by its words; deleted, it is gone.
+    let added = notes.path().join("work/quokka.md");
+    std::fs::write(
+        &added,
+        "---\ntitle: Island survey\n---\nCount the quokkas on Rottnest.\n",
+    )
+    .unwrap();
+    notes_until(&engine, "quokkas", |p| {
+        p.first().map(String::as_str) == Some("work/quokka.md")
+    })
+    .await;
+    std::fs::remove_file(&added).unwrap();
+    notes_until(&engine, "quokkas", <[String]>::is_empty).await;
+    engine.shutdown().await;
+}
+
 /// A fresh database per test on the test server.
 mod common_db {
     pub async fn fresh_database() -> Option<String> {

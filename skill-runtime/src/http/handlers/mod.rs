@@ -94,7 +94,7 @@ async fn dispatch(
         Op::Diagnostics => Ok(skills::diagnostics(app)),
         Op::Search => search::search(app, &query),
         Op::Select => search::select(app, json_body(req)?),
-        Op::NotesSearch => search::notes(app, &query),
+        Op::NotesSearch => search::notes(app, &query).await,
         Op::Schedules => schedules::schedules(app, &query),
         Op::Extract => exec::extract(app, json_body(req)?),
         Op::Route => exec::route(app, json_body(req)?),

@@ -57,12 +57,13 @@ pub(super) fn select(app: &App, body: SelectBody) -> Result<Response<Body>, ApiE
     Ok(json_response(StatusCode::OK, &selection))
 }
 
-pub(super) fn notes(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
+pub(super) async fn notes(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
     let text = q.get("q").map(String::as_str).unwrap_or("");
     let limit = number::<usize>(q, "limit")?.unwrap_or(DEFAULT_SEARCH_LIMIT);
     let hits = app
         .engine
         .notes_search(text, limit)
+        .await
         .map_err(|e| engine_error(&e))?;
     Ok(json_response(
         StatusCode::OK,
