@@ -1,5 +1,6 @@
 //! Three `skill-server serve` replicas on one PostgreSQL database with an every-second
-//! schedule: one is SIGKILLed and restarted mid-way; every instant is claimed exactly once,
+//! schedule and a slower script job: the replica running one of that job's runs is
+//! SIGKILLed mid-run and restarted; every instant is claimed exactly once,
 //! none is lost, no instant is delivered under two run ids, and every run reaches a webhook
 //! receiver on loopback (which fails first attempts, so retries carry the same key). A
 //! fourth server without a database runs beside them, to compare fire lateness.
@@ -102,6 +103,17 @@ fn skills_dir() -> tempfile::TempDir {
         "---\nname: tick\ndescription: Report the time every second.\nschedule: \"* * * * * *\"\n---\nSay what time it is.\n",
     )
     .unwrap();
+    // A script that runs for most of its two seconds, so a replica can die in the middle.
+    std::fs::create_dir_all(dir.path().join("work/scripts")).unwrap();
+    std::fs::write(
+        dir.path().join("work/SKILL.md"),
+        "---\nname: work\ndescription: Do slow work every two seconds.\nschedule: \"*/2 * * * * *\"\nscripts:\n  - scripts/work.sh\n---\nRuns a slow job.\n",
+    )
+    .unwrap();
+    let script = dir.path().join("work/scripts/work.sh");
+    std::fs::write(&script, "#!/bin/sh\nsleep 1.5\necho done\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
 
@@ -159,12 +171,24 @@ fn three_replicas_fire_each_instant_once_through_a_kill_and_deliver_every_run() 
     let first = chrono::Utc::now().timestamp() + 1;
     let last = first + INSTANTS - 1;
     let began = Instant::now();
-    // Kill replica 1 a third of the way in (whatever it is doing), restart it 3 s later.
-    std::thread::sleep(Duration::from_secs(10));
-    replicas[1].kill().unwrap();
-    replicas[1].wait().unwrap();
+    // A third of the way in, SIGKILL the replica running a `work` run (mid-run: its
+    // claim is in the table as running), and restart it 3 s later.
+    std::thread::sleep(Duration::from_secs(8));
+    let (victim, killed_run) = loop {
+        if let Some(found) = rt.block_on(running_work(&url)) {
+            break found;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "no work run seen running"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let victim: usize = victim.trim_start_matches('r').parse().unwrap();
+    replicas[victim].kill().unwrap();
+    replicas[victim].wait().unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    replicas[1] = start(&cfgs[1], skills.path());
+    replicas[victim] = start(&cfgs[victim], skills.path());
     while chrono::Utc::now().timestamp() <= last + 1 {
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -230,6 +254,16 @@ fn three_replicas_fire_each_instant_once_through_a_kill_and_deliver_every_run() 
     assert!(retries >= 5, "retries seen: {retries}");
     let skipped = rows.iter().filter(|r| r.1 == "skipped-overlap").count();
     let failed = rows.iter().filter(|r| r.1 == "failed").count();
+    // The killed run's instant fired once: no other replica ran it again, and the run
+    // was failed once its lease ran out.
+    let (killed_instant, killed_outcome, twins) = rt.block_on(killed(&url, killed_run));
+    assert_eq!(
+        twins, 1,
+        "instant {killed_instant} of `work` ran {twins} times"
+    );
+    assert_eq!(killed_outcome, "failed", "the killed run's row");
+    let work_doubles = rt.block_on(work_doubles(&url));
+    assert_eq!(work_doubles, 0, "`work` instants with more than one row");
     let by_replica = rt.block_on(replicas_used(&url, first, last));
     let claim_p99 = rt.block_on(claim_lateness_p99(&url, first, last));
     assert!(by_replica >= 2, "fires spread over replicas: {by_replica}");
@@ -250,7 +284,8 @@ fn three_replicas_fire_each_instant_once_through_a_kill_and_deliver_every_run() 
     eprintln!(
         "replicas: {} instants, {} runs, {} skipped-overlap, {} failed (lease), 0 double fires, \
          {} deliveries ({} retries); lateness p99 to the webhook: {} ms with the database, {} ms without; \
-         claim p99 {claim_p99:.0} ms after the instant ({} s)",
+         claim p99 {claim_p99:.0} ms after the instant; replica r{victim} killed mid-run of `work` at \
+         instant {killed_instant} ({} s)",
         per_instant.len(),
         wanted.len(),
         skipped,
@@ -320,6 +355,51 @@ async fn rows(url: &str, first: i64, last: i64) -> Vec<(i64, String, i64)> {
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect()
+}
+
+/// A `work` run going now that started under a second ago, so at least half a second of
+/// its script is left: (its replica, its row id).
+async fn running_work(url: &str) -> Option<(String, i64)> {
+    let client = connect(url).await;
+    client
+        .query_opt(
+            "SELECT replica, id FROM skills_runs WHERE job = 'work' AND outcome = 'running'
+             AND started > clock_timestamp() - interval '1 second' ORDER BY id DESC LIMIT 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .map(|r| (r.get(0), r.get(1)))
+}
+
+/// The killed run: its instant, its final outcome, and how many rows its instant has.
+async fn killed(url: &str, id: i64) -> (i64, String, i64) {
+    let client = connect(url).await;
+    let row = client
+        .query_one(
+            "SELECT extract(epoch FROM r.scheduled)::bigint, r.outcome,
+                    (SELECT count(*) FROM skills_runs t
+                     WHERE t.job = r.job AND t.scheduled = r.scheduled)
+             FROM skills_runs r WHERE r.id = $1",
+            &[&id],
+        )
+        .await
+        .unwrap();
+    (row.get(0), row.get(1), row.get(2))
+}
+
+/// `work` instants with more than one row (a double fire).
+async fn work_doubles(url: &str) -> i64 {
+    let client = connect(url).await;
+    client
+        .query_one(
+            "SELECT count(*) FROM (SELECT scheduled FROM skills_runs WHERE job = 'work'
+             GROUP BY scheduled HAVING count(*) > 1) d",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
 }
 
 /// How many replicas claimed runs in the window.
