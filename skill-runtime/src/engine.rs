@@ -54,7 +54,7 @@ pub struct EngineConfig {
     pub lazy_index: bool,
     /// Shared state of several replicas and webhook delivery (default: neither). Feature
     /// `http`.
-    #[cfg(feature = "http")]
+    #[cfg(feature = "replicas")]
     pub replicas: crate::replicas::Replicas,
 }
 
@@ -72,7 +72,7 @@ impl EngineConfig {
             schedule: Some(SchedulerConfig::default()),
             index_dir: None,
             lazy_index: false,
-            #[cfg(feature = "http")]
+            #[cfg(feature = "replicas")]
             replicas: crate::replicas::Replicas::default(),
         }
     }
@@ -152,10 +152,10 @@ pub struct Engine {
     index_errors: Arc<Mutex<Vec<String>>>,
     runtime: Runtime,
     scheduler: Mutex<Option<Scheduler>>,
-    #[cfg(feature = "http")]
+    #[cfg(feature = "replicas")]
     shared: Option<crate::replicas::Shared>,
     /// The notes folder mirrored into the shared database, when both are configured.
-    #[cfg(feature = "http")]
+    #[cfg(feature = "replicas")]
     notes_mirror: Option<crate::replicas::notes::NotesMirror>,
     _subscription: Subscription,
     #[cfg(feature = "watch")]
@@ -265,7 +265,7 @@ impl Engine {
         }
         let runtime = customize(builder).build();
         forward_scheduled_runs(&runtime, &events);
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         let (dispatcher, shared): (Arc<dyn skill_scheduler::Dispatcher>, _) =
             if config.replicas.is_active() {
                 let (d, shared) = crate::replicas::start(&runtime, config.replicas);
@@ -273,7 +273,7 @@ impl Engine {
             } else {
                 (Arc::new(runtime.clone()), None)
             };
-        #[cfg(not(feature = "http"))]
+        #[cfg(not(feature = "replicas"))]
         let dispatcher: Arc<dyn skill_scheduler::Dispatcher> = Arc::new(runtime.clone());
         let scheduler = match config.schedule {
             Some(sc) => Some(
@@ -282,7 +282,7 @@ impl Engine {
             ),
             None => None,
         };
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         let notes_mirror = shared
             .as_ref()
             .and_then(|s| s.store.clone())
@@ -297,9 +297,9 @@ impl Engine {
             index_errors,
             runtime,
             scheduler: Mutex::new(scheduler),
-            #[cfg(feature = "http")]
+            #[cfg(feature = "replicas")]
             shared,
-            #[cfg(feature = "http")]
+            #[cfg(feature = "replicas")]
             notes_mirror,
             _subscription: subscription,
             #[cfg(feature = "watch")]
@@ -314,7 +314,7 @@ impl Engine {
             engine.keep(watcher);
             if let Some(notes) = &engine.notes {
                 let notes = notes.clone();
-                #[cfg(feature = "http")]
+                #[cfg(feature = "replicas")]
                 let mirror = engine.notes_mirror.clone();
                 let watcher = watch_folders(vec![notes.root().to_path_buf()], options, move |c| {
                     let paths: Vec<PathBuf> = if c.rescan {
@@ -322,7 +322,7 @@ impl Engine {
                     } else {
                         c.paths.into_iter().collect()
                     };
-                    #[cfg(feature = "http")]
+                    #[cfg(feature = "replicas")]
                     if let Some(m) = &mirror {
                         m.changed(paths.clone());
                     }
@@ -361,13 +361,13 @@ impl Engine {
     }
 
     /// The notes folder's mirror in the shared database, when both are configured.
-    #[cfg(feature = "http")]
+    #[cfg(feature = "replicas")]
     pub(crate) fn notes_mirror(&self) -> Option<&crate::replicas::notes::NotesMirror> {
         self.notes_mirror.as_ref()
     }
 
     /// The database shared by replicas, when one is configured.
-    #[cfg(feature = "http")]
+    #[cfg(feature = "replicas")]
     pub(crate) fn store(&self) -> Option<&skill_store::Store> {
         self.shared.as_ref().and_then(|s| s.store.as_ref())
     }
@@ -375,11 +375,11 @@ impl Engine {
     /// With a database shared by replicas, record a started fork there and give it the
     /// cluster's id (see `replicas::tasks`); otherwise nothing.
     pub(crate) async fn share_task(&self, outcome: &mut Outcome) {
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         if let Some(store) = self.store() {
             crate::replicas::tasks::share(store, self.runtime(), outcome).await;
         }
-        #[cfg(not(feature = "http"))]
+        #[cfg(not(feature = "replicas"))]
         let _ = outcome;
     }
 
@@ -440,7 +440,7 @@ impl Engine {
     pub fn schedule_jobs(&self, next: usize) -> Option<Vec<JobInfo>> {
         let guard = self.scheduler.lock().ok()?;
         let jobs = guard.as_ref().map(|s| s.jobs(next));
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         if let (Some(mut jobs), Some(history)) =
             (jobs.clone(), self.shared.as_ref().and_then(|s| s.history()))
         {
@@ -455,7 +455,7 @@ impl Engine {
     pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
         let guard = self.scheduler.lock().ok()?;
         let local = guard.as_ref().map(Scheduler::history)?;
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         if let Some(history) = self.shared.as_ref().and_then(|s| s.history()) {
             return Some(history);
         }
@@ -464,7 +464,7 @@ impl Engine {
 
     /// The webhook deliveries this process attempted (each with its attempts), oldest first;
     /// empty without a webhook.
-    #[cfg(feature = "http")]
+    #[cfg(feature = "replicas")]
     pub fn deliveries(&self) -> Vec<crate::replicas::DeliveryRecord> {
         self.shared
             .as_ref()

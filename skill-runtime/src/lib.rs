@@ -17,6 +17,9 @@
 //! Features (both on by default): `http`, the HTTP API and its hyper dependencies, and
 //! `watch`, reloading on file changes (`EngineConfig::watch`, skill-registry's notify
 //! watcher). `default-features = false` leaves execution, the engine and the scheduler.
+//! Off by default: `replicas` (with `http`), several replicas on one PostgreSQL database
+//! and webhook delivery (the `replicas` module, `EngineConfig::replicas`); it brings skill-store
+//! and its database client, so only hosts that share state build them.
 //!
 //! ```no_run
 //! # #[cfg(feature = "http")] mod demo {
@@ -61,7 +64,7 @@ mod ops;
 mod ops_discovery;
 mod ops_files;
 mod ops_sections;
-#[cfg(feature = "http")]
+#[cfg(feature = "replicas")]
 pub mod replicas;
 pub mod wire;
 

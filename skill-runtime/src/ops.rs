@@ -437,7 +437,7 @@ impl Engine {
     /// notes (the folder is mirrored into it); otherwise the in-process tantivy index.
     pub async fn notes_search(&self, text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
         let notes = self.notes().ok_or(Error::NoNotes)?;
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         if let Some(mirror) = self.notes_mirror() {
             return mirror.search(text, limit).await;
         }
@@ -651,7 +651,7 @@ impl Engine {
     /// Forked tasks (`context: fork`) with their status and result: this process's, or
     /// with a database shared by replicas the cluster's most recent ones.
     pub async fn tasks(&self) -> Result<Vec<TaskInfo>, Error> {
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         if let Some(store) = self.store() {
             let rows = store
                 .tasks(crate::exec::DEFAULT_TASK_HISTORY)
@@ -666,7 +666,7 @@ impl Engine {
     /// database shared by replicas, any replica's task (one whose replica died is failed
     /// with the reason once its lease has run out).
     pub async fn task(&self, id: u64) -> Result<TaskInfo, Error> {
-        #[cfg(feature = "http")]
+        #[cfg(feature = "replicas")]
         if let Some(store) = self.store() {
             let key = i64::try_from(id).map_err(|_| Error::UnknownTask(id))?;
             let row = store

@@ -191,7 +191,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "http")]
+    #[cfg(feature = "replicas")]
     fn the_shared_task_table_keeps_an_outcome_as_the_wire_writes_it() {
         use crate::replicas::tasks::{outcome_from_json, outcome_json};
         let mut o = Outcome {

@@ -7,6 +7,7 @@
 mod common;
 mod contain;
 mod http;
+#[cfg(feature = "replicas")]
 mod replicas;
 mod runtime;
 mod scripts;

@@ -122,4 +122,13 @@ fn runtime_without_default_features_has_no_http_stack_or_watcher() {
             "skill-runtime's defaults lost {wanted}"
         );
     }
+    // A database client only for hosts that share state between replicas.
+    for heavy in ["skill-store", "tokio-postgres", "deadpool-postgres"] {
+        assert!(
+            !full.contains(heavy),
+            "skill-runtime's defaults pull {heavy}"
+        );
+    }
+    let replicas = tree_with("skill-runtime", &["--features", "replicas"]);
+    assert!(replicas.contains("tokio-postgres"), "the replicas feature lost its client");
 }
