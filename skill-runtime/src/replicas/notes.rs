@@ -17,6 +17,10 @@ use tokio::sync::{mpsc, watch};
 
 use crate::error::Error;
 
+/// Most words of a query sent to PostgreSQL: the rest is dropped, as the tantivy index
+/// drops words past its own bound, so a huge query costs no more than a long one.
+const MAX_QUERY_WORDS: usize = 64;
+
 /// The running mirror of a notes folder into the store.
 #[derive(Debug, Clone)]
 pub(crate) struct NotesMirror {
@@ -62,9 +66,10 @@ impl NotesMirror {
         let mut synced = self.synced.clone();
         let _ = synced.wait_for(|done| *done).await;
         let limit = limit.clamp(1, skill_search::MAX_NOTE_RESULTS);
+        let words: Vec<&str> = text.split_whitespace().take(MAX_QUERY_WORDS).collect();
         let hits = self
             .store
-            .search_notes(text, limit)
+            .search_notes(&words.join(" "), limit)
             .await
             .map_err(|e| Error::Store(e.to_string()))?;
         Ok(hits

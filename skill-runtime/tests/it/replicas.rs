@@ -401,6 +401,13 @@ async fn with_a_database_notes_are_mirrored_and_searched_there() {
     assert!(hits[0].snippet.contains("**backup"), "{:?}", hits[0]);
     let store = Store::connect(&url, "reader").await.unwrap();
     assert_eq!(store.note_paths().await.unwrap().len(), files.len());
+    // A huge query is searched by its first words, not refused by the database.
+    let huge = format!("backup {}", "zz ".repeat(400_000));
+    let hits = engine.notes_search(&huge, 3).await.unwrap();
+    assert!(
+        hits.iter().any(|h| h.snippet.contains("**backup")),
+        "{hits:?}"
+    );
 
     // A note written while serving is found by its words; deleted, it is gone.
     let added = notes.path().join("work/quokka.md");

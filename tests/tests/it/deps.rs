@@ -130,5 +130,8 @@ fn runtime_without_default_features_has_no_http_stack_or_watcher() {
         );
     }
     let replicas = tree_with("skill-runtime", &["--features", "replicas"]);
-    assert!(replicas.contains("tokio-postgres"), "the replicas feature lost its client");
+    assert!(
+        replicas.contains("tokio-postgres"),
+        "the replicas feature lost its client"
+    );
 }
