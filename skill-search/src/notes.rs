@@ -223,17 +223,9 @@ impl NotesIndex {
         let mut warnings = Vec::new();
         let mut stats = NotesUpdate::default();
         for p in paths {
-            let abs = if p.is_absolute() {
-                p.clone()
-            } else {
-                self.root.join(p)
-            };
-            let Some(rel) = self.relative(&abs) else {
+            let Some((abs, rel)) = self.locate(p) else {
                 continue;
             };
-            if rel.split('/').any(skipped) {
-                continue;
-            }
             // Drop the note and everything indexed below it, then read back what exists.
             let prefix = format!("{rel}/");
             let stale: Vec<String> = known
@@ -246,11 +238,7 @@ impl NotesIndex {
                 known.remove(k);
             }
             let mut files = Vec::new();
-            match fs::symlink_metadata(&abs) {
-                Ok(m) if m.is_dir() => walk(&abs, depth_of(&rel), &mut files, &mut warnings),
-                Ok(m) if m.is_file() && is_note(&abs) => files.push(abs.clone()),
-                _ => {}
-            }
+            files_at(&abs, &rel, &mut files, &mut warnings);
             let mut back = 0;
             for file in files {
                 if let Some(r) = self.relative(&file) {
@@ -280,23 +268,8 @@ impl NotesIndex {
         if paths.is_empty() {
             walk(&self.root, 0, &mut files, &mut warnings);
         }
-        for p in paths {
-            let abs = if p.is_absolute() {
-                p.clone()
-            } else {
-                self.root.join(p)
-            };
-            let Some(rel) = self.relative(&abs) else {
-                continue;
-            };
-            if rel.split('/').any(skipped) {
-                continue;
-            }
-            match fs::symlink_metadata(&abs) {
-                Ok(m) if m.is_dir() => walk(&abs, depth_of(&rel), &mut files, &mut warnings),
-                Ok(m) if m.is_file() && is_note(&abs) => files.push(abs),
-                _ => {}
-            }
+        for (abs, rel) in paths.iter().filter_map(|p| self.locate(p)) {
+            files_at(&abs, &rel, &mut files, &mut warnings);
         }
         files
             .iter()
@@ -311,6 +284,18 @@ impl NotesIndex {
                 })
             })
             .collect()
+    }
+
+    /// `p` (absolute, or relative to the notes folder) as an absolute path and the
+    /// folder's relative one; `None` outside the folder or under a part a build skips.
+    fn locate(&self, p: &Path) -> Option<(PathBuf, String)> {
+        let abs = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.root.join(p)
+        };
+        let rel = self.relative(&abs)?;
+        (!rel.split('/').any(skipped)).then_some((abs, rel))
     }
 
     /// The notes folder's path for `abs` (relative, `/`-separated), when it is inside it.
@@ -527,6 +512,15 @@ struct Note {
     title: String,
     tags: Vec<String>,
     body: String,
+}
+
+/// The note files at `abs` (folder path `rel`): the file itself, or a folder walked.
+fn files_at(abs: &Path, rel: &str, files: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
+    match fs::symlink_metadata(abs) {
+        Ok(m) if m.is_dir() => walk(abs, depth_of(rel), files, warnings),
+        Ok(m) if m.is_file() && is_note(abs) => files.push(abs.to_path_buf()),
+        _ => {}
+    }
 }
 
 /// Read and parse one note file (`None`, with a warning, when it cannot be read).
