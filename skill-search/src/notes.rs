@@ -72,7 +72,7 @@ pub struct NoteText {
     pub title: String,
     /// Its tags.
     pub tags: Vec<String>,
-    /// The body after the frontmatter (at most [`MAX_NOTE_BYTES`] of the file).
+    /// The body after the frontmatter (at most the first mebibyte of the file).
     pub body: String,
 }
 
