@@ -56,16 +56,23 @@ pub const STEPS: &[Step] = &[
     },
     // Every library crate packages and builds from its package alone (the published
     // crates' file lists and metadata are right); the unpublished ones are left out.
-    Step::cargo(&[
-        "package",
-        "--workspace",
-        "--exclude",
-        "xtask",
-        "--exclude",
-        "skills-tests",
-        "--exclude",
-        "pack-snapshot-example",
-    ]),
+    // A packed manifest does not carry the workspace's `[profile]` tables, so this build
+    // would use cargo's default full debug info, several GB for this dependency tree: a
+    // CI machine ran out of disk linking skill-server here (ld: Bus error). The build only
+    // has to succeed, so it is made without debug info.
+    Step {
+        env: &[("CARGO_PROFILE_DEV_DEBUG", "false")],
+        args: &[
+            "package",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--exclude",
+            "skills-tests",
+            "--exclude",
+            "pack-snapshot-example",
+        ],
+    },
 ];
 
 /// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
