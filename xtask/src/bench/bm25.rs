@@ -1,7 +1,14 @@
-//! The plain BM25 baseline of `bench select`: textbook Okapi BM25 (k1 1.2, b 0.75) over
-//! each skill's whole file as one document (name, description, body), with the name
-//! repeated [`NAME_REPEAT`] times as its boost, English stop words removed and Snowball
-//! (Porter 2) stems, ranking every skill. No gate: it never refuses.
+//! The BM25 baselines of `bench select`, both Okapi BM25 (k1 1.2, b 0.75) ranking every
+//! skill, with no gate (they never refuse):
+//!
+//! - [`Bm25::plain`], what skill hosts ship as their lexical selector (the issue's
+//!   "plain BM25" peer row; zeph-skills' `bm25.rs` and Hermes' skill-retrieval plugin work
+//!   this way): one document per skill of its name and description, lower-cased, split on
+//!   every character that is not a letter or digit, tokens shorter than
+//!   [`PLAIN_MIN_TOKEN`] characters dropped; no stems, no stop-word list, no body.
+//! - [`Bm25::textbook`], a stronger reference: the whole file (name, description, body) as
+//!   one document, the name repeated [`NAME_REPEAT`] times as its boost, English stop words
+//!   removed and Snowball (Porter 2) stems.
 
 use std::collections::HashMap;
 
@@ -12,8 +19,32 @@ use tantivy::tokenizer::{
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
-/// How many times the name is repeated in the document (its boost).
+/// How many times the name is repeated in the textbook document (its boost).
 const NAME_REPEAT: usize = 3;
+/// Shortest token the plain baseline keeps.
+const PLAIN_MIN_TOKEN: usize = 3;
+
+/// How a baseline turns text into terms.
+enum Tokens {
+    /// Lower-case, split on non-alphanumerics, drop short tokens.
+    Plain,
+    /// Tantivy's English analyzer: stop words and stems.
+    Textbook(Box<TextAnalyzer>),
+}
+
+impl Tokens {
+    fn of(&self, text: &str) -> Vec<String> {
+        match self {
+            Tokens::Plain => text
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|t| t.chars().count() >= PLAIN_MIN_TOKEN)
+                .map(str::to_owned)
+                .collect(),
+            Tokens::Textbook(a) => tokens(&mut a.as_ref().clone(), text),
+        }
+    }
+}
 
 /// An in-memory inverted index over the snapshot's skills.
 pub struct Bm25 {
@@ -21,7 +52,7 @@ pub struct Bm25 {
     lens: Vec<f32>,
     avg: f32,
     postings: HashMap<String, Vec<(u32, f32)>>,
-    analyzer: TextAnalyzer,
+    tokens: Tokens,
 }
 
 fn analyzer() -> TextAnalyzer {
@@ -45,13 +76,16 @@ fn tokens(a: &mut TextAnalyzer, text: &str) -> Vec<String> {
 }
 
 impl Bm25 {
-    /// Index every skill of `snapshot`.
-    pub fn new(snapshot: &Snapshot) -> Self {
-        let mut analyzer = analyzer();
-        let mut names = Vec::new();
-        let mut lens = Vec::new();
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        for (i, s) in snapshot.skills().enumerate() {
+    /// The plain baseline over every skill of `snapshot`: name and description.
+    pub fn plain(snapshot: &Snapshot) -> Self {
+        Self::build(snapshot, Tokens::Plain, |s| {
+            format!("{}\n{}", s.name, s.description)
+        })
+    }
+
+    /// The textbook baseline over every skill of `snapshot`: the whole file.
+    pub fn textbook(snapshot: &Snapshot) -> Self {
+        Self::build(snapshot, Tokens::Textbook(Box::new(analyzer())), |s| {
             let name = s.name.replace(['-', '_'], " ");
             let mut text = String::new();
             for _ in 0..NAME_REPEAT {
@@ -61,13 +95,29 @@ impl Bm25 {
             text.push_str(&s.description);
             text.push('\n');
             text.push_str(&s.body);
-            let toks = tokens(&mut analyzer, &text);
-            let mut tf: HashMap<String, f32> = HashMap::new();
+            text
+        })
+    }
+
+    fn build(
+        snapshot: &Snapshot,
+        tokens: Tokens,
+        document: impl Fn(&skill_registry::Skill) -> String,
+    ) -> Self {
+        let mut names = Vec::new();
+        let mut lens = Vec::new();
+        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        for (i, s) in snapshot.skills().enumerate() {
+            let toks = tokens.of(&document(s));
+            let mut tf: HashMap<&str, f32> = HashMap::new();
             for t in &toks {
-                *tf.entry(t.clone()).or_default() += 1.0;
+                *tf.entry(t).or_default() += 1.0;
             }
             for (t, f) in tf {
-                postings.entry(t).or_default().push((i as u32, f));
+                postings
+                    .entry(t.to_owned())
+                    .or_default()
+                    .push((i as u32, f));
             }
             names.push(s.name.clone());
             lens.push(toks.len() as f32);
@@ -78,14 +128,13 @@ impl Bm25 {
             lens,
             avg: avg.max(1.0),
             postings,
-            analyzer,
+            tokens,
         }
     }
 
     /// The best `limit` skills for `query`, best first.
     pub fn rank(&self, query: &str, limit: usize) -> Vec<String> {
-        let mut a = self.analyzer.clone();
-        let mut terms = tokens(&mut a, query);
+        let mut terms = self.tokens.of(query);
         terms.sort();
         terms.dedup();
         let n = self.names.len() as f32;
