@@ -83,6 +83,8 @@ impl Fields {
 pub(crate) struct Terms {
     ids: HashMap<String, u32>,
     df: Vec<u32>,
+    /// Terms some indexed skill uses (document frequency above 0).
+    used: usize,
 }
 
 impl Terms {
@@ -104,14 +106,25 @@ impl Terms {
         self.df.get(id as usize).copied().unwrap_or(0)
     }
 
+    /// How many terms some indexed skill uses: the breadth of the skills' vocabulary.
+    pub(crate) fn used(&self) -> usize {
+        self.used
+    }
+
     pub(crate) fn adjust(&mut self, ids: &[u32], up: bool) {
         for &id in ids {
             if let Some(d) = self.df.get_mut(id as usize) {
+                let before = *d;
                 *d = if up {
                     d.saturating_add(1)
                 } else {
                     d.saturating_sub(1)
                 };
+                match (before, *d) {
+                    (0, 1..) => self.used += 1,
+                    (1.., 0) => self.used = self.used.saturating_sub(1),
+                    _ => {}
+                }
             }
         }
     }
@@ -303,4 +316,26 @@ pub(crate) fn document(
         },
         diagnostics,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Terms;
+
+    #[test]
+    fn used_counts_terms_some_skill_uses_through_adds_and_removals() {
+        let mut t = Terms::default();
+        let a = t.intern("pdf");
+        let b = t.intern("form");
+        assert_eq!(t.used(), 0, "interned but unused");
+        t.adjust(&[a, b], true);
+        t.adjust(&[a], true);
+        assert_eq!(t.used(), 2);
+        t.adjust(&[a], false);
+        assert_eq!(t.used(), 2, "pdf is still used by one skill");
+        t.adjust(&[a, b], false);
+        assert_eq!(t.used(), 0);
+        t.adjust(&[a], false);
+        assert_eq!(t.used(), 0, "a removal below zero changes nothing");
+    }
 }

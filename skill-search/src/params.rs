@@ -42,6 +42,12 @@ pub struct Params {
     pub gate_cover: f32,
     /// Gate: weight of the best semantic similarity.
     pub gate_sem: f32,
+    /// Gate: weight of the share of the request's words that no indexed skill uses (scaled
+    /// by the breadth of the skills' vocabulary).
+    pub gate_unknown: f32,
+    /// A candidate whose lexical score is at least this share of the best's keeps its full
+    /// confidence; below, it shrinks in proportion (0 turns this off).
+    pub evidence_share: f32,
     /// Confidence drop per unit of fused score below the best candidate.
     pub rel: f32,
     /// Weight of covering the request's parts not yet covered (multi-intent requests) when
@@ -52,7 +58,7 @@ pub struct Params {
 /// Fitted BM25 saturation.
 const K1: f32 = 1.6;
 /// Fitted per-field length normalisation.
-const B: [f32; FIELDS] = [0.3, 0.5, 0.25, 0.9];
+const B: [f32; FIELDS] = [0.3, 0.9, 0.5, 0.9];
 /// Fitted per-field weights.
 const W: [f32; FIELDS] = [4.0, 2.0, 0.5, 0.25];
 /// Fitted exact-name bonus.
@@ -65,12 +71,15 @@ const ONLY_PENALTY: f32 = 0.0;
 const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.75;
 /// Fitted gate.
-const GATE_BIAS: f32 = -12.724;
-const GATE_LEX: f32 = 7.506;
-const GATE_COVER: f32 = 6.746;
-const GATE_SEM: f32 = 6.575;
+const GATE_BIAS: f32 = -6.372;
+const GATE_LEX: f32 = 6.566;
+const GATE_COVER: f32 = 4.869;
+const GATE_SEM: f32 = 1.860;
+const GATE_UNKNOWN: f32 = -17.413;
+/// Fitted share of the best's lexical score a candidate needs for full confidence.
+const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
-const REL: f32 = 1.0;
+const REL: f32 = 0.25;
 /// Fitted weight of covering a multi-intent request's other parts.
 const DIVERSITY: f32 = 3.0;
 
@@ -89,6 +98,8 @@ impl Params {
         gate_lex: GATE_LEX,
         gate_cover: GATE_COVER,
         gate_sem: GATE_SEM,
+        gate_unknown: GATE_UNKNOWN,
+        evidence_share: EVIDENCE_SHARE,
         rel: REL,
         diversity: DIVERSITY,
     };

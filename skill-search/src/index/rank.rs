@@ -6,7 +6,8 @@
 //! drift with the number of skills. The fused score is a weighted sum of z-scores over the
 //! candidate set. The confidence of a candidate is `logistic(gate - rel * gap)`, where
 //! `gate` says how likely it is that any skill fits (from the best raw lexical score, its
-//! share of the request and the best semantic similarity) and `gap` is how far the
+//! share of the request, the best semantic similarity and the share of the request's words
+//! no skill uses) and `gap` is how far the
 //! candidate's fused score is below the best one; explicit mention, a phrase of the skill
 //! and triggers raise it further (noisy-OR).
 
@@ -50,13 +51,13 @@ const P_PHRASE: f32 = 0.6;
 const P_TRIGGER: [f32; 3] = [0.7, 0.3, 0.8];
 /// Ranking bonus (fused z units) of one matching trigger keyword, verb, pattern.
 const TRIGGER_BONUS: [f32; 3] = [2.0, 0.5, 2.5];
-/// A candidate whose lexical score is at least this share of the best's keeps its full
-/// text confidence; below, it shrinks in proportion.
-const EVIDENCE_SHARE: f32 = 0.5;
 /// Results re-picked to cover the parts of a multi-intent request (the first ones).
 const DIVERSE_TOP: usize = 3;
 /// Candidates they are picked from (the best by the plain order).
 const DIVERSE_POOL: usize = 20;
+/// Distinct terms at which the skills' vocabulary counts as broad: the share of a
+/// request's unknown words weighs fully in the gate from there, and in proportion below.
+const VOCABULARY_BREADTH: f32 = 20_000.0;
 
 /// One analyzed query term, the word it came from, and its weight.
 #[derive(Debug)]
@@ -135,7 +136,13 @@ pub struct Gate {
     pub cover: f32,
     /// The best semantic similarity among the candidates.
     pub top_sem: f32,
-    /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem`.
+    /// The share of the request's words that no indexed skill uses, times the breadth of
+    /// the skills' vocabulary (its distinct terms over [`VOCABULARY_BREADTH`], at most 1): a
+    /// request about things a broad collection of skills never mentions is unlikely to
+    /// need one, while a small pack's few words say little about what it does not cover.
+    pub unknown: f32,
+    /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem +
+    /// gate_unknown * unknown`.
     pub z: f32,
 }
 
@@ -237,7 +244,19 @@ impl SkillIndex {
             });
         }
         drop(uses);
-        let gate = fuse(&mut scored, mass / unit, p);
+        let breadth = (st.terms.used() as f32 / VOCABULARY_BREADTH).min(1.0);
+        let (unknown, words) = weighted
+            .iter()
+            .filter(|w| w.q.weight >= 1.0)
+            .fold((0usize, 0usize), |(u, n), w| {
+                (u + usize::from(w.id.is_none()), n + 1)
+            });
+        let unknown = if words > 0 {
+            breadth * unknown as f32 / words as f32
+        } else {
+            0.0
+        };
+        let gate = fuse(&mut scored, mass / unit, unknown, p);
         if let Some(n) = keep {
             let multi = parts.len() >= 2;
             let pool = if multi { n.max(DIVERSE_POOL) } else { n };
@@ -444,10 +463,13 @@ fn limits(info: &DocInfo, terms: &[Weighted<'_>], mass: f32, unit: f32, p: &Para
 
 /// z-score the lexical and semantic scores over the candidates, fuse them, gate, and set
 /// each candidate's ranking score and confidence.
-fn fuse(scored: &mut [Scored<'_>], mass: f32, p: &Params) -> Gate {
-    let mut gate = Gate::default();
+fn fuse(scored: &mut [Scored<'_>], mass: f32, unknown: f32, p: &Params) -> Gate {
+    let mut gate = Gate {
+        unknown,
+        ..Gate::default()
+    };
     if scored.is_empty() {
-        gate.z = p.gate_bias;
+        gate.z = p.gate_bias + p.gate_unknown * unknown;
         return gate;
     }
     let z = |vals: &mut dyn Iterator<Item = f32>| -> (f32, f32) {
@@ -469,7 +491,8 @@ fn fuse(scored: &mut [Scored<'_>], mass: f32, p: &Params) -> Gate {
     gate.z = p.gate_bias
         + p.gate_lex * gate.top_lex
         + p.gate_cover * gate.cover
-        + p.gate_sem * gate.top_sem;
+        + p.gate_sem * gate.top_sem
+        + p.gate_unknown * unknown;
     for s in scored.iter_mut() {
         s.fused = p.w_lex * (s.lex - lm) / ls + p.w_sem * (s.sem - sm) / ss;
     }
@@ -479,8 +502,8 @@ fn fuse(scored: &mut [Scored<'_>], mass: f32, p: &Params) -> Gate {
         let n = [counts.keywords, counts.verbs, counts.patterns];
         // A candidate with little lexical evidence beside the best's is not confident
         // however the z-scores of a handful of candidates fall.
-        let share = if gate.top_lex > 0.0 {
-            (s.lex / (EVIDENCE_SHARE * gate.top_lex)).clamp(0.0, 1.0)
+        let share = if gate.top_lex > 0.0 && p.evidence_share > 0.0 {
+            (s.lex / (p.evidence_share * gate.top_lex)).clamp(0.0, 1.0)
         } else {
             1.0
         };

@@ -825,9 +825,7 @@ fn when_not_to_use_flips_a_selection() {
         write(
             dir.path(),
             "pdf-tools",
-            &format!(
-                "description: Work with PDF documents: merge, split and convert pages.{pdf_extra}"
-            ),
+            &format!("description: Convert PDF documents; merge and split their pages.{pdf_extra}"),
             "# PDF tools\n\nMerge and convert PDF pages with qpdf.",
         );
         write(

@@ -8,10 +8,11 @@
 //!    folds and scores the fifth, so the printed held-fold figures say how well the
 //!    *procedure* generalises; the parameters printed are then fitted on the whole half.
 //! 2. Gate: logistic regression of "some skill fits" on the best raw lexical score, its
-//!    share of the request and the best semantic similarity; then its intercept is
-//!    shifted to maximise selected top-3 plus no-skill refusals.
-//! 3. Confidence drop below the best candidate (`rel`): the largest that keeps selected
-//!    top-3 within a point of ranked top-3.
+//!    share of the request, the best semantic similarity and the share of the request's
+//!    words no skill uses; then its intercept is shifted to maximise selected top-3 among
+//!    shifts that refuse [`MIN_REFUSED`] of the no-skill requests.
+//! 3. Confidence drop below the best candidate (`rel`, `evidence_share`): the one that
+//!    selects the fewest skills while keeping selected top-3 within a point of no drop.
 //!
 //! Only [`evalset::tune_only`] cases are read.
 
@@ -149,11 +150,15 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
     best
 }
 
+/// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
+const GATE_FEATURES: usize = 5;
+
 /// Fit the gate's logistic regression on the rankings (label: some skill fits), then
-/// shift its intercept for the best selected top-3 plus refusals; then pick `rel`.
+/// shift its intercept for the best selected top-3 among shifts that refuse enough
+/// no-skill requests; then pick how much a candidate's confidence drops below the best's.
 pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
     let ranked = rank_all(index, cases, &p);
-    let xs: Vec<[f64; 4]> = ranked
+    let xs: Vec<[f64; GATE_FEATURES]> = ranked
         .iter()
         .map(|r| {
             [
@@ -161,6 +166,7 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
                 f64::from(r.gate.top_lex),
                 f64::from(r.gate.cover),
                 f64::from(r.gate.top_sem),
+                f64::from(r.gate.unknown),
             ]
         })
         .collect();
@@ -173,13 +179,21 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
     p.gate_lex = w[1] as f32;
     p.gate_cover = w[2] as f32;
     p.gate_sem = w[3] as f32;
-    // Shift the intercept: the best selected top-3 among shifts that refuse at least
+    p.gate_unknown = w[4] as f32;
+    // With no confidence drop below the best, a request's selection is all or nothing:
+    // shift the intercept for the best selected top-3 among shifts that refuse at least
     // MIN_REFUSED of the no-skill requests.
+    let loose = Params {
+        rel: 0.0,
+        evidence_share: 0.0,
+        ..p
+    };
+    let score = |q: &Params| evalset::score(cases, &answers(&rank_all(index, cases, q), 0.5));
     let mut best: Option<(f64, Params)> = None;
     for shift in (-40..=40).map(|i| i as f32 * 0.25) {
-        let mut q = p;
-        q.gate_bias = p.gate_bias + shift;
-        let s = evalset::score(cases, &answers(&rank_all(index, cases, &q), 0.5));
+        let mut q = loose;
+        q.gate_bias = loose.gate_bias + shift;
+        let s = score(&q);
         let refused = s.refused.unwrap_or(0) as f64 / s.none.max(1) as f64;
         if refused + 1e-9 < MIN_REFUSED {
             continue;
@@ -192,48 +206,53 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
     if let Some((_, q)) = best {
         p = q;
     }
-    // The largest confidence drop that keeps selected top-3 within a point of what no drop
-    // gives.
-    let sel3 = |q: &Params| {
-        let s = evalset::score(cases, &answers(&rank_all(index, cases, q), 0.5));
-        s.rate(s.sel_top3.unwrap_or(0))
-    };
-    let flat = sel3(&Params { rel: 0.0, ..p });
-    for rel in [2.0, 1.0, 0.5, 0.25, 0.1, 0.0] {
-        let q = Params { rel, ..p };
-        if sel3(&q) + 0.01 >= flat {
-            p = q;
-            break;
+    // The confidence drop (`rel`, `evidence_share`) that selects the fewest skills while
+    // keeping selected top-3 within a point of what no drop gives.
+    let flat = score(&p);
+    let flat3 = flat.rate(flat.sel_top3.unwrap_or(0));
+    let mut chosen = (flat.selected_total, p);
+    for evidence_share in [0.0, 0.25, 0.5] {
+        for rel in [0.0, 0.1, 0.25, 0.5, 1.0, 2.0] {
+            let q = Params {
+                rel,
+                evidence_share,
+                ..p
+            };
+            let s = score(&q);
+            if s.rate(s.sel_top3.unwrap_or(0)) + 0.01 >= flat3 && s.selected_total < chosen.0 {
+                chosen = (s.selected_total, q);
+            }
         }
     }
-    p
+    chosen.1
 }
 
 /// Logistic regression by Newton's method with a small ridge on the weights.
 #[allow(clippy::needless_range_loop)] // Newton steps read best as indices.
-fn logistic_fit(xs: &[[f64; 4]], ys: &[f64]) -> [f64; 4] {
-    let mut w = [0.0f64; 4];
+fn logistic_fit(xs: &[[f64; GATE_FEATURES]], ys: &[f64]) -> [f64; GATE_FEATURES] {
+    const N: usize = GATE_FEATURES;
+    let mut w = [0.0f64; N];
     for _ in 0..50 {
-        let mut g = [0.0f64; 4];
-        let mut h = [[0.0f64; 4]; 4];
+        let mut g = [0.0f64; N];
+        let mut h = [[0.0f64; N]; N];
         for (x, y) in xs.iter().zip(ys) {
-            let z: f64 = (0..4).map(|i| w[i] * x[i]).sum();
+            let z: f64 = (0..N).map(|i| w[i] * x[i]).sum();
             let pr = 1.0 / (1.0 + (-z).exp());
-            for i in 0..4 {
+            for i in 0..N {
                 g[i] += (pr - y) * x[i];
-                for j in 0..4 {
+                for j in 0..N {
                     h[i][j] += pr * (1.0 - pr) * x[i] * x[j];
                 }
             }
         }
-        for i in 1..4 {
+        for i in 1..N {
             g[i] += 0.01 * w[i];
             h[i][i] += 0.01;
         }
         h[0][0] += 1e-6;
         let Some(step) = solve(h, g) else { break };
         let mut moved = 0.0;
-        for i in 0..4 {
+        for i in 0..N {
             w[i] -= step[i];
             moved += step[i].abs();
         }
@@ -245,18 +264,18 @@ fn logistic_fit(xs: &[[f64; 4]], ys: &[f64]) -> [f64; 4] {
 }
 
 #[allow(clippy::needless_range_loop)] // Gaussian elimination reads best as indices.
-fn solve(mut a: [[f64; 4]; 4], mut b: [f64; 4]) -> Option<[f64; 4]> {
-    for c in 0..4 {
-        let piv = (c..4).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+fn solve<const N: usize>(mut a: [[f64; N]; N], mut b: [f64; N]) -> Option<[f64; N]> {
+    for c in 0..N {
+        let piv = (c..N).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
         if a[piv][c].abs() < 1e-12 {
             return None;
         }
         a.swap(c, piv);
         b.swap(c, piv);
-        for r in 0..4 {
+        for r in 0..N {
             if r != c {
                 let f = a[r][c] / a[c][c];
-                for k in c..4 {
+                for k in c..N {
                     a[r][k] -= f * a[c][k];
                 }
                 b[r] -= f * b[c];
@@ -313,7 +332,7 @@ fn merge(a: &mut Scores, b: &Scores) {
 /// The parameters as the constants of `params.rs`.
 pub fn constants(p: &Params) -> String {
     format!(
-        "const K1: f32 = {};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {};\nconst NOT_PENALTY: f32 = {};\nconst ONLY_PENALTY: f32 = {};\nconst W_LEX: f32 = {};\nconst W_SEM: f32 = {};\nconst GATE_BIAS: f32 = {:.3};\nconst GATE_LEX: f32 = {:.3};\nconst GATE_COVER: f32 = {:.3};\nconst GATE_SEM: f32 = {:.3};\nconst REL: f32 = {};\nconst DIVERSITY: f32 = {};",
+        "const K1: f32 = {};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {};\nconst NOT_PENALTY: f32 = {};\nconst ONLY_PENALTY: f32 = {};\nconst W_LEX: f32 = {};\nconst W_SEM: f32 = {};\nconst GATE_BIAS: f32 = {:.3};\nconst GATE_LEX: f32 = {:.3};\nconst GATE_COVER: f32 = {:.3};\nconst GATE_SEM: f32 = {:.3};\nconst GATE_UNKNOWN: f32 = {:.3};\nconst EVIDENCE_SHARE: f32 = {};\nconst REL: f32 = {};\nconst DIVERSITY: f32 = {};",
         p.k1,
         p.b,
         p.w,
@@ -326,6 +345,8 @@ pub fn constants(p: &Params) -> String {
         p.gate_lex,
         p.gate_cover,
         p.gate_sem,
+        p.gate_unknown,
+        p.evidence_share,
         p.rel,
         p.diversity
     )
