@@ -453,7 +453,8 @@ impl SkillIndex {
     }
 }
 
-/// The subfolder of a [`Storage::Disk`] folder that holds the index files.
+/// The subfolder of a `Storage::Disk` folder (crate feature `disk`) that holds the index
+/// files.
 pub const DISK_INDEX_DIR: &str = "skill-index";
 
 #[cfg(feature = "disk")]

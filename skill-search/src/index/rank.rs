@@ -137,7 +137,7 @@ pub struct Gate {
     /// The best semantic similarity among the candidates.
     pub top_sem: f32,
     /// The share of the request's words that no indexed skill uses, times the breadth of
-    /// the skills' vocabulary (its distinct terms over [`VOCABULARY_BREADTH`], at most 1): a
+    /// the skills' vocabulary (its distinct terms over 20,000, at most 1): a
     /// request about things a broad collection of skills never mentions is unlikely to
     /// need one, while a small pack's few words say little about what it does not cover.
     pub unknown: f32,
