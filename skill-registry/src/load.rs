@@ -283,6 +283,8 @@ impl Loader {
                 });
             }
         }
+        // Sized up front: growing rehashes every path key, and a `Path` hashes by component.
+        next.reserve(first.len());
         let mut primed = Vec::new();
         let first_parsed =
             self.parse_all(&first, config, &fresh, &mut next, &mut extra, &mut primed);
