@@ -12,6 +12,7 @@
 //! - At most [`DiscoverOptions::max_folders`] folders are read per root.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -92,8 +93,12 @@ struct Walker<'a> {
     opts: &'a DiscoverOptions,
     layout: Layout,
     root_canon: PathBuf,
-    seen_dirs: HashSet<PathBuf>,
-    seen_files: HashSet<PathBuf>,
+    /// Folders and skill files seen, by canonical path. Every path put here is spelled
+    /// canonically (the canonical root joined with entry names, or a `canonicalize`
+    /// result), so comparing the bytes is comparing the paths; bytes hash far faster than
+    /// `Path`'s component-wise hash.
+    seen_dirs: HashSet<OsString>,
+    seen_files: HashSet<OsString>,
     folders: usize,
     depth_cut: Vec<PathBuf>,
     folder_limit_hit: bool,
@@ -135,7 +140,9 @@ pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discover
         }
         return out;
     }
-    let root_canon = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    // Without a canonical form, at least a normalised spelling (see `Walker::seen_dirs`).
+    let root_canon =
+        fs::canonicalize(root).unwrap_or_else(|_| root.components().collect::<PathBuf>());
     let mut walker = Walker {
         opts,
         layout,
@@ -147,7 +154,7 @@ pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discover
         folder_limit_hit: false,
         out,
     };
-    walker.seen_dirs.insert(root_canon);
+    walker.seen_dirs.insert(root_canon.into_os_string());
     let canon = walker.root_canon.clone();
     walker.walk(root, &canon, 0);
     walker.finish(root)
@@ -264,7 +271,7 @@ impl Walker<'_> {
                 } else {
                     canon.join(&name)
                 };
-                if !self.seen_dirs.insert(child_canon.clone()) {
+                if !self.seen_dirs.insert(child_canon.as_os_str().to_owned()) {
                     if is_link && canon.starts_with(&child_canon) {
                         self.out.diagnostics.push(Diagnostic::warning(
                             Code::SymlinkLoop,
@@ -382,7 +389,7 @@ impl Walker<'_> {
         } else {
             canon.to_path_buf()
         };
-        self.seen_files.insert(canon)
+        self.seen_files.insert(canon.into_os_string())
     }
 }
 

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use skill_format::{
@@ -19,12 +20,14 @@ use skill_format::{
 
 use crate::discover::{Discovery, Found, discover};
 use crate::eligibility;
+use crate::manifest::{HashCache, Primed};
 use crate::skill::{Skill, Status};
 use crate::snapshot::Snapshot;
 use crate::{RegistryConfig, Source};
 
 /// Read a file with the checks that must come before reading: a regular file, under the cap.
-fn read_checked(path: &Path) -> Result<Vec<u8>, Diagnostic> {
+/// Returns its metadata (as checked) and its bytes.
+fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagnostic> {
     let meta = fs::metadata(path).map_err(|e| {
         Diagnostic::error(
             Code::Unreadable,
@@ -52,13 +55,14 @@ fn read_checked(path: &Path) -> Result<Vec<u8>, Diagnostic> {
             ),
         ));
     }
-    fs::read(path).map_err(|e| {
+    let bytes = fs::read(path).map_err(|e| {
         Diagnostic::error(
             Code::Unreadable,
             path,
             format!("cannot read the file ({e})"),
         )
-    })
+    })?;
+    Ok((meta, bytes))
 }
 
 /// What a path that is not a regular file is, for messages.
@@ -126,10 +130,25 @@ fn parse_options(
     }
 }
 
-fn parse_one(path: &Path, origin: Origin, source: &Source, config: &RegistryConfig) -> SkillFile {
+/// Read and parse one file. With `digests`, a file that parses as a skill is also hashed
+/// and scanned from the bytes just read (unless `digests` already knows this version), so
+/// that the manifest pass need not read it again.
+fn parse_one(
+    path: &Path,
+    origin: Origin,
+    source: &Source,
+    config: &RegistryConfig,
+    digests: Option<&HashCache>,
+) -> (SkillFile, Option<Primed>) {
     match read_checked(path) {
-        Ok(bytes) => parse_skill(&bytes, &parse_options(path, origin, source, config)),
-        Err(d) => unparsed_file(path, origin, source, config, d),
+        Ok((meta, bytes)) => {
+            let file = parse_skill(&bytes, &parse_options(path, origin, source, config));
+            let primed = digests
+                .filter(|_| file.kind != FileKind::NotASkill)
+                .and_then(|cache| cache.prehash(path, &meta, &bytes));
+            (file, primed)
+        }
+        Err(d) => (unparsed_file(path, origin, source, config, d), None),
     }
 }
 
@@ -207,7 +226,7 @@ pub(crate) struct Loader {
     discoveries: Vec<Option<Discovery>>,
     files: HashMap<PathBuf, Cached>,
     /// File digests for the per-file manifests (`manifest.rs`).
-    pub(crate) hashes: crate::manifest::HashCache,
+    pub(crate) hashes: HashCache,
     /// The last snapshot before the trust policy's pass (`trust.rs`), which the next
     /// incremental load starts from.
     pub(crate) base: Option<Arc<Snapshot>>,
@@ -264,7 +283,11 @@ impl Loader {
                 });
             }
         }
-        let first_parsed = self.parse_all(&first, config, &fresh, &mut next, &mut extra);
+        // Sized up front: growing rehashes every path key, and a `Path` hashes by component.
+        next.reserve(first.len());
+        let mut primed = Vec::new();
+        let first_parsed =
+            self.parse_all(&first, config, &fresh, &mut next, &mut extra, &mut primed);
 
         // Phase B: the action files of every domain index.
         let mut second = Vec::new();
@@ -294,7 +317,9 @@ impl Loader {
                 });
             }
         }
-        let second_parsed = self.parse_all(&second, config, &fresh, &mut next, &mut extra);
+        let second_parsed =
+            self.parse_all(&second, config, &fresh, &mut next, &mut extra, &mut primed);
+        self.hashes.prime(primed);
 
         self.files = next;
         let mut candidates = Vec::with_capacity(first_parsed.len() + second_parsed.len());
@@ -562,6 +587,7 @@ impl Loader {
         fresh: &dyn Fn(&Path) -> bool,
         next: &mut HashMap<PathBuf, Cached>,
         extra: &mut Vec<Diagnostic>,
+        primed: &mut Vec<Primed>,
     ) -> Vec<Arc<Skill>> {
         let reuse: Vec<Option<&Cached>> = requests
             .iter()
@@ -577,7 +603,21 @@ impl Loader {
             .filter(|(_, c)| c.is_none())
             .map(|(r, _)| r)
             .collect();
-        let mut parsed = run_parallel(&to_parse, config).into_iter();
+        // When the snapshot gets manifests, each file is hashed and scanned from the bytes
+        // its parse read ([`parse_one`]); the digests are handed to the loader's cache.
+        let digests = crate::manifest::wanted(config).then_some(&self.hashes);
+        let found = Mutex::new(Vec::new());
+        let parse = |req: &Request, config: &RegistryConfig| {
+            let (skill, p) = parse_request_priming(req, config, digests);
+            if let Some(p) = p {
+                if let Ok(mut found) = found.lock() {
+                    found.push(p);
+                }
+            }
+            skill
+        };
+        let mut parsed = run_parallel_with(&to_parse, config, &parse).into_iter();
+        primed.extend(found.into_inner().unwrap_or_default());
         let mut out = Vec::with_capacity(requests.len());
         for (req, cached) in requests.iter().zip(reuse) {
             if let Some(c) = cached {
@@ -600,7 +640,7 @@ impl Loader {
                 out.push(served);
                 continue;
             }
-            // `run_parallel` answers every request; should one ever be missing, the file is
+            // `run_parallel_with` answers every request; should one ever be missing, the file is
             // reported, never dropped.
             let skill = Arc::new(
                 parsed
@@ -699,9 +739,19 @@ fn serve_last_good(good: &Arc<Skill>, now: &Skill) -> Arc<Skill> {
 }
 
 fn parse_request(req: &Request, config: &RegistryConfig) -> Skill {
+    parse_request_priming(req, config, None).0
+}
+
+/// [`parse_request`], and the file's digest and scan when `digests` is given
+/// ([`parse_one`]).
+fn parse_request_priming(
+    req: &Request,
+    config: &RegistryConfig,
+    digests: Option<&HashCache>,
+) -> (Skill, Option<Primed>) {
     let source = &config.sources[req.source];
-    let file = parse_one(&req.path, req.origin.clone(), source, config);
-    finish_request(req, config, file)
+    let (file, primed) = parse_one(&req.path, req.origin.clone(), source, config, digests);
+    (finish_request(req, config, file), primed)
 }
 
 /// What a file whose parse crashed (a bug in the parser) is loaded as: an entry with an
@@ -748,13 +798,9 @@ where
         .unwrap_or_else(|_| crashed_request(req, config))
 }
 
-/// Parse the requests on up to `threads` threads. The result has one skill per request, in
-/// request order: each result carries its request's index, and a request without a result
-/// (its parse crashed) is loaded as [`crashed_request`] says.
-fn run_parallel(requests: &[&Request], config: &RegistryConfig) -> Vec<Skill> {
-    run_parallel_with(requests, config, &parse_request)
-}
-
+/// Parse the requests with `parse` on up to `threads` threads. The result has one skill per
+/// request, in request order: each result carries its request's index, and a request
+/// without a result (its parse crashed) is loaded as [`crashed_request`] says.
 fn run_parallel_with<F>(requests: &[&Request], config: &RegistryConfig, parse: &F) -> Vec<Skill>
 where
     F: Fn(&Request, &RegistryConfig) -> Skill + Sync,

@@ -5,7 +5,8 @@
 //! lock file (`skill-server lock` / `verify`) and `require_lock` all read it. A manifest is
 //! computed once per snapshot; a file's digest is kept with the file's size, modification
 //! time, inode and change time, and reused by every later snapshot while those stay the same,
-//! so a reload hashes only the files it touched.
+//! so a reload hashes only the files it touched. A skill file is hashed and scanned from the
+//! bytes its parse read ([`HashCache::prehash`], by the loader), so a load reads it once.
 //!
 //! The files of a manifest are the skill file and the files
 //! [`Skill::resource_listing`] lists (the files the host serves, with the same limits and the
@@ -137,10 +138,64 @@ impl HashCache {
         }
     }
 
+    /// The digest and scan of a file whose bytes were just read (a skill file, by its
+    /// parse), to be [`HashCache::prime`]d: `meta` is the metadata the bytes were read
+    /// under. `None` when this cache already knows that version of the file, or when the
+    /// bytes are not what `meta` describes (the file changed meanwhile) or too large to hash.
+    pub(crate) fn prehash(&self, path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> Option<Primed> {
+        let stamp = Stamp::of(meta);
+        if self.files.get(path).is_some_and(|h| h.stamp == stamp) {
+            return None;
+        }
+        if bytes.len() as u64 != stamp.len
+            || stamp.len > MAX_HASHED_FILE_BYTES
+            || stamp.len > MAX_HASHED_SKILL_BYTES
+        {
+            return None;
+        }
+        // As `hash_now` does: text up to the scan's cap is scanned too.
+        let findings = if stamp.len <= crate::MAX_SCAN_BYTES {
+            scan_bytes(path, bytes)
+        } else {
+            Arc::from([])
+        };
+        Some(Primed {
+            path: path.to_path_buf(),
+            hashed: Hashed {
+                stamp,
+                sha256: Some(Sha256::of(bytes)),
+                findings,
+            },
+        })
+    }
+
+    /// Remember digests computed from bytes read elsewhere ([`HashCache::prehash`]); each
+    /// counts as a file hashed, unless the cache learnt that version meanwhile.
+    pub(crate) fn prime(&mut self, primed: Vec<Primed>) {
+        for Primed { path, hashed } in primed {
+            if self
+                .files
+                .get(&path)
+                .is_some_and(|h| h.stamp == hashed.stamp)
+            {
+                continue;
+            }
+            self.hashed += 1;
+            self.files.insert(path, hashed);
+        }
+    }
+
     /// Forget every file not in `keep` (after a full pass, so removed files do not pile up).
     fn retain(&mut self, keep: &HashSet<PathBuf>) {
         self.files.retain(|p, _| keep.contains(p));
     }
+}
+
+/// A file's digest and scan computed from bytes read by its parse, for [`HashCache::prime`].
+#[derive(Debug)]
+pub(crate) struct Primed {
+    path: PathBuf,
+    hashed: Hashed,
 }
 
 /// The digest (and findings) a cache entry gives for a file now stamped `stamp`, if it
@@ -425,7 +480,7 @@ pub(crate) enum Recompute<'a> {
 
 /// Whether snapshots loaded with `config` carry manifests: when it asks for them, or when
 /// the trust policy reads them (a low-trust source's findings, a lock's digests).
-fn wanted(config: &RegistryConfig) -> bool {
+pub(crate) fn wanted(config: &RegistryConfig) -> bool {
     config.manifests
         || config.trust.require_lock.is_some()
         || config.sources.iter().any(|s| s.trust == Trust::Low)

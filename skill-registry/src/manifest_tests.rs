@@ -326,3 +326,65 @@ fn the_scan_cap_holds_at_its_edge() {
         assert_eq!(findings.len(), expected, "{} bytes", meta.len());
     }
 }
+
+/// A skill file is hashed and scanned from the bytes its parse read (no second read), here
+/// on the threaded path: the manifests equal a cold pass over the same skills (digests and
+/// findings alike), every file counts as hashed once, and a load without manifests hashes
+/// nothing.
+#[test]
+fn skill_files_hashed_by_the_parse_equal_a_cold_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for n in 0..70 {
+        write(
+            root,
+            &format!("s{n:02}/SKILL.md"),
+            &format!("---\nname: s{n:02}\ndescription: D.\n---\nbody {n}\u{200b}\n"),
+        );
+    }
+    write(root, "s00/references/r.md", "one\n");
+    let mut config = crate::RegistryConfig::with_sources(vec![crate::Source::new(root, "project")]);
+    let registry = crate::Registry::load(config.clone());
+    assert_eq!(hashed(&registry), 71);
+    let snap = registry.snapshot();
+    for skill in snap.entries() {
+        let loaded = snap.manifest_of(skill).unwrap();
+        let cold = FileManifest::compute(skill);
+        assert_eq!(*loaded, cold, "{}", skill.name);
+        assert!(
+            loaded
+                .findings()
+                .iter()
+                .any(|d| d.code == skill_format::Code::ScanHiddenUnicode),
+            "{}",
+            skill.name
+        );
+    }
+    config.manifests = false;
+    let plain = crate::Registry::load(config);
+    assert_eq!(hashed(&plain), 0);
+}
+
+/// Bytes that are not the version the metadata describes are not remembered.
+#[test]
+fn prehash_refuses_bytes_that_do_not_match_the_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("SKILL.md");
+    std::fs::write(&path, "abc").unwrap();
+    let meta = fs::metadata(&path).unwrap();
+    let mut cache = HashCache::default();
+    assert!(cache.prehash(&path, &meta, b"abcd").is_none());
+    let primed = cache.prehash(&path, &meta, b"abc").unwrap();
+    cache.prime(vec![primed]);
+    assert_eq!(cache.hashed(), 1);
+    let mut budget = MAX_HASHED_SKILL_BYTES;
+    assert_eq!(
+        cache.digest(&path, &meta, &mut budget),
+        Some(Sha256::of(b"abc"))
+    );
+    assert!(
+        cache.prehash(&path, &meta, b"abc").is_none(),
+        "known already"
+    );
+    assert_eq!(cache.hashed(), 1);
+}

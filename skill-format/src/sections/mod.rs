@@ -144,7 +144,53 @@ pub fn sections(body: &str) -> Vec<Section<'_>> {
 ///
 /// Same rules as [`sections`].
 pub fn section(body: &str, kind: SectionKind) -> Option<Section<'_>> {
+    // The heading of such a section spells its name (ASCII case-insensitively), so a body
+    // without the word has none; most bodies lack most kinds, and the search is a memchr
+    // for the word's rarest letter instead of a walk over every line.
+    let (word, anchor) = kind.heading_word();
+    if !contains_ascii_ci(body, word, anchor) {
+        return None;
+    }
     sections(body).into_iter().find(|s| s.kind == kind)
+}
+
+impl SectionKind {
+    /// A word every heading of this kind holds, lowercase, with the index of its rarest
+    /// letter (where the search for it starts).
+    fn heading_word(self) -> (&'static str, usize) {
+        match self {
+            SectionKind::Usage => ("usage", 3),
+            SectionKind::Flags => ("flags", 0),
+            // `Behavior` and `Behaviour`.
+            SectionKind::Behavior => ("behavio", 4),
+            SectionKind::Examples => ("examples", 1),
+        }
+    }
+}
+
+/// Whether `text` holds `word` (lowercase ASCII) in any ASCII case; the search looks for
+/// the byte at `anchor` first.
+fn contains_ascii_ci(text: &str, word: &str, anchor: usize) -> bool {
+    let (hay, needle) = (text.as_bytes(), word.as_bytes());
+    let Some(&key) = needle.get(anchor) else {
+        return true;
+    };
+    let mut from = anchor;
+    while let Some(found) = hay
+        .get(from..)
+        .and_then(|rest| memchr::memchr2(key, key.to_ascii_uppercase(), rest))
+    {
+        let at = from + found;
+        let start = at - anchor;
+        if hay
+            .get(start..start + needle.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+        {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 /// The first non-blank line of the `## Usage` section, trimmed.
@@ -260,6 +306,38 @@ fn content_lines<'a>(section: &Section<'a>) -> impl Iterator<Item = (Line<'a>, L
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// `section` gives what the walk over every line gives, whether or not the body holds
+    /// the kind's word, in any case, as a heading or not.
+    #[test]
+    fn section_equals_the_first_of_its_kind_among_all_sections() {
+        let bodies = [
+            EMAIL,
+            "",
+            "# T\n\n## EXAMPLES\n\nx --a\n",
+            "# T\n\n## Behaviour\n\nIt works.\n## usage\n\nx\n",
+            "# T\n\nSee the examples and flags below, usage too.\n",
+            "# T\n\n```\n## Examples\n```\n## Flags\n--a  A.\n",
+            "## ExAmPlEs ##\nx\n## Examples\ny\n",
+            "## Exampl\u{e9}s\nx\n",
+            "x",
+        ];
+        for body in bodies {
+            for kind in [
+                SectionKind::Usage,
+                SectionKind::Flags,
+                SectionKind::Behavior,
+                SectionKind::Examples,
+            ] {
+                let walked = sections(body).into_iter().find(|s| s.kind == kind);
+                assert_eq!(section(body, kind), walked, "{kind:?} in {body:?}");
+            }
+        }
+        assert!(contains_ascii_ci("an EXAMPLES b", "examples", 1));
+        assert!(!contains_ascii_ci("an EXAMPLE b", "examples", 1));
+        assert!(contains_ascii_ci("xflags", "flags", 0));
+        assert!(!contains_ascii_ci("x", "examples", 1));
+    }
 
     /// A skill body with every section, from the design document.
     pub(super) const EMAIL: &str = "# email.send

@@ -40,6 +40,10 @@ fn is_reference_alnum(c: char) -> bool {
 
 /// NFKC of a string, as the reference applies to names and folder names.
 pub fn nfkc(s: &str) -> String {
+    // ASCII text is its own NFKC form (the common case: skip the normaliser).
+    if s.is_ascii() {
+        return s.to_owned();
+    }
     s.nfkc().collect()
 }
 
@@ -321,6 +325,14 @@ mod tests {
                 "Directory name 'folder' must match skill name '-Bad--name_'".to_owned(),
             ]
         );
+    }
+
+    #[test]
+    fn ascii_is_its_own_nfkc_form() {
+        use unicode_normalization::UnicodeNormalization;
+        let all: String = (0u8..128).map(char::from).collect();
+        assert_eq!(nfkc(&all), all.nfkc().collect::<String>());
+        assert_eq!(nfkc("ﬁle ａｂ"), "file ab");
     }
 
     #[test]

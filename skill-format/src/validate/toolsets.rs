@@ -2,6 +2,9 @@
 //! [`MAX_TOOLSETS_DESCRIPTION_CHARS`], a semantic `version`, and trigger patterns that compile
 //! within [`MAX_PATTERN_SIZE`].
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use crate::diagnostic::Code;
 use crate::manifest::Finding;
 
@@ -72,11 +75,7 @@ pub(super) fn rules(c: &Context<'_>, out: &mut Vec<Finding>, resolved: &mut Reso
         }
     }
     for p in &m.triggers.patterns {
-        if let Err(e) = regex::RegexBuilder::new(p)
-            .size_limit(MAX_PATTERN_SIZE)
-            .build()
-        {
-            let first = e.to_string().lines().last().unwrap_or("").trim().to_owned();
+        if let Some(first) = pattern_problem(p) {
             out.push(finding(
                 Code::InvalidTriggerPattern,
                 "triggers",
@@ -85,6 +84,46 @@ pub(super) fn rules(c: &Context<'_>, out: &mut Vec<Finding>, resolved: &mut Reso
             ));
         }
     }
+}
+
+/// The most trigger patterns whose compile outcome is remembered; the memory is emptied
+/// when full.
+const CHECKED_PATTERNS_CAP: usize = 4096;
+
+/// Patterns checked so far in this process, with the last line of their compile error
+/// (`None`: the pattern compiles).
+static CHECKED_PATTERNS: LazyLock<Mutex<HashMap<String, Option<String>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Why a trigger pattern does not compile within [`MAX_PATTERN_SIZE`] (the last line of
+/// the compile error), or `None` when it compiles.
+///
+/// Compiling a pattern costs far more than parsing its whole file, and the same patterns
+/// come back on every load and reload (and across skills), so the outcome, a pure function
+/// of the pattern, is remembered per process.
+fn pattern_problem(p: &str) -> Option<String> {
+    if let Ok(checked) = CHECKED_PATTERNS.lock() {
+        if let Some(known) = checked.get(p) {
+            return known.clone();
+        }
+    }
+    let problem = compile_problem(p);
+    if let Ok(mut checked) = CHECKED_PATTERNS.lock() {
+        if checked.len() >= CHECKED_PATTERNS_CAP {
+            checked.clear();
+        }
+        checked.insert(p.to_owned(), problem.clone());
+    }
+    problem
+}
+
+/// [`pattern_problem`] without the memory: compile the pattern now.
+fn compile_problem(p: &str) -> Option<String> {
+    regex::RegexBuilder::new(p)
+        .size_limit(MAX_PATTERN_SIZE)
+        .build()
+        .err()
+        .map(|e| e.to_string().lines().last().unwrap_or("").trim().to_owned())
 }
 
 /// Why a `scripts` entry can never run, if it cannot: the runtime executes only a relative
@@ -105,7 +144,25 @@ fn script_entry_problem(entry: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::script_entry_problem;
+    use super::{compile_problem, pattern_problem, script_entry_problem};
+
+    /// The remembered outcome is the outcome of compiling: the same on the first check and
+    /// on every later one, for a pattern that compiles and for one that does not.
+    #[test]
+    fn remembered_pattern_outcomes_equal_a_fresh_compile() {
+        for p in [
+            r"\bsummari[sz]e\s+invoices\b",
+            "(unclosed",
+            "a{99999999}",
+            "x",
+        ] {
+            let fresh = compile_problem(p);
+            assert_eq!(pattern_problem(p), fresh, "{p}");
+            assert_eq!(pattern_problem(p), fresh, "{p}, remembered");
+        }
+        assert!(compile_problem("(unclosed").is_some());
+        assert!(compile_problem("x").is_none());
+    }
 
     #[test]
     fn script_entries_outside_the_scripts_folder_are_named() {

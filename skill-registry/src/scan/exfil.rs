@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use skill_format::{Code, Severity};
 
+use super::words::{Lowered, may};
 use super::{Findings, Line, pattern};
 
 /// `curl ... | sh`, `wget -O- ... | sudo bash`, `bash <(curl ...)`, `sh -c "$(curl ...)"`,
@@ -43,10 +44,23 @@ static SEND_OUT: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// fast pass per pattern) that lets the scan skip this family's per-line work for the many
 /// files that have nothing of it. Patterns may match across lines here, so this is a
 /// superset of the per-line matches.
-pub(crate) fn could_match(text: &str) -> bool {
-    [&PIPE_TO_SHELL, &DATA_URI, &SEND_OUT, &SECRET_IN_URL]
-        .iter()
-        .any(|r| r.as_ref().is_some_and(|r| r.is_match(text)))
+/// `lowered` is the text for the word prefilters ([`super::words`]), if they apply.
+pub(crate) fn could_match(text: &str, lowered: Option<&Lowered>) -> bool {
+    let matches = |r: &LazyLock<Option<Regex>>| r.as_ref().is_some_and(|r| r.is_match(text));
+    // Each condition names words every alternative of its pattern spells out.
+    (may(lowered, |l| {
+        l.any(&["curl", "wget", "irm", "iwr", "invoke-", "iex"])
+    }) && matches(&PIPE_TO_SHELL))
+        || matches(&DATA_URI)
+        || (may(lowered, |l| l.any(&["env", "cat", "curl", "wget"])) && matches(&SEND_OUT))
+        || (may(lowered, secret_words) && matches(&SECRET_IN_URL))
+}
+
+/// [`SECRET_IN_URL`]'s words: a `$`, `%` or `{{` before a secret's name, or a `$(`, or
+/// the environment by name.
+fn secret_words(l: &Lowered) -> bool {
+    (l.any(&["$", "%", "{{"]) && l.any(&["secret", "token", "passw", "pwd", "credential", "key"]))
+        || l.any(&["$(", "process.env", "os.environ", "$env:"])
 }
 
 /// Scan one line.

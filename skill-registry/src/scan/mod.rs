@@ -19,6 +19,7 @@ mod blob;
 mod exfil;
 mod phrases;
 mod unicode;
+mod words;
 
 pub use blob::MIN_BLOB_CHARS;
 
@@ -169,9 +170,11 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
     let mut discussion = false;
     // A byte-order mark at the very start is not hidden text.
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // Most files hold nothing of a family: one pass over the whole file says so.
-    let exfil = exfil::could_match(body);
-    let phrases = phrases::could_match(body);
+    // Most files hold nothing of a family: one pass over the whole file says so (after
+    // the word prefilters, which rule most patterns out without a pass).
+    let lowered = words::Lowered::of(body);
+    let exfil = exfil::could_match(body, lowered.as_ref());
+    let phrases = phrases::could_match(body, lowered.as_ref());
     let comments = markdown && body.contains("<!--");
     for (i, raw) in body.split('\n').enumerate() {
         let text = raw.strip_suffix('\r').unwrap_or(raw);

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use skill_format::Code;
 
+use super::words::{Lowered, may};
 use super::{Findings, Line, pattern, quoted};
 
 /// The longest HTML comment whose text is kept for the check; the rest of a longer one is
@@ -76,10 +77,36 @@ pub(crate) fn discussed(text: &str) -> bool {
 }
 
 /// Whether an instruction pattern matches anywhere in `text` (see `exfil::could_match`).
-pub(crate) fn could_match(text: &str) -> bool {
-    [&OVERRIDE, &REVEAL]
-        .iter()
-        .any(|r| r.as_ref().is_some_and(|r| r.is_match(text)))
+/// `lowered` is the text for the word prefilters ([`super::words`]), if they apply.
+pub(crate) fn could_match(text: &str, lowered: Option<&Lowered>) -> bool {
+    let matches = |r: &LazyLock<Option<Regex>>| r.as_ref().is_some_and(|r| r.is_match(text));
+    // Each condition names words every alternative of its pattern spells out.
+    (may(lowered, |l| {
+        l.any(&["ignore", "disregard", "forget", "override", "bypass"])
+            || (l.has("you") && l.has("now"))
+            || (l.has("system") && l.has("prompt"))
+    }) && matches(&OVERRIDE))
+        || (may(lowered, |l| {
+            l.any(&[
+                "reveal",
+                "print",
+                "output",
+                "repeat",
+                "leak",
+                "dump",
+                "disclose",
+                "expose",
+                "exfiltrate",
+            ]) && l.any(&[
+                "system",
+                "instructions",
+                "keys",
+                "secrets",
+                "credentials",
+                "passwords",
+                "environment",
+            ])
+        }) && matches(&REVEAL))
 }
 
 /// Scan one line's prose (code, quotes and lines that discuss the subject are skipped).
