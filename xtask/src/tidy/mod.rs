@@ -47,8 +47,6 @@ const LONG_FILES_ALLOWED: &[&str] = &[
     "skill-router/src/tokenize.rs",
     // Trigger matching and its tests (sel-rank).
     "skill-search/src/triggers.rs",
-    // Loading a snapshot; the trust work (scan, manifest, policy) reshapes it (trust).
-    "skill-registry/src/load.rs",
 ];
 
 /// Types that may derive or implement `Serialize` / `Deserialize`, as `crate/Type`.

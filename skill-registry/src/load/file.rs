@@ -1,0 +1,162 @@
+//! Reading and parsing one file into a [`Skill`], with the checks that come before
+//! reading.
+
+use std::fs;
+use std::path::Path;
+
+use skill_format::{
+    Code, Diagnostic, FileKind, MAX_FILE_BYTES, Origin, ParseOptions, SkillFile, parse_skill,
+};
+
+use crate::manifest::{HashCache, Primed};
+use crate::skill::{Skill, Status};
+use crate::{RegistryConfig, Source};
+
+/// Read a file with the checks that must come before reading: a regular file, under the cap.
+/// Returns its metadata (as checked) and its bytes.
+pub(super) fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagnostic> {
+    let meta = fs::metadata(path).map_err(|e| {
+        Diagnostic::error(
+            Code::Unreadable,
+            path,
+            format!("cannot read the file ({e})"),
+        )
+    })?;
+    if !meta.is_file() {
+        return Err(Diagnostic::error(
+            Code::NotAFile,
+            path,
+            format!(
+                "this is {}, not a file: a skill's SKILL.md must be a regular file",
+                kind_of(&meta.file_type())
+            ),
+        ));
+    }
+    if meta.len() > MAX_FILE_BYTES as u64 {
+        return Err(Diagnostic::error(
+            Code::FileTooLarge,
+            path,
+            format!(
+                "file is {} bytes; skill files are read up to {MAX_FILE_BYTES} bytes: move detail into references/",
+                meta.len()
+            ),
+        ));
+    }
+    let bytes = fs::read(path).map_err(|e| {
+        Diagnostic::error(
+            Code::Unreadable,
+            path,
+            format!("cannot read the file ({e})"),
+        )
+    })?;
+    Ok((meta, bytes))
+}
+
+/// What a path that is not a regular file is, for messages.
+pub(super) fn kind_of(ft: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if ft.is_block_device() || ft.is_char_device() {
+            return "a device";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+    }
+    if ft.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+pub(super) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub(super) fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub(super) fn parse_options(
+    path: &Path,
+    origin: Origin,
+    source: &Source,
+    config: &RegistryConfig,
+) -> ParseOptions {
+    ParseOptions {
+        path: path.to_path_buf(),
+        origin,
+        dialect: source.dialect,
+        mode: config.mode,
+    }
+}
+
+/// Read and parse one file. With `digests`, a file that parses as a skill is also hashed
+/// and scanned from the bytes just read (unless `digests` already knows this version), so
+/// that the manifest pass need not read it again.
+pub(super) fn parse_one(
+    path: &Path,
+    origin: Origin,
+    source: &Source,
+    config: &RegistryConfig,
+    digests: Option<&HashCache>,
+) -> (SkillFile, Option<Primed>) {
+    match read_checked(path) {
+        Ok((meta, bytes)) => {
+            let file = parse_skill(&bytes, &parse_options(path, origin, source, config));
+            let primed = digests
+                .filter(|_| file.kind != FileKind::NotASkill)
+                .and_then(|cache| cache.prehash(path, &meta, &bytes));
+            (file, primed)
+        }
+        Err(d) => (unparsed_file(path, origin, source, config, d), None),
+    }
+}
+
+/// A skill file that could not be parsed, with the one diagnostic that says why.
+pub(super) fn unparsed_file(
+    path: &Path,
+    origin: Origin,
+    source: &Source,
+    config: &RegistryConfig,
+    diagnostic: Diagnostic,
+) -> SkillFile {
+    let mut f = parse_skill(b"", &parse_options(path, origin, source, config));
+    f.diagnostics = vec![diagnostic];
+    f.kind = FileKind::Skill;
+    f
+}
+
+pub(super) fn to_skill(
+    file: SkillFile,
+    source_index: usize,
+    source: &Source,
+    dir: &Path,
+    domain: Option<String>,
+) -> Skill {
+    Skill {
+        name: file.name,
+        description: file.description,
+        dialect: file.dialect,
+        kind: file.kind,
+        layer: source.layer.clone(),
+        source: source_index,
+        path: file.path,
+        dir: dir.to_path_buf(),
+        domain,
+        manifest: file.manifest,
+        body: file.body,
+        body_line: file.body_line,
+        status: Status::Loaded,
+        diagnostics: file.diagnostics,
+    }
+}

@@ -1,0 +1,74 @@
+//! Parsing many files on all cores: one result per request, in request order, and a parser
+//! crash costs only its own file.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{Request, crashed_request};
+use crate::RegistryConfig;
+use crate::skill::Skill;
+
+/// Parse one request with `parse`; a panic costs only this file ([`crashed_request`]).
+fn parse_guarded<F>(parse: &F, req: &Request, config: &RegistryConfig) -> Skill
+where
+    F: Fn(&Request, &RegistryConfig) -> Skill,
+{
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(req, config)))
+        .unwrap_or_else(|_| crashed_request(req, config))
+}
+
+/// Parse the requests with `parse` on up to `threads` threads. The result has one skill per
+/// request, in request order: each result carries its request's index, and a request
+/// without a result (its parse crashed) is loaded as [`crashed_request`] says.
+pub(super) fn run_parallel_with<F>(
+    requests: &[&Request],
+    config: &RegistryConfig,
+    parse: &F,
+) -> Vec<Skill>
+where
+    F: Fn(&Request, &RegistryConfig) -> Skill + Sync,
+{
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        config.threads
+    }
+    .min(requests.len().max(1));
+    if threads <= 1 || requests.len() < 64 {
+        return requests
+            .iter()
+            .map(|r| parse_guarded(parse, r, config))
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut slots: Vec<Option<Skill>> = std::iter::repeat_with(|| None)
+        .take(requests.len())
+        .collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut local = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(req) = requests.get(i) else { break };
+                        local.push((i, parse_guarded(parse, req, config)));
+                    }
+                    local
+                })
+            })
+            .collect();
+        for handle in handles {
+            // A worker that died took its results with it; those slots stay empty.
+            for (i, skill) in handle.join().unwrap_or_default() {
+                if let Some(slot) = slots.get_mut(i) {
+                    *slot = Some(skill);
+                }
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .zip(requests)
+        .map(|(slot, req)| slot.unwrap_or_else(|| crashed_request(req, config)))
+        .collect()
+}

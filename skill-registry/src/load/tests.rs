@@ -1,0 +1,174 @@
+//! Unit tests of loading.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::file::read_checked;
+use super::*;
+use crate::Source;
+
+use crate::test_util::write;
+
+fn md(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\nbody\n")
+}
+
+#[test]
+fn edits_of_known_files_take_the_fast_path_and_new_files_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &md("a", "One."));
+    write(root, "b/SKILL.md", &md("b", "Bee."));
+    let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+    let mut loader = Loader::default();
+    let first = loader.load(&config, 1, Scope::All);
+    write(root, "a/SKILL.md", &md("a", "Two."));
+    let edited: HashSet<PathBuf> = [root.join("a/SKILL.md")].into();
+    let second = loader
+        .load_edits(&config, &first, 2, &edited)
+        .expect("an edit of a known file takes the fast path");
+    assert_eq!(second.get("a").unwrap().description, "Two.");
+    assert!(Arc::ptr_eq(
+        first.get("b").unwrap(),
+        second.get("b").unwrap()
+    ));
+    // An edit of a resource (not a skill file) changes nothing and is not a reload.
+    write(root, "a/notes.txt", "x");
+    let resource: HashSet<PathBuf> = [root.join("a/notes.txt")].into();
+    assert!(loader.load_edits(&config, &second, 3, &resource).is_none());
+    // A new skill file, or a removed one, needs a walk.
+    write(root, "c/SKILL.md", &md("c", "Sea."));
+    let created: HashSet<PathBuf> = [root.join("c/SKILL.md")].into();
+    assert!(loader.load_edits(&config, &second, 3, &created).is_none());
+    let third = loader.load(&config, 3, Scope::Paths(&created));
+    assert!(third.get("c").is_some());
+}
+
+/// A parse that panics costs only its own file, which is reported by path; every other
+/// file keeps its own result, in order, on the threaded path and the sequential one.
+#[test]
+fn a_crashing_parse_costs_one_file_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let names: Vec<String> = (0..100).map(|i| format!("s{i:03}")).collect();
+    for n in &names {
+        write(root, &format!("{n}/SKILL.md"), &md(n, "A skill."));
+    }
+    let requests: Vec<Request> = names
+        .iter()
+        .map(|n| Request {
+            path: root.join(n).join("SKILL.md"),
+            origin: Origin::Folder {
+                folder_name: n.clone(),
+            },
+            source: 0,
+            dir: root.join(n),
+            domain: None,
+        })
+        .collect();
+    let refs: Vec<&Request> = requests.iter().collect();
+    let crashes = |req: &Request| {
+        let n = file_name(&req.dir);
+        n.ends_with('3') || n == "s000"
+    };
+    let parse = |req: &Request, config: &RegistryConfig| {
+        if crashes(req) {
+            panic!("injected parser crash");
+        }
+        parse_request(req, config)
+    };
+    for threads in [1, 2, 4] {
+        let mut config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+        config.threads = threads;
+        let out = run_parallel_with(&refs, &config, &parse);
+        assert_eq!(out.len(), requests.len(), "threads {threads}");
+        for (req, skill) in requests.iter().zip(&out) {
+            assert_eq!(skill.path, req.path, "threads {threads}");
+            assert_eq!(skill.name, file_name(&req.dir), "threads {threads}");
+            let failed: Vec<&Diagnostic> = skill
+                .diagnostics
+                .iter()
+                .filter(|d| d.code == Code::Unreadable)
+                .collect();
+            if crashes(req) {
+                assert_eq!(failed.len(), 1, "{}", req.path.display());
+                assert!(failed[0].message.contains("parser failed"));
+                assert!(failed[0].is_error());
+            } else {
+                assert!(skill.diagnostics.is_empty(), "{:?}", skill.diagnostics);
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_skill_md_is_called_a_pipe_not_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("SKILL.md");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo on this machine
+    }
+    let d = read_checked(&fifo).unwrap_err();
+    assert_eq!(d.code, Code::NotAFile);
+    assert!(d.message.contains("named pipe"), "{}", d.message);
+    let d = read_checked(dir.path()).unwrap_err();
+    assert!(d.message.contains("is a folder"), "{}", d.message);
+}
+
+#[test]
+fn emptying_or_stripping_a_skill_keeps_its_last_good_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &md("a", "Alpha."));
+    write(root, "b/SKILL.md", &md("b", "Bee."));
+    let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+    let mut loader = Loader::default();
+    let first = loader.load(&config, 1, Scope::All);
+    let path = root.join("a/SKILL.md");
+    let edited: HashSet<PathBuf> = [path.clone()].into();
+    let served = |snap: &Snapshot| {
+        let a = snap.get("a").unwrap();
+        let last_good = snap
+            .diagnostics()
+            .iter()
+            .chain(&a.diagnostics)
+            .any(|d| d.code == Code::LastGoodServed);
+        (a.description.clone(), last_good)
+    };
+    // Truncated to empty, on the fast path and on a full load.
+    write(root, "a/SKILL.md", "");
+    let second = loader.load_edits(&config, &first, 2, &edited).unwrap();
+    assert_eq!(served(&second), ("Alpha.".to_owned(), true));
+    let third = loader.load(&config, 3, Scope::Paths(&edited));
+    assert_eq!(served(&third), ("Alpha.".to_owned(), true));
+    // Frontmatter removed, the body kept: `b` has frontmatter, so this is a broken edit.
+    write(root, "a/SKILL.md", "body only\n");
+    let fourth = loader.load_edits(&config, &third, 4, &edited).unwrap();
+    assert_eq!(served(&fourth), ("Alpha.".to_owned(), true));
+    // Fixed: the new version is served, with no last-good warning.
+    write(root, "a/SKILL.md", &md("a", "Again."));
+    let fifth = loader.load_edits(&config, &fourth, 5, &edited).unwrap();
+    assert_eq!(served(&fifth), ("Again.".to_owned(), false));
+}
+
+#[test]
+fn a_lily_source_may_drop_frontmatter() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &md("a", "Alpha."));
+    write(root, "b/SKILL.md", "# Bee\n\nNo frontmatter here.\n");
+    let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+    let mut loader = Loader::default();
+    let first = loader.load(&config, 1, Scope::All);
+    write(root, "a/SKILL.md", "# Alpha\n\nNow a lily skill.\n");
+    let edited: HashSet<PathBuf> = [root.join("a/SKILL.md")].into();
+    let second = loader.load_edits(&config, &first, 2, &edited).unwrap();
+    assert_eq!(second.get("a").unwrap().description, "");
+}
+
+#[test]
+fn slugs() {
+    assert_eq!(slug("Meeting Notes Helper"), "meeting-notes-helper");
+    assert_eq!(slug("  Home -- Automation! "), "home-automation");
+    assert_eq!(slug("!!!"), "");
+}
