@@ -90,6 +90,11 @@ pub(super) fn rules(c: &Context<'_>, out: &mut Vec<Finding>, resolved: &mut Reso
 /// when full.
 const CHECKED_PATTERNS_CAP: usize = 4096;
 
+/// The longest pattern (in bytes) whose outcome is remembered: longer ones are compiled
+/// every time, so a pack of huge patterns cannot pin [`CHECKED_PATTERNS_CAP`] times a file's
+/// size in memory. Real trigger patterns are a line long.
+const REMEMBERED_PATTERN_MAX_BYTES: usize = 1024;
+
 /// Patterns checked so far in this process, with the last line of their compile error
 /// (`None`: the pattern compiles).
 static CHECKED_PATTERNS: LazyLock<Mutex<HashMap<String, Option<String>>>> =
@@ -102,6 +107,9 @@ static CHECKED_PATTERNS: LazyLock<Mutex<HashMap<String, Option<String>>>> =
 /// come back on every load and reload (and across skills), so the outcome, a pure function
 /// of the pattern, is remembered per process.
 fn pattern_problem(p: &str) -> Option<String> {
+    if p.len() > REMEMBERED_PATTERN_MAX_BYTES {
+        return compile_problem(p);
+    }
     if let Ok(checked) = CHECKED_PATTERNS.lock() {
         if let Some(known) = checked.get(p) {
             return known.clone();
@@ -144,7 +152,32 @@ fn script_entry_problem(entry: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{compile_problem, pattern_problem, script_entry_problem};
+    use super::{
+        CHECKED_PATTERNS, REMEMBERED_PATTERN_MAX_BYTES, compile_problem, pattern_problem,
+        script_entry_problem,
+    };
+
+    /// Patterns up to the size limit are remembered, longer ones are not (and still get
+    /// the outcome of compiling).
+    #[test]
+    fn only_patterns_up_to_the_size_limit_are_remembered() {
+        let remembered = |p: &str| {
+            CHECKED_PATTERNS
+                .lock()
+                .map(|m| m.contains_key(p))
+                .unwrap_or(false)
+        };
+        let at = format!("edge{}", "a".repeat(REMEMBERED_PATTERN_MAX_BYTES - 4));
+        let over = format!("over{}", "a".repeat(REMEMBERED_PATTERN_MAX_BYTES - 3));
+        assert_eq!(at.len(), REMEMBERED_PATTERN_MAX_BYTES);
+        assert_eq!(pattern_problem(&at), None);
+        assert_eq!(pattern_problem(&over), None);
+        assert!(remembered(&at));
+        assert!(!remembered(&over));
+        let bad_over = format!("({}", "b".repeat(REMEMBERED_PATTERN_MAX_BYTES));
+        assert_eq!(pattern_problem(&bad_over), compile_problem(&bad_over));
+        assert!(pattern_problem(&bad_over).is_some());
+    }
 
     /// The remembered outcome is the outcome of compiling: the same on the first check and
     /// on every later one, for a pattern that compiles and for one that does not.
