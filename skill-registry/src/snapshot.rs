@@ -189,3 +189,15 @@ impl Snapshot {
         &self.sources
     }
 }
+
+/// A snapshot's diagnostics order: by path, line, column and code, without repeats.
+pub(crate) fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then(a.line.cmp(&b.line))
+            .then(a.column.cmp(&b.column))
+            .then(a.code.cmp(&b.code))
+    });
+    diagnostics.dedup();
+}

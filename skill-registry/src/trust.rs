@@ -18,7 +18,7 @@ use skill_format::{Code, Diagnostic, Severity};
 
 use crate::lock::{Drift, Lock};
 use crate::skill::{Skill, Status};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, sort_diagnostics};
 use crate::{RegistryConfig, Trust};
 
 /// How many drifted files a `lock-mismatch` diagnostic names.
@@ -182,14 +182,7 @@ pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapsho
     }
     let mut diagnostics = base.diagnostics().to_vec();
     diagnostics.extend(added);
-    diagnostics.sort_by(|a, b| {
-        a.path
-            .cmp(&b.path)
-            .then(a.line.cmp(&b.line))
-            .then(a.column.cmp(&b.column))
-            .then(a.code.cmp(&b.code))
-    });
-    diagnostics.dedup();
+    sort_diagnostics(&mut diagnostics);
     let mut next = Snapshot::new(
         base.generation(),
         skills,

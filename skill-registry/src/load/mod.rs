@@ -19,7 +19,7 @@ use crate::RegistryConfig;
 use crate::discover::{Discovery, Found, discover};
 use crate::manifest::{HashCache, Primed};
 use crate::skill::Skill;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, sort_diagnostics};
 
 mod file;
 mod parallel;
@@ -543,18 +543,6 @@ impl Loader {
 /// Whether `path` lies under (or above) a source root, so a change there concerns it.
 fn touches(root: &Path, path: &Path) -> bool {
     path.starts_with(root) || root.starts_with(path)
-}
-
-/// A snapshot's diagnostics order: by path, line, column and code, without repeats.
-fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| {
-        a.path
-            .cmp(&b.path)
-            .then(a.line.cmp(&b.line))
-            .then(a.column.cmp(&b.column))
-            .then(a.code.cmp(&b.code))
-    });
-    diagnostics.dedup();
 }
 
 /// The name (and whether it is a domain index) a cached file is served under, if any.

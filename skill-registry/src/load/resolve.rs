@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use skill_format::{Code, Diagnostic, FileKind};
 
-use super::{has_errors, sort_diagnostics};
+use super::has_errors;
 use crate::RegistryConfig;
 use crate::eligibility;
 use crate::skill::{Skill, Status};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, sort_diagnostics};
 
 /// Precedence and eligibility for one name: the winner (marked invalid or ineligible when
 /// it is) and the shadowed losers; `None` when there is no candidate.
