@@ -313,12 +313,23 @@ impl SkillIndex {
         }
         let searcher = self.reader.searcher();
         let want = (limit * 4).max(MIN_CANDIDATES);
-        let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(want))?;
+        let mut top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(want))?;
+        // The order of the candidates does not matter here: visit the hits segment by
+        // segment and open each segment's key column once (opening it per hit was a third
+        // of a query's work).
+        top.sort_unstable_by_key(|(_, addr)| (addr.segment_ord, addr.doc_id));
+        let mut open = None;
         for (_, addr) in top {
-            let col = searcher
-                .segment_reader(addr.segment_ord)
-                .fast_fields()
-                .u64("key")?;
+            let col = match open {
+                Some((ord, ref col)) if ord == addr.segment_ord => col,
+                _ => {
+                    let col = searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64("key")?;
+                    &open.insert((addr.segment_ord, col)).1
+                }
+            };
             if let Some(key) = col.first(addr.doc_id) {
                 cands.insert(key, ());
             }
