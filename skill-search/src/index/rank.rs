@@ -284,7 +284,10 @@ impl SkillIndex {
         cands: &mut KeyMap<()>,
     ) -> Result<(), Error> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for q in qterms {
+        // A term no indexed skill uses matches nothing in any field: no clause (each one
+        // is a dictionary lookup per field, and requests are often mostly such words).
+        let known = |q: &&QueryTerm| st.terms.get(&q.term).is_some_and(|i| st.terms.df(i) > 0);
+        for q in qterms.iter().filter(known) {
             for (field, boost) in self.fields.boosted() {
                 let term = Term::from_field_text(field, &q.term);
                 clauses.push((
