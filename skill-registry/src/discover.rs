@@ -87,6 +87,10 @@ pub struct Discovery {
     pub found: Vec<Found>,
     /// Symlink, bound and access problems.
     pub diagnostics: Vec<Diagnostic>,
+    /// The skill files (as [`Found::Folder::skill_file`] spells them) whose folder, when
+    /// listed, held nothing else: their resource listing was empty then, so a load that
+    /// walked the folder just now need not list it again for the manifest.
+    pub(crate) lone: HashSet<OsString>,
 }
 
 struct Walker<'a> {
@@ -229,6 +233,9 @@ impl Walker<'_> {
                     })
                     .map(|(_, p, _)| p.clone())
                     .collect();
+                if entries.len() == 1 {
+                    self.out.lone.insert(path.as_os_str().to_owned());
+                }
                 self.out.found.push(Found::Folder {
                     dir: dir.to_path_buf(),
                     skill_file: path.clone(),

@@ -249,8 +249,7 @@ impl Registry {
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
-        let snapshot =
-            manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes, &config);
+        let snapshot = loader.attach(snapshot, None, Recompute::All, &config);
         let snapshot = loader.keep_base(snapshot, &config);
         tracing::Span::current().record("skills.count", snapshot.skills().count());
         Registry {
@@ -309,13 +308,7 @@ impl Registry {
             Scope::All => Recompute::All,
             Scope::Paths(paths) => Recompute::Paths(paths),
         };
-        let next = manifest::attach(
-            next,
-            Some(&base),
-            recompute,
-            &mut loader.hashes,
-            &self.config,
-        );
+        let next = loader.attach(next, Some(&base), recompute, &self.config);
         let next = loader.keep_base(next, &self.config);
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()

@@ -42,7 +42,7 @@ pub(super) fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagn
             ),
         ));
     }
-    let bytes = fs::read(path).map_err(|e| {
+    let bytes = read_sized(path, meta.len()).map_err(|e| {
         Diagnostic::error(
             Code::Unreadable,
             path,
@@ -50,6 +50,19 @@ pub(super) fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagn
         )
     })?;
     Ok((meta, bytes))
+}
+
+/// Read the whole file at `path`, whose size was just read as `len`, as [`fs::read`] does
+/// but without asking the file for its size again: the buffer starts at `len` bytes (plus
+/// one, to see the end without growing), and a file that changed size meanwhile is still
+/// read to its end.
+fn read_sized(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = fs::File::open(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    // Through `Take`, which reads to the end without the size query `File` makes first.
+    (&file).take(u64::MAX).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// What a path that is not a regular file is, for messages.
@@ -158,5 +171,37 @@ pub(super) fn to_skill(
         body_line: file.body_line,
         status: Status::Loaded,
         diagnostics: file.diagnostics,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// Reading with the size known reads what `fs::read` reads, whether the size given is
+    /// right, too small or too large (a file that changed between the two).
+    #[test]
+    fn a_sized_read_reads_what_fs_read_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.md");
+        for n in [0usize, 1, 7, 4095, 4096, 4097, 70_000] {
+            let data: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+            fs::write(&p, &data).unwrap();
+            let len = n as u64;
+            for guess in [len, len.saturating_sub(1), len + 1, 0, len * 2] {
+                assert_eq!(
+                    read_sized(&p, guess).unwrap(),
+                    fs::read(&p).unwrap(),
+                    "{n} {guess}"
+                );
+            }
+        }
+        assert_eq!(
+            read_sized(&dir.path().join("missing"), 3)
+                .unwrap_err()
+                .kind(),
+            fs::read(dir.path().join("missing")).unwrap_err().kind()
+        );
     }
 }
