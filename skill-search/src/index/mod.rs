@@ -240,7 +240,7 @@ impl SkillIndex {
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         let mut st = self.state.write().map_err(|_| Error::Poisoned)?;
         let mut stats = UpdateStats::default();
-        let mut english = self.english.clone();
+        let mut english = text::english_indexing();
         let mut stems = self.stems.clone();
         let mut dropped = std::collections::HashSet::new();
         for name in removed.iter().chain(names) {
