@@ -162,7 +162,8 @@ pub struct RegistryConfig {
     pub discover: DiscoverOptions,
     /// Host facts for eligibility.
     pub environment: Environment,
-    /// Parsing threads; 0 uses every core.
+    /// Threads for discovery (folder listings read ahead), parsing and manifests; 0 uses
+    /// every core.
     pub threads: usize,
     /// What trust levels, scan findings and a lock file decide ([`TrustPolicy`]).
     pub trust: TrustPolicy,

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use skill_format::{Code, Diagnostic, FileKind, Origin, SkillFile};
 
 use crate::RegistryConfig;
-use crate::discover::{Discovery, Found, discover};
+use crate::discover::{Discovery, Found, discover_on};
 use crate::manifest::{HashCache, Primed};
 use crate::skill::Skill;
 use crate::snapshot::{Snapshot, sort_diagnostics};
@@ -110,7 +110,12 @@ impl Loader {
                     .any(|p| touches(&source.path, p) && self.is_structural(p)),
             };
             if walk {
-                self.discoveries[i] = Some(discover(&source.path, source.layout, &config.discover));
+                self.discoveries[i] = Some(discover_on(
+                    &source.path,
+                    source.layout,
+                    &config.discover,
+                    config.threads,
+                ));
             }
         }
         let fresh = |path: &Path| match scope {
