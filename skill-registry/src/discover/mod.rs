@@ -712,7 +712,11 @@ mod read_ahead_tests {
         let root = dir.path().join("root");
         tree(&root, outside.path());
         let one = discover_on(&root, Layout::Folders, &DiscoverOptions::default(), 1);
-        assert!(one.found.len() > 3 * read_ahead::START_AFTER, "{}", one.found.len());
+        assert!(
+            one.found.len() > 3 * read_ahead::START_AFTER,
+            "{}",
+            one.found.len()
+        );
         let mut bounds = vec![DiscoverOptions::default()];
         for max_folders in [1, 2, 5, 33, 34, 100, 250, 251, 252] {
             bounds.push(DiscoverOptions {

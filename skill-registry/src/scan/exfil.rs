@@ -51,7 +51,7 @@ pub(crate) fn could_match(text: &str, lowered: Option<&Lowered>) -> bool {
     (may(lowered, |l| {
         l.any(&["curl", "wget", "irm", "iwr", "invoke-", "iex"])
     }) && matches(&PIPE_TO_SHELL))
-        || matches(&DATA_URI)
+        || (may(lowered, |l| l.has("data:")) && matches(&DATA_URI))
         || (may(lowered, |l| l.any(&["env", "cat", "curl", "wget"])) && matches(&SEND_OUT))
         || (may(lowered, secret_words) && matches(&SECRET_IN_URL))
 }
@@ -187,6 +187,20 @@ mod tests {
             codes("a.md", "<img src=\"data:text/html;base64,PHNjcmlwdD4=\">"),
             [(Code::ScanDataUri, 1, 11)]
         );
+        // In any case, and in a text that holds a character folding to ASCII (no word
+        // prefilter there).
+        assert_eq!(
+            codes("a.md", "x DATA:Image/PNG;base64,iVBOR"),
+            [(Code::ScanDataUri, 1, 3)]
+        );
+        assert_eq!(
+            codes("a.md", "\u{212a} data:image/png;base64,iVBOR"),
+            [(Code::ScanDataUri, 1, 3)]
+        );
+        assert!(!could_match(
+            "data :image/png;base64,x",
+            Lowered::of("data :").as_ref()
+        ));
         assert_eq!(codes("a.md", "data: the input"), []);
         assert_eq!(
             codes("a.md", "concat(\"data:application/json;base64,\", json)"),

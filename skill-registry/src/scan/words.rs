@@ -67,6 +67,7 @@ const WORDS: &[&str] = &[
     "process.env",
     "os.environ",
     "$env:",
+    "data:",
 ];
 
 /// The searchers of [`WORDS`], and of the UTF-8 spellings of [`FOLDS_TO_ASCII`].
