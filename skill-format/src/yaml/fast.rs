@@ -2,9 +2,9 @@
 //! written in, giving the same [`Parsed`] as the `serde_yaml` path or declining.
 //!
 //! It reads a top-level block mapping of `key: value` lines whose values are plain, quoted
-//! or block (`|`, `|-`, `>`, `>-`) strings, an empty value (null), a nested block mapping, a
-//! block list of one-line strings or a one-line flow list of plain or quoted strings.
-//! Anything else — a comment, a blank line, a tab, a CR, another flow collection, an anchor, alias or tag, an escape, a plain value that YAML could read
+//! or block (`|`, `|-`, `>`, `>-`) strings, an empty value (null), a nested block mapping or
+//! a block list of one-line strings. Anything else — a comment, a blank line, a tab, a CR,
+//! a flow collection, an anchor, alias or tag, an escape, a plain value that YAML could read
 //! as a number, boolean or null, a more-indented line inside a block scalar, a character the
 //! YAML reader refuses or reads as a line break — makes it return `None`, and the caller
 //! takes the `serde_yaml` path, which also produces every error message. Declining is always
@@ -369,8 +369,7 @@ impl<'t> Reader<'t> {
     }
 }
 
-/// A one-line flow list of plain or quoted strings (`[a, b c]`, `["a, b", 'c']`, `[]`), with
-/// nothing after it.
+/// A one-line flow list of plain strings (`[a, b c]`, `[]`), with nothing after it.
 fn flow_list(text: &str) -> Option<Node> {
     let inner = text
         .strip_prefix('[')?
@@ -380,43 +379,20 @@ fn flow_list(text: &str) -> Option<Node> {
     if inner.bytes().all(|b| b == b' ') {
         return Some(Node::Seq(items));
     }
-    let mut rest = inner;
-    loop {
-        rest = rest.trim_start_matches(' ');
-        let quote = rest.as_bytes().first().copied();
-        let item = if let Some(q @ (b'"' | b'\'')) = quote {
-            // A quoted item with no escape (`\` in double quotes, `''` in single ones).
-            let body = &rest[1..];
-            let end = memchr::memchr(q, body.as_bytes())?;
-            let text = &body[..end];
-            if (q == b'"' && text.contains('\\')) || body[end + 1..].starts_with('\'') {
-                return None;
-            }
-            rest = body[end + 1..].trim_start_matches(' ');
-            text
-        } else {
-            let end = memchr::memchr(b',', rest.as_bytes()).unwrap_or(rest.len());
-            let item = rest[..end].trim_end_matches(' ');
-            let bytes = item.as_bytes();
-            let plain = bytes.first().is_some_and(|b| !is_indicator(*b))
-                && !bytes
-                    .iter()
-                    .any(|b| matches!(b, b'[' | b']' | b'{' | b'}' | b':' | b'#' | b'\'' | b'"'))
-                && surely_string(item);
-            if !plain {
-                return None;
-            }
-            rest = &rest[end..];
-            item
-        };
-        items.push(string(item.to_owned()));
-        match rest.strip_prefix(',') {
-            Some(more) => rest = more,
-            None if rest.is_empty() => return Some(Node::Seq(items)),
-            // Something after a quoted item other than a comma (a `:` makes a mapping).
-            None => return None,
+    for item in inner.split(',') {
+        let item = item.trim_matches(' ');
+        let bytes = item.as_bytes();
+        let plain = bytes.first().is_some_and(|b| !is_indicator(*b))
+            && !bytes
+                .iter()
+                .any(|b| matches!(b, b'[' | b']' | b'{' | b'}' | b':' | b'#' | b'\'' | b'"'))
+            && surely_string(item);
+        if !plain {
+            return None;
         }
+        items.push(string(item.to_owned()));
     }
+    Some(Node::Seq(items))
 }
 
 /// A string scalar.
