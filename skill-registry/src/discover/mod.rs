@@ -299,7 +299,7 @@ impl Walker<'_, '_, '_> {
                 (ft.is_dir(), ft.is_file())
             };
             if is_dir {
-                if self.skipped(&name) {
+                if skipped(self.opts, &name) {
                     continue;
                 }
                 let child_canon = if is_link {
@@ -357,7 +357,7 @@ impl Walker<'_, '_, '_> {
         }
         let tickets = self.read_ahead(entries, depth);
         for ((name, path, ft), ticket) in entries.iter().zip(tickets) {
-            if self.skipped(name)
+            if skipped(self.opts, name)
                 || depth + 1 > self.opts.max_depth
                 || self.folders >= self.opts.max_folders
             {
@@ -373,11 +373,6 @@ impl Walker<'_, '_, '_> {
             };
             self.report_nested(skill_dir, path, &sub, depth + 1);
         }
-    }
-
-    /// Whether a folder of this name is never entered.
-    fn skipped(&self, name: &str) -> bool {
-        skipped(self.opts, name)
     }
 
     /// Queue for reading ahead the listings of the real (not linked) folders among

@@ -159,10 +159,13 @@ impl<'scope, 'env> ReadAhead<'scope, 'env> {
         entries: &[Entry],
         mut wanted: impl FnMut(&Entry, usize) -> bool,
     ) -> Vec<Option<Ticket>> {
+        if self.scope.is_none() {
+            return vec![None; entries.len()];
+        }
         let mut picked = Vec::with_capacity(entries.len());
         let mut count = 0;
         for entry in entries {
-            let want = self.scope.is_some() && wanted(entry, self.pending + count);
+            let want = wanted(entry, self.pending + count);
             count += usize::from(want);
             picked.push(want);
         }

@@ -197,10 +197,20 @@ mod tests {
             codes("a.md", "\u{212a} data:image/png;base64,iVBOR"),
             [(Code::ScanDataUri, 1, 3)]
         );
-        assert!(!could_match(
-            "data :image/png;base64,x",
-            Lowered::of("data :").as_ref()
-        ));
+        // The word prefilter is exact: with it or without it, the same answer.
+        for text in [
+            "<img src=\"data:image/png;base64,iVBOR\">",
+            "x DATA:Image/PNG;base64,iVBOR",
+            "data :image/png;base64,iVBOR",
+            "metadata: image/png",
+            "no uri here",
+        ] {
+            assert_eq!(
+                could_match(text, Lowered::of(text).as_ref()),
+                could_match(text, None),
+                "{text}"
+            );
+        }
         assert_eq!(codes("a.md", "data: the input"), []);
         assert_eq!(
             codes("a.md", "concat(\"data:application/json;base64,\", json)"),
