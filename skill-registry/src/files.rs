@@ -39,14 +39,25 @@ impl Sha256 {
     pub fn to_hex(&self) -> String {
         self.to_string()
     }
+
+    /// The 64 lowercase hex digits as bytes, without formatting machinery (the folder
+    /// digest spells out every file's digest).
+    fn hex_bytes(&self) -> [u8; 64] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (pair, b) in out.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 0x0f)];
+        }
+        out
+    }
 }
 
 impl fmt::Display for Sha256 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        let hex = self.hex_bytes();
+        // Only ASCII hex digits: always UTF-8.
+        f.write_str(std::str::from_utf8(&hex).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -154,10 +165,34 @@ fn folder_digest(files: &[FileEntry]) -> Sha256 {
         h.update(f.size.to_string().as_bytes());
         h.update(b"\0");
         match &f.sha256 {
-            Some(d) => h.update(d.to_string().as_bytes()),
+            Some(d) => h.update(d.hex_bytes()),
             None => h.update(b"-"),
         }
         h.update(b"\n");
     }
     Sha256(h.finalize().into())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// The fast hex spelling is the one `{:02x}` per byte gives, and reads back.
+    #[test]
+    fn hex_matches_the_formatted_spelling() {
+        for seed in 0u8..=255 {
+            let mut bytes = [0u8; 32];
+            for (i, b) in bytes.iter_mut().enumerate() {
+                *b = seed
+                    .wrapping_mul(31)
+                    .wrapping_add(u8::try_from(i).unwrap().wrapping_mul(17));
+            }
+            let d = Sha256(bytes);
+            let slow: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(d.to_string(), slow);
+            assert_eq!(&d.hex_bytes()[..], slow.as_bytes());
+            assert_eq!(Sha256::from_hex(&slow), Some(d));
+        }
+    }
 }

@@ -162,7 +162,8 @@ pub struct RegistryConfig {
     pub discover: DiscoverOptions,
     /// Host facts for eligibility.
     pub environment: Environment,
-    /// Parsing threads; 0 uses every core.
+    /// Threads for discovery (folder listings read ahead), parsing and manifests; 0 uses
+    /// every core.
     pub threads: usize,
     /// What trust levels, scan findings and a lock file decide ([`TrustPolicy`]).
     pub trust: TrustPolicy,
@@ -249,8 +250,7 @@ impl Registry {
     pub fn load(config: RegistryConfig) -> Self {
         let mut loader = Loader::default();
         let snapshot = loader.load(&config, 1, Scope::All);
-        let snapshot =
-            manifest::attach(snapshot, None, Recompute::All, &mut loader.hashes, &config);
+        let snapshot = loader.attach(snapshot, None, Recompute::All, &config);
         let snapshot = loader.keep_base(snapshot, &config);
         tracing::Span::current().record("skills.count", snapshot.skills().count());
         Registry {
@@ -309,13 +309,7 @@ impl Registry {
             Scope::All => Recompute::All,
             Scope::Paths(paths) => Recompute::Paths(paths),
         };
-        let next = manifest::attach(
-            next,
-            Some(&base),
-            recompute,
-            &mut loader.hashes,
-            &self.config,
-        );
+        let next = loader.attach(next, Some(&base), recompute, &self.config);
         let next = loader.keep_base(next, &self.config);
         let change = ChangeSet::between(&old, next.clone());
         if change.is_empty()

@@ -14,6 +14,7 @@
 //! skill without a folder of its own (a note, an action, a domain index) has its one file.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -49,7 +50,7 @@ impl FileManifest {
     /// Compute a skill's manifest now, reading and hashing (and scanning) every file; a
     /// snapshot's manifests ([`Snapshot::manifest`]) are computed once and reused instead.
     pub fn compute(skill: &Skill) -> FileManifest {
-        compute(skill, &mut HashCache::default(), &mut HashSet::new())
+        compute(skill, false, &mut HashCache::default(), &mut HashSet::new())
     }
 }
 
@@ -353,8 +354,15 @@ fn skill_file_rel(skill: &Skill) -> String {
         .unwrap_or_default()
 }
 
-/// Compute one skill's manifest, hashing only files whose stamp changed.
-fn compute(skill: &Skill, cache: &mut impl Digests, seen: &mut HashSet<PathBuf>) -> FileManifest {
+/// Compute one skill's manifest, hashing only files whose stamp changed. `lone`: the load
+/// listed the skill's folder just now and found nothing but the skill file, so its
+/// resource listing is empty and is not taken again.
+fn compute(
+    skill: &Skill,
+    lone: bool,
+    cache: &mut impl Digests,
+    seen: &mut HashSet<PathBuf>,
+) -> FileManifest {
     let mut budget = MAX_HASHED_SKILL_BYTES;
     let mut files = Vec::new();
     let mut findings = Vec::new();
@@ -381,6 +389,11 @@ fn compute(skill: &Skill, cache: &mut impl Digests, seen: &mut HashSet<PathBuf>)
         }
     };
     add(skill.path.clone(), skill_file_rel(skill), &mut files);
+    if lone {
+        let mut manifest = FileManifest::new(files, complete);
+        manifest.findings = findings;
+        return manifest;
+    }
     match skill.resource_listing() {
         Ok(listing) => {
             complete &= !listing.is_truncated();
@@ -398,10 +411,12 @@ fn compute(skill: &Skill, cache: &mut impl Digests, seen: &mut HashSet<PathBuf>)
 
 /// The manifests of `skills[i]` for every `i` in `todo`, in that order, computed on up to
 /// `threads` threads (0: every core) when there are enough of them. Every file hashed is
-/// added to `cache` and its path to `seen`.
+/// added to `cache` and its path to `seen`. `lone`: skill files whose folder held nothing
+/// else when this load listed it ([`compute`]).
 fn compute_all(
     skills: &[Arc<Skill>],
     todo: &[usize],
+    lone: &[&HashSet<OsString>],
     cache: &mut HashCache,
     seen: &mut HashSet<PathBuf>,
     threads: usize,
@@ -412,10 +427,11 @@ fn compute_all(
         threads
     }
     .min(todo.len() / PARALLEL_MIN_SKILLS);
+    let is_lone = |skill: &Skill| lone.iter().any(|l| l.contains(skill.path.as_os_str()));
     if threads <= 1 {
         return todo
             .iter()
-            .map(|&i| compute(&skills[i], cache, seen))
+            .map(|&i| compute(&skills[i], is_lone(&skills[i]), cache, seen))
             .collect();
     }
     let next = AtomicUsize::new(0);
@@ -435,7 +451,7 @@ fn compute_all(
                         let Some(skill) = todo.get(k).and_then(|&i| skills.get(i)) else {
                             break;
                         };
-                        done.push((k, compute(skill, &mut worker, &mut seen)));
+                        done.push((k, compute(skill, is_lone(skill), &mut worker, &mut seen)));
                     }
                     (done, worker.new, seen)
                 })
@@ -465,7 +481,9 @@ fn compute_all(
     slots
         .into_iter()
         .zip(todo)
-        .map(|(slot, &i)| slot.unwrap_or_else(|| compute(&skills[i], cache, seen)))
+        .map(|(slot, &i)| {
+            slot.unwrap_or_else(|| compute(&skills[i], is_lone(&skills[i]), cache, seen))
+        })
         .collect()
 }
 
@@ -488,12 +506,15 @@ pub(crate) fn wanted(config: &RegistryConfig) -> bool {
 
 /// Give `snapshot` a manifest for every entry (winners, domain indexes, shadowed), reusing
 /// `previous`'s for skills that `recompute` does not name; none at all when `config` does
-/// not want them ([`RegistryConfig::manifests`]).
+/// not want them ([`RegistryConfig::manifests`]). `lone`: skill files whose folder held
+/// nothing else when the load that built `snapshot` listed it (empty unless that load
+/// walked every source).
 pub(crate) fn attach(
     mut snapshot: Snapshot,
     previous: Option<&Snapshot>,
     recompute: Recompute<'_>,
     cache: &mut HashCache,
+    lone: &[&HashSet<OsString>],
     config: &RegistryConfig,
 ) -> Snapshot {
     if !wanted(config) {
@@ -529,7 +550,7 @@ pub(crate) fn attach(
         }
         manifests.push(reuse);
     }
-    let fresh = compute_all(&skills, &todo, cache, &mut seen, config.threads);
+    let fresh = compute_all(&skills, &todo, lone, cache, &mut seen, config.threads);
     for (&i, fresh) in todo.iter().zip(fresh) {
         // The same files as before keep the same `Arc`, so a reload can tell that nothing
         // changed by pointer.

@@ -388,3 +388,55 @@ fn prehash_refuses_bytes_that_do_not_match_the_metadata() {
     );
     assert_eq!(cache.hashed(), 1);
 }
+
+/// A load that just listed a skill's folder and found only the skill file does not list
+/// it again: its manifests equal the ones a fresh listing gives, for folders alone, with
+/// resources, with only hidden entries, and with both spellings of the skill file; and a
+/// resource added later is listed by a reload that names it (which walks nothing).
+#[test]
+fn folders_found_alone_get_the_manifest_a_fresh_listing_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let skill = |name: &str| format!("---\nname: {name}\ndescription: A skill.\n---\nbody\n");
+    write(root, "alone/SKILL.md", &skill("alone"));
+    write(root, "lower/skill.md", &skill("lower"));
+    write(root, "res/SKILL.md", &skill("res"));
+    write(root, "res/notes.md", "notes\n");
+    write(root, "hidden/SKILL.md", &skill("hidden"));
+    write(root, "hidden/.secret", "x\n");
+    write(root, "both/SKILL.md", &skill("both"));
+    write(root, "both/skill.md", "other\n");
+    for threads in [1, 2] {
+        let mut config =
+            crate::RegistryConfig::with_sources(vec![crate::Source::new(root, "project")]);
+        config.threads = threads;
+        let registry = crate::Registry::load(config.clone());
+        let snap = registry.snapshot();
+        let mut n = 0;
+        for s in snap.entries() {
+            let served = snap.manifest(&s.name).unwrap();
+            assert_eq!(served, &FileManifest::compute(s), "{}", s.name);
+            n += 1;
+        }
+        assert_eq!(n, 5);
+        let one = crate::load_snapshot(&config, 1);
+        for s in one.entries() {
+            assert_eq!(one.manifest(&s.name).unwrap(), &FileManifest::compute(s));
+        }
+        assert_eq!(snap.manifest("both").unwrap().files().len(), 2);
+
+        // Added after the walk: a reload naming the new file lists it.
+        write(root, "alone/extra.txt", "extra\n");
+        registry.reload_paths([root.join("alone/extra.txt")]);
+        let paths: Vec<String> = registry
+            .snapshot()
+            .manifest("alone")
+            .unwrap()
+            .files()
+            .iter()
+            .map(|f| f.path.clone())
+            .collect();
+        assert_eq!(paths, ["SKILL.md", "extra.txt"]);
+        fs::remove_file(root.join("alone/extra.txt")).unwrap();
+    }
+}

@@ -31,18 +31,53 @@ pub const EXAMPLE_MESSAGE_PREFIX: &str = "example does not route to";
 /// alike: examples document syntax, and who may invoke a skill is a separate question.
 pub fn lint_examples(snapshot: &Snapshot) -> Vec<Diagnostic> {
     let router = Router::new(snapshot);
-    let mut out = Vec::new();
     let parsed = |s: &&std::sync::Arc<Skill>| {
         s.kind == FileKind::Skill
             && s.status != Status::Invalid
             && !s.diagnostics.iter().any(|d| d.severity == Severity::Error)
     };
-    for skill in snapshot.entries().chain(snapshot.shadowed()).filter(parsed) {
-        lint_skill(&router, skill, &mut out);
-    }
+    let skills: Vec<&Skill> = snapshot
+        .entries()
+        .chain(snapshot.shadowed())
+        .filter(parsed)
+        .map(AsRef::as_ref)
+        .collect();
+    let lint = |part: &[&Skill]| {
+        let mut out = Vec::new();
+        for skill in part {
+            lint_skill(&router, skill, &mut out);
+        }
+        out
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(skills.len() / PARALLEL_MIN_SKILLS);
+    let mut out = if threads <= 1 {
+        lint(&skills)
+    } else {
+        // The findings are sorted below, so how the skills are split does not show.
+        let mut parts = skills.chunks(skills.len().div_ceil(threads));
+        let first = parts.next().unwrap_or_default();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = parts.map(|part| scope.spawn(move || lint(part))).collect();
+            let mut out = lint(first);
+            for handle in handles {
+                match handle.join() {
+                    Ok(found) => out.extend(found),
+                    // As if it had happened on this thread.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            out
+        })
+    };
     out.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
     out
 }
+
+/// Fewer skills than this per thread are linted on one thread: starting a thread costs
+/// more than linting them.
+const PARALLEL_MIN_SKILLS: usize = 256;
 
 fn lint_skill(router: &Router<'_>, skill: &Skill, out: &mut Vec<Diagnostic>) {
     for example in example_lines(&skill.body) {
@@ -189,6 +224,48 @@ mod tests {
             "{}",
             got[4].1
         );
+    }
+
+    /// A pack large enough to be linted on several threads (on a machine with more than
+    /// one core) gives every finding once, in path then line order.
+    #[test]
+    fn a_large_pack_gets_every_finding_once_in_order() {
+        let n = 3 * PARALLEL_MIN_SKILLS + 7;
+        let texts: Vec<(String, String)> = (0..n)
+            .map(|i| {
+                let bad = if i % 3 == 0 { "- `/nowhere`\n" } else { "" };
+                (
+                    format!("s{i:04}/SKILL.md"),
+                    format!(
+                        "---\nname: s{i:04}\ndescription: Skill {i}.\n---\n# S\n\n## Examples\n\n- `/s{i:04}`\n{bad}- `/other{i}`\n"
+                    ),
+                )
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        let (_dir, snap) = pack(&files);
+        assert_eq!(snap.skills().count(), n, "{:?}", snap.diagnostics().first());
+        let found = lint_examples(&snap);
+        let where_: Vec<(String, Option<u32>)> = found
+            .iter()
+            .map(|d| {
+                let folder = d.path.parent().and_then(|p| p.file_name());
+                (folder.unwrap().to_string_lossy().into_owned(), d.line)
+            })
+            .collect();
+        let mut expected = Vec::new();
+        for i in 0..n {
+            if i % 3 == 0 {
+                expected.push((format!("s{i:04}"), Some(10)));
+                expected.push((format!("s{i:04}"), Some(11)));
+            } else {
+                expected.push((format!("s{i:04}"), Some(10)));
+            }
+        }
+        assert_eq!(where_, expected);
     }
 
     #[test]

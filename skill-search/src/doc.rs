@@ -111,8 +111,8 @@ impl Terms {
         self.used
     }
 
-    pub(crate) fn adjust(&mut self, ids: &[u32], up: bool) {
-        for &id in ids {
+    pub(crate) fn adjust(&mut self, ids: impl Iterator<Item = u32>, up: bool) {
+        for id in ids {
             if let Some(d) = self.df.get_mut(id as usize) {
                 let before = *d;
                 *d = if up {
@@ -146,10 +146,9 @@ fn name_key(name: &str) -> NameKey {
 #[derive(Debug)]
 pub(crate) struct DocInfo {
     pub skill: Arc<Skill>,
-    /// Every term of the skill's text, ascending, with its frequency in each field
-    /// (saturating at `u16::MAX`).
-    pub terms: Vec<u32>,
-    pub tf: Vec<[u16; FIELDS]>,
+    /// Every term of the skill's text with its frequency in each field (saturating at
+    /// `u16::MAX`).
+    pub terms: TermFreqs,
     /// Tokens in each field.
     pub len: [u32; FIELDS],
     /// The terms of each limit clause.
@@ -174,10 +173,59 @@ pub(crate) struct DocInfo {
 impl DocInfo {
     /// The term's frequencies by field, if the skill uses it.
     pub(crate) fn tf(&self, term: u32) -> Option<&[u16; FIELDS]> {
-        self.terms
-            .binary_search(&term)
-            .ok()
-            .and_then(|i| self.tf.get(i))
+        self.terms.get(term)
+    }
+}
+
+/// Fence keys kept inline in [`TermFreqs`].
+const FENCES: usize = 16;
+
+/// One skill's terms, ascending by id, each with its per-field frequencies beside it, and
+/// every `stride`-th id kept inline as a fence. Scoring a candidate looks up each request
+/// term in a skill that is not in the cache: the fences narrow the search to one short run
+/// of neighbouring entries, and the frequencies are read from the line the search ends on
+/// (a binary search over a separate id array touched a new cache line at nearly every
+/// step, then one more for the frequencies).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TermFreqs {
+    entries: Vec<(u32, [u16; FIELDS])>,
+    /// The id of entry `k * stride` for each `k` (`u32::MAX` past the end).
+    fences: [u32; FENCES],
+    stride: u32,
+}
+
+impl TermFreqs {
+    /// From `(id, frequencies)` pairs with distinct ids, in any order.
+    pub(crate) fn new(mut entries: Vec<(u32, [u16; FIELDS])>) -> Self {
+        entries.sort_unstable_by_key(|e| e.0);
+        let stride = entries.len().div_ceil(FENCES).max(1);
+        let fences = std::array::from_fn(|k| entries.get(k * stride).map_or(u32::MAX, |e| e.0));
+        TermFreqs {
+            entries,
+            fences,
+            stride: u32::try_from(stride).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The term's frequencies, if the skill uses it.
+    pub(crate) fn get(&self, id: u32) -> Option<&[u16; FIELDS]> {
+        // The run that can hold `id`: the one after the last fence at or below it.
+        let stride = self.stride as usize;
+        let runs = self.entries.len().div_ceil(stride).min(FENCES);
+        let k = self.fences[..runs]
+            .partition_point(|&f| f <= id)
+            .checked_sub(1)?;
+        let start = k * stride;
+        let run = self
+            .entries
+            .get(start..(start + stride).min(self.entries.len()))?;
+        let i = run.binary_search_by_key(&id, |e| e.0).ok()?;
+        run.get(i).map(|e| &e.1)
+    }
+
+    /// Every term id, ascending.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.entries.iter().map(|e| e.0)
     }
 }
 
@@ -251,9 +299,7 @@ pub(crate) fn document(
             len[f] = len[f].saturating_add(1);
         }
     }
-    let mut pairs: Vec<(u32, [u16; FIELDS])> = counts.into_iter().collect();
-    pairs.sort_unstable_by_key(|p| p.0);
-    let (term_ids, tf): (Vec<u32>, Vec<[u16; FIELDS]>) = pairs.into_iter().unzip();
+    let term_freqs = TermFreqs::new(counts.into_iter().collect());
     let clauses = clauses
         .into_iter()
         .map(|(kind, text)| {
@@ -300,8 +346,7 @@ pub(crate) fn document(
         doc,
         DocInfo {
             skill: skill.clone(),
-            terms: term_ids,
-            tf,
+            terms: term_freqs,
             len,
             clauses,
             triggers,
@@ -320,7 +365,9 @@ pub(crate) fn document(
 
 #[cfg(test)]
 mod tests {
-    use super::Terms;
+    use std::collections::BTreeMap;
+
+    use super::{FIELDS, TermFreqs, Terms};
 
     #[test]
     fn used_counts_terms_some_skill_uses_through_adds_and_removals() {
@@ -328,14 +375,42 @@ mod tests {
         let a = t.intern("pdf");
         let b = t.intern("form");
         assert_eq!(t.used(), 0, "interned but unused");
-        t.adjust(&[a, b], true);
-        t.adjust(&[a], true);
+        t.adjust([a, b].into_iter(), true);
+        t.adjust([a].into_iter(), true);
         assert_eq!(t.used(), 2);
-        t.adjust(&[a], false);
+        t.adjust([a].into_iter(), false);
         assert_eq!(t.used(), 2, "pdf is still used by one skill");
-        t.adjust(&[a, b], false);
+        t.adjust([a, b].into_iter(), false);
         assert_eq!(t.used(), 0);
-        t.adjust(&[a], false);
+        t.adjust([a].into_iter(), false);
         assert_eq!(t.used(), 0, "a removal below zero changes nothing");
+    }
+
+    #[test]
+    fn term_lookups_agree_with_a_map_at_every_size_and_edge() {
+        // Sizes around the fence count, a large body, and ids at both ends of u32.
+        for n in [0usize, 1, 2, 15, 16, 17, 31, 33, 300, 5_000] {
+            let mut seed = n as u64 * 0x9E37_79B9 + 7;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            let mut want: BTreeMap<u32, [u16; FIELDS]> = BTreeMap::new();
+            while want.len() < n {
+                let id = match want.len() {
+                    0 if n > 2 => 0,
+                    1 if n > 2 => u32::MAX,
+                    _ => (next() % 20_000) as u32 * 3,
+                };
+                want.insert(id, [want.len() as u16, 1, 2, 3]);
+            }
+            let t = TermFreqs::new(want.iter().map(|(k, v)| (*k, *v)).rev().collect());
+            assert!(t.ids().eq(want.keys().copied()), "ids ascending, n = {n}");
+            for probe in (0..60_002).chain([u32::MAX - 1, u32::MAX]) {
+                assert_eq!(t.get(probe), want.get(&probe), "id {probe}, n = {n}");
+            }
+        }
     }
 }

@@ -106,7 +106,9 @@ fn all_entries(entries: &skill_runtime::Entries) -> Vec<&Skill> {
         .chain(&entries.shadowed)
         .map(AsRef::as_ref)
         .collect();
-    v.sort_by(|a, b| a.path.cmp(&b.path));
+    // By path, in `Path`'s order (component by component): each path is split into its
+    // components once, not on every comparison.
+    v.sort_by_cached_key(|s| s.path.components().collect::<Vec<_>>());
     v
 }
 

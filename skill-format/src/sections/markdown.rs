@@ -148,7 +148,8 @@ impl<'a> Iterator for Lines<'a> {
 
     fn next(&mut self) -> Option<Line<'a>> {
         let rest = self.text.get(self.pos..).filter(|r| !r.is_empty())?;
-        let (raw, consumed) = match rest.find('\n') {
+        // The `memchr` crate's search is vectorised; `str::find` looks at a word at a time.
+        let (raw, consumed) = match memchr::memchr(b'\n', rest.as_bytes()) {
             Some(i) => (rest.get(..i)?, i + 1),
             None => (rest, rest.len()),
         };

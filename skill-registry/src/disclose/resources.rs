@@ -146,17 +146,24 @@ impl Skill {
         let Some(root) = resource_root(self) else {
             return Ok(ResourceListing::default());
         };
-        let canon_root = fs::canonicalize(root).map_err(|source| Error::Io {
-            path: root.to_path_buf(),
-            source,
-        })?;
+        // The folder is walked as named; its canonical path, which only a link's target is
+        // checked against, is resolved at the first link (most folders have none, and
+        // resolving costs a system call per component of the path).
         let mut walk = Walk {
-            root: &canon_root,
+            root,
+            canon_root: None,
             skill_file: &self.path,
             limits,
             out: ResourceListing::default(),
         };
-        walk.dir(&canon_root, "", 0);
+        if !walk.dir(root, "", 0) {
+            // A folder that cannot be listed: an error when it cannot be resolved either
+            // (gone, or not reachable), as when the folder was resolved first.
+            fs::canonicalize(root).map_err(|source| Error::Io {
+                path: root.to_path_buf(),
+                source,
+            })?;
+        }
         let mut out = walk.out;
         out.resources.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
@@ -302,24 +309,40 @@ impl Skill {
 
 /// One listing's walk: the folder, its bounds, and what it found so far.
 struct Walk<'a> {
+    /// The skill folder, as the skill names it.
     root: &'a Path,
+    /// Its canonical path once resolved (`Some(None)`: it could not be).
+    canon_root: Option<Option<PathBuf>>,
     skill_file: &'a Path,
     limits: Limits,
     out: ResourceListing,
 }
 
 impl Walk<'_> {
-    /// List `dir`, which is `depth` folders below the skill folder (0 for the folder itself).
-    fn dir(&mut self, dir: &Path, prefix: &str, depth: usize) {
+    /// Whether `target` (a canonical path) lies inside the skill folder, and is not the
+    /// folder itself.
+    fn inside(&mut self, target: &Path) -> bool {
+        let root = self.root;
+        let canon = self
+            .canon_root
+            .get_or_insert_with(|| fs::canonicalize(root).ok());
+        canon
+            .as_deref()
+            .is_some_and(|c| target.starts_with(c) && target != c)
+    }
+
+    /// List `dir`, which is `depth` folders below the skill folder (0 for the folder
+    /// itself). Returns whether `dir` could be listed.
+    fn dir(&mut self, dir: &Path, prefix: &str, depth: usize) -> bool {
         let Ok(entries) = fs::read_dir(dir) else {
-            return;
+            return false;
         };
         let mut entries: Vec<_> = entries.flatten().collect();
         entries.sort_by_key(|e| e.file_name());
         let skill_name = self.skill_file.file_name();
         for entry in entries {
             if self.out.too_many {
-                return;
+                return true;
             }
             let name = entry.file_name();
             let name = name.to_string_lossy();
@@ -340,7 +363,7 @@ impl Walk<'_> {
             let path: PathBuf = entry.path();
             let (is_dir, size) = if file_type.is_symlink() {
                 match fs::canonicalize(&path) {
-                    Ok(t) if t.starts_with(self.root) && t != self.root => {
+                    Ok(t) if self.inside(&t) => {
                         match fs::metadata(&t) {
                             // Linked folders are not entered (no loops, no double listing).
                             Ok(m) if m.is_file() => (false, m.len()),
@@ -376,6 +399,7 @@ impl Walk<'_> {
                 });
             }
         }
+        true
     }
 }
 

@@ -42,14 +42,42 @@ pub(super) fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagn
             ),
         ));
     }
-    let bytes = fs::read(path).map_err(|e| {
+    let bytes = read_sized(path, meta.len()).map_err(|e| {
         Diagnostic::error(
             Code::Unreadable,
             path,
             format!("cannot read the file ({e})"),
         )
     })?;
+    // The file may have grown since its size was checked: the read stops one byte past the
+    // cap, and such a file is refused as one found too large at once.
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(Diagnostic::error(
+            Code::FileTooLarge,
+            path,
+            format!(
+                "file grew past {MAX_FILE_BYTES} bytes while it was read; skill files are read up to {MAX_FILE_BYTES} bytes: move detail into references/"
+            ),
+        ));
+    }
     Ok((meta, bytes))
+}
+
+/// Read the whole file at `path`, whose size was just read as `len`, as [`fs::read`] does
+/// but without asking the file for its size again: the buffer starts at `len` bytes (plus
+/// one, to see the end without growing), and a file that changed size meanwhile is still
+/// read to its end, or to one byte past [`MAX_FILE_BYTES`] (which the caller refuses).
+fn read_sized(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = fs::File::open(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    // Through `Take`, which reads to the end without the size query `File` makes first,
+    // and at most one byte past the cap: a file that grew after its size was checked is
+    // not read whole into memory.
+    (&file)
+        .take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// What a path that is not a regular file is, for messages.
@@ -158,5 +186,43 @@ pub(super) fn to_skill(
         body_line: file.body_line,
         status: Status::Loaded,
         diagnostics: file.diagnostics,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// Reading with the size known reads what `fs::read` reads, whether the size given is
+    /// right, too small or too large (a file that changed between the two).
+    #[test]
+    fn a_sized_read_reads_what_fs_read_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.md");
+        for n in [0usize, 1, 7, 4095, 4096, 4097, 70_000] {
+            let data: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+            fs::write(&p, &data).unwrap();
+            let len = n as u64;
+            for guess in [len, len.saturating_sub(1), len + 1, 0, len * 2] {
+                assert_eq!(
+                    read_sized(&p, guess).unwrap(),
+                    fs::read(&p).unwrap(),
+                    "{n} {guess}"
+                );
+            }
+        }
+        // At the cap: read whole; past it: one byte past the cap, whatever size was given.
+        let big = dir.path().join("big.md");
+        fs::write(&big, vec![b'x'; MAX_FILE_BYTES]).unwrap();
+        assert_eq!(read_sized(&big, 0).unwrap().len(), MAX_FILE_BYTES);
+        fs::write(&big, vec![b'x'; MAX_FILE_BYTES + 100]).unwrap();
+        assert_eq!(read_sized(&big, 10).unwrap().len(), MAX_FILE_BYTES + 1);
+        assert_eq!(
+            read_sized(&dir.path().join("missing"), 3)
+                .unwrap_err()
+                .kind(),
+            fs::read(dir.path().join("missing")).unwrap_err().kind()
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! stays served (with a `last-good-served` warning) until the file is valid again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use std::sync::Mutex;
 use skill_format::{Code, Diagnostic, FileKind, Origin, SkillFile};
 
 use crate::RegistryConfig;
-use crate::discover::{Discovery, Found, discover};
+use crate::discover::{Discovery, Found, discover_on};
 use crate::manifest::{HashCache, Primed};
 use crate::skill::Skill;
 use crate::snapshot::{Snapshot, sort_diagnostics};
@@ -86,6 +87,9 @@ pub(crate) struct Loader {
     /// The last snapshot before the trust policy's pass (`trust.rs`), which the next
     /// incremental load starts from.
     pub(crate) base: Option<Arc<Snapshot>>,
+    /// Whether the last load walked every source (so each discovery's listings are that
+    /// load's own, fit for [`Loader::attach`]).
+    walked_all: bool,
 }
 
 impl Loader {
@@ -97,6 +101,7 @@ impl Loader {
         scope: Scope<'_>,
     ) -> Snapshot {
         self.discoveries.resize_with(config.sources.len(), || None);
+        self.walked_all = matches!(scope, Scope::All);
         for (i, source) in config.sources.iter().enumerate() {
             let walk = match (&self.discoveries[i], scope) {
                 (None, _) | (_, Scope::All) => true,
@@ -105,7 +110,12 @@ impl Loader {
                     .any(|p| touches(&source.path, p) && self.is_structural(p)),
             };
             if walk {
-                self.discoveries[i] = Some(discover(&source.path, source.layout, &config.discover));
+                self.discoveries[i] = Some(discover_on(
+                    &source.path,
+                    source.layout,
+                    &config.discover,
+                    config.threads,
+                ));
             }
         }
         let fresh = |path: &Path| match scope {
@@ -193,6 +203,31 @@ impl Loader {
         resolve(candidates, diagnostics, config, generation)
     }
 
+    /// Give `snapshot` its manifests ([`crate::manifest::attach`]) with this loader's digest
+    /// cache; after a load that walked every source, a skill folder that walk found holding
+    /// nothing but its skill file is not listed again.
+    pub(crate) fn attach(
+        &mut self,
+        snapshot: Snapshot,
+        previous: Option<&Snapshot>,
+        recompute: crate::manifest::Recompute<'_>,
+        config: &RegistryConfig,
+    ) -> Snapshot {
+        let lone: Vec<&HashSet<OsString>> = if self.walked_all {
+            self.discoveries.iter().flatten().map(|d| &d.lone).collect()
+        } else {
+            Vec::new()
+        };
+        crate::manifest::attach(
+            snapshot,
+            previous,
+            recompute,
+            &mut self.hashes,
+            &lone,
+            config,
+        )
+    }
+
     /// Keep `snapshot` (with its manifests) as the base of the next incremental load, and
     /// return it as served: after the trust policy's pass.
     pub(crate) fn keep_base(
@@ -217,6 +252,7 @@ impl Loader {
         generation: u64,
         paths: &HashSet<PathBuf>,
     ) -> Option<Snapshot> {
+        self.walked_all = false;
         if self.discoveries.len() != config.sources.len()
             || self.discoveries.iter().any(Option::is_none)
         {
@@ -637,13 +673,7 @@ fn finish_request(req: &Request, config: &RegistryConfig, file: SkillFile) -> Sk
 pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
     let mut loader = Loader::default();
     let snapshot = loader.load(config, generation, Scope::All);
-    let snapshot = crate::manifest::attach(
-        snapshot,
-        None,
-        crate::manifest::Recompute::All,
-        &mut loader.hashes,
-        config,
-    );
+    let snapshot = loader.attach(snapshot, None, crate::manifest::Recompute::All, config);
     let served = crate::trust::apply(Arc::new(snapshot), config);
     Arc::unwrap_or_clone(served)
 }

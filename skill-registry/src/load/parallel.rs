@@ -43,26 +43,24 @@ where
     let mut slots: Vec<Option<Skill>> = std::iter::repeat_with(|| None)
         .take(requests.len())
         .collect();
+    let work = || {
+        let mut local = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(req) = requests.get(i) else { break };
+            local.push((i, parse_guarded(parse, req, config)));
+        }
+        local
+    };
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut local = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(req) = requests.get(i) else { break };
-                        local.push((i, parse_guarded(parse, req, config)));
-                    }
-                    local
-                })
-            })
-            .collect();
-        for handle in handles {
-            // A worker that died took its results with it; those slots stay empty.
-            for (i, skill) in handle.join().unwrap_or_default() {
-                if let Some(slot) = slots.get_mut(i) {
-                    *slot = Some(skill);
-                }
+        // This thread is one of the workers: one thread fewer to start.
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut results = vec![work()];
+        // A worker that died took its results with it; those slots stay empty.
+        results.extend(handles.into_iter().map(|h| h.join().unwrap_or_default()));
+        for (i, skill) in results.into_iter().flatten() {
+            if let Some(slot) = slots.get_mut(i) {
+                *slot = Some(skill);
             }
         }
     });

@@ -51,7 +51,7 @@ pub(crate) fn could_match(text: &str, lowered: Option<&Lowered>) -> bool {
     (may(lowered, |l| {
         l.any(&["curl", "wget", "irm", "iwr", "invoke-", "iex"])
     }) && matches(&PIPE_TO_SHELL))
-        || matches(&DATA_URI)
+        || (may(lowered, |l| l.has("data:")) && matches(&DATA_URI))
         || (may(lowered, |l| l.any(&["env", "cat", "curl", "wget"])) && matches(&SEND_OUT))
         || (may(lowered, secret_words) && matches(&SECRET_IN_URL))
 }
@@ -187,6 +187,30 @@ mod tests {
             codes("a.md", "<img src=\"data:text/html;base64,PHNjcmlwdD4=\">"),
             [(Code::ScanDataUri, 1, 11)]
         );
+        // In any case, and in a text that holds a character folding to ASCII (no word
+        // prefilter there).
+        assert_eq!(
+            codes("a.md", "x DATA:Image/PNG;base64,iVBOR"),
+            [(Code::ScanDataUri, 1, 3)]
+        );
+        assert_eq!(
+            codes("a.md", "\u{212a} data:image/png;base64,iVBOR"),
+            [(Code::ScanDataUri, 1, 3)]
+        );
+        // The word prefilter is exact: with it or without it, the same answer.
+        for text in [
+            "<img src=\"data:image/png;base64,iVBOR\">",
+            "x DATA:Image/PNG;base64,iVBOR",
+            "data :image/png;base64,iVBOR",
+            "metadata: image/png",
+            "no uri here",
+        ] {
+            assert_eq!(
+                could_match(text, Lowered::of(text).as_ref()),
+                could_match(text, None),
+                "{text}"
+            );
+        }
         assert_eq!(codes("a.md", "data: the input"), []);
         assert_eq!(
             codes("a.md", "concat(\"data:application/json;base64,\", json)"),

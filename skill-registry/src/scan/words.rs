@@ -9,11 +9,86 @@
 //! ASCII ones (KELVIN SIGN to `k`, LONG S to `s`); a text holding either gets no
 //! prefilter, and every pattern runs as before.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use memchr::memmem;
 
 /// The two characters outside ASCII that a case-insensitive pattern matches for an ASCII
 /// letter (a test checks there are no others).
 const FOLDS_TO_ASCII: [char; 2] = ['\u{212a}', '\u{17f}'];
+
+/// Every word the prefilters ask for (`phrases::could_match`, `exfil::could_match`). Each
+/// gets a searcher built once: building one per search cost more than the search itself on
+/// a skill-sized file. A word not listed is still searched for, only slower.
+const WORDS: &[&str] = &[
+    "ignore",
+    "disregard",
+    "forget",
+    "override",
+    "bypass",
+    "you",
+    "now",
+    "system",
+    "prompt",
+    "reveal",
+    "print",
+    "output",
+    "repeat",
+    "leak",
+    "dump",
+    "disclose",
+    "expose",
+    "exfiltrate",
+    "instructions",
+    "keys",
+    "secrets",
+    "credentials",
+    "passwords",
+    "environment",
+    "curl",
+    "wget",
+    "irm",
+    "iwr",
+    "invoke-",
+    "iex",
+    "env",
+    "cat",
+    "$",
+    "%",
+    "{{",
+    "secret",
+    "token",
+    "passw",
+    "pwd",
+    "credential",
+    "key",
+    "$(",
+    "process.env",
+    "os.environ",
+    "$env:",
+    "data:",
+];
+
+/// The searchers of [`WORDS`], and of the UTF-8 spellings of [`FOLDS_TO_ASCII`].
+struct Finders {
+    words: HashMap<&'static str, memmem::Finder<'static>>,
+    folds: Vec<memmem::Finder<'static>>,
+}
+
+static FINDERS: LazyLock<Finders> = LazyLock::new(|| Finders {
+    words: WORDS
+        .iter()
+        .map(|w| (*w, memmem::Finder::new(w.as_bytes()).into_owned()))
+        .collect(),
+    folds: FOLDS_TO_ASCII
+        .iter()
+        .map(|c| {
+            let mut buf = [0u8; 4];
+            memmem::Finder::new(c.encode_utf8(&mut buf).as_bytes()).into_owned()
+        })
+        .collect(),
+});
 
 /// A file's text lowered for the word checks.
 pub(crate) struct Lowered {
@@ -25,12 +100,7 @@ impl Lowered {
     /// letter (then no prefilter applies).
     pub(crate) fn of(text: &str) -> Option<Lowered> {
         let bytes = text.as_bytes();
-        if !text.is_ascii()
-            && FOLDS_TO_ASCII.iter().any(|c| {
-                let mut buf = [0u8; 4];
-                memmem::find(bytes, c.encode_utf8(&mut buf).as_bytes()).is_some()
-            })
-        {
+        if !text.is_ascii() && FINDERS.folds.iter().any(|f| f.find(bytes).is_some()) {
             return None;
         }
         Some(Lowered {
@@ -40,7 +110,10 @@ impl Lowered {
 
     /// Whether the text holds `word` (lowercase), in any ASCII case.
     pub(crate) fn has(&self, word: &str) -> bool {
-        memmem::find(&self.text, word.as_bytes()).is_some()
+        match FINDERS.words.get(word) {
+            Some(f) => f.find(&self.text).is_some(),
+            None => memmem::find(&self.text, word.as_bytes()).is_some(),
+        }
     }
 
     /// Whether the text holds any of `words` (lowercase), in any ASCII case.
@@ -71,6 +144,29 @@ mod tests {
             .filter(|c| letter.is_match(c.encode_utf8(&mut buf)))
             .collect();
         assert_eq!(folding, [FOLDS_TO_ASCII[1], FOLDS_TO_ASCII[0]]);
+    }
+
+    /// The prebuilt searchers answer as a fresh search does, for every word, in texts that
+    /// hold it at the start, in the middle, at the end, split, or not at all.
+    #[test]
+    fn prebuilt_searchers_agree_with_a_fresh_search() {
+        for w in WORDS.iter().chain(&["not-listed", "zq"]) {
+            let split = format!("{}\n{}", &w[..w.len() / 2], &w[w.len() / 2..]);
+            for text in [
+                w.to_string(),
+                format!("{w} tail"),
+                format!("head {} tail", w.to_uppercase()),
+                format!("caf\u{e9} {w}"),
+                split,
+                "nothing to see here".to_owned(),
+                String::new(),
+            ] {
+                let l = Lowered::of(&text).unwrap();
+                let fresh = memmem::find(&text.to_ascii_lowercase().into_bytes(), w.as_bytes());
+                assert_eq!(l.has(w), fresh.is_some(), "{w:?} in {text:?}");
+            }
+        }
+        assert!(Lowered::of("caf\u{e9} \u{212a}").is_none());
     }
 
     #[test]

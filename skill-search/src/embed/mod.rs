@@ -118,13 +118,27 @@ impl Embedding {
     /// is zero. Embeddings from the same embedder always have the same length; were they
     /// not, only the common prefix would count.
     pub(crate) fn cosine(&self, other: &Embedding) -> f32 {
-        let dot: f32 = self
-            .values
+        // Eight running sums instead of one: a single sum is a chain of dependent
+        // additions the compiler may not reorder, so it runs one component at a time; eight
+        // independent ones become vector instructions. (A request is compared with every
+        // candidate, hundreds at 10,000 skills; the one chain was most of a query's time.)
+        const LANES: usize = 8;
+        let n = self.values.len().min(other.values.len());
+        let (a, b) = (&self.values[..n], &other.values[..n]);
+        let mut sums = [0f32; LANES];
+        let (mut xs, mut ys) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+        for (x, y) in (&mut xs).zip(&mut ys) {
+            for i in 0..LANES {
+                sums[i] += x[i] * y[i];
+            }
+        }
+        let rest: f32 = xs
+            .remainder()
             .iter()
-            .zip(&other.values)
-            .map(|(a, b)| a * b)
+            .zip(ys.remainder())
+            .map(|(x, y)| x * y)
             .sum();
-        dot.clamp(-1.0, 1.0)
+        (sums.iter().sum::<f32>() + rest).clamp(-1.0, 1.0)
     }
 
     /// Whether the text had no known token (the vector is all zeros).
@@ -207,6 +221,30 @@ mod tests {
             let z = embedder().embed(empty);
             assert!(z.is_zero(), "{empty:?}");
             assert_eq!(z.cosine(&e), 0.0);
+        }
+    }
+
+    #[test]
+    fn cosine_is_the_dot_product_at_every_length() {
+        // Lengths around the eight-lane chunking, and vectors of unequal length (only the
+        // common prefix counts).
+        for n in [0usize, 1, 7, 8, 9, 15, 16, 17, 383, 384, 385] {
+            let a: Vec<f32> = (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 400.0)
+                .collect();
+            let b: Vec<f32> = (0..n + 3)
+                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 400.0)
+                .collect();
+            let want: f64 = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                .sum();
+            let got = Embedding { values: a }.cosine(&Embedding { values: b });
+            assert!(
+                (f64::from(got) - want.clamp(-1.0, 1.0)).abs() < 1e-5,
+                "n {n}: {got} vs {want}"
+            );
         }
     }
 

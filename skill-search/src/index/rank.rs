@@ -175,8 +175,15 @@ impl SkillIndex {
         let probe = Probe::new(message, &mut stems);
         let triggered = st.triggers.matches(&probe);
 
+        // Each term's id, when some indexed skill uses it (looked up once, for retrieval
+        // and scoring alike).
+        let ids: Vec<Option<u32>> = qterms
+            .iter()
+            .map(|q| st.terms.get(&q.term).filter(|&i| st.terms.df(i) > 0))
+            .collect();
         let mut cands: KeyMap<()> = KeyMap::default();
-        self.retrieve(&st, &qterms, &tokens, limit, &mut cands)?;
+        let known = qterms.iter().zip(&ids).filter(|(_, id)| id.is_some());
+        self.retrieve(&st, known.map(|(q, _)| q), &tokens, limit, &mut cands)?;
         let explicit = explicit_mentions(&st, &tokens, &mut cands);
         for key in triggered.keys() {
             cands.insert(key, ());
@@ -194,8 +201,8 @@ impl SkillIndex {
         let unit = idf(1, n_docs.max(1.0)).max(f32::EPSILON);
         let weighted: Vec<Weighted<'_>> = qterms
             .iter()
-            .map(|q| {
-                let id = st.terms.get(&q.term).filter(|&i| st.terms.df(i) > 0);
+            .zip(&ids)
+            .map(|(q, &id)| {
                 let wi = match id {
                     Some(i) => q.weight * idf(st.terms.df(i), n_docs),
                     None => q.weight * UNKNOWN_TERM_WEIGHT * unit,
@@ -274,17 +281,20 @@ impl SkillIndex {
         Ok((out, gate))
     }
 
-    /// Text candidates from tantivy: the best by a boosted query over the fields.
-    fn retrieve(
+    /// Text candidates from tantivy: the best by a boosted query over the fields, for the
+    /// request terms that `known` gives (those some indexed skill uses).
+    fn retrieve<'q>(
         &self,
         st: &State,
-        qterms: &[QueryTerm],
+        known: impl Iterator<Item = &'q QueryTerm>,
         tokens: &[(String, bool)],
         limit: usize,
         cands: &mut KeyMap<()>,
     ) -> Result<(), Error> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for q in qterms {
+        // Only terms some indexed skill uses: any other matches nothing in any field, and
+        // each clause is a dictionary lookup per field (requests are often mostly such words).
+        for q in known {
             for (field, boost) in self.fields.boosted() {
                 let term = Term::from_field_text(field, &q.term);
                 clauses.push((

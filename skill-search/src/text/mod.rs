@@ -4,8 +4,12 @@
 use tantivy::Index;
 use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer,
-    Stemmer, StopWordFilter, TextAnalyzer,
+    Stemmer, StopWordFilter, TextAnalyzer, TokenFilter,
 };
+
+mod stem;
+
+use stem::CachedStemmer;
 
 /// Name of the English analyzer: words, lowercased, ASCII-folded, English stop words
 /// removed, Porter-stemmed.
@@ -22,9 +26,9 @@ pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// ignored so that query cost stays bounded.
 pub const MAX_QUERY_TERMS: usize = 48;
 
-/// Register the crate's analyzers on an index.
+/// Register the crate's analyzers on an index (they analyze skill text as it is indexed).
 pub(crate) fn register(index: &Index) {
-    index.tokenizers().register(ENGLISH, english());
+    index.tokenizers().register(ENGLISH, english_indexing());
     index.tokenizers().register(
         EXACT,
         TextAnalyzer::builder(RawTokenizer::default())
@@ -33,8 +37,19 @@ pub(crate) fn register(index: &Index) {
     );
 }
 
-/// The English analyzer.
+/// The English analyzer, for requests.
 pub(crate) fn english() -> TextAnalyzer {
+    english_with(Stemmer::new(Language::English))
+}
+
+/// The English analyzer for skill text being indexed: the same tokens as [`english`], its
+/// stems remembered per thread (an index build stems the same few thousand words over and
+/// over; a request's few words are not worth a lookup in a table of thousands).
+pub(crate) fn english_indexing() -> TextAnalyzer {
+    english_with(CachedStemmer)
+}
+
+fn english_with(stemmer: impl TokenFilter) -> TextAnalyzer {
     let stop = StopWordFilter::new(Language::English)
         .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new()));
     TextAnalyzer::builder(SimpleTokenizer::default())
@@ -42,7 +57,7 @@ pub(crate) fn english() -> TextAnalyzer {
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .filter(stop)
-        .filter(Stemmer::new(Language::English))
+        .filter(stemmer)
         .build()
 }
 

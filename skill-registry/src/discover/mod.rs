@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 
 use skill_format::{Code, Diagnostic};
 
+mod read_ahead;
+
+use read_ahead::{Entry, ReadAhead, Shared, Ticket};
+
 /// Default depth bound: folders below the root that discovery enters.
 pub const DEFAULT_MAX_DEPTH: usize = 8;
 /// Default bound on folders read per root.
@@ -87,10 +91,16 @@ pub struct Discovery {
     pub found: Vec<Found>,
     /// Symlink, bound and access problems.
     pub diagnostics: Vec<Diagnostic>,
+    /// The skill files (as [`Found::Folder::skill_file`] spells them) whose folder, when
+    /// listed, held nothing else: their resource listing was empty then, so a load that
+    /// walked the folder just now need not list it again for the manifest.
+    pub(crate) lone: HashSet<OsString>,
 }
 
-struct Walker<'a> {
+struct Walker<'a, 'scope, 'env> {
     opts: &'a DiscoverOptions,
+    /// Listings of the folders the walk will enter, read ahead on other threads.
+    ahead: ReadAhead<'scope, 'env>,
     layout: Layout,
     root_canon: PathBuf,
     /// Folders and skill files seen, by canonical path. Every path put here is spelled
@@ -107,7 +117,20 @@ struct Walker<'a> {
 
 /// Walk `root`. A root that is a file is taken as one skill file (its folder is the skill
 /// folder). A missing root gives a `source-unavailable` diagnostic and nothing else.
+///
+/// Folder listings are read ahead on the machine's other cores; the result is the same as
+/// a walk on one thread.
 pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discovery {
+    discover_on(root, layout, opts, 0)
+}
+
+/// [`discover`] on at most `threads` threads (0: one per core).
+pub(crate) fn discover_on(
+    root: &Path,
+    layout: Layout,
+    opts: &DiscoverOptions,
+    threads: usize,
+) -> Discovery {
     let mut out = Discovery::default();
     let meta = match fs::metadata(root) {
         Ok(m) => m,
@@ -143,24 +166,37 @@ pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discover
     // Without a canonical form, at least a normalised spelling (see `Walker::seen_dirs`).
     let root_canon =
         fs::canonicalize(root).unwrap_or_else(|_| root.components().collect::<PathBuf>());
-    let mut walker = Walker {
-        opts,
-        layout,
-        root_canon: root_canon.clone(),
-        seen_dirs: HashSet::new(),
-        seen_files: HashSet::new(),
-        folders: 0,
-        depth_cut: Vec::new(),
-        folder_limit_hit: false,
-        out,
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        threads
     };
-    walker.seen_dirs.insert(root_canon.into_os_string());
-    let canon = walker.root_canon.clone();
-    walker.walk(root, &canon, 0);
-    walker.finish(root)
+    let shared = Shared::default();
+    let run = |ahead: ReadAhead<'_, '_>| {
+        let mut walker = Walker {
+            opts,
+            ahead,
+            layout,
+            root_canon: root_canon.clone(),
+            seen_dirs: HashSet::new(),
+            seen_files: HashSet::new(),
+            folders: 0,
+            depth_cut: Vec::new(),
+            folder_limit_hit: false,
+            out,
+        };
+        walker.seen_dirs.insert(root_canon.clone().into_os_string());
+        walker.walk(root, &root_canon, 0, None);
+        walker.finish(root)
+    };
+    if threads <= 1 {
+        run(ReadAhead::new(&shared, None, 0))
+    } else {
+        std::thread::scope(|scope| run(ReadAhead::new(&shared, Some(scope), threads - 1)))
+    }
 }
 
-impl Walker<'_> {
+impl Walker<'_, '_, '_> {
     fn finish(mut self, root: &Path) -> Discovery {
         if let Some(first) = self.depth_cut.first() {
             self.out.diagnostics.push(Diagnostic::warning(
@@ -192,13 +228,14 @@ impl Walker<'_> {
 
     /// `canon` is `dir`'s canonical path: the root's is resolved once, and a real (not
     /// linked) subfolder's is its parent's plus its name, so no per-folder system call.
-    fn walk(&mut self, dir: &Path, canon: &Path, depth: usize) {
+    /// `ticket` is the read-ahead listing of `dir`, when it was queued.
+    fn walk(&mut self, dir: &Path, canon: &Path, depth: usize, ticket: Option<Ticket>) {
         if self.folders >= self.opts.max_folders {
             self.folder_limit_hit = true;
             return;
         }
         self.folders += 1;
-        let entries = match list_dir(dir) {
+        let entries = match self.ahead.take(dir, ticket) {
             Ok(entries) => entries,
             Err(e) => {
                 self.out.diagnostics.push(Diagnostic::warning(
@@ -229,6 +266,9 @@ impl Walker<'_> {
                     })
                     .map(|(_, p, _)| p.clone())
                     .collect();
+                if entries.len() == 1 {
+                    self.out.lone.insert(path.as_os_str().to_owned());
+                }
                 self.out.found.push(Found::Folder {
                     dir: dir.to_path_buf(),
                     skill_file: path.clone(),
@@ -240,7 +280,8 @@ impl Walker<'_> {
             }
         }
 
-        for (name, path, ft) in entries {
+        let tickets = self.read_ahead(&entries, depth);
+        for ((name, path, ft), ticket) in entries.into_iter().zip(tickets) {
             let is_link = ft.is_symlink();
             let (is_dir, is_file) = if is_link {
                 match fs::metadata(&path) {
@@ -258,9 +299,7 @@ impl Walker<'_> {
                 (ft.is_dir(), ft.is_file())
             };
             if is_dir {
-                if ALWAYS_SKIPPED.contains(&name.as_str())
-                    || (name.starts_with('.') && !self.opts.include_hidden)
-                {
+                if skipped(self.opts, &name) {
                     continue;
                 }
                 let child_canon = if is_link {
@@ -285,7 +324,7 @@ impl Walker<'_> {
                     self.depth_cut.push(path);
                     continue;
                 }
-                self.walk(&path, &child_canon, depth + 1);
+                self.walk(&path, &child_canon, depth + 1, ticket);
                 if self.folder_limit_hit {
                     return;
                 }
@@ -303,13 +342,7 @@ impl Walker<'_> {
 
     /// Look below a skill folder for further skill files and report each: they are
     /// resources of the outer skill, never skills of their own. Same bounds as the walk.
-    fn report_nested(
-        &mut self,
-        skill_dir: &Path,
-        dir: &Path,
-        entries: &[(String, PathBuf, fs::FileType)],
-        depth: usize,
-    ) {
+    fn report_nested(&mut self, skill_dir: &Path, dir: &Path, entries: &[Entry], depth: usize) {
         for (name, path, ft) in entries {
             if dir != skill_dir && (name == "SKILL.md" || name == "skill.md") && ft.is_file() {
                 self.out.diagnostics.push(Diagnostic::warning(
@@ -322,9 +355,9 @@ impl Walker<'_> {
                 ));
             }
         }
-        for (name, path, ft) in entries {
-            if ALWAYS_SKIPPED.contains(&name.as_str())
-                || (name.starts_with('.') && !self.opts.include_hidden)
+        let tickets = self.read_ahead(entries, depth);
+        for ((name, path, ft), ticket) in entries.iter().zip(tickets) {
+            if skipped(self.opts, name)
                 || depth + 1 > self.opts.max_depth
                 || self.folders >= self.opts.max_folders
             {
@@ -335,9 +368,24 @@ impl Walker<'_> {
                 continue;
             }
             self.folders += 1;
-            let Ok(sub) = list_dir(path) else { continue };
+            let Ok(sub) = self.ahead.take(path, ticket) else {
+                continue;
+            };
             self.report_nested(skill_dir, path, &sub, depth + 1);
         }
+    }
+
+    /// Queue for reading ahead the listings of the real (not linked) folders among
+    /// `entries` (of a folder at `depth`) that the walk may enter, within the folder bound.
+    /// One ticket per entry, in order.
+    fn read_ahead(&mut self, entries: &[Entry], depth: usize) -> Vec<Option<Ticket>> {
+        let (opts, folders) = (self.opts, self.folders);
+        self.ahead.queue(entries, |(name, _, ft), pending| {
+            ft.is_dir()
+                && !skipped(opts, name)
+                && depth < opts.max_depth
+                && folders + pending < opts.max_folders
+        })
     }
 
     /// The canonical path of an entry, or `None` (with a diagnostic) when a link leaves the
@@ -393,24 +441,16 @@ impl Walker<'_> {
     }
 }
 
+/// Whether a folder named `name` is never entered.
+fn skipped(opts: &DiscoverOptions, name: &str) -> bool {
+    ALWAYS_SKIPPED.contains(&name) || (name.starts_with('.') && !opts.include_hidden)
+}
+
 /// The `errno` of a path whose symbolic links loop (Linux and the BSDs differ).
 #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
 const ELOOP: i32 = 62;
 #[cfg(not(any(target_os = "macos", target_os = "ios", target_os = "freebsd")))]
 const ELOOP: i32 = 40;
-
-/// A folder's entries as (name, path, type without following links), sorted by name.
-fn list_dir(dir: &Path) -> std::io::Result<Vec<(String, PathBuf, fs::FileType)>> {
-    let mut entries: Vec<(String, PathBuf, fs::FileType)> = fs::read_dir(dir)?
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let ft = e.file_type().ok()?;
-            Some((e.file_name().to_string_lossy().into_owned(), e.path(), ft))
-        })
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(entries)
-}
 
 fn found_path(f: &Found) -> &Path {
     match f {
@@ -607,5 +647,122 @@ mod tests {
         let codes: Vec<_> = d.diagnostics.iter().map(|d| d.code).collect();
         assert!(codes.contains(&Code::SymlinkLoop), "{codes:?}");
         assert!(codes.contains(&Code::SymlinkEscape), "{codes:?}");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod read_ahead_tests {
+    use super::*;
+    use crate::test_util::write;
+
+    /// Everything a walk reports, in a form two walks can be compared by.
+    fn summary(d: &Discovery) -> (String, String, Vec<OsString>) {
+        let mut lone: Vec<OsString> = d.lone.iter().cloned().collect();
+        lone.sort();
+        (
+            format!("{:?}", d.found),
+            format!("{:?}", d.diagnostics),
+            lone,
+        )
+    }
+
+    /// A tree with more folders than start a helper: plain and lone skill folders, skill
+    /// folders with subfolders (one holding a nested skill file), folders of folders, a
+    /// hidden and an always-skipped folder, and (on Unix) links to a folder inside the root,
+    /// to one outside it and back up to an ancestor.
+    fn tree(root: &Path, outside: &Path) {
+        for i in 0..3 * read_ahead::START_AFTER {
+            let group = i % 2;
+            write(root, &format!("g{group}/s{i:03}/SKILL.md"), "x");
+            if i % 3 == 0 {
+                write(root, &format!("g{group}/s{i:03}/references/a.md"), "x");
+                write(root, &format!("g{group}/s{i:03}/scripts/deep/b.sh"), "x");
+            }
+            if i % 7 == 0 {
+                write(root, &format!("g{group}/s{i:03}/extra.md"), "x");
+                write(root, &format!("g{group}/s{i:03}/inner/SKILL.md"), "x");
+            }
+        }
+        write(root, "g1/.hidden/h/SKILL.md", "x");
+        write(root, "g2/node_modules/n/SKILL.md", "x");
+        write(root, "g3/a/b/c/d/e/SKILL.md", "x");
+        write(outside, "o/SKILL.md", "x");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.join("g0"), root.join("g9-link")).unwrap();
+            std::os::unix::fs::symlink(outside, root.join("g8-out")).unwrap();
+            std::os::unix::fs::symlink(root.join("g3"), root.join("g3/a/up")).unwrap();
+        }
+    }
+
+    /// Reading ahead on other threads changes nothing a walk reports: the same skills,
+    /// diagnostics and lone folders as one thread, under every folder and depth bound
+    /// (the bounds decide which read-ahead listings are wasted, so their edges are where
+    /// the two could differ).
+    #[test]
+    fn read_ahead_reports_what_one_thread_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        tree(&root, outside.path());
+        let one = discover_on(&root, Layout::Folders, &DiscoverOptions::default(), 1);
+        assert!(
+            one.found.len() > 3 * read_ahead::START_AFTER,
+            "{}",
+            one.found.len()
+        );
+        let mut bounds = vec![DiscoverOptions::default()];
+        for max_folders in [1, 2, 5, 33, 34, 100, 250, 251, 252] {
+            bounds.push(DiscoverOptions {
+                max_folders,
+                ..DiscoverOptions::default()
+            });
+        }
+        for max_depth in [0, 1, 2, 3, 5] {
+            bounds.push(DiscoverOptions {
+                max_depth,
+                include_hidden: true,
+                ..DiscoverOptions::default()
+            });
+        }
+        for opts in &bounds {
+            for layout in [Layout::Folders, Layout::Notes] {
+                let alone = summary(&discover_on(&root, layout, opts, 1));
+                for threads in [2, 3, 8] {
+                    for _ in 0..3 {
+                        let ahead = summary(&discover_on(&root, layout, opts, threads));
+                        assert_eq!(alone, ahead, "{opts:?} {layout:?} {threads} threads");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The folder bound holds with helpers reading ahead: exactly `max_folders` folders are
+    /// read, and the cut is reported.
+    #[test]
+    fn folder_bound_edge_with_read_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 2 * read_ahead::START_AFTER;
+        for i in 0..n {
+            write(dir.path(), &format!("s{i:03}/SKILL.md"), "x");
+        }
+        // The root and every skill folder.
+        let exact = DiscoverOptions {
+            max_folders: n + 1,
+            ..DiscoverOptions::default()
+        };
+        let d = discover_on(dir.path(), Layout::Folders, &exact, 4);
+        assert_eq!(d.found.len(), n);
+        assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics);
+        let short = DiscoverOptions {
+            max_folders: n,
+            ..DiscoverOptions::default()
+        };
+        let d = discover_on(dir.path(), Layout::Folders, &short, 4);
+        assert_eq!(d.found.len(), n - 1);
+        assert_eq!(d.diagnostics.len(), 1);
+        assert_eq!(d.diagnostics[0].code, Code::FolderLimit);
     }
 }

@@ -1,0 +1,250 @@
+//! Tests of the module above.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::*;
+
+fn text_of(root: &Node, key: &str) -> String {
+    root.get(key).and_then(Node::as_scalar).unwrap().to_owned()
+}
+
+#[test]
+fn keeps_scalar_source_text() {
+    let p = parse(
+        "version: 1.0\nratio: 0.50\nupdated: 2026-03-17\nyes_: yes\nb: true\nn: null\nt: ~\ne:\nhex: 0x1F\n",
+    )
+    .unwrap();
+    let r = &p.root;
+    assert_eq!(text_of(r, "version"), "1.0");
+    assert_eq!(text_of(r, "ratio"), "0.50");
+    assert_eq!(text_of(r, "updated"), "2026-03-17");
+    assert_eq!(text_of(r, "yes_"), "yes");
+    assert_eq!(text_of(r, "b"), "true");
+    assert_eq!(text_of(r, "n"), "null");
+    assert_eq!(text_of(r, "t"), "~");
+    assert_eq!(text_of(r, "e"), "");
+    assert_eq!(text_of(r, "hex"), "0x1F");
+    assert!(r.get("n").unwrap().is_null());
+    assert_eq!(
+        r.get("b"),
+        Some(&Node::Scalar {
+            text: "true".into(),
+            kind: ScalarKind::Bool(true)
+        })
+    );
+}
+
+#[test]
+fn nested_text_is_kept_in_lists_and_maps() {
+    let p = parse("m:\n  v: 0.10\n  l: [a, 2.50, {k: 1e3}]\n").unwrap();
+    let m = p.root.get("m").unwrap();
+    assert_eq!(text_of(m, "v"), "0.10");
+    let Node::Seq(items) = m.get("l").unwrap() else {
+        panic!("list expected")
+    };
+    assert_eq!(items[1].as_scalar(), Some("2.50"));
+    assert_eq!(items[2].get("k").unwrap().as_scalar(), Some("1e3"));
+}
+
+#[test]
+fn flow_style_is_accepted() {
+    let p = parse("requires:\n  mcp: [rube]\ntags: [a, b]\n").unwrap();
+    assert_eq!(
+        p.root.get("tags"),
+        Some(&Node::Seq(vec![
+            Node::Scalar {
+                text: "a".into(),
+                kind: ScalarKind::Str
+            },
+            Node::Scalar {
+                text: "b".into(),
+                kind: ScalarKind::Str
+            },
+        ]))
+    );
+}
+
+#[test]
+fn duplicate_keys_are_reported_with_paths() {
+    let p = parse("name: a\nname: b\nmetadata:\n  x: 1\n  x: 2\n").unwrap();
+    assert_eq!(
+        p.duplicate_keys,
+        vec!["name".to_owned(), "metadata.x".to_owned()]
+    );
+    assert_eq!(text_of(&p.root, "name"), "b");
+}
+
+#[test]
+fn unquoted_colon_is_an_error_with_position() {
+    let e = parse("name: x\ndescription: Use when: asked\n").unwrap_err();
+    assert_eq!(e.line, Some(2));
+    assert!(e.column.is_some());
+    assert!(e.message.contains("mapping values"), "{}", e.message);
+}
+
+#[test]
+fn billion_laughs_is_an_error() {
+    let mut doc = String::from("a: &a [x,x,x,x,x,x,x,x,x]\n");
+    for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+        .iter()
+        .zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+    {
+        doc.push_str(&format!("{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
+    }
+    assert!(parse(&doc).is_err());
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let doc = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    assert!(parse(&doc).is_err());
+}
+
+fn nested(depth: usize) -> String {
+    format!("a: {}x{}\n", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[test]
+fn flow_nesting_is_accepted_up_to_the_limit() {
+    let mut node = &parse(&nested(MAX_FLOW_NESTING))
+        .unwrap()
+        .root
+        .get("a")
+        .cloned()
+        .unwrap();
+    let mut depth = 0;
+    while let Node::Seq(items) = node {
+        depth += 1;
+        node = &items[0];
+    }
+    assert_eq!(depth, MAX_FLOW_NESTING);
+    // Depth is nesting, not the number of lists: many siblings, each with closing
+    // brackets in quoted text and comments, are fine.
+    let doc: String = (0..1_000)
+        .map(|i| format!("k{i}: [a, {{b: c}}, ']]', \"}}\"] # ]\n"))
+        .collect();
+    assert!(parse(&doc).is_ok());
+}
+
+#[test]
+fn flow_nesting_beyond_the_limit_is_refused_before_parsing() {
+    let e = parse(&nested(MAX_FLOW_NESTING + 1)).unwrap_err();
+    assert!(
+        e.message.contains("nested more than 64 deep"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        (e.line, e.column),
+        (Some(1), Some(4 + MAX_FLOW_NESTING as u32))
+    );
+    // The attack: a million brackets are refused by the pre-scan.
+    let attack = format!("metadata: {}\n", "[".repeat(1_000_000));
+    assert!(
+        parse(&attack)
+            .unwrap_err()
+            .message
+            .contains("nested more than")
+    );
+    // Mixed brackets count alike.
+    assert!(parse(&format!("a: {}\n", "[{".repeat(MAX_FLOW_NESTING))).is_err());
+}
+
+#[test]
+fn closing_brackets_inside_quotes_do_not_hide_nesting() {
+    // Each round opens 2 lists for real and closes 2 inside a quoted scalar: the real
+    // depth grows by 2 a round, and the pre-scan must see it.
+    let round = "[[ ']]', ";
+    let doc = format!("a: {}\n", round.repeat(MAX_FLOW_NESTING));
+    let e = parse(&doc).unwrap_err();
+    assert!(e.message.contains("nested more than"), "{}", e.message);
+    let doc = format!("a: {}\n", "[[ \"]]\", ".repeat(MAX_FLOW_NESTING));
+    assert!(
+        parse(&doc)
+            .unwrap_err()
+            .message
+            .contains("nested more than")
+    );
+    // A plain scalar with an apostrophe, then a real quoted scalar holding brackets.
+    let doc = format!("a: {}\n", "[it 's, [[ ']]', ".repeat(MAX_FLOW_NESTING));
+    assert!(
+        parse(&doc)
+            .unwrap_err()
+            .message
+            .contains("nested more than")
+    );
+    let doc = format!("a: {}\n", "[it 's, [[ \"x']]\", ".repeat(MAX_FLOW_NESTING));
+    assert!(
+        parse(&doc)
+            .unwrap_err()
+            .message
+            .contains("nested more than")
+    );
+}
+
+fn key_checks(keys: usize) -> usize {
+    let doc: String = (0..keys).map(|i| format!("k{i}: v\n")).collect();
+    let pass = Pass::default();
+    AnySeed {
+        pass: &pass,
+        path: Path::Root,
+    }
+    .deserialize(serde_yaml::Deserializer::from_str(&doc))
+    .unwrap();
+    pass.key_checks.get()
+}
+
+#[test]
+fn duplicate_key_check_is_linear_in_the_number_of_keys() {
+    // Doubling the keys doubles the work (a scan per key would quadruple it).
+    let (small, large) = (key_checks(5_000), key_checks(10_000));
+    assert!(large <= 2 * small + 2, "{small} -> {large}");
+    // The attack: 100,000 distinct keys parse, with no duplicate reported.
+    let doc: String = (0..100_000).map(|i| format!("k{i}: v\n")).collect();
+    let p = parse(&doc).unwrap();
+    assert!(p.duplicate_keys.is_empty());
+    assert!(matches!(&p.root, Node::Map(e) if e.len() == 100_000));
+}
+
+#[test]
+fn tabs_in_indentation_are_an_error() {
+    assert!(parse("name: x\n\tdescription: y\n").is_err());
+}
+
+#[test]
+fn empty_document_is_null() {
+    assert!(parse("").unwrap().root.is_null());
+    assert!(parse("# only a comment\n").unwrap().root.is_null());
+}
+
+#[test]
+fn key_positions() {
+    let text = "name: a\n\"description\": b\n  nested: c\nlicense : MIT\n";
+    assert_eq!(key_position(text, "name"), Some((1, 1)));
+    assert_eq!(key_position(text, "description"), Some((2, 1)));
+    assert_eq!(key_position(text, "nested"), None);
+    assert_eq!(key_position(text, "license"), Some((4, 1)));
+    assert_eq!(key_position(text, "lic"), None);
+}
+
+#[test]
+fn recovery_quotes_flat_values_with_colons() {
+    let (fixed, lines) =
+        recover_unquoted_colons("name: x\ndescription: Use when: the user's ask\n").unwrap();
+    assert_eq!(fixed, "name: x\ndescription: 'Use when: the user''s ask'\n");
+    assert_eq!(lines, vec![2]);
+    let p = parse(&fixed).unwrap();
+    assert_eq!(text_of(&p.root, "description"), "Use when: the user's ask");
+}
+
+#[test]
+fn recovery_leaves_quoted_block_and_nested_lines_alone() {
+    assert!(recover_unquoted_colons("a: \"x: y\"\nb: |\n  c: d\n  e: f: g\n").is_none());
+    assert!(recover_unquoted_colons("name: plain\n").is_none());
+}
+
+#[test]
+fn recovery_keeps_crlf() {
+    let (fixed, _) = recover_unquoted_colons("d: a: b\r\nn: x\r\n").unwrap();
+    assert_eq!(fixed, "d: 'a: b'\r\nn: x\r\n");
+}
