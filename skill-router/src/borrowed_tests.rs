@@ -68,17 +68,26 @@ fn borrowed_routes_match_the_owned_reference() {
             invoked += 1;
             // Unquoted parts borrow from the output.
             assert!(matches!(call.raw, Cow::Borrowed(_)), "{line:?}");
-            let first_quoted = line.trim_start().starts_with('"') || line.contains("\\end");
-            assert_eq!(
-                matches!(call.skill, Cow::Borrowed(_)),
-                !first_quoted,
-                "{line:?}"
-            );
+            // The name is borrowed unless it was written with an escape (a whole quoted
+            // word borrows too).
+            let escaped = line.contains("\\end");
+            assert_eq!(matches!(call.skill, Cow::Borrowed(_)), !escaped, "{line:?}");
             let mut tokens = crate::tokenize(line).unwrap();
             let name = tokens.remove(0).text;
-            for (k, _) in &call.flags {
+            for (k, v) in &call.flags {
                 if line.contains(&format!(" --{k} ")) || line.ends_with(&format!(" --{k}")) {
                     assert!(matches!(k, Cow::Borrowed(_)), "{line:?} {k}");
+                }
+                // A value that is one whole quoted word without escapes borrows too.
+                if let crate::FlagValue::One(v) = v {
+                    for q in ['\'', '"'] {
+                        if !v.is_empty()
+                            && line.contains(&format!(" {q}{v}{q}"))
+                            && !v.contains('\\')
+                        {
+                            assert!(matches!(v, Cow::Borrowed(_)), "{line:?} {v}");
+                        }
+                    }
                 }
             }
             let (flags, positionals, help) = reference(tokens);

@@ -663,9 +663,9 @@ impl<'s> Router<'s> {
     /// [`RouterConfig::single_skill`], a command invoking a second, different skill is an
     /// [`Error::SingleSkill`] (help and errors do not count).
     ///
-    /// An invocation borrows from `output` where it can (its name, raw line, and every
-    /// flag name, value and positional written without quotes or escapes), so routing a
-    /// command copies little; [`Route::into_owned`] gives an owned route to keep.
+    /// An invocation borrows where it can: its raw line, and every flag name, value and
+    /// positional written without escapes (a whole quoted word too), from `output`, so
+    /// routing a command copies little; [`Route::into_owned`] gives an owned route to keep.
     pub fn route_output<'o>(&self, output: &'o str) -> RoutedOutput<'o> {
         let extraction = extract(output);
         let mut first: Option<String> = None;

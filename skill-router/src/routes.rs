@@ -348,8 +348,8 @@ pub struct RoutedCommand<'a> {
     /// Its 1-based line in the output.
     pub line: u32,
     /// Where it goes. An invocation borrows from the output where it can (only the layer,
-    /// the handler and words with quotes or escapes are owned); [`Route::into_owned`] gives
-    /// the route [`Router::route_model`](crate::Router::route_model) gives for the line.
+    /// the handler and words with escapes or partly quoted are owned); [`Route::into_owned`]
+    /// gives the route [`Router::route_model`](crate::Router::route_model) gives for the line.
     pub route: Route<Cow<'a, str>>,
 }
 
