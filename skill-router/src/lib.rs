@@ -14,8 +14,10 @@
 //!   flags, positionals kept in order.
 //! * **Routing** ([`Router`]): a model line is help (`get_skill` tiers, `<name> --help`), an
 //!   [`Invocation`] (skill, flags, positionals, raw text, [`Access`] read-only or
-//!   mutating) or an error; a user line is a slash command (`/skills`, `/skill <name>`,
-//!   lily `/<command>`, pegasus `/<name>`), a built-in command, or a plain message. Lily
+//!   mutating) or an error ([`Router::route_output`] gives invocations that borrow from
+//!   the model's output, [`Route::into_owned`] owned ones); a user line is a slash
+//!   command (`/skills`, `/skill <name>`, lily `/<command>`, pegasus `/<name>`), a
+//!   built-in command, or a plain message. Lily
 //!   commands dispatch deterministically: only loaded skills, and a command several of them
 //!   declare runs none ([`Error::AmbiguousCommand`], [`Router::diagnostics`]).
 //!   Matching is exact; errors list the closest names, which are never acted on.
@@ -69,6 +71,9 @@
 
 #![deny(missing_docs)]
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod borrowed_tests;
 mod config;
 mod error;
 mod extract;

@@ -128,7 +128,7 @@ fn check(router: &Router<'_>, skill: &Skill, example: &str) -> Option<String> {
             SlashTarget::Nothing => Some(format!("`/{word}` is not a command for this skill")),
         };
     }
-    match router.model_line(example, Mode::Lint) {
+    match router.model_line(example, Mode::Lint).into_owned() {
         Route::Invoke(i) if i.skill == skill.name => {
             prevalidate(&skill.name, &skill.body, &i.flags)
                 .err()

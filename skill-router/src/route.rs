@@ -1,5 +1,6 @@
 //! The router: one command line (from the model or a user) to one [`Route`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt::Write as _;
@@ -192,7 +193,7 @@ impl<'s> Router<'s> {
         }
     }
 
-    fn fail(&self, e: Error) -> Route {
+    fn fail<S>(&self, e: Error) -> Route<S> {
         Route::Error(if self.config.suggestions {
             e
         } else {
@@ -272,10 +273,11 @@ impl<'s> Router<'s> {
     /// * A `/command` is an error: slash commands are for users.
     /// * An unquoted `|` is an error: pipes are deferred by the seed (15.1).
     pub fn route_model(&self, line: &str) -> Route {
-        self.model_line(line, Mode::Normal)
+        self.model_line(line, Mode::Normal).into_owned()
     }
 
-    pub(crate) fn model_line(&self, line: &str, mode: Mode) -> Route {
+    /// [`Router::route_model`] with an invocation that borrows from the line where it can.
+    pub(crate) fn model_line<'l>(&self, line: &'l str, mode: Mode) -> Route<Cow<'l, str>> {
         let line = line.trim();
         if line.is_empty() {
             return self.fail(Error::Empty);
@@ -316,11 +318,11 @@ impl<'s> Router<'s> {
     /// win over everything else, as if the whole line had been tokenized first.
     fn invoke<'w>(
         &self,
-        line: &str,
+        line: &'w str,
         first: Word<'w>,
         rest: impl Iterator<Item = Result<Word<'w>, Error>>,
         mode: Mode,
-    ) -> Route {
+    ) -> Route<Cow<'w, str>> {
         let mut error = None;
         let mut pipe = (!first.quoted && first.text == "|").then_some(first.column);
         let words = rest
@@ -367,23 +369,30 @@ impl<'s> Router<'s> {
         };
         if mode == Mode::Normal && self.config.prevalidate.applies(found.layer) {
             let skill = found.skill;
-            if let Err(e) = prevalidate(&skill.name, &skill.body, &parsed.flags) {
+            let flags = parsed.flags.clone().into_owned();
+            if let Err(e) = prevalidate(&skill.name, &skill.body, &flags) {
                 return self.fail(e);
             }
         }
+        // The name as written is the registered name (lookups are exact, after trimming),
+        // so it is borrowed from the line when the word is.
+        let skill = match first.text {
+            Cow::Borrowed(written) if written.trim() == found.name => Cow::Borrowed(written.trim()),
+            _ => Cow::Owned(found.name.to_owned()),
+        };
         Route::Invoke(Invocation {
-            skill: found.name.to_owned(),
+            skill,
             flags: parsed.flags,
             positionals: parsed.positionals,
-            raw: line.to_owned(),
+            raw: Cow::Borrowed(line),
             access: access_of(found.name),
-            handler: found.handler.map(str::to_owned),
-            layer: found.layer.to_owned(),
+            handler: found.handler.map(|h| Cow::Owned(h.to_owned())),
+            layer: Cow::Owned(found.layer.to_owned()),
         })
     }
 
     /// `get_skill` forms, or `None` when the line is not one.
-    fn get_skill(&self, first: &Word<'_>, rest: &[Word<'_>], mode: Mode) -> Option<Route> {
+    fn get_skill<S>(&self, first: &Word<'_>, rest: &[Word<'_>], mode: Mode) -> Option<Route<S>> {
         let mut args: Vec<&str> = Vec::new();
         if first.text == "get_skill" || first.text == "get_skill:" {
             // `get_skill : email` (a lone colon) is read as `get_skill: email`.
@@ -409,7 +418,7 @@ impl<'s> Router<'s> {
 
     /// `get_skill: <name> --outline`: the skill's outline (sections with slugs and token
     /// estimates), so the model can ask for one section with `get_skill: <name>#<slug>`.
-    fn outline(&self, name: &str) -> Route {
+    fn outline<S>(&self, name: &str) -> Route<S> {
         match self.disclosure(Caller::Model).outline(name.trim()) {
             Ok(outline) => Route::Help {
                 topic: Some(format!("{} {OUTLINE_FLAG}", outline.name)),
@@ -422,7 +431,7 @@ impl<'s> Router<'s> {
     /// Help for `path` through the model's `get_skill` tiers. When linting, a skill's own
     /// help is its body whoever may invoke it (examples document syntax, so a
     /// `disable-model-invocation` skill's `<name> --help` example is fine).
-    fn help(&self, path: Option<&str>, mode: Mode) -> Route {
+    fn help<S>(&self, path: Option<&str>, mode: Mode) -> Route<S> {
         let path = path.map(str::trim).filter(|p| !p.is_empty());
         if mode == Mode::Lint {
             if let Some(skill) = path.and_then(|p| self.snapshot.entry(p)) {
@@ -653,12 +662,16 @@ impl<'s> Router<'s> {
     /// Extract the `cmd` blocks of a model output and route every command, in order. With
     /// [`RouterConfig::single_skill`], a command invoking a second, different skill is an
     /// [`Error::SingleSkill`] (help and errors do not count).
+    ///
+    /// An invocation borrows where it can: its raw line, and every flag name, value and
+    /// positional written without escapes (a whole quoted word too), from `output`, so
+    /// routing a command copies little; [`Route::into_owned`] gives an owned route to keep.
     pub fn route_output<'o>(&self, output: &'o str) -> RoutedOutput<'o> {
         let extraction = extract(output);
         let mut first: Option<String> = None;
         let mut routes = Vec::with_capacity(extraction.commands().count());
         let routed = extraction.commands().map(|c| {
-            let mut route = self.route_model(c.text);
+            let mut route = self.model_line(c.text, Mode::Normal);
             if self.config.single_skill {
                 if let Some(skill) = route.skill() {
                     match &first {
@@ -731,14 +744,14 @@ fn message(text: &str, note: Option<String>, suggestions: Vec<String>) -> Route 
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::Access;
     use skill_registry::{Registry, RegistryConfig, Source};
 
     /// A registry with `email.send` (a handler), `email.search` and a model-disabled
     /// `email.purge`, in the layer `user`.
-    fn snapshot() -> (tempfile::TempDir, Arc<Snapshot>) {
+    pub(crate) fn snapshot() -> (tempfile::TempDir, Arc<Snapshot>) {
         let dir = tempfile::tempdir().unwrap();
         let write = |rel: &str, text: &str| {
             let p = dir.path().join(rel);

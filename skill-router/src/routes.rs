@@ -3,6 +3,8 @@
 //! mutating classification ([`access_of`]). Plain data, apart from the [`Router`](crate::Router)
 //! that builds it.
 
+use std::borrow::Cow;
+
 use skill_registry::Skill;
 
 use crate::Error;
@@ -42,23 +44,55 @@ pub fn access_of(name: &str) -> Access {
 }
 
 /// A command that invokes a skill (markdown-first `RoutedCommand`).
+///
+/// `S` is the string type: [`String`] (the default) for an invocation a caller keeps, or
+/// `Cow<'a, str>` for one that borrows from the model's output where it can (the name, the
+/// raw line, unquoted flags and values), as [`Router::route_output`](crate::Router::route_output)
+/// gives it. [`Invocation::into_owned`] converts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invocation {
+pub struct Invocation<S = String> {
     /// The skill's name, exactly as registered.
-    pub skill: String,
+    pub skill: S,
     /// The flags, best effort (Approach A).
-    pub flags: Flags,
+    pub flags: Flags<S>,
     /// The words that are not flags or flag values, in order.
-    pub positionals: Vec<String>,
+    pub positionals: Vec<S>,
     /// The command line as written, trimmed.
-    pub raw: String,
+    pub raw: S,
     /// Read-only or mutating.
     pub access: Access,
     /// The skill's `handler`, if it declares one (markdown-first 5.4: none means the body
     /// is a template for the model).
-    pub handler: Option<String>,
+    pub handler: Option<S>,
     /// The layer the skill was loaded from.
-    pub layer: String,
+    pub layer: S,
+}
+
+impl<S: Into<String>> Invocation<S> {
+    /// The invocation with owned strings (text already owned is moved, not copied).
+    pub fn into_owned(self) -> Invocation {
+        Invocation {
+            skill: self.skill.into(),
+            flags: self.flags.into_owned(),
+            positionals: self.positionals.into_iter().map(Into::into).collect(),
+            raw: self.raw.into(),
+            access: self.access,
+            handler: self.handler.map(Into::into),
+            layer: self.layer.into(),
+        }
+    }
+}
+
+impl<S: AsRef<str>> Invocation<S> {
+    /// The argument text after the command word of the raw line (what `$ARGUMENTS`
+    /// holds for a model command).
+    pub fn arguments(&self) -> &str {
+        let raw = self.raw.as_ref().trim();
+        match raw.split_once(|c: char| c.is_whitespace()) {
+            Some((_, rest)) => rest.trim(),
+            None => "",
+        }
+    }
 }
 
 impl Invocation {
@@ -98,16 +132,6 @@ impl Invocation {
             access: access_of(&skill.name),
             handler: skill.manifest.handler.clone(),
             layer: skill.layer.clone(),
-        }
-    }
-
-    /// The argument text after the command word of the raw line (what `$ARGUMENTS`
-    /// holds for a model command).
-    pub fn arguments(&self) -> &str {
-        let raw = self.raw.trim();
-        match raw.split_once(|c: char| c.is_whitespace()) {
-            Some((_, rest)) => rest.trim(),
-            None => "",
         }
     }
 }
@@ -230,8 +254,12 @@ pub struct ListedSkill {
 }
 
 /// What a command line routes to.
+///
+/// `S` is the string type of an [`Invocation`]: [`String`] (the default), or `Cow<'a, str>`
+/// in [`RoutedCommand`], borrowing from the model's output ([`Route::into_owned`] converts).
+/// Every other variant is owned either way.
 #[derive(Debug)]
-pub enum Route {
+pub enum Route<S = String> {
     /// Help text: a `get_skill` tier or `<name> --help`.
     Help {
         /// The dot path asked about (`None` for plain `get_skill`).
@@ -240,7 +268,7 @@ pub enum Route {
         text: String,
     },
     /// A skill invoked by the model.
-    Invoke(Invocation),
+    Invoke(Invocation<S>),
     /// A skill invoked by a user's slash command.
     Slash(SlashInvocation),
     /// `/skills`: what the user may invoke.
@@ -272,11 +300,11 @@ pub enum Route {
     Error(Error),
 }
 
-impl Route {
+impl<S: AsRef<str>> Route<S> {
     /// The skill a route invokes, if it invokes one.
     pub fn skill(&self) -> Option<&str> {
         match self {
-            Route::Invoke(i) => Some(&i.skill),
+            Route::Invoke(i) => Some(i.skill.as_ref()),
             Route::Slash(s) => Some(&s.skill),
             _ => None,
         }
@@ -288,6 +316,30 @@ impl Route {
     }
 }
 
+impl<S: Into<String>> Route<S> {
+    /// The route with an owned [`Invocation`] (see [`Invocation::into_owned`]); every other
+    /// variant is moved as it is.
+    pub fn into_owned(self) -> Route {
+        match self {
+            Route::Invoke(i) => Route::Invoke(i.into_owned()),
+            Route::Help { topic, text } => Route::Help { topic, text },
+            Route::Slash(s) => Route::Slash(s),
+            Route::SkillList { skills, text } => Route::SkillList { skills, text },
+            Route::Builtin { command, args } => Route::Builtin { command, args },
+            Route::Message {
+                text,
+                note,
+                suggestions,
+            } => Route::Message {
+                text,
+                note,
+                suggestions,
+            },
+            Route::Error(e) => Route::Error(e),
+        }
+    }
+}
+
 /// One command of a model output, routed.
 #[derive(Debug)]
 pub struct RoutedCommand<'a> {
@@ -295,8 +347,10 @@ pub struct RoutedCommand<'a> {
     pub command: &'a str,
     /// Its 1-based line in the output.
     pub line: u32,
-    /// Where it goes.
-    pub route: Route,
+    /// Where it goes. An invocation borrows from the output where it can (only the layer,
+    /// the handler and words with escapes or partly quoted are owned); [`Route::into_owned`]
+    /// gives the route [`Router::route_model`](crate::Router::route_model) gives for the line.
+    pub route: Route<Cow<'a, str>>,
 }
 
 /// A whole model output: the extraction and every command routed, in order.

@@ -198,6 +198,13 @@ impl<'a> Words<'a> {
                 column,
             });
         }
+        // A word that is one quoted span and nothing else (`"a b"`, `'a b'`), with no
+        // escape or NUL inside, is the text between its quotes: a slice too.
+        if plain_end == start {
+            if let Some(word) = self.whole_quoted(start, column) {
+                return Ok(word);
+            }
+        }
         // Something is quoted, escaped or NUL: build the text (with room for a typical
         // quoted value; longer ones grow).
         let mut text = String::with_capacity((self.input.len() - start).min(QUOTED_CAPACITY));
@@ -232,6 +239,29 @@ impl<'a> Words<'a> {
             text: Cow::Owned(text),
             quoted: prefix.is_some(),
             unquoted_prefix,
+            column,
+        })
+    }
+
+    /// The word at `start` when it is one quoted span followed by whitespace or the end,
+    /// with nothing inside that the quote rules would change (a backslash in `"..."`) and
+    /// no NUL: its text borrows from the line. `None` sends the word to the general path.
+    fn whole_quoted(&mut self, start: usize, column: u32) -> Option<Word<'a>> {
+        let quote = self.byte(start).filter(|&b| b == b'"' || b == b'\'')?;
+        // Inside double quotes a backslash may escape; inside single quotes it is literal.
+        let end = self.find_byte(start + 1, |b| {
+            b == quote || b == b'\0' || (quote == b'"' && b == b'\\')
+        });
+        if self.byte(end) != Some(quote)
+            || self.byte(end + 1).is_some_and(|b| !b.is_ascii_whitespace())
+        {
+            return None;
+        }
+        self.at = end + 1;
+        Some(Word {
+            text: Cow::Borrowed(self.slice(start + 1, end)),
+            quoted: true,
+            unquoted_prefix: 0,
             column,
         })
     }
@@ -611,15 +641,42 @@ mod tests {
 
     #[test]
     fn plain_words_borrow_from_the_line() {
-        let words: Vec<Word<'_>> = Words::new("email.send --to bob 'a b' c\\ d")
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let words: Vec<Word<'_>> =
+            Words::new(r#"email.send --to bob 'a b' c\ d "x y" "x\"y" 'a'b "" 'it\s' "q"r"#)
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
         let borrowed: Vec<bool> = words
             .iter()
             .map(|w| matches!(w.text, Cow::Borrowed(_)))
             .collect();
-        assert_eq!(borrowed, [true, true, true, false, false]);
+        // A whole single- or double-quoted word borrows too, unless it holds an escape
+        // (in double quotes) or more follows its closing quote; a backslash inside single
+        // quotes is literal, so that one borrows.
+        assert_eq!(
+            borrowed,
+            [
+                true, true, true, true, false, true, false, false, true, true, false
+            ]
+        );
+        let texts: Vec<&str> = words.iter().map(|w| &*w.text).collect();
+        assert_eq!(
+            texts,
+            [
+                "email.send",
+                "--to",
+                "bob",
+                "a b",
+                "c d",
+                "x y",
+                "x\"y",
+                "ab",
+                "",
+                "it\\s",
+                "qr"
+            ]
+        );
+        assert!(words[3].quoted && words[3].unquoted_prefix == 0);
     }
 
     fn words(s: &str) -> Vec<String> {

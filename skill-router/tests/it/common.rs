@@ -168,7 +168,9 @@ pub fn seed_snapshot() -> (tempfile::TempDir, Arc<Snapshot>) {
 }
 
 /// A one-line summary of a route, for table-driven assertions.
-pub fn summary(route: &Route) -> String {
+/// Generic over the string type, so that a route from `route_output` (borrowing from the
+/// output) and an owned one read the same.
+pub fn summary<S: AsRef<str> + std::fmt::Debug>(route: &Route<S>) -> String {
     match route {
         Route::Help { topic, text } => format!(
             "help {} | {}",
@@ -186,7 +188,7 @@ pub fn summary(route: &Route) -> String {
                 .collect();
             format!(
                 "invoke {} {:?} [{}] pos{:?}",
-                i.skill,
+                i.skill.as_ref(),
                 i.access,
                 flags.join(" "),
                 i.positionals
@@ -211,10 +213,12 @@ pub fn summary(route: &Route) -> String {
 }
 
 /// A flag's value as the wire writes it (`true`, `"x"`, `["a","b"]`).
-fn flag_json(v: &skill_router::FlagValue) -> String {
+fn flag_json<S: AsRef<str>>(v: &skill_router::FlagValue<S>) -> String {
     match v {
         skill_router::FlagValue::Switch(b) => b.to_string(),
-        skill_router::FlagValue::One(s) => serde_json::to_string(s).unwrap(),
-        skill_router::FlagValue::Many(vs) => serde_json::to_string(vs).unwrap(),
+        skill_router::FlagValue::One(s) => serde_json::to_string(s.as_ref()).unwrap(),
+        skill_router::FlagValue::Many(vs) => {
+            serde_json::to_string(&vs.iter().map(AsRef::as_ref).collect::<Vec<&str>>()).unwrap()
+        }
     }
 }

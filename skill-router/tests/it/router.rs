@@ -11,7 +11,7 @@ use skill_router::{
     Caller, Error, MAX_COMMAND_BYTES, MAX_TOKENS, Prevalidate, Route, Router, RouterConfig,
 };
 
-fn text_of(route: &Route) -> String {
+fn text_of<S: AsRef<str> + std::fmt::Debug>(route: &Route<S>) -> String {
     match route {
         Route::Help { text, .. } | Route::SkillList { text, .. } => text.clone(),
         Route::Error(e) => format!("error[{}]: {e}", e.code()),

@@ -27,7 +27,7 @@ impl Runtime {
                 .routes
                 .into_iter()
                 .map(|r| {
-                    let step = match r.route {
+                    let step = match r.route.into_owned() {
                         Route::Invoke(inv) => Ok(inv),
                         other => Err(route_outcome(other)),
                     };

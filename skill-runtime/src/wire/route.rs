@@ -58,8 +58,8 @@ pub enum RouteShape<'a> {
     Error(RouteErrorShape),
 }
 
-impl<'a> From<&'a Route> for RouteShape<'a> {
-    fn from(r: &'a Route) -> Self {
+impl<'a, S: AsRef<str>> From<&'a Route<S>> for RouteShape<'a> {
+    fn from(r: &'a Route<S>) -> Self {
         match r {
             Route::Help { topic, text } => RouteShape::Help {
                 topic: topic.as_deref(),
@@ -116,21 +116,21 @@ pub enum FlagValueShape<'a> {
     /// One value.
     One(&'a str),
     /// Several values.
-    Many(&'a [String]),
+    Many(Vec<&'a str>),
 }
 
-impl<'a> From<&'a FlagValue> for FlagValueShape<'a> {
-    fn from(v: &'a FlagValue) -> Self {
+impl<'a, S: AsRef<str>> From<&'a FlagValue<S>> for FlagValueShape<'a> {
+    fn from(v: &'a FlagValue<S>) -> Self {
         match v {
             FlagValue::Switch(b) => FlagValueShape::Switch(*b),
-            FlagValue::One(s) => FlagValueShape::One(s),
-            FlagValue::Many(vs) => FlagValueShape::Many(vs),
+            FlagValue::One(s) => FlagValueShape::One(s.as_ref()),
+            FlagValue::Many(vs) => FlagValueShape::Many(vs.iter().map(AsRef::as_ref).collect()),
         }
     }
 }
 
-/// The flags as an object, by name.
-pub fn flags_shape(flags: &Flags) -> BTreeMap<&str, FlagValueShape<'_>> {
+/// The flags as an object, by name (owned flags, or flags borrowing from a model's output).
+pub fn flags_shape<S: AsRef<str>>(flags: &Flags<S>) -> BTreeMap<&str, FlagValueShape<'_>> {
     flags.iter().map(|(k, v)| (k, v.into())).collect()
 }
 
@@ -140,23 +140,23 @@ pub fn flags_shape(flags: &Flags) -> BTreeMap<&str, FlagValueShape<'_>> {
 pub struct InvocationShape<'a> {
     skill: &'a str,
     flags: BTreeMap<&'a str, FlagValueShape<'a>>,
-    positionals: &'a [String],
+    positionals: Vec<&'a str>,
     raw: &'a str,
     access: &'static str,
     handler: Option<&'a str>,
     layer: &'a str,
 }
 
-impl<'a> From<&'a Invocation> for InvocationShape<'a> {
-    fn from(i: &'a Invocation) -> Self {
+impl<'a, S: AsRef<str>> From<&'a Invocation<S>> for InvocationShape<'a> {
+    fn from(i: &'a Invocation<S>) -> Self {
         InvocationShape {
-            skill: &i.skill,
+            skill: i.skill.as_ref(),
             flags: flags_shape(&i.flags),
-            positionals: &i.positionals,
-            raw: &i.raw,
+            positionals: i.positionals.iter().map(AsRef::as_ref).collect(),
+            raw: i.raw.as_ref(),
             access: i.access.as_str(),
-            handler: i.handler.as_deref(),
-            layer: &i.layer,
+            handler: i.handler.as_ref().map(AsRef::as_ref),
+            layer: i.layer.as_ref(),
         }
     }
 }

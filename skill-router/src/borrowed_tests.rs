@@ -1,0 +1,117 @@
+//! Tests that routing with invocations borrowed from the model's output gives exactly what
+//! the owned router gave before (kept apart from `route.rs` for its size).
+
+use std::borrow::Cow;
+
+use crate::flags::tests::reference;
+use crate::route::tests::snapshot;
+use crate::{Flags, Invocation, Route, Router, access_of};
+
+/// Every command of an output, routed by `route_output` (borrowing) and by
+/// `route_model` (owned), agrees with what the owned router built before invocations
+/// borrowed: the flags and positionals of the reference parser, the registered name,
+/// the trimmed line, the layer and the handler; any other route the same as
+/// `route_model`'s. Unquoted words are borrowed, not copied.
+#[test]
+fn borrowed_routes_match_the_owned_reference() {
+    let (_dir, snapshot) = snapshot();
+    let router = Router::new(&snapshot);
+    let lines = [
+        "email.send --to alice@co.com bob@co.com --subject 'Status 1' --body \"All done.\"",
+        "email.search --input \"report 1.csv\" --limit 7 --verbose",
+        "email.search draft-1 --mode=fast -- --literal",
+        "  email.send --to bob x --subject=\"Q1 Report\"  ",
+        "email.send --tag a --tag b c --v --v --w --w x",
+        "email.send --z 1 --y 2 --x 3 --y --z 5 6",
+        "email.send first --a=1 second --b= --c \"--not-a-flag\" -5 -- --d e",
+        r#"email.send --subject="Q1 Report" --a='x y' --b= --c='' --d=x"y"z --e="""#,
+        r#"email.send "--to" '--x=1' --"y"=2 "--"z=3 --w\=4 --v'='5"#,
+        "email.send --größe 3 --名前 x '日本 語' x\u{a0}y",
+        "email.search\u{a0} --q x",
+        "\"email.send\" --to x",
+        "email.s\\end --to x",
+        "email.send --=x y --= '' \"\"",
+        "email.send \"|\" --a\\ b --c \\\\",
+        "email.send",
+        "email.send --help",
+        "email.send --help me",
+        "email.send --to 'x",
+        "email.send a | b",
+        "email.send a\0",
+        "email.purge --all",
+        "nosuch --a b",
+        "email.sned --to x",
+        "/email.send x",
+        "get_skill: email.send",
+        "get_skill email.send --outline",
+        "get_skill a b",
+        "",
+        "   ",
+    ];
+    let mut output = String::from("Some text.\n```cmd\n");
+    for line in lines {
+        output.push_str(line);
+        output.push('\n');
+    }
+    output.push_str("```\n");
+    let routed = router.route_output(&output);
+    assert_eq!(
+        routed.routes.len(),
+        lines.len() - 2,
+        "blank lines are not commands"
+    );
+    let mut invoked = 0;
+    for r in routed.routes {
+        let line = r.command;
+        let owned = format!("{:?}", router.route_model(line));
+        if let Route::Invoke(call) = &r.route {
+            invoked += 1;
+            // Unquoted parts borrow from the output.
+            assert!(matches!(call.raw, Cow::Borrowed(_)), "{line:?}");
+            // The name is borrowed unless it was written with an escape (a whole quoted
+            // word borrows too).
+            let escaped = line.contains("\\end");
+            assert_eq!(matches!(call.skill, Cow::Borrowed(_)), !escaped, "{line:?}");
+            let mut tokens = crate::tokenize(line).unwrap();
+            let name = tokens.remove(0).text;
+            for (k, v) in &call.flags {
+                if line.contains(&format!(" --{k} ")) || line.ends_with(&format!(" --{k}")) {
+                    assert!(matches!(k, Cow::Borrowed(_)), "{line:?} {k}");
+                }
+                // A value that is one whole quoted word without escapes borrows too.
+                if let crate::FlagValue::One(v) = v {
+                    for q in ['\'', '"'] {
+                        if !v.is_empty()
+                            && line.contains(&format!(" {q}{v}{q}"))
+                            && !v.contains('\\')
+                        {
+                            assert!(matches!(v, Cow::Borrowed(_)), "{line:?} {v}");
+                        }
+                    }
+                }
+            }
+            let (flags, positionals, help) = reference(tokens);
+            assert!(!help);
+            let found = snapshot.resolve(name.trim()).unwrap();
+            let mut want_flags = Flags::new();
+            for (k, v) in flags {
+                want_flags.insert(k, v);
+            }
+            let want = Invocation {
+                skill: found.name.to_owned(),
+                flags: want_flags,
+                positionals,
+                raw: line.trim().to_owned(),
+                access: access_of(found.name),
+                handler: found.handler.map(str::to_owned),
+                layer: found.layer.to_owned(),
+            };
+            let call = call.clone().into_owned();
+            assert_eq!(call, want, "{line:?}");
+            assert_eq!(format!("{:?}", Route::Invoke(call)), owned, "{line:?}");
+        } else {
+            assert_eq!(format!("{:?}", r.route.into_owned()), owned, "{line:?}");
+        }
+    }
+    assert_eq!(invoked, 17);
+}
