@@ -71,15 +71,15 @@ const ONLY_PENALTY: f32 = 0.0;
 const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.75;
 /// Fitted gate.
-const GATE_BIAS: f32 = -6.372;
-const GATE_LEX: f32 = 6.566;
-const GATE_COVER: f32 = 4.869;
-const GATE_SEM: f32 = 1.860;
-const GATE_UNKNOWN: f32 = -17.413;
+const GATE_BIAS: f32 = -5.321;
+const GATE_LEX: f32 = 7.223;
+const GATE_COVER: f32 = 8.495;
+const GATE_SEM: f32 = -1.720;
+const GATE_UNKNOWN: f32 = -17.511;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
 const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
-const REL: f32 = 0.25;
+const REL: f32 = 0.1;
 /// Fitted weight of covering a multi-intent request's other parts.
 const DIVERSITY: f32 = 3.0;
 

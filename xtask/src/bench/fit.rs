@@ -7,12 +7,15 @@
 //!    grids, maximising ranked top-1 + top-3 + half top-10 + half multi-covered. A 5-fold cross-validation runs the same search on four
 //!    folds and scores the fifth, so the printed held-fold figures say how well the
 //!    *procedure* generalises; the parameters printed are then fitted on the whole half.
-//! 2. Gate: logistic regression of "some skill fits" on the best raw lexical score, its
-//!    share of the request, the best semantic similarity and the share of the request's
-//!    words no skill uses; then its intercept is shifted to maximise selected top-3 among
-//!    shifts that refuse [`MIN_REFUSED`] of the no-skill requests.
+//! 2. Gate: logistic regression of "the ranking has a right answer to offer" (requests
+//!    with a right one among the first three against requests no skill fits; requests the
+//!    ranking gets wrong are left out) on the best raw lexical score, its share of the
+//!    request, the best semantic similarity and the share of the request's words no skill
+//!    uses; then its intercept is shifted to maximise selected top-3 among shifts that
+//!    refuse [`MIN_REFUSED`] of the no-skill requests.
 //! 3. Confidence drop below the best candidate (`rel`, `evidence_share`): the one that
-//!    selects the fewest skills while keeping selected top-3 within a point of no drop.
+//!    selects the fewest skills while losing no right answer and no covered multi-intent
+//!    request that no drop selects.
 //!
 //! Only [`evalset::tune_only`] cases are read.
 
@@ -170,10 +173,23 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
             ]
         })
         .collect();
-    let ys: Vec<f64> = cases
+    // The gate should open when the ranking has a right answer to offer: a request some
+    // skill fits but whose first three are all wrong teaches it nothing about that (it is
+    // left out), and a request no skill fits is a negative.
+    let (xs, ys): (Vec<[f64; GATE_FEATURES]>, Vec<f64>) = cases
         .iter()
-        .map(|c| f64::from(u8::from(c.kind != Kind::None)))
-        .collect();
+        .zip(&ranked)
+        .zip(xs)
+        .filter_map(|((c, r), x)| {
+            if c.kind == Kind::None {
+                Some((x, 0.0))
+            } else if r.names.iter().take(3).any(|n| c.accepts(n)) {
+                Some((x, 1.0))
+            } else {
+                None
+            }
+        })
+        .unzip();
     let w = logistic_fit(&xs, &ys);
     p.gate_bias = w[0] as f32;
     p.gate_lex = w[1] as f32;
@@ -207,9 +223,8 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
         p = q;
     }
     // The confidence drop (`rel`, `evidence_share`) that selects the fewest skills while
-    // keeping selected top-3 within a point of what no drop gives.
+    // losing no right answer and no covered multi-intent request that no drop selects.
     let flat = score(&p);
-    let flat3 = flat.rate(flat.sel_top3.unwrap_or(0));
     let mut chosen = (flat.selected_total, p);
     for evidence_share in [0.0, 0.25, 0.5] {
         for rel in [0.0, 0.1, 0.25, 0.5, 1.0, 2.0] {
@@ -219,7 +234,10 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
                 ..p
             };
             let s = score(&q);
-            if s.rate(s.sel_top3.unwrap_or(0)) + 0.01 >= flat3 && s.selected_total < chosen.0 {
+            if s.sel_top3 >= flat.sel_top3
+                && s.sel_multi >= flat.sel_multi
+                && s.selected_total < chosen.0
+            {
                 chosen = (s.selected_total, q);
             }
         }
