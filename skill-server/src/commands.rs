@@ -212,6 +212,7 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
         t
     };
     write_out(out, &text)?;
+    crate::teardown::release((engine, listed, report));
     Ok(if errors > 0 { 1 } else { 0 })
 }
 

@@ -43,8 +43,11 @@ mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
 mod serve_cmd;
+mod teardown;
 pub mod telemetry;
 mod trust_config;
+
+pub use teardown::end_process_after_command;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

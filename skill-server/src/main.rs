@@ -3,6 +3,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // One command, then the process ends: its state is left for the OS to reclaim.
+    skill_server::end_process_after_command();
     // Not `.lock()`ed for the whole run: `serve` logs to stderr from other threads, which
     // would wait forever on a lock held here.
     let code = skill_server::run(
