@@ -297,8 +297,9 @@ pub fn parse_flags<I: IntoIterator<Item = Token>>(tokens: I) -> Parsed {
     }
 }
 
-/// [`parse_flags`] over words that may borrow from the line: nothing is copied (a word
-/// with quotes or escapes is already owned, and is moved).
+/// [`parse_flags`] over words that may borrow from the line: a borrowed word stays
+/// borrowed, an owned one (escaped, or partly quoted) is moved, and only the name and
+/// value of an owned `--name=value` word are copied out of it.
 pub(crate) fn parse_words<'a, I: IntoIterator<Item = Word<'a>>>(words: I) -> ParsedWords<'a> {
     let mut parsed = ParsedWords::default();
     let mut flags = Pending(Vec::new());

@@ -369,8 +369,7 @@ impl<'s> Router<'s> {
         };
         if mode == Mode::Normal && self.config.prevalidate.applies(found.layer) {
             let skill = found.skill;
-            let flags = parsed.flags.clone().into_owned();
-            if let Err(e) = prevalidate(&skill.name, &skill.body, &flags) {
+            if let Err(e) = prevalidate(&skill.name, &skill.body, &parsed.flags) {
                 return self.fail(e);
             }
         }

@@ -64,8 +64,8 @@ impl From<Word<'_>> for Token {
 }
 
 /// One word of a command line as [`Words`] yields it: a [`Token`] whose text borrows from
-/// the line when nothing in it was quoted or escaped (the common case), so that routing
-/// copies only what it keeps.
+/// the line when nothing in it was escaped and it is either unquoted or one quoted span
+/// (the common cases), so that routing copies only what it keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Word<'a> {
     /// As [`Token::text`].

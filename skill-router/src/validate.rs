@@ -10,7 +10,7 @@ use crate::flags::{FlagValue, Flags};
 
 /// Check that every flag in `required` is present (markdown-first 5.6 `require`).
 /// The error lists every missing flag, in the order given.
-pub fn require(flags: &Flags, required: &[&str]) -> Result<(), Error> {
+pub fn require<S: AsRef<str>>(flags: &Flags<S>, required: &[&str]) -> Result<(), Error> {
     let missing: Vec<String> = required
         .iter()
         .filter(|name| !flags.contains(name))
@@ -26,7 +26,7 @@ pub fn require(flags: &Flags, required: &[&str]) -> Result<(), Error> {
 /// Check that every value of `flag` is one of `allowed` (markdown-first 5.6
 /// `validate_enum`). An absent flag passes; a switch (no value) fails, since it names none
 /// of the allowed values.
-pub fn one_of(flags: &Flags, flag: &str, allowed: &[&str]) -> Result<(), Error> {
+pub fn one_of<S: AsRef<str>>(flags: &Flags<S>, flag: &str, allowed: &[&str]) -> Result<(), Error> {
     let Some(value) = flags.get(flag) else {
         return Ok(());
     };
@@ -35,8 +35,9 @@ pub fn one_of(flags: &Flags, flag: &str, allowed: &[&str]) -> Result<(), Error> 
         other => other
             .values()
             .iter()
-            .filter(|v| !allowed.contains(&v.as_str()))
-            .cloned()
+            .map(AsRef::as_ref)
+            .filter(|v| !allowed.contains(v))
+            .map(str::to_owned)
             .collect(),
     };
     if bad.is_empty() {
@@ -50,8 +51,8 @@ pub fn one_of(flags: &Flags, flag: &str, allowed: &[&str]) -> Result<(), Error> 
     }
 }
 
-fn single<'f>(
-    flags: &'f Flags,
+fn single<'f, S: AsRef<str>>(
+    flags: &'f Flags<S>,
     flag: &str,
     expected: &'static str,
 ) -> Result<Option<&'f str>, Error> {
@@ -61,7 +62,12 @@ fn single<'f>(
             Some(s) => Ok(Some(s)),
             None => Err(Error::InvalidType {
                 flag: flag.to_owned(),
-                value: v.values().join(" "),
+                value: v
+                    .values()
+                    .iter()
+                    .map(AsRef::as_ref)
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 expected,
             }),
         },
@@ -71,7 +77,7 @@ fn single<'f>(
 /// Read `flag` as an integer (markdown-first 5.6 `cast_integer`): `None` when absent, an
 /// error when it is a switch, several values, or not an integer (`i64`, optional sign,
 /// ASCII digits).
-pub fn integer(flags: &Flags, flag: &str) -> Result<Option<i64>, Error> {
+pub fn integer<S: AsRef<str>>(flags: &Flags<S>, flag: &str) -> Result<Option<i64>, Error> {
     const EXPECTED: &str = "an integer";
     let Some(s) = single(flags, flag, EXPECTED)? else {
         return Ok(None);
@@ -130,7 +136,7 @@ fn parse_date(s: &str) -> Option<Date> {
 
 /// Read `flag` as a date in `YYYY-MM-DD` form (markdown-first 5.6 `cast_date`): `None`
 /// when absent, an error when it is not one real calendar date.
-pub fn date(flags: &Flags, flag: &str) -> Result<Option<Date>, Error> {
+pub fn date<S: AsRef<str>>(flags: &Flags<S>, flag: &str) -> Result<Option<Date>, Error> {
     const EXPECTED: &str = "a date (YYYY-MM-DD)";
     let Some(s) = single(flags, flag, EXPECTED)? else {
         return Ok(None);
@@ -184,12 +190,13 @@ pub fn schema_defaults(schema: &FlagSchema) -> Vec<(&str, FlagValue)> {
 /// required flags missing, values outside `One of:` (values of `One or more of:` flags may
 /// also be comma-separated), several values for a one-value enumeration, and values given
 /// to a `(boolean flag)`. Returns every problem, flag by flag, then the missing flags.
-pub fn check_schema(schema: &FlagSchema, flags: &Flags) -> Vec<FlagProblem> {
+pub fn check_schema<S: AsRef<str>>(schema: &FlagSchema, flags: &Flags<S>) -> Vec<FlagProblem> {
     let mut problems = Vec::new();
     for (name, value) in flags {
+        let name = name.as_ref();
         let Some(spec) = schema.get(name) else {
             problems.push(FlagProblem::Unknown {
-                flag: name.clone(),
+                flag: name.to_owned(),
                 suggestions: closest_names(name, schema.flags.iter().map(|f| f.name.as_str())),
             });
             continue;
@@ -197,8 +204,8 @@ pub fn check_schema(schema: &FlagSchema, flags: &Flags) -> Vec<FlagProblem> {
         if spec.boolean {
             if let Some(first) = value.values().first() {
                 problems.push(FlagProblem::NoValueExpected {
-                    flag: name.clone(),
-                    value: first.clone(),
+                    flag: name.to_owned(),
+                    value: first.as_ref().to_owned(),
                 });
             }
             continue;
@@ -208,7 +215,7 @@ pub fn check_schema(schema: &FlagSchema, flags: &Flags) -> Vec<FlagProblem> {
         }
         if value.is_switch() {
             problems.push(FlagProblem::MissingValue {
-                flag: name.clone(),
+                flag: name.to_owned(),
                 allowed: spec.one_of.clone(),
             });
             continue;
@@ -217,23 +224,23 @@ pub fn check_schema(schema: &FlagSchema, flags: &Flags) -> Vec<FlagProblem> {
             value
                 .values()
                 .iter()
-                .flat_map(|v| v.split(','))
+                .flat_map(|v| v.as_ref().split(','))
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
                 .collect()
         } else {
-            value.values().iter().map(String::as_str).collect()
+            value.values().iter().map(AsRef::as_ref).collect()
         };
         if !spec.multiple && values.len() > 1 {
             problems.push(FlagProblem::OneValueOnly {
-                flag: name.clone(),
+                flag: name.to_owned(),
                 count: values.len(),
             });
         }
         for v in values {
             if !spec.one_of.iter().any(|a| a == v) {
                 problems.push(FlagProblem::NotOneOf {
-                    flag: name.clone(),
+                    flag: name.to_owned(),
                     value: v.to_owned(),
                     allowed: spec.one_of.clone(),
                 });
@@ -253,7 +260,7 @@ pub fn check_schema(schema: &FlagSchema, flags: &Flags) -> Vec<FlagProblem> {
 /// Pre-validate `flags` for the skill named `skill` with this `body`: `Ok` when the body
 /// declares no `## Flags` schema or the flags fit it; otherwise [`Error::InvalidFlags`],
 /// quoting the skill's own `## Usage` line.
-pub fn prevalidate(skill: &str, body: &str, flags: &Flags) -> Result<(), Error> {
+pub fn prevalidate<S: AsRef<str>>(skill: &str, body: &str, flags: &Flags<S>) -> Result<(), Error> {
     let Some(schema) = flag_schema(body) else {
         return Ok(());
     };

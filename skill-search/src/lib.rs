@@ -40,8 +40,10 @@
 //! # Confidence and the no-skill gate
 //!
 //! A candidate's confidence is `logistic(gate - rel * gap)`: `gate` is a logistic model of
-//! "some skill fits this request" over the best candidate's raw lexical score, that score's
-//! share of the request's idf mass, and the best semantic similarity; `gap` is how far the
+//! "the ranking has a right skill to offer for this request" (fitted on requests whose
+//! first three hold a right skill against requests no skill fits) over the best
+//! candidate's raw lexical score, that score's share of the request's idf mass, the best
+//! semantic similarity and the share of the request's words no skill uses; `gap` is how far the
 //! candidate's fused score is below the best one. Explicit mention, a phrase of the skill and
 //! matched triggers raise it (noisy-OR; those probabilities are set by hand, since real packs
 //! declare almost no triggers). So at the default threshold of 0.5 a request gets

@@ -34,7 +34,7 @@ pub struct Params {
     pub w_lex: f32,
     /// Weight of the semantic similarity's z-score in the fused score.
     pub w_sem: f32,
-    /// Gate (probability that some skill fits): intercept.
+    /// Gate (probability that the ranking has a right skill to offer): intercept.
     pub gate_bias: f32,
     /// Gate: weight of the best candidate's raw lexical score.
     pub gate_lex: f32,

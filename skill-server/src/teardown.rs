@@ -21,7 +21,9 @@ pub fn end_process_after_command() {
 
 /// Drop `value`, or, when the process ends right after this command, leave it for the
 /// operating system. Only for plain memory: nothing that must be flushed, joined or
-/// removed on drop.
+/// removed on drop. (`validate`'s engine qualifies because it is a one-shot engine: no
+/// watcher, no scheduler, its search index in memory and unbuilt; an engine with any of
+/// those must be dropped.)
 pub(crate) fn release<T>(value: T) {
     if PROCESS_ENDS.load(Ordering::Relaxed) {
         std::mem::forget(value);

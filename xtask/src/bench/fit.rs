@@ -156,7 +156,8 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 /// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
 const GATE_FEATURES: usize = 5;
 
-/// Fit the gate's logistic regression on the rankings (label: some skill fits), then
+/// Fit the gate's logistic regression on the rankings (label: a right skill among the
+/// first three, against requests no skill fits; requests ranked wrong are left out), then
 /// shift its intercept for the best selected top-3 among shifts that refuse enough
 /// no-skill requests; then pick how much a candidate's confidence drops below the best's.
 pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
