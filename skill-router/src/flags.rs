@@ -570,43 +570,48 @@ pub(crate) mod tests {
         assert!(!got.flags.contains("no such flag"));
     }
 
+    /// Argument lines (what follows a skill name) that exercise the flag rules: repeats,
+    /// `=` forms, `--`, quoting, `--help`, non-ASCII and pipes. The router's borrowing
+    /// test routes each of them too.
+    pub(crate) const VARIED_ARGUMENTS: &[&str] = &[
+        "",
+        "x",
+        "--a",
+        "--a --a",
+        "--a x --a",
+        "--a --a x",
+        "--b 1 --a 2 --b 3 4 --a",
+        "--z 1 --y 2 --x 3 --y --z 5 6",
+        "--to alice@co.com bob@co.com --subject \"Meeting Notes\" --overdue",
+        "draft-1 --mode=fast -- --literal",
+        "--input \"report 1.csv\" --limit 7 --verbose",
+        "first --a=1 second --b= --c \"--not-a-flag\" -5 -- --d e",
+        "--=x y --= --==",
+        r#"--subject="Q1 Report" --a='x y' --b= --c='' --d=x"y"z --e="""#,
+        r#""--to" '--x=1' --"y"=2 "--"z=3 --w\=4 --v'='5"#,
+        r#"--c "--to" x "--" y -- z"#,
+        "--help",
+        "--help me",
+        "--help --help",
+        "--help=1 --help",
+        "a --help b",
+        "--größe 3 --名前 x --größe 4 --Größe 5",
+        "--a=1 --a=2 --a 3 4 --a",
+        "--a=1=2 --b==",
+        "-- --a b",
+        "--a -- b",
+        "'--' --a",
+        "--a '' \"\" --b ''",
+        "--tag a --tag b c --v --v --w --w x",
+        "--x\\y 1 --x\\ 2 --é --e --E",
+        "--a\u{a0}b 1 --a 2",
+        "- -- - --- ---- --a-b --a_b",
+        "--a| | --b |",
+    ];
+
     #[test]
     fn parser_matches_the_reference_on_varied_commands() {
-        for line in [
-            "",
-            "x",
-            "--a",
-            "--a --a",
-            "--a x --a",
-            "--a --a x",
-            "--b 1 --a 2 --b 3 4 --a",
-            "--z 1 --y 2 --x 3 --y --z 5 6",
-            "--to alice@co.com bob@co.com --subject \"Meeting Notes\" --overdue",
-            "draft-1 --mode=fast -- --literal",
-            "--input \"report 1.csv\" --limit 7 --verbose",
-            "first --a=1 second --b= --c \"--not-a-flag\" -5 -- --d e",
-            "--=x y --= --==",
-            r#"--subject="Q1 Report" --a='x y' --b= --c='' --d=x"y"z --e="""#,
-            r#""--to" '--x=1' --"y"=2 "--"z=3 --w\=4 --v'='5"#,
-            r#"--c "--to" x "--" y -- z"#,
-            "--help",
-            "--help me",
-            "--help --help",
-            "--help=1 --help",
-            "a --help b",
-            "--größe 3 --名前 x --größe 4 --Größe 5",
-            "--a=1 --a=2 --a 3 4 --a",
-            "--a=1=2 --b==",
-            "-- --a b",
-            "--a -- b",
-            "'--' --a",
-            "--a '' \"\" --b ''",
-            "--tag a --tag b c --v --v --w --w x",
-            "--x\\y 1 --x\\ 2 --é --e --E",
-            "--a\u{a0}b 1 --a 2",
-            "- -- - --- ---- --a-b --a_b",
-            "--a| | --b |",
-        ] {
+        for line in VARIED_ARGUMENTS {
             agrees(line);
         }
         // Many flags (more than a sort does by insertion), with repeats, in every order.
