@@ -369,30 +369,72 @@ impl<'t> Reader<'t> {
     }
 }
 
-/// A one-line flow list of plain strings (`[a, b c]`, `[]`), with nothing after it.
+/// A one-line flow list of strings (`[a, b c]`, `["x, y", 'it''s']`, `[]`), with nothing
+/// after it. Items are plain (no flow indicator, `:`, `#` or quote in them), double-quoted
+/// without escapes, or single-quoted; an empty item (`[a, , b]`, `[a,]`) declines.
 fn flow_list(text: &str) -> Option<Node> {
     let inner = text
         .strip_prefix('[')?
         .trim_end_matches(' ')
         .strip_suffix(']')?;
     let mut items = Vec::new();
-    if inner.bytes().all(|b| b == b' ') {
+    let mut rest = inner.trim_start_matches(' ');
+    if rest.is_empty() {
         return Some(Node::Seq(items));
     }
-    for item in inner.split(',') {
-        let item = item.trim_matches(' ');
-        let bytes = item.as_bytes();
-        let plain = bytes.first().is_some_and(|b| !is_indicator(*b))
-            && !bytes
-                .iter()
-                .any(|b| matches!(b, b'[' | b']' | b'{' | b'}' | b':' | b'#' | b'\'' | b'"'))
-            && surely_string(item);
-        if !plain {
+    loop {
+        let (item, after) = match rest.as_bytes()[0] {
+            b'"' => {
+                let body = &rest[1..];
+                let end = memchr::memchr2(b'"', b'\\', body.as_bytes())?;
+                if body.as_bytes()[end] != b'"' {
+                    return None;
+                }
+                (body[..end].to_owned(), &body[end + 1..])
+            }
+            b'\'' => flow_single_quoted(&rest[1..])?,
+            _ => {
+                let end = memchr::memchr(b',', rest.as_bytes()).unwrap_or(rest.len());
+                let item = rest[..end].trim_end_matches(' ');
+                let bytes = item.as_bytes();
+                let plain = bytes.first().is_some_and(|b| !is_indicator(*b))
+                    && !bytes.iter().any(|b| {
+                        matches!(b, b'[' | b']' | b'{' | b'}' | b':' | b'#' | b'\'' | b'"')
+                    })
+                    && surely_string(item);
+                if !plain {
+                    return None;
+                }
+                (item.to_owned(), &rest[end..])
+            }
+        };
+        items.push(string(item));
+        let after = after.trim_start_matches(' ');
+        if after.is_empty() {
+            return Some(Node::Seq(items));
+        }
+        rest = after.strip_prefix(',')?.trim_start_matches(' ');
+        if rest.is_empty() {
             return None;
         }
-        items.push(string(item.to_owned()));
     }
-    Some(Node::Seq(items))
+}
+
+/// A single-quoted flow item after its opening quote (`''` is a quote): its text and what
+/// follows the closing quote.
+fn flow_single_quoted(body: &str) -> Option<(String, &str)> {
+    let mut text = String::new();
+    let mut piece = body;
+    loop {
+        let i = memchr::memchr(b'\'', piece.as_bytes())?;
+        if piece.as_bytes().get(i + 1) == Some(&b'\'') {
+            text.push_str(&piece[..=i]);
+            piece = &piece[i + 2..];
+        } else {
+            text.push_str(&piece[..i]);
+            return Some((text, &piece[i + 1..]));
+        }
+    }
 }
 
 /// A string scalar.
