@@ -91,6 +91,9 @@ struct Hashed {
     stamp: Stamp,
     sha256: Option<Sha256>,
     findings: Arc<[Diagnostic]>,
+    /// The [`HashCache::pass`] in which a parse read these bytes ([`HashCache::prime`]); 0
+    /// for a file hashed by a manifest pass.
+    read_in: u64,
 }
 
 /// The digests of every file hashed so far, by absolute path, reused while a file's
@@ -100,6 +103,11 @@ pub(crate) struct HashCache {
     files: HashMap<PathBuf, Hashed>,
     /// How many files were read and hashed, ever (the tests and the benchmark read it).
     hashed: u64,
+    /// Counts [`HashCache::prime`]s and manifest passes: a file primed in the current pass
+    /// was read by the parse of the snapshot being given manifests, so its manifest entry
+    /// is taken from that read (the bytes the skill was parsed from) without asking the
+    /// file for its metadata again. Every pass ends by moving on, so a later pass asks.
+    pass: u64,
 }
 
 impl HashCache {
@@ -166,6 +174,7 @@ impl HashCache {
                 stamp,
                 sha256: Some(Sha256::of(bytes)),
                 findings,
+                read_in: 0,
             },
         })
     }
@@ -173,7 +182,9 @@ impl HashCache {
     /// Remember digests computed from bytes read elsewhere ([`HashCache::prehash`]); each
     /// counts as a file hashed, unless the cache learnt that version meanwhile.
     pub(crate) fn prime(&mut self, primed: Vec<Primed>) {
-        for Primed { path, hashed } in primed {
+        self.pass += 1;
+        for Primed { path, mut hashed } in primed {
+            hashed.read_in = self.pass;
             if self
                 .files
                 .get(&path)
@@ -234,6 +245,7 @@ fn hash_now(path: &Path, stamp: Stamp, budget: &mut u64) -> Option<Hashed> {
         stamp,
         sha256,
         findings,
+        read_in: 0,
     })
 }
 
@@ -248,6 +260,9 @@ trait Digests {
         meta: &fs::Metadata,
         budget: &mut u64,
     ) -> (Option<Sha256>, Arc<[Diagnostic]>);
+
+    /// The file at `path` as the parse of this pass read it ([`HashCache::prime`]), if it did.
+    fn just_read(&self, path: &Path) -> Option<&Hashed>;
 }
 
 impl Digests for HashCache {
@@ -259,6 +274,19 @@ impl Digests for HashCache {
     ) -> (Option<Sha256>, Arc<[Diagnostic]>) {
         HashCache::digest_and_scan(self, path, meta, budget)
     }
+
+    fn just_read(&self, path: &Path) -> Option<&Hashed> {
+        just_read(&self.files, self.pass, path)
+    }
+}
+
+/// The entry of `files` for `path` when the parse of pass `pass` read it.
+fn just_read<'f>(
+    files: &'f HashMap<PathBuf, Hashed>,
+    pass: u64,
+    path: &Path,
+) -> Option<&'f Hashed> {
+    files.get(path).filter(|h| pass != 0 && h.read_in == pass)
 }
 
 /// One worker of a parallel pass: reads the cache as it was, keeps what it hashes apart
@@ -266,6 +294,8 @@ impl Digests for HashCache {
 struct Worker<'c> {
     old: &'c HashMap<PathBuf, Hashed>,
     new: HashMap<PathBuf, Hashed>,
+    /// The cache's [`HashCache::pass`].
+    pass: u64,
 }
 
 impl Digests for Worker<'_> {
@@ -289,6 +319,10 @@ impl Digests for Worker<'_> {
             }
             None => (None, Arc::from([])),
         }
+    }
+
+    fn just_read(&self, path: &Path) -> Option<&Hashed> {
+        just_read(self.old, self.pass, path)
     }
 }
 
@@ -367,6 +401,24 @@ fn compute(
     let mut files = Vec::new();
     let mut findings = Vec::new();
     let mut complete = true;
+    // The skill file as its parse read it, when the parse of this pass did: no metadata
+    // query, and the digest is of the very bytes the skill was parsed from.
+    let read_by_parse = match cache.just_read(&skill.path) {
+        Some(h) => {
+            if h.sha256.is_some() {
+                budget = budget.saturating_sub(h.stamp.len);
+            }
+            findings.extend(h.findings.iter().cloned());
+            files.push(FileEntry {
+                path: skill_file_rel(skill),
+                size: h.stamp.len,
+                sha256: h.sha256,
+            });
+            seen.insert(skill.path.clone());
+            true
+        }
+        None => false,
+    };
     let mut add = |abs: PathBuf, rel: String, files: &mut Vec<FileEntry>| {
         match fs::metadata(&abs) {
             Ok(meta) if meta.is_file() => {
@@ -388,7 +440,9 @@ fn compute(
             }),
         }
     };
-    add(skill.path.clone(), skill_file_rel(skill), &mut files);
+    if !read_by_parse {
+        add(skill.path.clone(), skill_file_rel(skill), &mut files);
+    }
     if lone {
         let mut manifest = FileManifest::new(files, complete);
         manifest.findings = findings;
@@ -435,7 +489,7 @@ fn compute_all(
             .collect();
     }
     let next = AtomicUsize::new(0);
-    let old = &cache.files;
+    let (old, pass) = (&cache.files, cache.pass);
     let parts: Vec<_> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
@@ -443,6 +497,7 @@ fn compute_all(
                     let mut worker = Worker {
                         old,
                         new: HashMap::new(),
+                        pass,
                     };
                     let mut seen = HashSet::new();
                     let mut done = Vec::new();
@@ -567,6 +622,8 @@ pub(crate) fn attach(
     if matches!(recompute, Recompute::All) {
         cache.retain(&seen);
     }
+    // What the parse read is not taken as current by a later pass.
+    cache.pass += 1;
     snapshot.set_manifests(out);
     snapshot
 }

@@ -440,3 +440,33 @@ fn folders_found_alone_get_the_manifest_a_fresh_listing_gives() {
         fs::remove_file(root.join("alone/extra.txt")).unwrap();
     }
 }
+
+/// The skill file's entry comes from the read its parse made in the same pass: after the
+/// file is removed, the pass that follows the priming still lists it with the parsed bytes'
+/// digest (it asks the file nothing), and the next pass asks the file again (listed without
+/// a digest, as a vanished file is).
+#[test]
+fn the_skill_file_entry_is_the_parse_read_for_one_pass_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let text = "---\nname: s\ndescription: D.\n---\nbody\n";
+    write(root, "s/SKILL.md", text);
+    let config = crate::RegistryConfig::with_sources(vec![crate::Source::new(root, "project")]);
+    let snapshot = crate::load_snapshot(&config, 1);
+    let skill = snapshot.entries().next().unwrap().clone();
+    let meta = fs::metadata(&skill.path).unwrap();
+    let mut cache = HashCache::default();
+    let primed = cache.prehash(&skill.path, &meta, text.as_bytes()).unwrap();
+    cache.prime(vec![primed]);
+    fs::remove_file(&skill.path).unwrap();
+    let manifest = |cache: &mut HashCache| {
+        let again = crate::snapshot::Snapshot::clone(&snapshot);
+        let out = attach(again, None, Recompute::All, cache, &[], &config);
+        out.manifest_of(&skill).unwrap().files()[0].clone()
+    };
+    let first = manifest(&mut cache);
+    assert_eq!(first.sha256, Some(Sha256::of(text.as_bytes())));
+    assert_eq!(first.size, text.len() as u64);
+    let second = manifest(&mut cache);
+    assert_eq!((second.sha256, second.size), (None, 0));
+}

@@ -506,7 +506,7 @@ impl Loader {
                     found.push(p);
                 }
             }
-            skill
+            Arc::new(skill)
         };
         let mut parsed = run_parallel_with(&to_parse, config, &parse).into_iter();
         primed.extend(found.into_inner().unwrap_or_default());
@@ -534,11 +534,9 @@ impl Loader {
             }
             // `run_parallel_with` answers every request; should one ever be missing, the file is
             // reported, never dropped.
-            let skill = Arc::new(
-                parsed
-                    .next()
-                    .unwrap_or_else(|| crashed_request(req, config)),
-            );
+            let skill = parsed
+                .next()
+                .unwrap_or_else(|| Arc::new(crashed_request(req, config)));
             let previous = self
                 .files
                 .get(&req.path)

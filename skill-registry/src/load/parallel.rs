@@ -8,24 +8,29 @@ use crate::RegistryConfig;
 use crate::skill::Skill;
 
 /// Parse one request with `parse`; a panic costs only this file ([`crashed_request`]).
-fn parse_guarded<F>(parse: &F, req: &Request, config: &RegistryConfig) -> Skill
+fn parse_guarded<F, T>(parse: &F, req: &Request, config: &RegistryConfig) -> T
 where
-    F: Fn(&Request, &RegistryConfig) -> Skill,
+    F: Fn(&Request, &RegistryConfig) -> T,
+    T: From<Skill>,
 {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(req, config)))
-        .unwrap_or_else(|_| crashed_request(req, config))
+        .unwrap_or_else(|_| T::from(crashed_request(req, config)))
 }
 
 /// Parse the requests with `parse` on up to `threads` threads. The result has one skill per
 /// request, in request order: each result carries its request's index, and a request
 /// without a result (its parse crashed) is loaded as [`crashed_request`] says.
-pub(super) fn run_parallel_with<F>(
+///
+/// `T` is a skill or a handle to one: a worker that gives an `Arc<Skill>` moves a pointer
+/// through the result lists instead of the whole (kilobyte-sized) skill.
+pub(super) fn run_parallel_with<F, T>(
     requests: &[&Request],
     config: &RegistryConfig,
     parse: &F,
-) -> Vec<Skill>
+) -> Vec<T>
 where
-    F: Fn(&Request, &RegistryConfig) -> Skill + Sync,
+    F: Fn(&Request, &RegistryConfig) -> T + Sync,
+    T: From<Skill> + Send,
 {
     let threads = if config.threads == 0 {
         std::thread::available_parallelism().map_or(1, usize::from)
@@ -40,7 +45,7 @@ where
             .collect();
     }
     let next = AtomicUsize::new(0);
-    let mut slots: Vec<Option<Skill>> = std::iter::repeat_with(|| None)
+    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None)
         .take(requests.len())
         .collect();
     let work = || {
@@ -67,6 +72,6 @@ where
     slots
         .into_iter()
         .zip(requests)
-        .map(|(slot, req)| slot.unwrap_or_else(|| crashed_request(req, config)))
+        .map(|(slot, req)| slot.unwrap_or_else(|| T::from(crashed_request(req, config))))
         .collect()
 }
