@@ -12,7 +12,9 @@
 //! * **Who belongs to a run** ([`Tree`]): the script (the root), every process whose
 //!   parent belongs, every process in the root's process group or in a session or group
 //!   led by a member, and an orphan re-parented to us (not one of our own process group,
-//!   started after the root) while this run is the only one going. `/proc` is read every
+//!   started after the root) while this run is the only one going. The root of a run
+//!   that ended is never such an orphan while it lingers unreaped (its owner's `wait`
+//!   reaps it, not this module). `/proc` is read every
 //!   [`PROCESS_CHECK_INTERVAL`](crate::exec::PROCESS_CHECK_INTERVAL); a pid seen once is
 //!   followed by its start time, so a reused pid is not mistaken for a member.
 //! * **The end of a run** ([`Tree::kill_all`]): every member is sent `SIGKILL`, again and
@@ -44,6 +46,17 @@ const KILL_PASS_PAUSE: Duration = Duration::from_millis(2);
 struct Active {
     roots: HashSet<u32>,
     since: Option<u64>,
+    /// Roots whose run ended but which their owner may not have reaped yet (pid and start
+    /// time; 0 when unknown): until they are gone from `/proc`, such a root (a zombie whose
+    /// parent is us) is never taken for an orphan of a run still going.
+    ended: HashMap<u32, u64>,
+}
+
+impl Active {
+    /// Whether `pid`, started at `start`, is the root of a run that ended.
+    fn ended_root(&self, pid: u32, start: u64) -> bool {
+        self.ended.get(&pid).is_some_and(|&s| s == 0 || s == start)
+    }
 }
 
 /// The runs going, under a lock that spawning also holds (so that a root just spawned is
@@ -156,6 +169,7 @@ impl Drop for Tree {
     fn drop(&mut self) {
         let mut runs = active();
         runs.roots.remove(&self.root);
+        runs.ended.insert(self.root, self.root_start);
         if runs.roots.is_empty() {
             runs.since = None;
         }
@@ -193,7 +207,12 @@ impl Tree {
             seen.get(pid)
                 .is_some_and(|s| s.start == *start || (*pid == root && *start == 0))
         });
-        let runs = active();
+        let mut runs = active();
+        // Ended roots that are gone (reaped by their owner) need no remembering.
+        runs.ended.retain(|pid, start| {
+            seen.get(pid)
+                .is_some_and(|s| *start == 0 || s.start == *start)
+        });
         let alone = runs.roots.len() <= 1;
         let since = runs.since;
         let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
@@ -207,6 +226,7 @@ impl Tree {
             let led = |id: u32| id == root || self.members.contains_key(&id);
             let orphan = s.ppid == self.me
                 && !runs.roots.contains(&pid)
+                && !runs.ended_root(pid, s.start)
                 && s.pgrp != self.my_group
                 && if self.claim {
                     s.start >= self.root_start
@@ -314,6 +334,48 @@ mod tests {
         assert_eq!(z.start, 77);
         assert_eq!(parse_stat("9 (x) S 1 9"), None);
         assert_eq!(parse_stat("no parenthesis 1 2 3"), None);
+    }
+
+    /// The root of a run that ended, dead but not yet reaped by its owner (a zombie whose
+    /// parent is us, as a killed script's is until `wait` returns), is not an orphan of
+    /// another run going alone. It was taken for one: counted (a run at its process limit
+    /// was killed for a process it never had; a flaky test) and reaped, so that its owner's
+    /// `wait` failed with ECHILD.
+    #[tokio::test]
+    async fn an_ended_root_not_yet_reaped_is_no_orphan_of_another_run() {
+        use nix::sys::wait::{Id, WaitPidFlag, waitid};
+        let command = |program: &str, args: &[&str]| {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args).process_group(0).kill_on_drop(true);
+            c
+        };
+        let (mut long, tree) = spawn(&mut command("sleep", &["30"])).unwrap();
+        let mut tree = tree.unwrap();
+        let (mut short, short_tree) = spawn(&mut command("true", &[])).unwrap();
+        let pid = short.id().unwrap();
+        // Until it has exited, without reaping it (WNOWAIT): it stays a zombie of ours.
+        let raw = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+        waitid(Id::Pid(raw), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT).unwrap();
+        assert!(read_stat(pid).unwrap().zombie);
+        drop(short_tree);
+        let counted = tokio::task::spawn_blocking(move || {
+            let n = tree.scan();
+            (tree, n)
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            counted.1,
+            Some(1),
+            "the zombie root of an ended run was counted"
+        );
+        // Its owner reaps it, and it is forgotten.
+        short.wait().await.unwrap();
+        let (mut tree, _) = counted;
+        tree.scan();
+        assert!(!active().ended.contains_key(&pid));
+        long.kill().await.unwrap();
+        drop(tree);
     }
 
     #[test]
