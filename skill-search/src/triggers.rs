@@ -402,6 +402,11 @@ impl PatternChunk {
         match &self.matcher {
             Matcher::Empty => {}
             Matcher::Set(set) => {
+                // Most sets match nothing: a plain search says so without the overlapping
+                // search's bookkeeping, which only the sets that match then pay for.
+                if !set.is_match(text) {
+                    return;
+                }
                 for i in set.matches(text).iter() {
                     if let Some(m) = self.members.get(i) {
                         hit(m);
