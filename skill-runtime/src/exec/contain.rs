@@ -48,7 +48,9 @@ struct Active {
     since: Option<u64>,
     /// Roots whose run ended but which their owner may not have reaped yet (pid and start
     /// time; 0 when unknown): until they are gone from `/proc`, such a root (a zombie whose
-    /// parent is us) is never taken for an orphan of a run still going.
+    /// parent is us) is never taken for an orphan of a run still going. A start of 0 matches
+    /// whatever process has the pid, until the pid is gone (an orphan then goes uncounted,
+    /// never a root miscounted). Pruned by every scan; without `/proc` nothing is followed.
     ended: HashMap<u32, u64>,
 }
 
@@ -208,10 +210,14 @@ impl Tree {
                 .is_some_and(|s| s.start == *start || (*pid == root && *start == 0))
         });
         let mut runs = active();
-        // Ended roots that are gone (reaped by their owner) need no remembering.
+        // Ended roots that are gone (reaped by their owner) need no remembering. A pid this
+        // tree skipped (one of `others`) was not read above: it is read now.
         runs.ended.retain(|pid, start| {
-            seen.get(pid)
-                .is_some_and(|s| *start == 0 || s.start == *start)
+            let same = |s: &Stat| *start == 0 || s.start == *start;
+            match seen.get(pid) {
+                Some(s) => same(s),
+                None => read_stat(*pid).is_some_and(|s| same(&s)),
+            }
         });
         let alone = runs.roots.len() <= 1;
         let since = runs.since;
@@ -337,10 +343,12 @@ mod tests {
     }
 
     /// The root of a run that ended, dead but not yet reaped by its owner (a zombie whose
-    /// parent is us, as a killed script's is until `wait` returns), is not an orphan of
-    /// another run going alone. It was taken for one: counted (a run at its process limit
-    /// was killed for a process it never had; a flaky test) and reaped, so that its owner's
-    /// `wait` failed with ECHILD.
+    /// parent is us, as a killed script's is until `wait` returns), is no orphan of another
+    /// run: not counted by its scans (twice, so that the second skips what the first read),
+    /// not claimed and reaped by its final kill. It was taken for one: a run at its process
+    /// limit was killed for a process it never had (a flaky test), and the owner's `wait`
+    /// failed with ECHILD. Whatever other tests run meanwhile, the kill claims every orphan,
+    /// so this fails without the rule.
     #[tokio::test]
     async fn an_ended_root_not_yet_reaped_is_no_orphan_of_another_run() {
         use nix::sys::wait::{Id, WaitPidFlag, waitid};
@@ -358,24 +366,28 @@ mod tests {
         waitid(Id::Pid(raw), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT).unwrap();
         assert!(read_stat(pid).unwrap().zombie);
         drop(short_tree);
-        let counted = tokio::task::spawn_blocking(move || {
-            let n = tree.scan();
-            (tree, n)
+        let (mut tree, first, second) = tokio::task::spawn_blocking(move || {
+            let first = tree.scan();
+            let second = tree.scan();
+            assert!(
+                active().ended.contains_key(&pid),
+                "forgotten while unreaped"
+            );
+            tree.kill_all();
+            (tree, first, second)
         })
         .await
         .unwrap();
         assert_eq!(
-            counted.1,
-            Some(1),
-            "the zombie root of an ended run was counted"
+            (first, second),
+            (Some(1), Some(1)),
+            "the ended root was counted"
         );
-        // Its owner reaps it, and it is forgotten.
-        short.wait().await.unwrap();
-        let (mut tree, _) = counted;
+        // Still its owner's to reap; then it is forgotten.
+        assert!(short.wait().await.unwrap().success());
+        long.wait().await.unwrap();
         tree.scan();
         assert!(!active().ended.contains_key(&pid));
-        long.kill().await.unwrap();
-        drop(tree);
     }
 
     #[test]
