@@ -105,8 +105,8 @@ pub(crate) struct HashCache {
     hashed: u64,
     /// Counts [`HashCache::prime`]s and manifest passes: a file primed in the current pass
     /// was read by the parse of the snapshot being given manifests, so its manifest entry
-    /// is taken from that read (the bytes the skill was parsed from) without asking the
-    /// file for its metadata again. Every pass ends by moving on, so a later pass asks.
+    /// is taken from that read without asking the file for its metadata again. Every pass
+    /// ends by moving on, so a later pass asks.
     pass: u64,
 }
 
@@ -402,7 +402,7 @@ fn compute(
     let mut findings = Vec::new();
     let mut complete = true;
     // The skill file as its parse read it, when the parse of this pass did: no metadata
-    // query, and the digest is of the very bytes the skill was parsed from.
+    // query, and the digest is of the very bytes that parse read.
     let read_by_parse = match cache.just_read(&skill.path) {
         Some(h) => {
             if h.sha256.is_some() {

@@ -2,9 +2,10 @@
 //! written in, giving the same [`Parsed`] as the `serde_yaml` path or declining.
 //!
 //! It reads a top-level block mapping of `key: value` lines whose values are plain, quoted
-//! or block (`|`, `|-`, `>`, `>-`) strings, an empty value (null), a nested block mapping or
-//! a block list of one-line strings. Anything else — a comment, a blank line, a tab, a CR,
-//! a flow collection, an anchor, alias or tag, an escape, a plain value that YAML could read
+//! or block (`|`, `|-`, `>`, `>-`) strings, an empty value (null), a nested block mapping,
+//! a block list of one-line strings or a one-line flow list of plain or quoted strings.
+//! Anything else — a comment, a blank line, a tab, a CR, a flow mapping or nested flow
+//! collection, an anchor, alias or tag, an escape, a plain value that YAML could read
 //! as a number, boolean or null, a more-indented line inside a block scalar, a character the
 //! YAML reader refuses or reads as a line break — makes it return `None`, and the caller
 //! takes the `serde_yaml` path, which also produces every error message. Declining is always
