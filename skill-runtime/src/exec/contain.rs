@@ -12,7 +12,7 @@
 //! * **Who belongs to a run** ([`Tree`]): the script (the root), every process whose
 //!   parent belongs, every process in the root's process group or in a session or group
 //!   led by a member, and an orphan re-parented to us (not one of our own process group,
-//!   started after the root) while this run is the only one going. The root of a run
+//!   started after the root, never before it) while this run is the only one going. The root of a run
 //!   that ended is never such an orphan while it lingers unreaped (its owner's `wait`
 //!   reaps it, not this module). `/proc` is read every
 //!   [`PROCESS_CHECK_INTERVAL`](crate::exec::PROCESS_CHECK_INTERVAL); a pid seen once is
@@ -237,7 +237,9 @@ impl Tree {
                 && if self.claim {
                     s.start >= self.root_start
                 } else {
-                    alone && since.is_some_and(|t| s.start >= t)
+                    // Never one older than the root: it cannot descend from it (another
+                    // run's, left to die or be reaped after that run ended).
+                    alone && since.is_some_and(|t| s.start >= t.max(self.root_start))
                 };
             if led(s.pgrp) || led(s.session) || orphan {
                 self.members.insert(pid, s.start);
@@ -342,6 +344,9 @@ mod tests {
         assert_eq!(parse_stat("no parenthesis 1 2 3"), None);
     }
 
+    /// The tests that spawn runs go one at a time (each needs to know whether it runs alone).
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
     /// The root of a run that ended, dead but not yet reaped by its owner (a zombie whose
     /// parent is us, as a killed script's is until `wait` returns), is no orphan of another
     /// run: not counted by its scans (twice, so that the second skips what the first read),
@@ -352,6 +357,7 @@ mod tests {
     #[tokio::test]
     async fn an_ended_root_not_yet_reaped_is_no_orphan_of_another_run() {
         use nix::sys::wait::{Id, WaitPidFlag, waitid};
+        let _serial = SERIAL.lock().await;
         let command = |program: &str, args: &[&str]| {
             let mut c = tokio::process::Command::new(program);
             c.args(args).process_group(0).kill_on_drop(true);
@@ -388,6 +394,55 @@ mod tests {
         long.wait().await.unwrap();
         tree.scan();
         assert!(!active().ended.contains_key(&pid));
+    }
+
+    /// An orphan re-parented to us that started before a run's root (another run's, left
+    /// behind when that run ended) is not counted by the run going alone: it was, and a run
+    /// at its process limit was killed for zombies of another test's script.
+    #[tokio::test]
+    async fn an_orphan_older_than_the_root_is_not_counted() {
+        use nix::sys::signal::{Signal, kill};
+        use nix::sys::wait::waitpid;
+        let _serial = SERIAL.lock().await;
+        let command = |program: &str, args: &[&str]| {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args).process_group(0).kill_on_drop(true);
+            c
+        };
+        // A run that leaves an orphan in a session of its own, and tells its pid.
+        let mut leaver = command("sh", &["-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!"]);
+        leaver.stdout(std::process::Stdio::piped());
+        let (leaver, leaver_tree) = spawn(&mut leaver).unwrap();
+        let out = leaver.wait_with_output().await.unwrap();
+        let orphan: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        // Start times count clock ticks: the next run must start a tick later (bounded wait
+        // on the boot clock, /proc/uptime, which those ticks count in hundredths).
+        let born = read_stat(u32::try_from(orphan).unwrap()).unwrap().start;
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            let up = std::fs::read_to_string("/proc/uptime").unwrap();
+            let secs: f64 = up.split_whitespace().next().unwrap().parse().unwrap();
+            if (secs * 100.0) as u64 > born {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        // A later run starts while the first is still followed, then the first ends.
+        let (mut long, tree) = spawn(&mut command("sleep", &["30"])).unwrap();
+        let mut tree = tree.unwrap();
+        drop(leaver_tree);
+        let counted = tokio::task::spawn_blocking(move || {
+            let n = tree.scan();
+            (tree, n)
+        })
+        .await
+        .unwrap();
+        let orphan_pid = nix::unistd::Pid::from_raw(orphan);
+        let _ = kill(orphan_pid, Signal::SIGKILL);
+        let _ = waitpid(orphan_pid, None);
+        long.kill().await.unwrap();
+        drop(counted.0);
+        assert_eq!(counted.1, Some(1), "an older orphan was counted");
     }
 
     #[test]
