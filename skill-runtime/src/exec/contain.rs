@@ -347,6 +347,13 @@ mod tests {
     /// The tests that spawn runs go one at a time (each needs to know whether it runs alone).
     static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+    /// A command in a process group of its own, as scripts run, killed if dropped.
+    fn command(program: &str, args: &[&str]) -> tokio::process::Command {
+        let mut c = tokio::process::Command::new(program);
+        c.args(args).process_group(0).kill_on_drop(true);
+        c
+    }
+
     /// The root of a run that ended, dead but not yet reaped by its owner (a zombie whose
     /// parent is us, as a killed script's is until `wait` returns), is no orphan of another
     /// run: not counted by its scans (twice, so that the second skips what the first read),
@@ -358,11 +365,6 @@ mod tests {
     async fn an_ended_root_not_yet_reaped_is_no_orphan_of_another_run() {
         use nix::sys::wait::{Id, WaitPidFlag, waitid};
         let _serial = SERIAL.lock().await;
-        let command = |program: &str, args: &[&str]| {
-            let mut c = tokio::process::Command::new(program);
-            c.args(args).process_group(0).kill_on_drop(true);
-            c
-        };
         let (mut long, tree) = spawn(&mut command("sleep", &["30"])).unwrap();
         let mut tree = tree.unwrap();
         let (mut short, short_tree) = spawn(&mut command("true", &[])).unwrap();
@@ -404,11 +406,6 @@ mod tests {
         use nix::sys::signal::{Signal, kill};
         use nix::sys::wait::waitpid;
         let _serial = SERIAL.lock().await;
-        let command = |program: &str, args: &[&str]| {
-            let mut c = tokio::process::Command::new(program);
-            c.args(args).process_group(0).kill_on_drop(true);
-            c
-        };
         // A run that leaves an orphan in a session of its own, and tells its pid.
         let mut leaver = command("sh", &["-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!"]);
         leaver.stdout(std::process::Stdio::piped());
