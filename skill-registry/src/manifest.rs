@@ -403,22 +403,19 @@ fn compute(
     let mut complete = true;
     // The skill file as its parse read it, when the parse of this pass did: no metadata
     // query, and the digest is of the very bytes that parse read.
-    let read_by_parse = match cache.just_read(&skill.path) {
-        Some(h) => {
-            if h.sha256.is_some() {
-                budget = budget.saturating_sub(h.stamp.len);
-            }
-            findings.extend(h.findings.iter().cloned());
-            files.push(FileEntry {
-                path: skill_file_rel(skill),
-                size: h.stamp.len,
-                sha256: h.sha256,
-            });
-            seen.insert(skill.path.clone());
-            true
-        }
-        None => false,
-    };
+    let read = cache
+        .just_read(&skill.path)
+        .and_then(|h| Some((h.stamp.len, cached(Some(h), h.stamp, &mut budget)?)));
+    let read_by_parse = read.is_some();
+    if let Some((size, (sha256, found))) = read {
+        findings.extend(found.iter().cloned());
+        files.push(FileEntry {
+            path: skill_file_rel(skill),
+            size,
+            sha256,
+        });
+        seen.insert(skill.path.clone());
+    }
     let mut add = |abs: PathBuf, rel: String, files: &mut Vec<FileEntry>| {
         match fs::metadata(&abs) {
             Ok(meta) if meta.is_file() => {

@@ -12,9 +12,9 @@
 //! * **Who belongs to a run** ([`Tree`]): the script (the root), every process whose
 //!   parent belongs, every process in the root's process group or in a session or group
 //!   led by a member, and an orphan re-parented to us (not one of our own process group,
-//!   started after the root, never before it) while this run is the only one going. The root of a run
-//!   that ended is never such an orphan while it lingers unreaped (its owner's `wait`
-//!   reaps it, not this module). `/proc` is read every
+//!   started after the root) while this run is the only one going. The root of a run that
+//!   ended is never such an orphan while it lingers unreaped (its owner's `wait` reaps it,
+//!   not this module). `/proc` is read every
 //!   [`PROCESS_CHECK_INTERVAL`](crate::exec::PROCESS_CHECK_INTERVAL); a pid seen once is
 //!   followed by its start time, so a reused pid is not mistaken for a member.
 //! * **The end of a run** ([`Tree::kill_all`]): every member is sent `SIGKILL`, again and
@@ -50,7 +50,8 @@ struct Active {
     /// time; 0 when unknown): until they are gone from `/proc`, such a root (a zombie whose
     /// parent is us) is never taken for an orphan of a run still going. A start of 0 matches
     /// whatever process has the pid, until the pid is gone (an orphan then goes uncounted,
-    /// never a root miscounted). Pruned by every scan; without `/proc` nothing is followed.
+    /// never a root miscounted). Only a root still in `/proc` when its run ends is added,
+    /// and every scan prunes the ones gone, so this holds only roots that linger.
     ended: HashMap<u32, u64>,
 }
 
@@ -169,9 +170,14 @@ pub(crate) fn spawn(
 
 impl Drop for Tree {
     fn drop(&mut self) {
+        // Usually already reaped by its owner; remembered only when it lingers.
+        let lingers = read_stat(self.root)
+            .is_some_and(|s| self.root_start == 0 || s.start == self.root_start);
         let mut runs = active();
         runs.roots.remove(&self.root);
-        runs.ended.insert(self.root, self.root_start);
+        if lingers {
+            runs.ended.insert(self.root, self.root_start);
+        }
         if runs.roots.is_empty() {
             runs.since = None;
         }
@@ -410,6 +416,7 @@ mod tests {
         let mut leaver = command("sh", &["-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!"]);
         leaver.stdout(std::process::Stdio::piped());
         let (leaver, leaver_tree) = spawn(&mut leaver).unwrap();
+        let leaver_pid = leaver.id().unwrap();
         let out = leaver.wait_with_output().await.unwrap();
         let orphan: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
         // Start times count clock ticks: the next run must start a tick later (bounded wait
@@ -428,6 +435,8 @@ mod tests {
         let (mut long, tree) = spawn(&mut command("sleep", &["30"])).unwrap();
         let mut tree = tree.unwrap();
         drop(leaver_tree);
+        // Its owner reaped its root before the run ended: nothing to remember.
+        assert!(!active().ended.contains_key(&leaver_pid));
         let counted = tokio::task::spawn_blocking(move || {
             let n = tree.scan();
             (tree, n)
