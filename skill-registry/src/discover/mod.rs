@@ -95,6 +95,18 @@ pub struct Discovery {
     /// listed, held nothing else: their resource listing was empty then, so a load that
     /// walked the folder just now need not list it again for the manifest.
     pub(crate) lone: HashSet<OsString>,
+    /// The skill files (spelled as in [`Found::Folder::skill_file`]) that their folder's
+    /// listing did not show as a regular file: links, entries of another type, and a root
+    /// that is itself a file. Usually empty.
+    pub(crate) unlisted: HashSet<OsString>,
+}
+
+impl Discovery {
+    /// Whether the walk listed `skill_file` as a regular file (not a link): a load that
+    /// walked just now may open it without asking its path what it is first.
+    pub(crate) fn listed_regular(&self, skill_file: &Path) -> bool {
+        self.unlisted.is_empty() || !self.unlisted.contains(skill_file.as_os_str())
+    }
 }
 
 struct Walker<'a, 'scope, 'env> {
@@ -154,6 +166,7 @@ pub(crate) fn discover_on(
         } else {
             let dir = root.parent().map(Path::to_path_buf).unwrap_or_default();
             let lowercase = root.file_name().is_some_and(|n| n == "skill.md");
+            out.unlisted.insert(root.as_os_str().to_owned());
             out.found.push(Found::Folder {
                 dir,
                 skill_file: root.to_path_buf(),
@@ -268,6 +281,9 @@ impl Walker<'_, '_, '_> {
                     .collect();
                 if entries.len() == 1 {
                     self.out.lone.insert(path.as_os_str().to_owned());
+                }
+                if !ft.is_file() {
+                    self.out.unlisted.insert(path.as_os_str().to_owned());
                 }
                 self.out.found.push(Found::Folder {
                     dir: dir.to_path_buf(),
@@ -647,6 +663,40 @@ mod tests {
         let codes: Vec<_> = d.diagnostics.iter().map(|d| d.code).collect();
         assert!(codes.contains(&Code::SymlinkLoop), "{codes:?}");
         assert!(codes.contains(&Code::SymlinkEscape), "{codes:?}");
+    }
+    /// Only skill files listed as regular files may be opened without a check first: a
+    /// linked `SKILL.md`, one of another type, and a root that is a file are not.
+    #[cfg(unix)]
+    #[test]
+    fn skill_files_not_listed_as_regular_files_are_marked() {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir().unwrap();
+        write(t.path(), "plain/SKILL.md", "x");
+        write(t.path(), "target/elsewhere.md", "x");
+        fs::create_dir_all(t.path().join("linked")).unwrap();
+        symlink(
+            t.path().join("target/elsewhere.md"),
+            t.path().join("linked/SKILL.md"),
+        )
+        .unwrap();
+        fs::create_dir_all(t.path().join("folder/SKILL.md")).unwrap();
+        let d = discover(t.path(), Layout::Folders, &DiscoverOptions::default());
+        let file = |dir: &str| t.path().join(dir).join("SKILL.md");
+        assert_eq!(dirs(&d, t.path()), vec!["folder", "linked", "plain"]);
+        assert!(d.listed_regular(&file("plain")));
+        assert!(!d.listed_regular(&file("linked")));
+        assert!(!d.listed_regular(&file("folder")));
+        assert_eq!(d.unlisted.len(), 2);
+        // Only regular files listed: nothing is marked.
+        let only = tempfile::tempdir().unwrap();
+        write(only.path(), "a/SKILL.md", "x");
+        let d = discover(only.path(), Layout::Folders, &DiscoverOptions::default());
+        assert!(d.unlisted.is_empty());
+        assert!(d.listed_regular(&only.path().join("a/SKILL.md")));
+        // A root that is the file itself.
+        let root = only.path().join("a/SKILL.md");
+        let d = discover(&root, Layout::Folders, &DiscoverOptions::default());
+        assert!(!d.listed_regular(&root));
     }
 }
 

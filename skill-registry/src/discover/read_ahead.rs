@@ -13,19 +13,105 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::Scope;
 
 /// A folder entry: its name, path, and type without following links.
-pub(super) type Entry = (String, PathBuf, fs::FileType);
+pub(super) type Entry = (String, PathBuf, EntryType);
 
 /// Helpers are started only once this many folders wait to be listed: a small tree is
 /// walked on one thread, without paying for a thread.
 pub(super) const START_AFTER: usize = 32;
 
+/// What a folder entry is, links not followed, as the listing tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EntryType {
+    /// A regular file.
+    File,
+    /// A folder.
+    Dir,
+    /// A symbolic link.
+    Symlink,
+    /// Anything else: a named pipe, a socket, a device.
+    Other,
+}
+
+impl EntryType {
+    pub(super) fn is_file(self) -> bool {
+        self == EntryType::File
+    }
+
+    pub(super) fn is_dir(self) -> bool {
+        self == EntryType::Dir
+    }
+
+    pub(super) fn is_symlink(self) -> bool {
+        self == EntryType::Symlink
+    }
+
+    fn of(ft: fs::FileType) -> Self {
+        if ft.is_symlink() {
+            EntryType::Symlink
+        } else if ft.is_dir() {
+            EntryType::Dir
+        } else if ft.is_file() {
+            EntryType::File
+        } else {
+            EntryType::Other
+        }
+    }
+}
+
 /// A folder's entries as (name, path, type without following links), sorted by name.
+///
+/// On Unix the folder is read through `rustix` (on Linux, `getdents64` directly): glibc's
+/// `opendir`, which `std::fs::read_dir` uses, first asks the open folder for its block
+/// size, one more system call per folder. An entry whose type the listing does not give is
+/// asked for it (without following links); one that cannot be is left out.
+#[cfg(unix)]
+pub(super) fn list_dir(dir: &Path) -> io::Result<Vec<Entry>> {
+    use rustix::fs::{Dir, FileType, Mode, OFlags};
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let fd = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut listing = Dir::new(fd)?;
+    let mut entries = Vec::new();
+    while let Some(entry) = listing.read() {
+        let entry = entry?;
+        let bytes = entry.file_name().to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let name = OsStr::from_bytes(bytes);
+        let path = dir.join(name);
+        let kind = match entry.file_type() {
+            FileType::RegularFile => EntryType::File,
+            FileType::Directory => EntryType::Dir,
+            FileType::Symlink => EntryType::Symlink,
+            FileType::Unknown => match fs::symlink_metadata(&path) {
+                Ok(meta) => EntryType::of(meta.file_type()),
+                Err(_) => continue,
+            },
+            _ => EntryType::Other,
+        };
+        entries.push((name.to_string_lossy().into_owned(), path, kind));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+/// A folder's entries as (name, path, type without following links), sorted by name.
+#[cfg(not(unix))]
 pub(super) fn list_dir(dir: &Path) -> io::Result<Vec<Entry>> {
     let mut entries: Vec<Entry> = fs::read_dir(dir)?
         .filter_map(Result::ok)
         .filter_map(|e| {
             let ft = e.file_type().ok()?;
-            Some((e.file_name().to_string_lossy().into_owned(), e.path(), ft))
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                e.path(),
+                EntryType::of(ft),
+            ))
         })
         .collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));

@@ -8,20 +8,45 @@ use skill_format::{
     Code, Diagnostic, FileKind, MAX_FILE_BYTES, Origin, ParseOptions, SkillFile, parse_skill,
 };
 
+use crate::disclose::open_without_waiting;
 use crate::manifest::{HashCache, Primed};
 use crate::skill::{Skill, Status};
 use crate::{RegistryConfig, Source};
 
+/// How a file to read was found, which decides what is checked before it is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Listed {
+    /// Its folder's listing said it is a regular file (not a link): it is opened at once,
+    /// without waiting, and the open file is asked what it is.
+    Regular,
+    /// Anything else (a link, a path given by a watcher or a user): its path is asked what
+    /// it is first, so that nothing but a regular file is ever opened.
+    Unknown,
+}
+
 /// Read a file with the checks that must come before reading: a regular file, under the cap.
 /// Returns its metadata (as checked) and its bytes.
-pub(super) fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagnostic> {
-    let meta = fs::metadata(path).map_err(|e| {
+///
+/// Every open is without waiting ([`open_without_waiting`]): a regular file swapped for a
+/// named pipe after it was listed or checked is refused, never waited on.
+pub(super) fn read_checked(
+    path: &Path,
+    listed: Listed,
+) -> Result<(fs::Metadata, Vec<u8>), Diagnostic> {
+    let unreadable = |e: std::io::Error| {
         Diagnostic::error(
             Code::Unreadable,
             path,
             format!("cannot read the file ({e})"),
         )
-    })?;
+    };
+    let (meta, opened) = match listed {
+        Listed::Regular => {
+            let file = open_listed(path).map_err(unreadable)?;
+            (file.metadata().map_err(unreadable)?, Some(file))
+        }
+        Listed::Unknown => (fs::metadata(path).map_err(unreadable)?, None),
+    };
     if !meta.is_file() {
         return Err(Diagnostic::error(
             Code::NotAFile,
@@ -42,13 +67,11 @@ pub(super) fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagn
             ),
         ));
     }
-    let bytes = read_sized(path, meta.len()).map_err(|e| {
-        Diagnostic::error(
-            Code::Unreadable,
-            path,
-            format!("cannot read the file ({e})"),
-        )
-    })?;
+    let file = match opened {
+        Some(file) => file,
+        None => open_without_waiting(path).map_err(unreadable)?,
+    };
+    let bytes = read_sized(&file, meta.len()).map_err(unreadable)?;
     // The file may have grown since its size was checked: the read stops one byte past the
     // cap, and such a file is refused as one found too large at once.
     if bytes.len() > MAX_FILE_BYTES {
@@ -63,20 +86,57 @@ pub(super) fn read_checked(path: &Path) -> Result<(fs::Metadata, Vec<u8>), Diagn
     Ok((meta, bytes))
 }
 
-/// Read the whole file at `path`, whose size was just read as `len`, as [`fs::read`] does
-/// but without asking the file for its size again: the buffer starts at `len` bytes (plus
-/// one, to see the end without growing), and a file that changed size meanwhile is still
-/// read to its end, or to one byte past [`MAX_FILE_BYTES`] (which the caller refuses).
-fn read_sized(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = fs::File::open(path)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
-    // Through `Take`, which reads to the end without the size query `File` makes first,
-    // and at most one byte past the cap: a file that grew after its size was checked is
-    // not read whole into memory.
-    (&file)
-        .take(MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)?;
+/// Open a file its folder's listing showed as a regular file: without waiting, and without
+/// following a link (on Unix), so that whatever took its place since is refused rather
+/// than followed or waited on.
+fn open_listed(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
+        // The flags' bits fit an `i32` on every Unix (they are a C `int`).
+        let flags = i32::try_from((OFlags::NONBLOCK | OFlags::NOFOLLOW).bits()).unwrap_or(0);
+        options.custom_flags(flags);
+    }
+    options.open(path)
+}
+
+/// Read the whole of `file`, whose size was just read as `len` (at most [`MAX_FILE_BYTES`]).
+///
+/// The buffer holds `len` bytes plus one. A regular file returns fewer bytes than asked
+/// only at its end, so a read that brings the total to exactly `len` ends the read: the
+/// read that would return nothing is not made. A file that grew meanwhile fills the extra
+/// byte and is read on, to its end or to one byte past [`MAX_FILE_BYTES`] (which the
+/// caller refuses); one that shrank ends at its first empty read.
+fn read_sized(file: &fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{ErrorKind, Read};
+    let len = usize::try_from(len)
+        .unwrap_or(MAX_FILE_BYTES)
+        .min(MAX_FILE_BYTES);
+    let mut bytes = vec![0u8; len + 1];
+    let mut got = 0;
+    let mut reader = file;
+    while let Some(rest) = bytes.get_mut(got..).filter(|r| !r.is_empty()) {
+        match reader.read(rest) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                if got == len {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(got);
+    if got > len {
+        // Grown since its size was read: on to its end, or one byte past the cap.
+        let room = (MAX_FILE_BYTES + 1).saturating_sub(got) as u64;
+        reader.take(room).read_to_end(&mut bytes)?;
+    }
     Ok(bytes)
 }
 
@@ -133,12 +193,13 @@ pub(super) fn parse_options(
 /// that the manifest pass need not read it again.
 pub(super) fn parse_one(
     path: &Path,
+    listed: Listed,
     origin: Origin,
     source: &Source,
     config: &RegistryConfig,
     digests: Option<&HashCache>,
 ) -> (SkillFile, Option<Primed>) {
-    match read_checked(path) {
+    match read_checked(path, listed) {
         Ok((meta, bytes)) => {
             let file = parse_skill(&bytes, &parse_options(path, origin, source, config));
             let primed = digests
@@ -194,6 +255,10 @@ pub(super) fn to_skill(
 mod tests {
     use super::*;
 
+    fn sized(p: &Path, len: u64) -> std::io::Result<Vec<u8>> {
+        read_sized(&fs::File::open(p)?, len)
+    }
+
     /// Reading with the size known reads what `fs::read` reads, whether the size given is
     /// right, too small or too large (a file that changed between the two).
     #[test]
@@ -205,24 +270,65 @@ mod tests {
             fs::write(&p, &data).unwrap();
             let len = n as u64;
             for guess in [len, len.saturating_sub(1), len + 1, 0, len * 2] {
-                assert_eq!(
-                    read_sized(&p, guess).unwrap(),
-                    fs::read(&p).unwrap(),
-                    "{n} {guess}"
-                );
+                assert_eq!(sized(&p, guess).unwrap(), data, "{n} {guess}");
             }
         }
         // At the cap: read whole; past it: one byte past the cap, whatever size was given.
         let big = dir.path().join("big.md");
         fs::write(&big, vec![b'x'; MAX_FILE_BYTES]).unwrap();
-        assert_eq!(read_sized(&big, 0).unwrap().len(), MAX_FILE_BYTES);
-        fs::write(&big, vec![b'x'; MAX_FILE_BYTES + 100]).unwrap();
-        assert_eq!(read_sized(&big, 10).unwrap().len(), MAX_FILE_BYTES + 1);
+        assert_eq!(sized(&big, 0).unwrap().len(), MAX_FILE_BYTES);
         assert_eq!(
-            read_sized(&dir.path().join("missing"), 3)
-                .unwrap_err()
-                .kind(),
-            fs::read(dir.path().join("missing")).unwrap_err().kind()
+            sized(&big, MAX_FILE_BYTES as u64).unwrap().len(),
+            MAX_FILE_BYTES
+        );
+        fs::write(&big, vec![b'x'; MAX_FILE_BYTES + 100]).unwrap();
+        assert_eq!(sized(&big, 10).unwrap().len(), MAX_FILE_BYTES + 1);
+        assert_eq!(
+            sized(&big, MAX_FILE_BYTES as u64).unwrap().len(),
+            MAX_FILE_BYTES + 1
+        );
+    }
+
+    /// Both ways of finding a file read the same bytes and metadata; a missing file is
+    /// unreadable either way.
+    #[test]
+    fn a_listed_file_reads_as_an_unknown_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("SKILL.md");
+        fs::write(&p, "---\nname: a\n---\n").unwrap();
+        let (m1, b1) = read_checked(&p, Listed::Regular).unwrap();
+        let (m2, b2) = read_checked(&p, Listed::Unknown).unwrap();
+        assert_eq!(b1, b2);
+        assert_eq!(b1, fs::read(&p).unwrap());
+        assert_eq!((m1.len(), m1.is_file()), (m2.len(), m2.is_file()));
+        let missing = dir.path().join("missing");
+        for listed in [Listed::Regular, Listed::Unknown] {
+            let d = read_checked(&missing, listed).unwrap_err();
+            assert_eq!(d.code, Code::Unreadable);
+        }
+        // Too large, by either way.
+        fs::write(&p, vec![b'x'; MAX_FILE_BYTES + 1]).unwrap();
+        for listed in [Listed::Regular, Listed::Unknown] {
+            let d = read_checked(&p, listed).unwrap_err();
+            assert_eq!(d.code, Code::FileTooLarge);
+        }
+    }
+
+    /// A file listed as regular that a link took the place of is not followed; found any
+    /// other way, the link is read through (the walk has checked where links lead).
+    #[cfg(unix)]
+    #[test]
+    fn a_listed_file_replaced_by_a_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.md");
+        fs::write(&target, "---\nname: a\n---\n").unwrap();
+        let link = dir.path().join("SKILL.md");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let d = read_checked(&link, Listed::Regular).unwrap_err();
+        assert_eq!(d.code, Code::Unreadable);
+        assert_eq!(
+            read_checked(&link, Listed::Unknown).unwrap().1,
+            fs::read(&target).unwrap()
         );
     }
 }

@@ -26,7 +26,7 @@ mod file;
 mod parallel;
 mod resolve;
 
-use file::{file_name, parse_one, stem, to_skill, unparsed_file};
+use file::{Listed, file_name, parse_one, stem, to_skill, unparsed_file};
 
 use parallel::run_parallel_with;
 use resolve::{resolve, resolve_name};
@@ -51,6 +51,8 @@ pub fn slug(name: &str) -> String {
 /// One file to parse: where it is, what decides its derived name, and its source.
 struct Request {
     path: PathBuf,
+    /// How the file was found: listed as a regular file, or not known to be one.
+    listed: Listed,
     origin: Origin,
     source: usize,
     dir: PathBuf,
@@ -102,6 +104,7 @@ impl Loader {
     ) -> Snapshot {
         self.discoveries.resize_with(config.sources.len(), || None);
         self.walked_all = matches!(scope, Scope::All);
+        let mut walked = vec![false; config.sources.len()];
         for (i, source) in config.sources.iter().enumerate() {
             let walk = match (&self.discoveries[i], scope) {
                 (None, _) | (_, Scope::All) => true,
@@ -110,6 +113,7 @@ impl Loader {
                     .any(|p| touches(&source.path, p) && self.is_structural(p)),
             };
             if walk {
+                walked[i] = true;
                 self.discoveries[i] = Some(discover_on(
                     &source.path,
                     source.layout,
@@ -128,10 +132,12 @@ impl Loader {
         // Phase A: every SKILL.md and note.
         let mut first = Vec::new();
         for (source, d) in self.discoveries.iter().enumerate() {
-            for found in d.iter().flat_map(|d| d.found.iter()) {
+            let Some(d) = d else { continue };
+            for found in &d.found {
                 first.push(match found {
                     Found::Note { path } => Request {
                         path: path.clone(),
+                        listed: Listed::Unknown,
                         origin: Origin::Note { stem: stem(path) },
                         source,
                         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -141,6 +147,13 @@ impl Loader {
                         dir, skill_file, ..
                     } => Request {
                         path: skill_file.clone(),
+                        // A listing from an earlier load may be out of date.
+                        listed: if walked.get(source) == Some(&true) && d.listed_regular(skill_file)
+                        {
+                            Listed::Regular
+                        } else {
+                            Listed::Unknown
+                        },
                         origin: Origin::folder(file_name(dir)),
                         source,
                         dir: dir.clone(),
@@ -173,6 +186,7 @@ impl Loader {
             for action in markdown {
                 second.push(Request {
                     path: action.clone(),
+                    listed: Listed::Unknown,
                     origin: Origin::Action {
                         domain: domain.clone(),
                         action: stem(action),
@@ -282,6 +296,7 @@ impl Loader {
             };
             let req = Request {
                 path: path.clone(),
+                listed: Listed::Unknown,
                 origin: cached.origin.clone(),
                 source: cached.source,
                 dir: cached.parsed.dir.clone(),
@@ -628,7 +643,14 @@ fn parse_request_priming(
     digests: Option<&HashCache>,
 ) -> (Skill, Option<Primed>) {
     let source = &config.sources[req.source];
-    let (file, primed) = parse_one(&req.path, req.origin.clone(), source, config, digests);
+    let (file, primed) = parse_one(
+        &req.path,
+        req.listed,
+        req.origin.clone(),
+        source,
+        config,
+        digests,
+    );
     (finish_request(req, config, file), primed)
 }
 

@@ -1,7 +1,7 @@
 //! Unit tests of loading.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::file::read_checked;
+use super::file::{Listed, read_checked};
 use super::*;
 use crate::Source;
 
@@ -56,6 +56,7 @@ fn a_crashing_parse_costs_one_file_and_is_reported() {
         .iter()
         .map(|n| Request {
             path: root.join(n).join("SKILL.md"),
+            listed: Listed::Regular,
             origin: Origin::Folder {
                 folder_name: n.clone(),
             },
@@ -108,11 +109,15 @@ fn a_fifo_named_skill_md_is_called_a_pipe_not_a_folder() {
     if !made.is_ok_and(|s| s.success()) {
         return; // no mkfifo on this machine
     }
-    let d = read_checked(&fifo).unwrap_err();
-    assert_eq!(d.code, Code::NotAFile);
-    assert!(d.message.contains("named pipe"), "{}", d.message);
-    let d = read_checked(dir.path()).unwrap_err();
-    assert!(d.message.contains("is a folder"), "{}", d.message);
+    // Found either way (a pipe listed as one, or a regular file swapped for a pipe after
+    // its listing), it is refused at once, never waited on.
+    for listed in [Listed::Unknown, Listed::Regular] {
+        let d = read_checked(&fifo, listed).unwrap_err();
+        assert_eq!(d.code, Code::NotAFile);
+        assert!(d.message.contains("named pipe"), "{}", d.message);
+        let d = read_checked(dir.path(), listed).unwrap_err();
+        assert!(d.message.contains("is a folder"), "{}", d.message);
+    }
 }
 
 #[test]
@@ -171,4 +176,27 @@ fn slugs() {
     assert_eq!(slug("Meeting Notes Helper"), "meeting-notes-helper");
     assert_eq!(slug("  Home -- Automation! "), "home-automation");
     assert_eq!(slug("!!!"), "");
+}
+
+/// A skill file replaced by a link (to a file inside the root) after the walk that listed
+/// it as a regular file is read through the link on the next reload, not refused as a
+/// listed file that became a link.
+#[cfg(unix)]
+#[test]
+fn a_skill_file_turned_into_a_link_since_the_walk_is_read_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a/SKILL.md", &md("a", "Alpha."));
+    write(root, "a/real.md", &md("a", "Linked."));
+    let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+    let mut loader = Loader::default();
+    let first = loader.load(&config, 1, Scope::All);
+    assert_eq!(first.get("a").unwrap().description, "Alpha.");
+    let path = root.join("a/SKILL.md");
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(root.join("a/real.md"), &path).unwrap();
+    let edited: HashSet<PathBuf> = [path].into();
+    let second = loader.load(&config, 2, Scope::Paths(&edited));
+    let a = second.get("a").unwrap();
+    assert_eq!(a.description, "Linked.", "{:?}", a.diagnostics);
 }
