@@ -62,11 +62,11 @@ impl EntryType {
 ///
 /// On Unix the folder is read through `rustix` (on Linux, `getdents64` directly): glibc's
 /// `opendir`, which `std::fs::read_dir` uses, first asks the open folder for its block
-/// size, one more system call per folder. An entry whose type the listing does not give is
-/// asked for it (without following links); one that cannot be is left out.
+/// size, one more system call per folder. As with `std::fs::read_dir`, an error partway
+/// through ends the listing with the entries read so far.
 #[cfg(unix)]
 pub(super) fn list_dir(dir: &Path) -> io::Result<Vec<Entry>> {
-    use rustix::fs::{Dir, FileType, Mode, OFlags};
+    use rustix::fs::{Dir, Mode, OFlags};
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
     let fd = rustix::fs::open(
@@ -76,28 +76,33 @@ pub(super) fn list_dir(dir: &Path) -> io::Result<Vec<Entry>> {
     )?;
     let mut listing = Dir::new(fd)?;
     let mut entries = Vec::new();
-    while let Some(entry) = listing.read() {
-        let entry = entry?;
+    while let Some(Ok(entry)) = listing.read() {
         let bytes = entry.file_name().to_bytes();
         if bytes == b"." || bytes == b".." {
             continue;
         }
         let name = OsStr::from_bytes(bytes);
         let path = dir.join(name);
-        let kind = match entry.file_type() {
-            FileType::RegularFile => EntryType::File,
-            FileType::Directory => EntryType::Dir,
-            FileType::Symlink => EntryType::Symlink,
-            FileType::Unknown => match fs::symlink_metadata(&path) {
-                Ok(meta) => EntryType::of(meta.file_type()),
-                Err(_) => continue,
-            },
-            _ => EntryType::Other,
-        };
-        entries.push((name.to_string_lossy().into_owned(), path, kind));
+        if let Some(kind) = entry_type(entry.file_type(), &path) {
+            entries.push((name.to_string_lossy().into_owned(), path, kind));
+        }
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(entries)
+}
+
+/// The type a listing gives an entry; when it gives none (some file systems never do), the
+/// entry at `path` is asked, without following links. `None`: it cannot be (it is gone).
+#[cfg(unix)]
+fn entry_type(listed: rustix::fs::FileType, path: &Path) -> Option<EntryType> {
+    use rustix::fs::FileType;
+    Some(match listed {
+        FileType::RegularFile => EntryType::File,
+        FileType::Directory => EntryType::Dir,
+        FileType::Symlink => EntryType::Symlink,
+        FileType::Unknown => EntryType::of(fs::symlink_metadata(path).ok()?.file_type()),
+        _ => EntryType::Other,
+    })
 }
 
 /// A folder's entries as (name, path, type without following links), sorted by name.
@@ -351,5 +356,31 @@ impl Drop for ReadAhead<'_, '_> {
         state.slots.clear();
         drop(state);
         self.shared.work.notify_all();
+    }
+}
+
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use rustix::fs::FileType;
+
+    /// A type the listing does not give is asked of the entry itself, links not followed;
+    /// an entry gone meanwhile is left out.
+    #[test]
+    fn an_entry_of_unknown_type_is_asked_what_it_is() {
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("f.md");
+        fs::write(&file, "x").unwrap();
+        let link = t.path().join("l");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let ask = |p: &Path| entry_type(FileType::Unknown, p);
+        assert_eq!(ask(&file), Some(EntryType::File));
+        assert_eq!(ask(t.path()), Some(EntryType::Dir));
+        assert_eq!(ask(&link), Some(EntryType::Symlink));
+        assert_eq!(ask(&t.path().join("gone")), None);
+        // A type the listing gives is taken as given.
+        assert_eq!(entry_type(FileType::Fifo, &file), Some(EntryType::Other));
+        assert_eq!(entry_type(FileType::Directory, &file), Some(EntryType::Dir));
     }
 }

@@ -42,7 +42,17 @@ pub(super) fn read_checked(
     };
     let (meta, opened) = match listed {
         Listed::Regular => {
-            let file = open_listed(path).map_err(unreadable)?;
+            let file = open_listed(path).map_err(|e| {
+                if is_link_refused(&e) {
+                    Diagnostic::error(
+                        Code::Unreadable,
+                        path,
+                        "the file became a symbolic link after its folder was listed; it is read again on the next reload",
+                    )
+                } else {
+                    unreadable(e)
+                }
+            })?;
             (file.metadata().map_err(unreadable)?, Some(file))
         }
         Listed::Unknown => (fs::metadata(path).map_err(unreadable)?, None),
@@ -67,11 +77,12 @@ pub(super) fn read_checked(
             ),
         ));
     }
+    let same_file = opened.is_some();
     let file = match opened {
         Some(file) => file,
         None => open_without_waiting(path).map_err(unreadable)?,
     };
-    let bytes = read_sized(&file, meta.len()).map_err(unreadable)?;
+    let bytes = read_sized(&file, meta.len(), same_file).map_err(unreadable)?;
     // The file may have grown since its size was checked: the read stops one byte past the
     // cap, and such a file is refused as one found too large at once.
     if bytes.len() > MAX_FILE_BYTES {
@@ -97,20 +108,38 @@ fn open_listed(path: &Path) -> std::io::Result<fs::File> {
         use rustix::fs::OFlags;
         use std::os::unix::fs::OpenOptionsExt;
         // The flags' bits fit an `i32` on every Unix (they are a C `int`).
-        let flags = i32::try_from((OFlags::NONBLOCK | OFlags::NOFOLLOW).bits()).unwrap_or(0);
+        let flags = OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY;
+        let flags = i32::try_from(flags.bits()).unwrap_or(0);
         options.custom_flags(flags);
     }
     options.open(path)
 }
 
+/// Whether an open without following links failed because the path is a link.
+fn is_link_refused(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        // FreeBSD and its kin say EMLINK where Linux says ELOOP.
+        let codes = [rustix::io::Errno::LOOP, rustix::io::Errno::MLINK];
+        e.raw_os_error()
+            .is_some_and(|raw| codes.iter().any(|c| c.raw_os_error() == raw))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
 /// Read the whole of `file`, whose size was just read as `len` (at most [`MAX_FILE_BYTES`]).
 ///
-/// The buffer holds `len` bytes plus one. A regular file returns fewer bytes than asked
-/// only at its end, so a read that brings the total to exactly `len` ends the read: the
-/// read that would return nothing is not made. A file that grew meanwhile fills the extra
-/// byte and is read on, to its end or to one byte past [`MAX_FILE_BYTES`] (which the
-/// caller refuses); one that shrank ends at its first empty read.
-fn read_sized(file: &fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+/// The buffer holds `len` bytes plus one. With `same_file` (`len` came from this open
+/// file, not from its path), a read that brings the total to exactly `len` ends the read:
+/// a regular file returns fewer bytes than asked only at its end, so the read that would
+/// return nothing is not made. Otherwise, and for a file that grew meanwhile (it fills the
+/// extra byte), the read goes on to the end or to one byte past [`MAX_FILE_BYTES`] (which
+/// the caller refuses); one that shrank ends at its first empty read.
+fn read_sized(file: &fs::File, len: u64, same_file: bool) -> std::io::Result<Vec<u8>> {
     use std::io::{ErrorKind, Read};
     let len = usize::try_from(len)
         .unwrap_or(MAX_FILE_BYTES)
@@ -123,7 +152,7 @@ fn read_sized(file: &fs::File, len: u64) -> std::io::Result<Vec<u8>> {
             Ok(0) => break,
             Ok(n) => {
                 got += n;
-                if got == len {
+                if same_file && got == len {
                     break;
                 }
             }
@@ -133,7 +162,7 @@ fn read_sized(file: &fs::File, len: u64) -> std::io::Result<Vec<u8>> {
     }
     bytes.truncate(got);
     if got > len {
-        // Grown since its size was read: on to its end, or one byte past the cap.
+        // Larger than its size said: on to its end, or one byte past the cap.
         let room = (MAX_FILE_BYTES + 1).saturating_sub(got) as u64;
         reader.take(room).read_to_end(&mut bytes)?;
     }
@@ -256,7 +285,10 @@ mod tests {
     use super::*;
 
     fn sized(p: &Path, len: u64) -> std::io::Result<Vec<u8>> {
-        read_sized(&fs::File::open(p)?, len)
+        let a = read_sized(&fs::File::open(p)?, len, true)?;
+        let b = read_sized(&fs::File::open(p)?, len, false)?;
+        assert_eq!(a, b);
+        Ok(a)
     }
 
     /// Reading with the size known reads what `fs::read` reads, whether the size given is
@@ -326,6 +358,11 @@ mod tests {
         std::os::unix::fs::symlink(&target, &link).unwrap();
         let d = read_checked(&link, Listed::Regular).unwrap_err();
         assert_eq!(d.code, Code::Unreadable);
+        assert!(
+            d.message.contains("became a symbolic link"),
+            "{}",
+            d.message
+        );
         assert_eq!(
             read_checked(&link, Listed::Unknown).unwrap().1,
             fs::read(&target).unwrap()

@@ -112,7 +112,15 @@ fn a_fifo_named_skill_md_is_called_a_pipe_not_a_folder() {
     // Found either way (a pipe listed as one, or a regular file swapped for a pipe after
     // its listing), it is refused at once, never waited on.
     for listed in [Listed::Unknown, Listed::Regular] {
-        let d = read_checked(&fifo, listed).unwrap_err();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_checked(&path, listed));
+        });
+        let read = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading a named pipe waited for a writer");
+        let d = read.unwrap_err();
         assert_eq!(d.code, Code::NotAFile);
         assert!(d.message.contains("named pipe"), "{}", d.message);
         let d = read_checked(dir.path(), listed).unwrap_err();
