@@ -7,7 +7,8 @@
 //!   `std::fs::read` of every `SKILL.md` on one thread against (d) a full
 //!   `skill_registry::load_snapshot` (discovery, parsing on every core, precedence,
 //!   eligibility, the per-file manifest and content scan). Target: (d) <= 2x (c).
-//! - The manifest: (e) the pass alone, cold, against (d), which includes it (target <= 0.5x).
+//! - The manifest: (e) the pass alone, cold (every file read again, on one thread), against
+//!   (d), whose own pass reuses the parse's reads (target <= 0.5x).
 //! - The corpus as a user validates it: `cat` of its `SKILL.md` files against the release
 //!   `skill-server validate` of the folder, both whole processes (`validate_proc.rs`).
 //!   Target: <= 1.5x.
@@ -330,13 +331,13 @@ fn manifest_bench(
         load_time,
         MANIFEST_TARGET,
     );
-    let rest = load_time.saturating_sub(manifest_time).as_secs_f64();
-    if rest > 0.0 {
-        table.note(format!(
-            "manifest: {files} files; the cold pass is {:.2}x the rest of the load (the load minus the pass)",
-            manifest_time.as_secs_f64() / rest
-        ));
-    }
+    // The load reuses its parse's reads for the pass, so the cold pass is not a part of the
+    // load's time that subtracting it would leave the rest of: say only what was measured.
+    table.note(format!(
+        "manifest: {files} files; the cold pass (one thread, every file read again) took {:.1} ms, the whole load {:.1} ms (its pass reuses the parse's reads)",
+        manifest_time.as_secs_f64() * 1e3,
+        load_time.as_secs_f64() * 1e3
+    ));
 }
 
 /// Read every `<root>/<folder>/SKILL.md`: the number of files and their total bytes.
