@@ -463,6 +463,9 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         let (listener, local) = skill_runtime::http::bind(resolved.listen)
             .await
             .map_err(|e| e.to_string())?;
+        // Signals are caught from before the server says it is ready: a SIGTERM sent as
+        // soon as the line below is read stops it cleanly instead of killing it.
+        let shutdown = shutdown_signal();
         let _ = writeln!(
             out,
             "skill-server: {} skills ({} errors, {} warnings) on http://{local}/v1/ (OpenAPI at /v1/openapi.json)",
@@ -470,7 +473,7 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         );
         let _ = out.flush();
         let app = crate::mcp_cmd::app(engine.clone(), resolved.http, local);
-        skill_runtime::http::serve(listener, app, shutdown_signal())
+        skill_runtime::http::serve(listener, app, shutdown)
             .await
             .map_err(|e| e.to_string())?;
         // Requests are done: stop watchers, the scheduler, scripts and forked tasks.
@@ -489,29 +492,40 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
 }
 
-/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM. The handlers are installed when this
+/// is called, not when the future is first polled (the server's loop may take a while to
+/// poll it), so call it before announcing readiness. Runs inside the Tokio runtime.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    let (interrupt, term) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
+    };
+    async move {
+        #[cfg(unix)]
+        {
+            async fn recv(s: Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+            tokio::select! {
+                () = recv(interrupt) => {}
+                () = recv(term) => {}
+            }
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+        tracing::info!("shutting down: finishing in-flight requests");
     }
-    tracing::info!("shutting down: finishing in-flight requests");
 }
 
 #[cfg(test)]

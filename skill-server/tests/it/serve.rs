@@ -69,6 +69,31 @@ fn terminate(mut child: Child) {
     assert!(status.success(), "{status:?}");
 }
 
+/// A SIGTERM sent as soon as the ready line is read stops the server cleanly: the signal
+/// handlers are installed before that line is written (they used to be installed when the
+/// accept loop first looked at them, and a signal before that killed the process).
+#[cfg(unix)]
+#[test]
+fn serve_stops_cleanly_on_a_sigterm_right_after_ready() {
+    for _ in 0..5 {
+        let args = [
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-watch",
+            "--skills",
+            "packs/agentskills",
+        ];
+        let (mut child, _addr, logs) = spawn_serve(&args, &[]);
+        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        let status = child.wait().unwrap();
+        let logs = logs.join().unwrap();
+        assert!(status.success(), "{status:?}\n{logs}");
+        assert!(logs.contains("shutting down"), "{logs}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn serve_keeps_the_index_on_disk_when_configured() {
