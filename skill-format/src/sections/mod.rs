@@ -144,11 +144,12 @@ pub fn sections(body: &str) -> Vec<Section<'_>> {
 ///
 /// Same rules as [`sections`].
 pub fn section(body: &str, kind: SectionKind) -> Option<Section<'_>> {
-    // The heading of such a section spells its name (ASCII case-insensitively), so a body
-    // without the word has none; most bodies lack most kinds, and the search is a memchr
-    // for the word's rarest letter instead of a walk over every line.
+    // The heading of such a section is one `## ` line spelling its name (ASCII
+    // case-insensitively), so a body without the word on such a line has none; most bodies
+    // lack most kinds (or name them only in prose), and the search is a memchr for the
+    // word's rarest letter instead of a walk over every line.
     let (word, anchor) = kind.heading_word();
-    if !contains_ascii_ci(body, word, anchor) {
+    if !on_level_two_heading(body, word, anchor) {
         return None;
     }
     sections(body).into_iter().find(|s| s.kind == kind)
@@ -168,9 +169,10 @@ impl SectionKind {
     }
 }
 
-/// Whether `text` holds `word` (lowercase ASCII) in any ASCII case; the search looks for
-/// the byte at `anchor` first.
-fn contains_ascii_ci(text: &str, word: &str, anchor: usize) -> bool {
+/// Whether `text` holds `word` (lowercase ASCII, in any ASCII case) on a line that is a
+/// level-2 ATX heading (inside a code fence or not: [`sections`] decides that). The search
+/// looks for the byte at `anchor` first.
+fn on_level_two_heading(text: &str, word: &str, anchor: usize) -> bool {
     let (hay, needle) = (text.as_bytes(), word.as_bytes());
     let Some(&key) = needle.get(anchor) else {
         return true;
@@ -186,7 +188,17 @@ fn contains_ascii_ci(text: &str, word: &str, anchor: usize) -> bool {
             .get(start..start + needle.len())
             .is_some_and(|w| w.eq_ignore_ascii_case(needle))
         {
-            return true;
+            let line_start =
+                memchr::memrchr(b'\n', hay.get(..start).unwrap_or(&[])).map_or(0, |i| i + 1);
+            let line_end = memchr::memchr(b'\n', hay.get(start..).unwrap_or(&[]))
+                .map_or(hay.len(), |i| start + i);
+            let line = text.get(line_start..line_end).unwrap_or("");
+            if atx_heading(line).is_some_and(|(level, _)| level == 2) {
+                return true;
+            }
+            // The rest of this line cannot make it a heading: go on after it.
+            from = line_end.max(at + 1);
+            continue;
         }
         from = at + 1;
     }
@@ -321,6 +333,9 @@ mod tests {
             "## ExAmPlEs ##\nx\n## Examples\ny\n",
             "## Exampl\u{e9}s\nx\n",
             "x",
+            "# T\n\nThe examples below.\n## Usage\n\nx --examples\n",
+            "# T\r\n\r\n## Examples\r\n\r\nx --a\r\n",
+            "# Examples\n### Examples\n    ## Examples\nprose examples\n",
         ];
         for body in bodies {
             for kind in [
@@ -333,10 +348,67 @@ mod tests {
                 assert_eq!(section(body, kind), walked, "{kind:?} in {body:?}");
             }
         }
-        assert!(contains_ascii_ci("an EXAMPLES b", "examples", 1));
-        assert!(!contains_ascii_ci("an EXAMPLE b", "examples", 1));
-        assert!(contains_ascii_ci("xflags", "flags", 0));
-        assert!(!contains_ascii_ci("x", "examples", 1));
+        assert!(on_level_two_heading("## an EXAMPLES b", "examples", 1));
+        assert!(!on_level_two_heading("an EXAMPLES b", "examples", 1));
+        assert!(!on_level_two_heading("## an EXAMPLE b", "examples", 1));
+        assert!(on_level_two_heading("## xflags", "flags", 0));
+        assert!(!on_level_two_heading("x", "examples", 1));
+        // A level-1 or level-3 heading, an indented code line, or the word in prose after
+        // a heading line, is no such heading; a CRLF line and a line inside a fence are
+        // candidates (the walk decides about fences).
+        for no in [
+            "# Examples\n",
+            "### Examples\n",
+            "    ## Examples\n",
+            "## Usage\nexamples here\n",
+            "##Examples\n",
+        ] {
+            assert!(!on_level_two_heading(no, "examples", 1), "{no:?}");
+        }
+        for yes in [
+            "x\r\n## Examples\r\n",
+            "```\n## Examples\n```\n",
+            "   ## my examples ##",
+        ] {
+            assert!(on_level_two_heading(yes, "examples", 1), "{yes:?}");
+        }
+    }
+
+    /// The quick check before the walk never changes an answer: every body of four lines
+    /// drawn from headings of every level and kind, fences, indented lines, prose naming
+    /// the kinds and CRLF endings finds the same section both ways.
+    #[test]
+    fn the_heading_check_agrees_with_the_walk_on_every_small_body() {
+        let parts = [
+            "## Examples",
+            "## usage ##",
+            "### Flags",
+            "# Behaviour",
+            "   ## Flags",
+            "    ## Usage",
+            "```",
+            "~~~md",
+            "examples and flags in prose",
+            "--flag  A flag.",
+            "## Behavior\r",
+            "",
+        ];
+        let kinds = [
+            SectionKind::Usage,
+            SectionKind::Flags,
+            SectionKind::Behavior,
+            SectionKind::Examples,
+        ];
+        let n = parts.len();
+        for i in 0..n * n * n * n {
+            let body = [i % n, i / n % n, i / (n * n) % n, i / (n * n * n)]
+                .map(|k| parts[k])
+                .join("\n");
+            for kind in kinds {
+                let walked = sections(&body).into_iter().find(|s| s.kind == kind);
+                assert_eq!(section(&body, kind), walked, "{kind:?} in {body:?}");
+            }
+        }
     }
 
     /// A skill body with every section, from the design document.
