@@ -499,9 +499,16 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     let (interrupt, term) = {
         use tokio::signal::unix::{SignalKind, signal};
+        let install = |kind: SignalKind, name: &str| match signal(kind) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot catch {name}: it stops the server without a graceful shutdown");
+                None
+            }
+        };
         (
-            signal(SignalKind::interrupt()).ok(),
-            signal(SignalKind::terminate()).ok(),
+            install(SignalKind::interrupt(), "SIGINT"),
+            install(SignalKind::terminate(), "SIGTERM"),
         )
     };
     async move {

@@ -375,8 +375,9 @@ mod tests {
     }
 
     /// The quick check before the walk never changes an answer: every body of four lines
-    /// drawn from headings of every level and kind, fences, indented lines, prose naming
-    /// the kinds and CRLF endings finds the same section both ways.
+    /// drawn from headings of every level and kind (tab after the `##`, closing `#`s, upper
+    /// case), fences, indented lines, prose naming the kinds and CRLF endings finds the same
+    /// section both ways.
     #[test]
     fn the_heading_check_agrees_with_the_walk_on_every_small_body() {
         let parts = [
@@ -391,6 +392,8 @@ mod tests {
             "examples and flags in prose",
             "--flag  A flag.",
             "## Behavior\r",
+            "##\tFlags",
+            "## EXAMPLES #\r",
             "",
         ];
         let kinds = [

@@ -87,7 +87,16 @@ fn serve_stops_cleanly_on_a_sigterm_right_after_ready() {
         let (mut child, _addr, logs) = spawn_serve(&args, &[]);
         let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        let status = child.wait().unwrap();
+        // Bounded: a server that does not stop fails the test instead of hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        let Ok(status) = rx.recv_timeout(std::time::Duration::from_secs(20)) else {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            panic!("the server did not stop within 20 s of SIGTERM");
+        };
+        let status = status.unwrap();
         let logs = logs.join().unwrap();
         assert!(status.success(), "{status:?}\n{logs}");
         assert!(logs.contains("shutting down"), "{logs}");
