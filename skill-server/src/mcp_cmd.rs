@@ -42,7 +42,8 @@ pub fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
     2
 }
 
-/// Serve MCP on stdio until the client closes it.
+/// Serve MCP on stdio until the client closes it, or SIGINT/SIGTERM (then the engine shuts
+/// down as `serve` does: scripts and forked tasks are stopped).
 #[cfg(feature = "mcp")]
 pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
     let mut config = EngineConfig::new(layered_config(&args.skills, |i, _| {
@@ -71,14 +72,20 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
         profile: args.profile.clone(),
     };
     let result = runtime.block_on(async {
+        // Caught from before the first message is answered (see `serve`).
+        let signal = crate::serve_cmd::shutdown_signal();
         let engine = Engine::start(config).map_err(|e| e.to_string())?;
-        let served = skill_mcp::serve_stdio(engine.clone(), mcp)
-            .await
-            .map_err(|e| e.to_string());
+        let served = tokio::select! {
+            served = skill_mcp::serve_stdio(engine.clone(), mcp) => served.map_err(|e| e.to_string()),
+            () = signal => Ok(()),
+        };
         engine.shutdown().await;
         served
     });
     telemetry.shutdown();
+    // Stopped by a signal, the stdio transport may still be blocked reading stdin on a
+    // blocking thread: do not wait for it.
+    runtime.shutdown_background();
     match result {
         Ok(()) => 0,
         Err(e) => {

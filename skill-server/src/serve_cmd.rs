@@ -495,7 +495,7 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 /// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM. The handlers are installed when this
 /// is called, not when the future is first polled (the server's loop may take a while to
 /// poll it), so call it before announcing readiness. Runs inside the Tokio runtime.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     let (interrupt, term) = {
         use tokio::signal::unix::{SignalKind, signal};

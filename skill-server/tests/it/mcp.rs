@@ -57,3 +57,47 @@ async fn a_host_reads_skills_from_skill_server_mcp_over_stdio() {
     }
     client.cancel().await.unwrap();
 }
+
+/// SIGTERM stops `skill-server mcp` cleanly (exit 0, the engine shut down) once it has
+/// answered a message, as it does `serve`; it used to kill it.
+#[cfg(unix)]
+#[test]
+fn skill_server_mcp_stops_cleanly_on_sigterm() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .args(["mcp", "--no-watch", "--skills", "packs/agentskills"])
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Any answer shows the server runs; the protocol itself is rmcp's test above.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        )
+        .unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let Ok(status) = rx.recv_timeout(std::time::Duration::from_secs(20)) else {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        panic!("skill-server mcp did not stop within 20 s of SIGTERM");
+    };
+    drop(stdin);
+    let status = status.unwrap();
+    assert!(status.success(), "{status:?}");
+}
