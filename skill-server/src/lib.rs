@@ -43,6 +43,7 @@ mod route_cmd;
 mod schedule_cmd;
 mod search_cmd;
 mod serve_cmd;
+mod signals;
 mod teardown;
 pub mod telemetry;
 mod trust_config;

@@ -73,7 +73,7 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
     };
     let result = runtime.block_on(async {
         // Caught from before the first message is answered (see `serve`).
-        let signal = crate::serve_cmd::shutdown_signal();
+        let signal = crate::signals::shutdown_signal();
         let engine = Engine::start(config).map_err(|e| e.to_string())?;
         let served = tokio::select! {
             served = skill_mcp::serve_stdio(engine.clone(), mcp) => served.map_err(|e| e.to_string()),

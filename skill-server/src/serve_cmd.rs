@@ -465,7 +465,7 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             .map_err(|e| e.to_string())?;
         // Signals are caught from before the server says it is ready: a SIGTERM sent as
         // soon as the line below is read stops it cleanly instead of killing it.
-        let shutdown = shutdown_signal();
+        let shutdown = crate::signals::shutdown_signal();
         let _ = writeln!(
             out,
             "skill-server: {} skills ({} errors, {} warnings) on http://{local}/v1/ (OpenAPI at /v1/openapi.json)",
@@ -489,49 +489,6 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             let _ = writeln!(err, "error: {e}");
             2
         }
-    }
-}
-
-/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM. The handlers are installed when this
-/// is called, not when the future is first polled (the server's loop may take a while to
-/// poll it), so call it before announcing readiness. Runs inside the Tokio runtime.
-pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    let (interrupt, term) = {
-        use tokio::signal::unix::{SignalKind, signal};
-        let install = |kind: SignalKind, name: &str| match signal(kind) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot catch {name}: it stops the server without a graceful shutdown");
-                None
-            }
-        };
-        (
-            install(SignalKind::interrupt(), "SIGINT"),
-            install(SignalKind::terminate(), "SIGTERM"),
-        )
-    };
-    async move {
-        #[cfg(unix)]
-        {
-            async fn recv(s: Option<tokio::signal::unix::Signal>) {
-                match s {
-                    Some(mut s) => {
-                        s.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            }
-            tokio::select! {
-                () = recv(interrupt) => {}
-                () = recv(term) => {}
-            }
-        }
-        #[cfg(not(unix))]
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-        tracing::info!("shutting down: finishing in-flight requests");
     }
 }
 
