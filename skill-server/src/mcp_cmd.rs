@@ -9,13 +9,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
+#[cfg(feature = "mcp")]
 use skill_registry::WatchOptions;
+use skill_runtime::Engine;
+#[cfg(feature = "mcp")]
+use skill_runtime::EngineConfig;
 use skill_runtime::http::{App, HttpConfig};
-use skill_runtime::{Engine, EngineConfig};
 
+#[cfg(feature = "mcp")]
 use crate::commands::layered_config;
 
 /// The path `serve` mounts the MCP server at.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub const MCP_PATH: &str = "/mcp";
 
 /// `mcp`'s flags.
