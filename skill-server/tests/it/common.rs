@@ -68,3 +68,22 @@ pub fn spawn_serve(
         .to_owned();
     (child, addr, logs)
 }
+
+/// Send SIGTERM to `child` straight away (no `kill` process to start) and wait for it to
+/// exit, at most 20 s: a child that does not stop is killed and the test fails instead of
+/// hanging.
+#[cfg(unix)]
+pub fn sigterm_and_wait(mut child: Child) -> std::process::ExitStatus {
+    use rustix::process::{Pid, Signal, kill_process};
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    kill_process(pid, Signal::TERM).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let Ok(status) = rx.recv_timeout(Duration::from_secs(20)) else {
+        let _ = kill_process(pid, Signal::KILL);
+        panic!("the process did not stop within 20 s of SIGTERM");
+    };
+    status.unwrap()
+}

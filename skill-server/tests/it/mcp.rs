@@ -87,17 +87,7 @@ fn skill_server_mcp_stops_cleanly_on_sigterm() {
         .read_line(&mut line)
         .unwrap();
     assert!(line.contains("\"id\":1"), "{line}");
-    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    let Ok(status) = rx.recv_timeout(std::time::Duration::from_secs(20)) else {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-        panic!("skill-server mcp did not stop within 20 s of SIGTERM");
-    };
+    let status = crate::common::sigterm_and_wait(child);
     drop(stdin);
-    let status = status.unwrap();
     assert!(status.success(), "{status:?}");
 }

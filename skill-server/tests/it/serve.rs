@@ -4,6 +4,8 @@
 
 use std::process::{Child, Command};
 
+#[cfg(unix)]
+use crate::common::sigterm_and_wait;
 use crate::common::{get, repo, spawn_serve};
 
 #[cfg(unix)]
@@ -84,19 +86,8 @@ fn serve_stops_cleanly_on_a_sigterm_right_after_ready() {
             "--skills",
             "packs/agentskills",
         ];
-        let (mut child, _addr, logs) = spawn_serve(&args, &[]);
-        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        // Bounded: a server that does not stop fails the test instead of hanging it.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait());
-        });
-        let Ok(status) = rx.recv_timeout(std::time::Duration::from_secs(20)) else {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            panic!("the server did not stop within 20 s of SIGTERM");
-        };
-        let status = status.unwrap();
+        let (child, _addr, logs) = spawn_serve(&args, &[]);
+        let status = sigterm_and_wait(child);
         let logs = logs.join().unwrap();
         assert!(status.success(), "{status:?}\n{logs}");
         assert!(logs.contains("shutting down"), "{logs}");
