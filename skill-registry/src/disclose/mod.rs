@@ -10,7 +10,7 @@
 mod catalog;
 mod resources;
 mod sections;
-pub(crate) use resources::open_without_waiting;
+pub(crate) use resources::{open_without_waiting, open_without_waiting_or_following};
 mod tiers;
 
 use std::sync::Arc;

@@ -407,15 +407,33 @@ impl Walk<'_> {
 /// named pipe (swapped in after the regular-file check) returns at once instead of waiting
 /// for a writer. Reads of a regular file are unaffected by the flag.
 pub(crate) fn open_without_waiting(path: &Path) -> std::io::Result<fs::File> {
+    open_for_reading(path, false)
+}
+
+/// [`open_without_waiting`], and on Unix without following a link in the last component
+/// of `path` either (`O_NOFOLLOW`; a link is refused with `ELOOP`): for a file its
+/// folder's listing showed as a regular file, so that whatever took its place since is
+/// refused rather than followed.
+pub(crate) fn open_without_waiting_or_following(path: &Path) -> std::io::Result<fs::File> {
+    open_for_reading(path, true)
+}
+
+fn open_for_reading(path: &Path, refuse_link: bool) -> std::io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
+        use rustix::fs::OFlags;
         use std::os::unix::fs::OpenOptionsExt;
-        // The flag's bits fit an `i32` on every Unix (it is a C `int`).
-        let nonblock = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0);
-        options.custom_flags(nonblock);
+        let mut flags = OFlags::NONBLOCK | OFlags::NOCTTY;
+        if refuse_link {
+            flags |= OFlags::NOFOLLOW;
+        }
+        // The flags' bits fit an `i32` on every Unix (they are a C `int`).
+        options.custom_flags(i32::try_from(flags.bits()).unwrap_or(0));
     }
+    #[cfg(not(unix))]
+    let _ = refuse_link;
     options.open(path)
 }
 

@@ -8,7 +8,7 @@ use skill_format::{
     Code, Diagnostic, FileKind, MAX_FILE_BYTES, Origin, ParseOptions, SkillFile, parse_skill,
 };
 
-use crate::disclose::open_without_waiting;
+use crate::disclose::{open_without_waiting, open_without_waiting_or_following};
 use crate::manifest::{HashCache, Primed};
 use crate::skill::{Skill, Status};
 use crate::{RegistryConfig, Source};
@@ -42,7 +42,7 @@ pub(super) fn read_checked(
     };
     let (meta, opened) = match listed {
         Listed::Regular => {
-            let file = open_listed(path).map_err(|e| {
+            let file = open_without_waiting_or_following(path).map_err(|e| {
                 if is_link_refused(&e) {
                     Diagnostic::error(
                         Code::Unreadable,
@@ -95,24 +95,6 @@ pub(super) fn read_checked(
         ));
     }
     Ok((meta, bytes))
-}
-
-/// Open a file its folder's listing showed as a regular file: without waiting, and without
-/// following a link (on Unix), so that whatever took its place since is refused rather
-/// than followed or waited on.
-fn open_listed(path: &Path) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use rustix::fs::OFlags;
-        use std::os::unix::fs::OpenOptionsExt;
-        // The flags' bits fit an `i32` on every Unix (they are a C `int`).
-        let flags = OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY;
-        let flags = i32::try_from(flags.bits()).unwrap_or(0);
-        options.custom_flags(flags);
-    }
-    options.open(path)
 }
 
 /// Whether an open without following links failed because the path is a link.
