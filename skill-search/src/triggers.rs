@@ -13,10 +13,9 @@ use crate::text::{tokens, words};
 /// Memory bound for the lazy DFA of one trigger pattern (and of one set of
 /// [`PATTERNS_PER_SET`] patterns), in bytes.
 pub const MAX_PATTERN_DFA_BYTES: usize = 2 * 1024 * 1024;
-/// Trigger patterns matched together in one regex set: a request is scanned once per set,
-/// and an update recompiles one set. Larger sets mean fewer scans but slower updates. A
-/// skill's patterns stay together in one set, so a set is filled up to this size, and only a
-/// skill with more patterns than this makes a larger one.
+/// Distinct trigger patterns matched together in one regex set: a request is scanned once
+/// per set, and an update recompiles one set. Larger sets mean fewer scans but slower
+/// updates. A pattern that several skills declare is in one set once.
 pub const PATTERNS_PER_SET: usize = 64;
 
 /// Which kind of trigger matched.
@@ -340,12 +339,13 @@ fn compile_one(pattern: &str) -> Result<Regex, regex::Error> {
         .build()
 }
 
-/// Patterns matched together: one [`RegexSet`], filled up to [`PATTERNS_PER_SET`] patterns
-/// (a skill's patterns are never split across sets).
+/// Patterns matched together: one [`RegexSet`], filled up to [`PATTERNS_PER_SET`] distinct
+/// patterns.
 #[derive(Debug, Default)]
 struct PatternChunk {
-    /// (skill key, index of the pattern in the skill's list, the pattern).
-    members: Vec<(u64, usize, String)>,
+    /// Each distinct pattern, with the skills that declare it: (skill key, index of the
+    /// pattern in the skill's list).
+    members: Vec<(String, Vec<(u64, usize)>)>,
     /// What matches `members`.
     matcher: Matcher,
     /// Members changed since `matcher` was built.
@@ -371,7 +371,7 @@ impl PatternChunk {
         self.matcher = if self.members.is_empty() {
             Matcher::Empty
         } else {
-            match RegexSetBuilder::new(self.members.iter().map(|(_, _, p)| p))
+            match RegexSetBuilder::new(self.members.iter().map(|(p, _)| p))
                 .case_insensitive(true)
                 .size_limit(MAX_PATTERN_SIZE.saturating_mul(self.members.len()))
                 .dfa_size_limit(MAX_PATTERN_DFA_BYTES)
@@ -381,20 +381,20 @@ impl PatternChunk {
                 Err(_) => Matcher::Each(
                     self.members
                         .iter()
-                        .map(|(_, _, p)| compile_one(p).ok())
+                        .map(|(p, _)| compile_one(p).ok())
                         .collect(),
                 ),
             }
         };
     }
 
-    /// Call `hit` with each member whose pattern matches `text`.
-    fn matching<'c>(&'c self, text: &str, mut hit: impl FnMut(&'c (u64, usize, String))) {
+    /// Call `hit` with the skills that declare each pattern matching `text`.
+    fn matching<'c>(&'c self, text: &str, mut hit: impl FnMut(&'c [(u64, usize)])) {
         if self.dirty {
             // Never seen (the index rebuilds before it is read again); correct, but slow.
-            for m in &self.members {
-                if compile_one(&m.2).is_ok_and(|re| re.is_match(text)) {
-                    hit(m);
+            for (pattern, owners) in &self.members {
+                if compile_one(pattern).is_ok_and(|re| re.is_match(text)) {
+                    hit(owners);
                 }
             }
             return;
@@ -408,15 +408,15 @@ impl PatternChunk {
                     return;
                 }
                 for i in set.matches(text).iter() {
-                    if let Some(m) = self.members.get(i) {
-                        hit(m);
+                    if let Some((_, owners)) = self.members.get(i) {
+                        hit(owners);
                     }
                 }
             }
             Matcher::Each(each) => {
-                for (m, re) in self.members.iter().zip(each) {
+                for ((_, owners), re) in self.members.iter().zip(each) {
                     if re.as_ref().is_some_and(|re| re.is_match(text)) {
-                        hit(m);
+                        hit(owners);
                     }
                 }
             }
@@ -427,15 +427,18 @@ impl PatternChunk {
 /// Which skills' triggers match a request, found without trying every skill in turn:
 /// keywords and verbs are grouped by their words (stems), and only the groups whose first
 /// word (stem) the request contains are checked, once for all the skills that share them;
-/// patterns are matched [`PATTERNS_PER_SET`] at a time with a [`RegexSet`] (one pass over
-/// the request for each set), and an update recompiles only the sets whose patterns
-/// changed.
+/// distinct patterns are matched [`PATTERNS_PER_SET`] at a time with a [`RegexSet`] (one
+/// pass over the request for each set; a pattern many skills share is matched once for
+/// all of them), and an update recompiles only the sets whose patterns changed.
 #[derive(Debug, Default)]
 pub(crate) struct TriggerIndex {
     keywords: Runs,
     verbs: Runs,
     chunks: Vec<PatternChunk>,
-    chunk_of: KeyMap<usize>,
+    /// The set that holds each distinct pattern.
+    chunk_of: HashMap<String, usize>,
+    /// The skills whose patterns are in the sets.
+    with_patterns: KeyMap<()>,
 }
 
 /// The result of [`TriggerIndex::matches`]: every skill with a trigger that matched.
@@ -485,26 +488,34 @@ impl TriggerIndex {
         for (i, (_, run)) in triggers.verbs.iter().enumerate() {
             self.verbs.insert(key, i, run);
         }
-        if triggers.patterns.is_empty() || self.chunk_of.contains_key(&key) {
+        if triggers.patterns.is_empty() || self.with_patterns.insert(key, ()).is_some() {
             return;
         }
-        let at = match self
-            .chunks
-            .iter()
-            .position(|c| c.members.len() < PATTERNS_PER_SET)
-        {
-            Some(at) => at,
-            None => {
-                self.chunks.push(PatternChunk::default());
-                self.chunks.len() - 1
+        for (i, p) in triggers.patterns.iter().enumerate() {
+            if let Some(owners) = self.chunk_of.get(p).and_then(|&at| {
+                let chunk = self.chunks.get_mut(at)?;
+                chunk.members.iter_mut().find(|(q, _)| q == p)
+            }) {
+                // A pattern already in a set: the set itself is unchanged.
+                owners.1.push((key, i));
+                continue;
             }
-        };
-        if let Some(chunk) = self.chunks.get_mut(at) {
-            for (i, p) in triggers.patterns.iter().enumerate() {
-                chunk.members.push((key, i, p.clone()));
+            let at = match self
+                .chunks
+                .iter()
+                .position(|c| c.members.len() < PATTERNS_PER_SET)
+            {
+                Some(at) => at,
+                None => {
+                    self.chunks.push(PatternChunk::default());
+                    self.chunks.len() - 1
+                }
+            };
+            if let Some(chunk) = self.chunks.get_mut(at) {
+                chunk.members.push((p.clone(), vec![(key, i)]));
+                chunk.dirty = true;
+                self.chunk_of.insert(p.clone(), at);
             }
-            chunk.dirty = true;
-            self.chunk_of.insert(key, at);
         }
     }
 
@@ -517,13 +528,23 @@ impl TriggerIndex {
         for (_, run) in &triggers.verbs {
             self.verbs.remove(key, run);
         }
-        if let Some(chunk) = self
-            .chunk_of
-            .remove(&key)
-            .and_then(|at| self.chunks.get_mut(at))
-        {
-            chunk.members.retain(|(k, _, _)| *k != key);
-            chunk.dirty = true;
+        if self.with_patterns.remove(&key).is_none() {
+            return;
+        }
+        for p in &triggers.patterns {
+            let Some(chunk) = self.chunk_of.get(p).and_then(|&at| self.chunks.get_mut(at)) else {
+                continue;
+            };
+            let Some(pos) = chunk.members.iter().position(|(q, _)| q == p) else {
+                continue;
+            };
+            let owners = &mut chunk.members[pos].1;
+            owners.retain(|(k, _)| *k != key);
+            if owners.is_empty() {
+                chunk.members.remove(pos);
+                chunk.dirty = true;
+                self.chunk_of.remove(p);
+            }
         }
     }
 
@@ -544,8 +565,12 @@ impl TriggerIndex {
             hits.push((k, TriggerKind::Verb, i));
         });
         for chunk in &self.chunks {
-            chunk.matching(probe.text, |(key, i, _)| {
-                hits.push((*key, TriggerKind::Pattern, *i));
+            chunk.matching(probe.text, |owners| {
+                hits.extend(
+                    owners
+                        .iter()
+                        .map(|&(key, i)| (key, TriggerKind::Pattern, i)),
+                );
             });
         }
         TriggerMatches::new(hits)
@@ -578,249 +603,5 @@ impl std::hash::Hasher for KeyHasher {
 pub(crate) type KeyMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-    use crate::text::stems_analyzer;
-
-    fn compiled(k: &[&str], v: &[&str], p: &[&str]) -> (Compiled, Vec<Diagnostic>) {
-        let t = Triggers {
-            keywords: k.iter().map(|s| s.to_string()).collect(),
-            verbs: v.iter().map(|s| s.to_string()).collect(),
-            patterns: p.iter().map(|s| s.to_string()).collect(),
-        };
-        Compiled::new(&t, Path::new("x/SKILL.md"), &mut stems_analyzer())
-    }
-
-    /// The hits of one skill through a trigger index, as search finds them.
-    fn indexed_hits(c: &Compiled, text: &str) -> Vec<TriggerHit> {
-        let mut index = TriggerIndex::default();
-        index.insert(7, c);
-        index.finish();
-        let probe = Probe::new(text, &mut stems_analyzer());
-        let m = index.matches(&probe);
-        m.get(7).map(|m| c.hits(m)).unwrap_or_default()
-    }
-
-    /// The hits of one skill found the slow way: every trigger tried on its own, by
-    /// scanning the request.
-    fn brute_hits(c: &Compiled, probe: &Probe<'_>) -> Vec<TriggerHit> {
-        let scan = |list: &[(String, Vec<String>)], hay: &[String]| -> Vec<usize> {
-            list.iter()
-                .enumerate()
-                .filter(|(_, (_, run))| crate::text::contains_run(hay, run))
-                .map(|(i, _)| i)
-                .collect()
-        };
-        let mut all: Vec<(u64, TriggerKind, usize)> = Vec::new();
-        for i in scan(&c.keywords, &probe.words) {
-            all.push((0, TriggerKind::Keyword, i));
-        }
-        for i in scan(&c.verbs, &probe.stems) {
-            all.push((0, TriggerKind::Verb, i));
-        }
-        for (i, p) in c.patterns.iter().enumerate() {
-            if compile_one(p).unwrap().is_match(probe.text) {
-                all.push((0, TriggerKind::Pattern, i));
-            }
-        }
-        c.hits(Matched(&all))
-    }
-
-    fn kinds(c: &Compiled, text: &str) -> Vec<(TriggerKind, String)> {
-        indexed_hits(c, text)
-            .into_iter()
-            .map(|h| (h.kind, h.trigger))
-            .collect()
-    }
-
-    #[test]
-    fn keywords_match_on_word_boundaries_case_insensitively() {
-        let (c, d) = compiled(&["hello", "pull request"], &[], &[]);
-        assert!(d.is_empty());
-        assert_eq!(
-            kinds(&c, "HELLO there"),
-            [(TriggerKind::Keyword, "hello".into())]
-        );
-        assert!(
-            kinds(&c, "othello is a play").is_empty(),
-            "not inside a word"
-        );
-        assert_eq!(kinds(&c, "open a Pull-Request").len(), 1);
-        assert!(kinds(&c, "request a pull").is_empty());
-    }
-
-    #[test]
-    fn verbs_match_inflections() {
-        let (c, _) = compiled(&[], &["wave"], &[]);
-        assert_eq!(kinds(&c, "she waved at me").len(), 1);
-        assert_eq!(kinds(&c, "keep waving").len(), 1);
-        assert!(kinds(&c, "a microwave oven").is_empty());
-    }
-
-    #[test]
-    fn patterns_are_case_insensitive_regexes() {
-        let (c, _) = compiled(&[], &[], &[r"greet\s+\w+"]);
-        assert_eq!(
-            kinds(&c, "GREET   Bob"),
-            [(TriggerKind::Pattern, r"greet\s+\w+".into())]
-        );
-        assert!(kinds(&c, "greetings").is_empty());
-    }
-
-    #[test]
-    fn bad_patterns_are_diagnostics_not_crashes() {
-        let (c, d) = compiled(&["ok"], &[], &["(unclosed", "a{1000}{1000}{1000}", "fine"]);
-        assert_eq!(d.len(), 2, "{d:?}");
-        assert!(d.iter().all(|d| d.code == Code::InvalidTriggerPattern));
-        assert!(d[0].message.contains("(unclosed"));
-        assert_eq!(kinds(&c, "fine ok").len(), 2);
-    }
-
-    #[test]
-    fn catastrophic_backtracking_shapes_run_in_linear_time() {
-        let (c, d) = compiled(&[], &[], &["(a+)+$", "(x|x)*y"]);
-        assert!(d.is_empty());
-        let text = format!("{}!", "a".repeat(crate::MAX_QUERY_BYTES - 1));
-        assert!(indexed_hits(&c, crate::text::clip(&text)).is_empty());
-    }
-
-    #[test]
-    fn the_trigger_index_finds_exactly_what_trying_every_skill_finds() {
-        let mut skills = vec![
-            compiled(&["pull request", "hello"], &[], &[]).0,
-            compiled(&["pull request", "request", "hello"], &["wave"], &[]).0,
-            compiled(&[], &["wave", "check in"], &[]).0,
-            compiled(&[], &[], &[r"greet\s+\w+"]).0,
-            compiled(&["invoice"], &["audit"], &[r"\d+\s*km", "(unclosed"]).0,
-        ];
-        // Enough pattern skills to fill several sets.
-        for i in 0..PATTERNS_PER_SET * 2 + 3 {
-            skills.push(compiled(&[], &[], &[&format!(r"\bcode{i}\b"), r"^exact$"]).0);
-        }
-        let mut index = TriggerIndex::default();
-        for (key, c) in skills.iter().enumerate() {
-            index.insert(key as u64, c);
-        }
-        index.finish();
-        assert!(index.chunks.len() >= 2, "{} sets", index.chunks.len());
-        let check = |index: &TriggerIndex, live: &dyn Fn(usize) -> bool| {
-            for text in [
-                "open a pull-request",
-                "she waved and checked in",
-                "GREET Bob",
-                "audited the invoices, 5 km away",
-                "an invoice to audit",
-                "request a pull",
-                "code7 and CODE130",
-                "exact",
-                "nothing here",
-                "",
-            ] {
-                let probe = Probe::new(text, &mut stems_analyzer());
-                let m = index.matches(&probe);
-                for (key, c) in skills.iter().enumerate() {
-                    let want = if live(key) {
-                        brute_hits(c, &probe)
-                    } else {
-                        vec![]
-                    };
-                    let got = m.get(key as u64).map(|m| c.hits(m)).unwrap_or_default();
-                    assert_eq!(got, want, "{text:?}, skill {key}");
-                    assert_eq!(
-                        m.keys().contains(&(key as u64)),
-                        !want.is_empty(),
-                        "{text:?}, skill {key}: listed only when a trigger matched"
-                    );
-                }
-            }
-        };
-        check(&index, &|_| true);
-        // Remove every other skill: only the others are found, and sets are rebuilt.
-        for (key, c) in skills.iter().enumerate().filter(|(k, _)| k % 2 == 0) {
-            index.remove(key as u64, c);
-        }
-        index.finish();
-        check(&index, &|k| k % 2 == 1);
-        // Put them back: holes are reused, no new sets.
-        let sets = index.chunks.len();
-        for (key, c) in skills.iter().enumerate().filter(|(k, _)| k % 2 == 0) {
-            index.insert(key as u64, c);
-        }
-        index.finish();
-        assert!(index.chunks.len() <= sets + 1);
-        check(&index, &|_| true);
-        for (key, c) in skills.iter().enumerate() {
-            index.remove(key as u64, c);
-        }
-        index.finish();
-        assert!(index.keywords.is_empty() && index.verbs.is_empty());
-        assert!(
-            index
-                .chunks
-                .iter()
-                .all(|c| c.members.is_empty() && matches!(c.matcher, Matcher::Empty))
-        );
-        let probe = Probe::new("exact pull request", &mut stems_analyzer());
-        assert!(index.matches(&probe).keys().is_empty());
-    }
-
-    #[test]
-    fn runs_found_by_position_match_a_scan() {
-        let probe = Probe::new(
-            "Open a pull-request, then pull the request",
-            &mut stems_analyzer(),
-        );
-        for needle in [
-            "pull request",
-            "request",
-            "the request",
-            "request pull",
-            "then pull the",
-            "x",
-            "",
-        ] {
-            let n = words(needle);
-            assert_eq!(
-                probe.has_words(&n),
-                crate::text::contains_run(&probe.words, &n),
-                "{needle}"
-            );
-        }
-        assert!(probe.has_stems(&["pull".to_owned(), "request".to_owned()]));
-    }
-
-    #[test]
-    fn a_chunk_matches_the_same_with_a_set_each_pattern_alone_or_before_a_rebuild() {
-        let mut chunk = PatternChunk {
-            members: vec![
-                (1, 0, r"greet\s+\w+".into()),
-                (2, 0, "x{2}".into()),
-                (3, 1, "^nothing$".into()),
-            ],
-            ..PatternChunk::default()
-        };
-        chunk.rebuild();
-        assert!(matches!(chunk.matcher, Matcher::Set(_)));
-        let found = |c: &PatternChunk| {
-            let mut v = Vec::new();
-            c.matching("GREET bob, xx", |m| v.push(m.0));
-            v
-        };
-        assert_eq!(found(&chunk), [1, 2]);
-        chunk.matcher = Matcher::Each(
-            chunk
-                .members
-                .iter()
-                .map(|m| compile_one(&m.2).ok())
-                .collect(),
-        );
-        assert_eq!(found(&chunk), [1, 2]);
-        chunk.dirty = true;
-        assert_eq!(found(&chunk), [1, 2]);
-        chunk.members.clear();
-        chunk.rebuild();
-        assert!(matches!(chunk.matcher, Matcher::Empty));
-        assert!(found(&chunk).is_empty());
-    }
-}
+#[path = "triggers_tests.rs"]
+mod tests;

@@ -45,8 +45,6 @@ const LONG_FILES_ALLOWED: &[&str] = &[
     "skill-router/src/route.rs",
     // The tokenizer and its tests (doorway).
     "skill-router/src/tokenize.rs",
-    // Trigger matching and its tests (sel-rank).
-    "skill-search/src/triggers.rs",
 ];
 
 /// Types that may derive or implement `Serialize` / `Deserialize`, as `crate/Type`.

@@ -1,0 +1,273 @@
+//! Unit tests of trigger matching: keywords, verbs and patterns, the trigger index against
+//! trying every skill, pattern sets and their updates, and limits.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::*;
+use crate::text::stems_analyzer;
+
+fn compiled(k: &[&str], v: &[&str], p: &[&str]) -> (Compiled, Vec<Diagnostic>) {
+    let t = Triggers {
+        keywords: k.iter().map(|s| s.to_string()).collect(),
+        verbs: v.iter().map(|s| s.to_string()).collect(),
+        patterns: p.iter().map(|s| s.to_string()).collect(),
+    };
+    Compiled::new(&t, Path::new("x/SKILL.md"), &mut stems_analyzer())
+}
+
+/// The hits of one skill through a trigger index, as search finds them.
+fn indexed_hits(c: &Compiled, text: &str) -> Vec<TriggerHit> {
+    let mut index = TriggerIndex::default();
+    index.insert(7, c);
+    index.finish();
+    let probe = Probe::new(text, &mut stems_analyzer());
+    let m = index.matches(&probe);
+    m.get(7).map(|m| c.hits(m)).unwrap_or_default()
+}
+
+/// The hits of one skill found the slow way: every trigger tried on its own, by
+/// scanning the request.
+fn brute_hits(c: &Compiled, probe: &Probe<'_>) -> Vec<TriggerHit> {
+    let scan = |list: &[(String, Vec<String>)], hay: &[String]| -> Vec<usize> {
+        list.iter()
+            .enumerate()
+            .filter(|(_, (_, run))| crate::text::contains_run(hay, run))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let mut all: Vec<(u64, TriggerKind, usize)> = Vec::new();
+    for i in scan(&c.keywords, &probe.words) {
+        all.push((0, TriggerKind::Keyword, i));
+    }
+    for i in scan(&c.verbs, &probe.stems) {
+        all.push((0, TriggerKind::Verb, i));
+    }
+    for (i, p) in c.patterns.iter().enumerate() {
+        if compile_one(p).unwrap().is_match(probe.text) {
+            all.push((0, TriggerKind::Pattern, i));
+        }
+    }
+    c.hits(Matched(&all))
+}
+
+fn kinds(c: &Compiled, text: &str) -> Vec<(TriggerKind, String)> {
+    indexed_hits(c, text)
+        .into_iter()
+        .map(|h| (h.kind, h.trigger))
+        .collect()
+}
+
+#[test]
+fn keywords_match_on_word_boundaries_case_insensitively() {
+    let (c, d) = compiled(&["hello", "pull request"], &[], &[]);
+    assert!(d.is_empty());
+    assert_eq!(
+        kinds(&c, "HELLO there"),
+        [(TriggerKind::Keyword, "hello".into())]
+    );
+    assert!(
+        kinds(&c, "othello is a play").is_empty(),
+        "not inside a word"
+    );
+    assert_eq!(kinds(&c, "open a Pull-Request").len(), 1);
+    assert!(kinds(&c, "request a pull").is_empty());
+}
+
+#[test]
+fn verbs_match_inflections() {
+    let (c, _) = compiled(&[], &["wave"], &[]);
+    assert_eq!(kinds(&c, "she waved at me").len(), 1);
+    assert_eq!(kinds(&c, "keep waving").len(), 1);
+    assert!(kinds(&c, "a microwave oven").is_empty());
+}
+
+#[test]
+fn patterns_are_case_insensitive_regexes() {
+    let (c, _) = compiled(&[], &[], &[r"greet\s+\w+"]);
+    assert_eq!(
+        kinds(&c, "GREET   Bob"),
+        [(TriggerKind::Pattern, r"greet\s+\w+".into())]
+    );
+    assert!(kinds(&c, "greetings").is_empty());
+}
+
+#[test]
+fn bad_patterns_are_diagnostics_not_crashes() {
+    let (c, d) = compiled(&["ok"], &[], &["(unclosed", "a{1000}{1000}{1000}", "fine"]);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(d.iter().all(|d| d.code == Code::InvalidTriggerPattern));
+    assert!(d[0].message.contains("(unclosed"));
+    assert_eq!(kinds(&c, "fine ok").len(), 2);
+}
+
+#[test]
+fn catastrophic_backtracking_shapes_run_in_linear_time() {
+    let (c, d) = compiled(&[], &[], &["(a+)+$", "(x|x)*y"]);
+    assert!(d.is_empty());
+    let text = format!("{}!", "a".repeat(crate::MAX_QUERY_BYTES - 1));
+    assert!(indexed_hits(&c, crate::text::clip(&text)).is_empty());
+}
+
+#[test]
+fn the_trigger_index_finds_exactly_what_trying_every_skill_finds() {
+    let mut skills = vec![
+        compiled(&["pull request", "hello"], &[], &[]).0,
+        compiled(&["pull request", "request", "hello"], &["wave"], &[]).0,
+        compiled(&[], &["wave", "check in"], &[]).0,
+        compiled(&[], &[], &[r"greet\s+\w+"]).0,
+        compiled(&["invoice"], &["audit"], &[r"\d+\s*km", "(unclosed"]).0,
+        // A pattern declared twice by one skill, and also by another.
+        compiled(&[], &[], &[r"greet\s+\w+", r"greet\s+\w+"]).0,
+    ];
+    // Enough pattern skills to fill several sets.
+    for i in 0..PATTERNS_PER_SET * 2 + 3 {
+        skills.push(compiled(&[], &[], &[&format!(r"\bcode{i}\b"), r"^exact$"]).0);
+    }
+    let mut index = TriggerIndex::default();
+    for (key, c) in skills.iter().enumerate() {
+        index.insert(key as u64, c);
+    }
+    index.finish();
+    assert!(index.chunks.len() >= 2, "{} sets", index.chunks.len());
+    // A pattern many skills declare is in one set once, with all of them.
+    let owners_of = |index: &TriggerIndex, pattern: &str| -> Vec<usize> {
+        let entries: Vec<&(String, Vec<(u64, usize)>)> = index
+            .chunks
+            .iter()
+            .flat_map(|c| &c.members)
+            .filter(|(p, _)| p == pattern)
+            .collect();
+        assert!(entries.len() <= 1, "{pattern} is in {} sets", entries.len());
+        entries.first().map_or(Vec::new(), |(_, o)| vec![o.len()])
+    };
+    assert_eq!(owners_of(&index, "^exact$"), [PATTERNS_PER_SET * 2 + 3]);
+    assert_eq!(owners_of(&index, r"greet\s+\w+"), [3]);
+    let check = |index: &TriggerIndex, live: &dyn Fn(usize) -> bool| {
+        for text in [
+            "open a pull-request",
+            "she waved and checked in",
+            "GREET Bob",
+            "audited the invoices, 5 km away",
+            "an invoice to audit",
+            "request a pull",
+            "code7 and CODE130",
+            "exact",
+            "nothing here",
+            "",
+        ] {
+            let probe = Probe::new(text, &mut stems_analyzer());
+            let m = index.matches(&probe);
+            for (key, c) in skills.iter().enumerate() {
+                let want = if live(key) {
+                    brute_hits(c, &probe)
+                } else {
+                    vec![]
+                };
+                let got = m.get(key as u64).map(|m| c.hits(m)).unwrap_or_default();
+                assert_eq!(got, want, "{text:?}, skill {key}");
+                assert_eq!(
+                    m.keys().contains(&(key as u64)),
+                    !want.is_empty(),
+                    "{text:?}, skill {key}: listed only when a trigger matched"
+                );
+            }
+        }
+    };
+    check(&index, &|_| true);
+    // Remove every other skill: only the others are found, and sets are rebuilt.
+    for (key, c) in skills.iter().enumerate().filter(|(k, _)| k % 2 == 0) {
+        index.remove(key as u64, c);
+    }
+    index.finish();
+    check(&index, &|k| k % 2 == 1);
+    assert_eq!(owners_of(&index, "^exact$"), [PATTERNS_PER_SET + 1]);
+    assert_eq!(
+        owners_of(&index, r"greet\s+\w+"),
+        [3],
+        "skills 3 and 5 stay"
+    );
+    // Put them back: holes are reused, no new sets.
+    let sets = index.chunks.len();
+    for (key, c) in skills.iter().enumerate().filter(|(k, _)| k % 2 == 0) {
+        index.insert(key as u64, c);
+    }
+    index.finish();
+    assert!(index.chunks.len() <= sets + 1);
+    check(&index, &|_| true);
+    for (key, c) in skills.iter().enumerate() {
+        index.remove(key as u64, c);
+    }
+    index.finish();
+    assert!(index.keywords.is_empty() && index.verbs.is_empty());
+    assert!(owners_of(&index, "^exact$").is_empty());
+    assert!(index.chunk_of.is_empty() && index.with_patterns.is_empty());
+    assert!(
+        index
+            .chunks
+            .iter()
+            .all(|c| c.members.is_empty() && matches!(c.matcher, Matcher::Empty))
+    );
+    let probe = Probe::new("exact pull request", &mut stems_analyzer());
+    assert!(index.matches(&probe).keys().is_empty());
+}
+
+#[test]
+fn runs_found_by_position_match_a_scan() {
+    let probe = Probe::new(
+        "Open a pull-request, then pull the request",
+        &mut stems_analyzer(),
+    );
+    for needle in [
+        "pull request",
+        "request",
+        "the request",
+        "request pull",
+        "then pull the",
+        "x",
+        "",
+    ] {
+        let n = words(needle);
+        assert_eq!(
+            probe.has_words(&n),
+            crate::text::contains_run(&probe.words, &n),
+            "{needle}"
+        );
+    }
+    assert!(probe.has_stems(&["pull".to_owned(), "request".to_owned()]));
+}
+
+#[test]
+fn a_chunk_matches_the_same_with_a_set_each_pattern_alone_or_before_a_rebuild() {
+    let mut chunk = PatternChunk {
+        members: vec![
+            (r"greet\s+\w+".into(), vec![(1, 0)]),
+            ("x{2}".into(), vec![(2, 0), (4, 3)]),
+            ("^nothing$".into(), vec![(3, 1)]),
+        ],
+        ..PatternChunk::default()
+    };
+    chunk.rebuild();
+    assert!(matches!(chunk.matcher, Matcher::Set(_)));
+    let found = |c: &PatternChunk| {
+        let mut v = Vec::new();
+        c.matching("GREET bob, xx", |owners| {
+            v.extend(owners.iter().map(|o| o.0))
+        });
+        v
+    };
+    assert_eq!(found(&chunk), [1, 2, 4]);
+    chunk.matcher = Matcher::Each(
+        chunk
+            .members
+            .iter()
+            .map(|m| compile_one(&m.0).ok())
+            .collect(),
+    );
+    assert_eq!(found(&chunk), [1, 2, 4]);
+    chunk.dirty = true;
+    assert_eq!(found(&chunk), [1, 2, 4]);
+    chunk.members.clear();
+    chunk.rebuild();
+    assert!(matches!(chunk.matcher, Matcher::Empty));
+    assert!(found(&chunk).is_empty());
+}
