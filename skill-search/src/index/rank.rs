@@ -36,6 +36,14 @@ pub(crate) const MAX_TURNS: usize = 4;
 /// Text candidates fetched from tantivy before re-ranking (at least; more when the limit
 /// asks for more).
 const MIN_CANDIDATES: usize = 64;
+/// A term in more than this share of the skills, and in more than [`COMMON_TERM_DOCS`] of
+/// them, is left out of candidate retrieval (it still counts in each candidate's score):
+/// its idf is near zero, so it ranks nothing, while its postings are most of a query's
+/// work. A request made only of such terms keeps them.
+const COMMON_TERM_SHARE: f32 = 0.9;
+/// See [`COMMON_TERM_SHARE`]: below this many skills a term is never left out, so a small
+/// pack's candidates are every skill a request word reaches.
+const COMMON_TERM_DOCS: u32 = 1_000;
 /// A single-word skill name counts as an explicit mention without a sigil (`/x`, `$x`,
 /// `@x`, `` `x` ``) or the word "skill" next to it only when at most this many skills use
 /// the word.
@@ -182,8 +190,8 @@ impl SkillIndex {
             .map(|q| st.terms.get(&q.term).filter(|&i| st.terms.df(i) > 0))
             .collect();
         let mut cands: KeyMap<()> = KeyMap::default();
-        let known = qterms.iter().zip(&ids).filter(|(_, id)| id.is_some());
-        self.retrieve(&st, known.map(|(q, _)| q), &tokens, limit, &mut cands)?;
+        let retrieved = retrieval_terms(&qterms, &ids, |id| st.terms.df(id), st.docs.len());
+        self.retrieve(&st, retrieved.into_iter(), &tokens, limit, &mut cands)?;
         let explicit = explicit_mentions(&st, &tokens, &mut cands);
         for key in triggered.keys() {
             cands.insert(key, ());
@@ -345,6 +353,33 @@ impl SkillIndex {
             }
         }
         Ok(())
+    }
+}
+
+/// The request terms candidates are retrieved by: those some indexed skill uses (any other
+/// matches nothing), less the common ones ([`COMMON_TERM_SHARE`]) unless nothing else is
+/// left.
+fn retrieval_terms<'q>(
+    qterms: &'q [QueryTerm],
+    ids: &[Option<u32>],
+    df: impl Fn(u32) -> u32,
+    n_docs: usize,
+) -> Vec<&'q QueryTerm> {
+    let known: Vec<(&QueryTerm, u32)> = qterms
+        .iter()
+        .zip(ids)
+        .filter_map(|(q, id)| id.map(|i| (q, df(i))))
+        .collect();
+    let common = |d: u32| d > COMMON_TERM_DOCS && d as f32 > COMMON_TERM_SHARE * n_docs as f32;
+    let rare: Vec<&QueryTerm> = known
+        .iter()
+        .filter(|(_, d)| !common(*d))
+        .map(|(q, _)| *q)
+        .collect();
+    if rare.is_empty() {
+        known.into_iter().map(|(q, _)| q).collect()
+    } else {
+        rare
     }
 }
 
@@ -705,5 +740,39 @@ mod tests {
         assert!(tokens.len() > 100_000);
         assert_eq!(exact_names(&tokens, &by_name), ["pdf-forms", "spreadsheet"]);
         assert!(exact_names(&name_tokens("nothing named here"), &by_name).is_empty());
+    }
+
+    #[test]
+    fn common_terms_are_left_out_of_retrieval_only_in_large_packs() {
+        let mut terms = Vec::new();
+        collect_terms(
+            &mut crate::text::english(),
+            "teams invoices unknownword",
+            1.0,
+            &mut terms,
+        );
+        let words = |v: Vec<&QueryTerm>| v.iter().map(|q| q.word.clone()).collect::<Vec<_>>();
+        let ids = [Some(0), Some(1), None];
+        // df of "teams", "invoices".
+        let retrieved = |teams: u32, invoices: u32, n: usize| {
+            words(retrieval_terms(
+                &terms,
+                &ids,
+                |i| [teams, invoices][i as usize],
+                n,
+            ))
+        };
+        // At the edge: more than 90% of the skills and more than COMMON_TERM_DOCS of them.
+        let n = 10_000;
+        let share = (COMMON_TERM_SHARE * n as f32) as u32;
+        assert_eq!(retrieved(share + 1, 40, n), ["invoices"]);
+        assert_eq!(retrieved(share, 40, n), ["teams", "invoices"]);
+        let n = 1_100;
+        assert_eq!(retrieved(COMMON_TERM_DOCS + 1, 40, n), ["invoices"]);
+        assert_eq!(retrieved(COMMON_TERM_DOCS, 40, n), ["teams", "invoices"]);
+        // A small pack keeps a term every skill uses.
+        assert_eq!(retrieved(3, 1, 3), ["teams", "invoices"]);
+        // Only common terms: they are kept.
+        assert_eq!(retrieved(n as u32, n as u32, n), ["teams", "invoices"]);
     }
 }
