@@ -3,7 +3,8 @@
 //! on its own, and each part's best skill is moved into the top results right after the
 //! whole request's best, so the first few results cover every intent.
 
-use crate::index::SkillIndex;
+use tantivy::tokenizer::TextAnalyzer;
+
 use crate::text::{self, clip};
 
 /// Most parts a request is split into (the first ones; the rest stay in the last part).
@@ -23,12 +24,34 @@ const CONNECTIVES: [&str; 9] = [
     " and ",
 ];
 
-/// The request's parts, when it has at least two (each with [`MIN_PART_TERMS`] terms).
-pub(crate) fn parts(index: &SkillIndex, message: &str) -> Vec<String> {
-    let mut english = index.english.clone();
-    let lower = clip(message).to_lowercase();
-    let mut pieces: Vec<String> = vec![lower];
-    // Sentences first, then connectives, splitting every piece at each in turn.
+/// The analyzed terms of each of the request's parts, when it has at least two (each with
+/// [`MIN_PART_TERMS`] terms). Each piece of the request is analyzed once: the analyzer works
+/// token by token, so the terms of pieces joined by a space are the pieces' terms in turn.
+pub(crate) fn parts(english: &mut TextAnalyzer, message: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    for piece in pieces(message) {
+        pending.extend(text::tokens(english, &piece));
+        if pending.len() >= MIN_PART_TERMS {
+            out.push(std::mem::take(&mut pending));
+        }
+    }
+    if let Some(last) = out.last_mut() {
+        last.append(&mut pending);
+    }
+    while out.len() > MAX_PARTS {
+        if let Some(mut tail) = out.pop() {
+            if let Some(last) = out.last_mut() {
+                last.append(&mut tail);
+            }
+        }
+    }
+    if out.len() < 2 { Vec::new() } else { out }
+}
+
+/// The request, lowercased, cut at sentence ends, then at each connective in turn.
+fn pieces(message: &str) -> Vec<String> {
+    let mut pieces: Vec<String> = vec![clip(message).to_lowercase()];
     let mut cuts: Vec<&str> = vec![". ", "; ", "? ", "! "];
     cuts.extend(CONNECTIVES);
     for cut in cuts {
@@ -38,33 +61,98 @@ pub(crate) fn parts(index: &SkillIndex, message: &str) -> Vec<String> {
         }
         pieces = next;
     }
-    let mut out: Vec<String> = Vec::new();
-    let mut pending = String::new();
-    for p in pieces {
+    pieces
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// The parts as the pieces' text joined with spaces, analyzed afterwards (how they were
+    /// found before each piece was analyzed once).
+    fn parts_from_text(english: &mut TextAnalyzer, message: &str) -> Vec<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        let mut pending = String::new();
+        for p in pieces(message) {
+            if !pending.is_empty() {
+                pending.push(' ');
+            }
+            pending.push_str(&p);
+            if text::tokens(english, &pending).len() >= MIN_PART_TERMS {
+                out.push(std::mem::take(&mut pending));
+            }
+        }
         if !pending.is_empty() {
-            pending.push(' ');
-        }
-        pending.push_str(&p);
-        if text::tokens(&mut english, &pending).len() >= MIN_PART_TERMS {
-            out.push(std::mem::take(&mut pending));
-        }
-    }
-    if !pending.is_empty() {
-        match out.last_mut() {
-            Some(last) => {
-                last.push(' ');
-                last.push_str(&pending);
-            }
-            None => out.push(pending),
-        }
-    }
-    while out.len() > MAX_PARTS {
-        if let Some(tail) = out.pop() {
-            if let Some(last) = out.last_mut() {
-                last.push(' ');
-                last.push_str(&tail);
+            match out.last_mut() {
+                Some(last) => {
+                    last.push(' ');
+                    last.push_str(&pending);
+                }
+                None => out.push(pending),
             }
         }
+        while out.len() > MAX_PARTS {
+            if let Some(tail) = out.pop() {
+                if let Some(last) = out.last_mut() {
+                    last.push(' ');
+                    last.push_str(&tail);
+                }
+            }
+        }
+        if out.len() < 2 {
+            return Vec::new();
+        }
+        out.iter().map(|p| text::tokens(english, p)).collect()
     }
-    if out.len() < 2 { Vec::new() } else { out }
+
+    #[test]
+    fn parts_are_the_analyzed_pieces_of_the_request() {
+        let mut english = text::english();
+        let got = parts(
+            &mut english,
+            "Convert this PDF to markdown and then email it to the team",
+        );
+        assert_eq!(
+            got,
+            [vec!["convert", "pdf", "markdown"], vec!["email", "team"]]
+        );
+        assert!(parts(&mut english, "convert this PDF to markdown").is_empty());
+        assert!(parts(&mut english, "").is_empty());
+    }
+
+    #[test]
+    fn each_piece_analyzed_once_gives_the_parts_the_joined_text_gives() {
+        // Every request of up to four fragments, over fragments that are words, stopwords,
+        // punctuation, sentence ends and connectives.
+        let fragments = [
+            "convert the pdf",
+            "email",
+            "the",
+            "",
+            ". ",
+            " and then ",
+            ", and ",
+            " plus ",
+            "? ",
+            "email the team. ",
+            "invoices; ",
+            "Résumé",
+        ];
+        let mut english = text::english();
+        let n = fragments.len();
+        for code in 0..n.pow(4) {
+            let mut message = String::new();
+            let mut c = code;
+            for _ in 0..4 {
+                message.push_str(fragments[c % n]);
+                c /= n;
+            }
+            assert_eq!(
+                parts(&mut english, &message),
+                parts_from_text(&mut english, &message),
+                "{message:?}"
+            );
+        }
+    }
 }

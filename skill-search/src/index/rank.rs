@@ -26,7 +26,7 @@ use crate::hit::{self, Match};
 use crate::index::{Filter, SearchRequest, SkillIndex, State};
 use crate::negation::Limit;
 use crate::params::{F_DESC, F_NAME, FIELDS, Params};
-use crate::text::{self, MAX_QUERY_TERMS, clip, name_tokens};
+use crate::text::{MAX_QUERY_TERMS, clip, name_tokens};
 use crate::triggers::{KeyMap, Matched, Probe, TriggerHit};
 
 /// Weight of a term that only appears in recent turns, relative to the request's own.
@@ -198,10 +198,7 @@ impl SkillIndex {
         }
 
         let parts: Vec<Vec<String>> = if p.diversity > 0.0 {
-            multi::parts(self, message)
-                .iter()
-                .map(|part| text::tokens(&mut english, part))
-                .collect()
+            multi::parts(&mut english, message)
         } else {
             Vec::new()
         };
