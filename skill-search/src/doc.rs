@@ -83,9 +83,6 @@ impl Fields {
 pub(crate) struct Terms {
     ids: HashMap<String, u32>,
     df: Vec<u32>,
-    /// Per field, how many skills use the term there (a term no skill uses in a field
-    /// gets no retrieval clause for it: see [`Terms::in_field`]).
-    field_df: Vec<[u32; FIELDS]>,
     /// Terms some indexed skill uses (document frequency above 0).
     used: usize,
 }
@@ -98,7 +95,6 @@ impl Terms {
         let id = self.df.len() as u32;
         self.ids.insert(t.to_owned(), id);
         self.df.push(0);
-        self.field_df.push([0; FIELDS]);
         id
     }
 
@@ -110,33 +106,13 @@ impl Terms {
         self.df.get(id as usize).copied().unwrap_or(0)
     }
 
-    /// Whether some indexed skill uses the term in field `field`.
-    pub(crate) fn in_field(&self, id: u32, field: usize) -> bool {
-        self.field_df
-            .get(id as usize)
-            .and_then(|d| d.get(field))
-            .is_some_and(|&d| d > 0)
-    }
-
     /// How many terms some indexed skill uses: the breadth of the skills' vocabulary.
     pub(crate) fn used(&self) -> usize {
         self.used
     }
 
-    /// Count one skill's terms (with their per-field frequencies) in, or out.
-    pub(crate) fn adjust(&mut self, terms: impl Iterator<Item = (u32, [u16; FIELDS])>, up: bool) {
-        for (id, tf) in terms {
-            if let Some(per_field) = self.field_df.get_mut(id as usize) {
-                for (d, &n) in per_field.iter_mut().zip(&tf) {
-                    if n > 0 {
-                        *d = if up {
-                            d.saturating_add(1)
-                        } else {
-                            d.saturating_sub(1)
-                        };
-                    }
-                }
-            }
+    pub(crate) fn adjust(&mut self, ids: impl Iterator<Item = u32>, up: bool) {
+        for id in ids {
             if let Some(d) = self.df.get_mut(id as usize) {
                 let before = *d;
                 *d = if up {
@@ -247,9 +223,9 @@ impl TermFreqs {
         run.get(i).map(|e| &e.1)
     }
 
-    /// Every term id with its per-field frequencies, ascending by id.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = (u32, [u16; FIELDS])> + '_ {
-        self.entries.iter().copied()
+    /// Every term id, ascending.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.entries.iter().map(|e| e.0)
     }
 }
 
@@ -399,28 +375,15 @@ mod tests {
         let a = t.intern("pdf");
         let b = t.intern("form");
         assert_eq!(t.used(), 0, "interned but unused");
-        // pdf in the name and body, form in the body only.
-        let (pa, fb) = ((a, [1, 0, 0, 2]), (b, [0, 0, 0, 1]));
-        t.adjust([pa, fb].into_iter(), true);
-        t.adjust([(a, [0, 0, 0, 1])].into_iter(), true);
+        t.adjust([a, b].into_iter(), true);
+        t.adjust([a].into_iter(), true);
         assert_eq!(t.used(), 2);
-        assert_eq!((t.df(a), t.df(b)), (2, 1));
-        let fields = |t: &Terms, id| {
-            (0..FIELDS)
-                .filter(|&f| t.in_field(id, f))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!((fields(&t, a), fields(&t, b)), (vec![0, 3], vec![3]));
-        t.adjust([pa].into_iter(), false);
+        t.adjust([a].into_iter(), false);
         assert_eq!(t.used(), 2, "pdf is still used by one skill");
-        assert_eq!(fields(&t, a), [3], "but no longer in a name");
-        t.adjust([(a, [0, 0, 0, 1]), fb].into_iter(), false);
+        t.adjust([a, b].into_iter(), false);
         assert_eq!(t.used(), 0);
-        assert!(fields(&t, a).is_empty() && fields(&t, b).is_empty());
-        t.adjust([pa].into_iter(), false);
+        t.adjust([a].into_iter(), false);
         assert_eq!(t.used(), 0, "a removal below zero changes nothing");
-        assert!(fields(&t, a).is_empty());
-        assert!(!t.in_field(99, 0), "an unknown id is in no field");
     }
 
     #[test]
@@ -444,10 +407,7 @@ mod tests {
                 want.insert(id, [want.len() as u16, 1, 2, 3]);
             }
             let t = TermFreqs::new(want.iter().map(|(k, v)| (*k, *v)).rev().collect());
-            assert!(
-                t.entries().eq(want.iter().map(|(k, v)| (*k, *v))),
-                "entries ascending by id, n = {n}"
-            );
+            assert!(t.ids().eq(want.keys().copied()), "ids ascending, n = {n}");
             for probe in (0..60_002).chain([u32::MAX - 1, u32::MAX]) {
                 assert_eq!(t.get(probe), want.get(&probe), "id {probe}, n = {n}");
             }

@@ -248,7 +248,7 @@ impl SkillIndex {
                 dropped.insert(name.clone());
                 writer.delete_term(Term::from_field_text(self.fields.id, name));
                 if let Some(info) = st.docs.remove(&key) {
-                    st.terms.adjust(info.terms.entries(), false);
+                    st.terms.adjust(info.terms.ids(), false);
                     for f in 0..FIELDS {
                         st.len_sum[f] = st.len_sum[f].saturating_sub(u64::from(info.len[f]));
                     }
@@ -279,7 +279,7 @@ impl SkillIndex {
                 self.embedder,
             );
             writer.add_document(doc)?;
-            st.terms.adjust(info.terms.entries(), true);
+            st.terms.adjust(info.terms.ids(), true);
             for f in 0..FIELDS {
                 st.len_sum[f] = st.len_sum[f].saturating_add(u64::from(info.len[f]));
             }

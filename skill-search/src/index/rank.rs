@@ -291,21 +291,16 @@ impl SkillIndex {
     fn retrieve<'q>(
         &self,
         st: &State,
-        known: impl Iterator<Item = (&'q QueryTerm, u32)>,
+        known: impl Iterator<Item = &'q QueryTerm>,
         tokens: &[(String, bool)],
         limit: usize,
         cands: &mut KeyMap<()>,
     ) -> Result<(), Error> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        // Only terms some indexed skill uses, and only in the fields some skill uses them
-        // in: any other clause matches nothing, costs a dictionary lookup, and its empty
-        // postings keep tantivy from pruning the union (block-max WAND needs every
-        // clause's frequencies).
-        for (q, id) in known {
-            for (f, (field, boost)) in self.fields.boosted().enumerate() {
-                if !st.terms.in_field(id, f) {
-                    continue;
-                }
+        // Only terms some indexed skill uses: any other matches nothing in any field, and
+        // each clause is a dictionary lookup per field (requests are often mostly such words).
+        for q in known {
+            for (field, boost) in self.fields.boosted() {
                 let term = Term::from_field_text(field, &q.term);
                 clauses.push((
                     Occur::Should,
@@ -366,22 +361,23 @@ fn retrieval_terms<'q>(
     ids: &[Option<u32>],
     df: impl Fn(u32) -> u32,
     n_docs: usize,
-) -> Vec<(&'q QueryTerm, u32)> {
+) -> Vec<&'q QueryTerm> {
     let known: Vec<(&QueryTerm, u32)> = qterms
         .iter()
         .zip(ids)
-        .filter_map(|(q, id)| id.map(|i| (q, i)))
+        .filter_map(|(q, id)| id.map(|i| (q, df(i))))
         .collect();
-    let common = |id: u32| {
-        let d = df(id);
-        d > COMMON_TERM_DOCS && d as f32 > COMMON_TERM_SHARE * n_docs as f32
-    };
-    let rare: Vec<(&QueryTerm, u32)> = known
+    let common = |d: u32| d > COMMON_TERM_DOCS && d as f32 > COMMON_TERM_SHARE * n_docs as f32;
+    let rare: Vec<&QueryTerm> = known
         .iter()
-        .copied()
-        .filter(|&(_, id)| !common(id))
+        .filter(|(_, d)| !common(*d))
+        .map(|(q, _)| *q)
         .collect();
-    if rare.is_empty() { known } else { rare }
+    if rare.is_empty() {
+        known.into_iter().map(|(q, _)| q).collect()
+    } else {
+        rare
+    }
 }
 
 /// The skills the request names explicitly (added to the candidates).
@@ -752,8 +748,7 @@ mod tests {
             1.0,
             &mut terms,
         );
-        let words =
-            |v: Vec<(&QueryTerm, u32)>| v.iter().map(|(q, _)| q.word.clone()).collect::<Vec<_>>();
+        let words = |v: Vec<&QueryTerm>| v.iter().map(|q| q.word.clone()).collect::<Vec<_>>();
         let ids = [Some(0), Some(1), None];
         // df of "teams", "invoices".
         let retrieved = |teams: u32, invoices: u32, n: usize| {
