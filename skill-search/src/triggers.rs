@@ -267,13 +267,40 @@ pub(crate) struct TriggerCounts {
 struct Runs {
     ids: HashMap<Vec<String>, usize>,
     by_first: HashMap<String, Vec<usize>>,
-    /// Each sequence and the (skill key, trigger index) pairs that declare it; a group
-    /// whose skills are all gone stays, empty, to be reused.
-    groups: Vec<(Vec<String>, Vec<Declared>)>,
+    /// Each sequence and the skills that declare it; a group whose skills are all gone
+    /// stays, empty, to be reused.
+    groups: Vec<(Vec<String>, Owners)>,
 }
 
-/// A trigger as declared: (skill key, index in the skill's keywords or verbs).
-type Declared = (u64, usize);
+/// The skills that declare one trigger (a keyword, verb or pattern), each with the indexes
+/// of its declarations in its own list. Adding or removing a skill is one map operation
+/// however many skills share the trigger, so removing all of them one by one (a rebuild)
+/// stays linear.
+#[derive(Debug, Default)]
+struct Owners(KeyMap<Vec<usize>>);
+
+impl Owners {
+    fn add(&mut self, key: u64, index: usize) {
+        self.0.entry(key).or_default().push(index);
+    }
+
+    fn remove(&mut self, key: u64) {
+        self.0.remove(&key);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Call `f(key, index)` for every declaration.
+    fn each(&self, mut f: impl FnMut(u64, usize)) {
+        for (&key, indexes) in &self.0 {
+            for &index in indexes {
+                f(key, index);
+            }
+        }
+    }
+}
 
 impl Runs {
     fn insert(&mut self, key: u64, index: usize, run: &[String]) {
@@ -284,20 +311,20 @@ impl Runs {
             Some(&id) => id,
             None => {
                 let id = self.groups.len();
-                self.groups.push((run.to_vec(), Vec::new()));
+                self.groups.push((run.to_vec(), Owners::default()));
                 self.ids.insert(run.to_vec(), id);
                 self.by_first.entry(first.clone()).or_default().push(id);
                 id
             }
         };
-        if let Some((_, members)) = self.groups.get_mut(id) {
-            members.push((key, index));
+        if let Some((_, owners)) = self.groups.get_mut(id) {
+            owners.add(key, index);
         }
     }
 
     fn remove(&mut self, key: u64, run: &[String]) {
-        if let Some((_, members)) = self.ids.get(run).and_then(|&id| self.groups.get_mut(id)) {
-            members.retain(|(k, _)| *k != key);
+        if let Some((_, owners)) = self.ids.get(run).and_then(|&id| self.groups.get_mut(id)) {
+            owners.remove(key);
         }
     }
 
@@ -311,13 +338,11 @@ impl Runs {
                 continue;
             };
             for &id in ids {
-                let Some((run, members)) = self.groups.get(id) else {
+                let Some((run, owners)) = self.groups.get(id) else {
                     continue;
                 };
-                if !members.is_empty() && has_run(hay, at, run) {
-                    for &(key, index) in members {
-                        hit(key, index);
-                    }
+                if !owners.is_empty() && has_run(hay, at, run) {
+                    owners.each(&mut hit);
                 }
             }
         }
@@ -343,9 +368,8 @@ fn compile_one(pattern: &str) -> Result<Regex, regex::Error> {
 /// patterns.
 #[derive(Debug, Default)]
 struct PatternChunk {
-    /// Each distinct pattern, with the skills that declare it: (skill key, index of the
-    /// pattern in the skill's list).
-    members: Vec<(String, Vec<(u64, usize)>)>,
+    /// Each distinct pattern, with the skills that declare it.
+    members: Vec<(String, Owners)>,
     /// What matches `members`.
     matcher: Matcher,
     /// Members changed since `matcher` was built.
@@ -389,7 +413,7 @@ impl PatternChunk {
     }
 
     /// Call `hit` with the skills that declare each pattern matching `text`.
-    fn matching<'c>(&'c self, text: &str, mut hit: impl FnMut(&'c [(u64, usize)])) {
+    fn matching<'c>(&'c self, text: &str, mut hit: impl FnMut(&'c Owners)) {
         if self.dirty {
             // Never seen (the index rebuilds before it is read again); correct, but slow.
             for (pattern, owners) in &self.members {
@@ -497,7 +521,7 @@ impl TriggerIndex {
                 chunk.members.iter_mut().find(|(q, _)| q == p)
             }) {
                 // A pattern already in a set: the set itself is unchanged.
-                owners.1.push((key, i));
+                owners.1.add(key, i);
                 continue;
             }
             let at = match self
@@ -512,7 +536,9 @@ impl TriggerIndex {
                 }
             };
             if let Some(chunk) = self.chunks.get_mut(at) {
-                chunk.members.push((p.clone(), vec![(key, i)]));
+                let mut owners = Owners::default();
+                owners.add(key, i);
+                chunk.members.push((p.clone(), owners));
                 chunk.dirty = true;
                 self.chunk_of.insert(p.clone(), at);
             }
@@ -538,8 +564,10 @@ impl TriggerIndex {
             let Some(pos) = chunk.members.iter().position(|(q, _)| q == p) else {
                 continue;
             };
-            let owners = &mut chunk.members[pos].1;
-            owners.retain(|(k, _)| *k != key);
+            let Some((_, owners)) = chunk.members.get_mut(pos) else {
+                continue;
+            };
+            owners.remove(key);
             if owners.is_empty() {
                 chunk.members.remove(pos);
                 chunk.dirty = true;
@@ -566,11 +594,7 @@ impl TriggerIndex {
         });
         for chunk in &self.chunks {
             chunk.matching(probe.text, |owners| {
-                hits.extend(
-                    owners
-                        .iter()
-                        .map(|&(key, i)| (key, TriggerKind::Pattern, i)),
-                );
+                owners.each(|key, i| hits.push((key, TriggerKind::Pattern, i)));
             });
         }
         TriggerMatches::new(hits)

@@ -129,16 +129,29 @@ fn the_trigger_index_finds_exactly_what_trying_every_skill_finds() {
     }
     index.finish();
     assert!(index.chunks.len() >= 2, "{} sets", index.chunks.len());
+    // After `finish`, every set is compiled: none is matched pattern by pattern.
+    let compiled_sets = |index: &TriggerIndex| {
+        index.chunks.iter().all(|c| {
+            !c.dirty
+                && c.members.len() <= PATTERNS_PER_SET
+                && (c.members.is_empty() || matches!(c.matcher, Matcher::Set(_)))
+        })
+    };
+    assert!(compiled_sets(&index));
     // A pattern many skills declare is in one set once, with all of them.
     let owners_of = |index: &TriggerIndex, pattern: &str| -> Vec<usize> {
-        let entries: Vec<&(String, Vec<(u64, usize)>)> = index
+        let entries: Vec<&(String, Owners)> = index
             .chunks
             .iter()
             .flat_map(|c| &c.members)
             .filter(|(p, _)| p == pattern)
             .collect();
         assert!(entries.len() <= 1, "{pattern} is in {} sets", entries.len());
-        entries.first().map_or(Vec::new(), |(_, o)| vec![o.len()])
+        entries.first().map_or(Vec::new(), |(_, o)| {
+            let mut n = 0;
+            o.each(|_, _| n += 1);
+            vec![n]
+        })
     };
     assert_eq!(owners_of(&index, "^exact$"), [PATTERNS_PER_SET * 2 + 3]);
     assert_eq!(owners_of(&index, r"greet\s+\w+"), [3]);
@@ -193,6 +206,7 @@ fn the_trigger_index_finds_exactly_what_trying_every_skill_finds() {
     }
     index.finish();
     assert!(index.chunks.len() <= sets + 1);
+    assert!(compiled_sets(&index));
     check(&index, &|_| true);
     for (key, c) in skills.iter().enumerate() {
         index.remove(key as u64, c);
@@ -238,11 +252,18 @@ fn runs_found_by_position_match_a_scan() {
 
 #[test]
 fn a_chunk_matches_the_same_with_a_set_each_pattern_alone_or_before_a_rebuild() {
+    let owners = |declared: &[(u64, usize)]| {
+        let mut o = Owners::default();
+        for &(key, index) in declared {
+            o.add(key, index);
+        }
+        o
+    };
     let mut chunk = PatternChunk {
         members: vec![
-            (r"greet\s+\w+".into(), vec![(1, 0)]),
-            ("x{2}".into(), vec![(2, 0), (4, 3)]),
-            ("^nothing$".into(), vec![(3, 1)]),
+            (r"greet\s+\w+".into(), owners(&[(1, 0)])),
+            ("x{2}".into(), owners(&[(2, 0), (4, 3)])),
+            ("^nothing$".into(), owners(&[(3, 1)])),
         ],
         ..PatternChunk::default()
     };
@@ -250,9 +271,8 @@ fn a_chunk_matches_the_same_with_a_set_each_pattern_alone_or_before_a_rebuild() 
     assert!(matches!(chunk.matcher, Matcher::Set(_)));
     let found = |c: &PatternChunk| {
         let mut v = Vec::new();
-        c.matching("GREET bob, xx", |owners| {
-            v.extend(owners.iter().map(|o| o.0))
-        });
+        c.matching("GREET bob, xx", |owners| owners.each(|key, _| v.push(key)));
+        v.sort_unstable();
         v
     };
     assert_eq!(found(&chunk), [1, 2, 4]);
@@ -270,4 +290,33 @@ fn a_chunk_matches_the_same_with_a_set_each_pattern_alone_or_before_a_rebuild() 
     chunk.rebuild();
     assert!(matches!(chunk.matcher, Matcher::Empty));
     assert!(found(&chunk).is_empty());
+}
+
+#[test]
+fn many_skills_sharing_a_trigger_are_found_and_removed_one_by_one() {
+    // One keyword, one verb and one pattern declared by many skills, removed one by one as
+    // a rebuild does. (Each removal is one map operation: a removal that scanned the
+    // trigger's whole list of skills made this take tens of seconds in a debug build, not
+    // well under one: the test checks the results, the suite's time shows the cost.)
+    const SHARED: usize = 50_000;
+    let c = compiled(&["shared words"], &["wave"], &[r"shared\s+pattern"]).0;
+    let mut index = TriggerIndex::default();
+    for key in 0..SHARED as u64 {
+        index.insert(key, &c);
+    }
+    index.finish();
+    let probe = Probe::new(
+        "waved at the shared words, shared pattern",
+        &mut stems_analyzer(),
+    );
+    assert_eq!(index.matches(&probe).keys().len(), SHARED);
+    for key in 0..SHARED as u64 - 1 {
+        index.remove(key, &c);
+    }
+    index.finish();
+    assert_eq!(index.matches(&probe).keys(), [SHARED as u64 - 1]);
+    index.remove(SHARED as u64 - 1, &c);
+    index.finish();
+    assert!(index.matches(&probe).keys().is_empty());
+    assert!(index.keywords.is_empty() && index.verbs.is_empty() && index.chunk_of.is_empty());
 }
