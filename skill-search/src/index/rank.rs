@@ -37,12 +37,14 @@ pub(crate) const MAX_TURNS: usize = 4;
 /// asks for more).
 const MIN_CANDIDATES: usize = 64;
 /// A term in more than this share of the skills, and in more than [`COMMON_TERM_DOCS`] of
-/// them, is left out of candidate retrieval (it still counts in each candidate's score):
-/// its idf is near zero, so it ranks nothing, while its postings are most of a query's
-/// work. A request made only of such terms keeps them.
+/// them, is left out of candidate retrieval: its idf is near zero, so it ranks nothing,
+/// while its postings are most of a query's work. It still counts in the score of every
+/// candidate the other terms retrieve; the skills only it reached are no longer
+/// candidates, which changes the set the scores are normalised over. A request made only
+/// of such terms keeps them.
 const COMMON_TERM_SHARE: f32 = 0.9;
-/// See [`COMMON_TERM_SHARE`]: below this many skills a term is never left out, so a small
-/// pack's candidates are every skill a request word reaches.
+/// See [`COMMON_TERM_SHARE`]: a term used by at most this many skills is never left out,
+/// so a pack of up to this many skills retrieves by every word of a request.
 const COMMON_TERM_DOCS: u32 = 1_000;
 /// A single-word skill name counts as an explicit mention without a sigil (`/x`, `$x`,
 /// `@x`, `` `x` ``) or the word "skill" next to it only when at most this many skills use

@@ -869,3 +869,29 @@ fn when_not_to_use_flips_a_selection() {
     );
     assert_eq!(selected(&before).as_deref(), Some("pdf-tools"));
 }
+
+#[test]
+fn a_word_nearly_every_skill_of_a_large_pack_uses_retrieves_nothing_by_itself() {
+    // 1,001 skills (just over the size from which a common word is left out of retrieval)
+    // all say "teams"; one also says "invoices".
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..1_001 {
+        let extra = if i == 500 { " Reconcile invoices." } else { "" };
+        write(
+            dir.path(),
+            &format!("tool-{i:04}"),
+            &format!("description: Helps teams with task number {i}.{extra}"),
+            "# Tool",
+        );
+    }
+    let reg = registry(dir.path());
+    let index = SkillIndex::build(reg.snapshot()).unwrap();
+    assert_eq!(index.len(), 1_001);
+    // "teams" ranks nothing, so only what "invoices" reaches is a candidate.
+    assert_eq!(
+        names(&search(&index, "reconcile invoices for the teams")),
+        ["tool-0500"]
+    );
+    // A request made only of the common word still retrieves by it.
+    assert_eq!(search(&index, "teams").len(), 10);
+}
