@@ -275,28 +275,60 @@ struct Runs {
 /// The skills that declare one trigger (a keyword, verb or pattern), each with the indexes
 /// of its declarations in its own list. Adding or removing a skill is one map operation
 /// however many skills share the trigger, so removing all of them one by one (a rebuild)
-/// stays linear.
+/// stays linear; the usual trigger, declared once by one skill, needs no allocation.
 #[derive(Debug, Default)]
-struct Owners(KeyMap<Vec<usize>>);
+enum Owners {
+    /// No skill (a group whose skills are all gone, kept to be reused).
+    #[default]
+    Empty,
+    /// One skill, declaring the trigger once.
+    One(u64, usize),
+    /// Anything else.
+    Many(KeyMap<Vec<usize>>),
+}
 
 impl Owners {
     fn add(&mut self, key: u64, index: usize) {
-        self.0.entry(key).or_default().push(index);
+        match self {
+            Owners::Empty => *self = Owners::One(key, index),
+            Owners::One(k, i) => {
+                let mut map: KeyMap<Vec<usize>> = KeyMap::default();
+                map.insert(*k, vec![*i]);
+                map.entry(key).or_default().push(index);
+                *self = Owners::Many(map);
+            }
+            Owners::Many(map) => map.entry(key).or_default().push(index),
+        }
     }
 
     fn remove(&mut self, key: u64) {
-        self.0.remove(&key);
+        match self {
+            Owners::One(k, _) if *k == key => *self = Owners::Empty,
+            Owners::Many(map) => {
+                map.remove(&key);
+                if map.is_empty() {
+                    *self = Owners::Empty;
+                }
+            }
+            _ => {}
+        }
     }
 
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        matches!(self, Owners::Empty)
     }
 
     /// Call `f(key, index)` for every declaration.
     fn each(&self, mut f: impl FnMut(u64, usize)) {
-        for (&key, indexes) in &self.0 {
-            for &index in indexes {
-                f(key, index);
+        match self {
+            Owners::Empty => {}
+            Owners::One(key, index) => f(*key, *index),
+            Owners::Many(map) => {
+                for (&key, indexes) in map {
+                    for &index in indexes {
+                        f(key, index);
+                    }
+                }
             }
         }
     }

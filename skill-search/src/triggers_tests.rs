@@ -320,3 +320,33 @@ fn many_skills_sharing_a_trigger_are_found_and_removed_one_by_one() {
     assert!(index.matches(&probe).keys().is_empty());
     assert!(index.keywords.is_empty() && index.verbs.is_empty() && index.chunk_of.is_empty());
 }
+
+#[test]
+fn owners_go_from_none_to_one_to_many_and_back() {
+    let listed = |o: &Owners| {
+        let mut v = Vec::new();
+        o.each(|k, i| v.push((k, i)));
+        v.sort_unstable();
+        v
+    };
+    let mut o = Owners::default();
+    assert!(o.is_empty() && listed(&o).is_empty());
+    o.add(7, 0);
+    assert!(matches!(o, Owners::One(7, 0)), "{o:?}");
+    o.remove(8);
+    assert_eq!(
+        listed(&o),
+        [(7, 0)],
+        "another skill's removal changes nothing"
+    );
+    o.add(7, 2);
+    o.add(9, 1);
+    assert_eq!(listed(&o), [(7, 0), (7, 2), (9, 1)]);
+    o.remove(7);
+    assert_eq!(listed(&o), [(9, 1)]);
+    o.remove(9);
+    assert!(o.is_empty() && matches!(o, Owners::Empty), "{o:?}");
+    o.add(3, 4);
+    o.remove(3);
+    assert!(o.is_empty());
+}

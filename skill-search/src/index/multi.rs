@@ -31,20 +31,21 @@ pub(crate) fn parts(english: &mut TextAnalyzer, message: &str) -> Vec<Vec<String
     let mut out: Vec<Vec<String>> = Vec::new();
     let mut pending: Vec<String> = Vec::new();
     for piece in pieces(message) {
-        pending.extend(text::tokens(english, &piece));
+        let terms = text::tokens(english, &piece);
+        // The last part takes everything after it.
+        if out.len() == MAX_PARTS {
+            if let Some(last) = out.last_mut() {
+                last.extend(terms);
+            }
+            continue;
+        }
+        pending.extend(terms);
         if pending.len() >= MIN_PART_TERMS {
             out.push(std::mem::take(&mut pending));
         }
     }
     if let Some(last) = out.last_mut() {
         last.append(&mut pending);
-    }
-    while out.len() > MAX_PARTS {
-        if let Some(mut tail) = out.pop() {
-            if let Some(last) = out.last_mut() {
-                last.append(&mut tail);
-            }
-        }
     }
     if out.len() < 2 { Vec::new() } else { out }
 }
@@ -119,6 +120,36 @@ mod tests {
         );
         assert!(parts(&mut english, "convert this PDF to markdown").is_empty());
         assert!(parts(&mut english, "").is_empty());
+    }
+
+    #[test]
+    fn pieces_are_cut_at_sentence_ends_and_connectives_lowercased_and_clipped() {
+        assert_eq!(
+            pieces("Fix the BUG. Then Deploy; test it? ok! Zip AND THEN mail, then go"),
+            [
+                "fix the bug",
+                "then deploy",
+                "test it",
+                "ok",
+                "zip",
+                "mail",
+                "go"
+            ]
+        );
+        assert_eq!(pieces("no cut here"), ["no cut here"]);
+        // Only the first MAX_QUERY_BYTES bytes are read.
+        let long = format!("{} and tail", "x".repeat(crate::MAX_QUERY_BYTES));
+        assert_eq!(pieces(&long), ["x".repeat(crate::MAX_QUERY_BYTES)]);
+        // Parts beyond MAX_PARTS go to the last one.
+        let mut english = text::english();
+        let many = "alpha beta. gamma delta. epsilon zeta. eta theta. iota kappa";
+        let got = parts(&mut english, many);
+        assert_eq!(got.len(), MAX_PARTS);
+        assert_eq!(
+            got.last().map(Vec::len),
+            Some(6),
+            "the last part holds its own terms and those of the two after it: {got:?}"
+        );
     }
 
     #[test]
