@@ -548,12 +548,12 @@ impl TriggerIndex {
             return;
         }
         for (i, p) in triggers.patterns.iter().enumerate() {
-            if let Some(owners) = self.chunk_of.get(p).and_then(|&at| {
+            if let Some((_, owners)) = self.chunk_of.get(p).and_then(|&at| {
                 let chunk = self.chunks.get_mut(at)?;
                 chunk.members.iter_mut().find(|(q, _)| q == p)
             }) {
                 // A pattern already in a set: the set itself is unchanged.
-                owners.1.add(key, i);
+                owners.add(key, i);
                 continue;
             }
             let at = match self

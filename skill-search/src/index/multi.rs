@@ -1,7 +1,8 @@
 //! Multi-intent requests ("convert this PDF to markdown and then email it to the team"):
-//! the request is split into parts at sentence ends and connectives, each part is ranked
-//! on its own, and each part's best skill is moved into the top results right after the
-//! whole request's best, so the first few results cover every intent.
+//! the request is split into parts at sentence ends and connectives, and each part's
+//! analyzed terms are handed to the ranking, which scores every candidate on each part and
+//! re-picks the 2nd and 3rd results to cover the parts the results before them leave
+//! uncovered, so the first few results cover every intent.
 
 use tantivy::tokenizer::TextAnalyzer;
 
