@@ -16,7 +16,9 @@
 //!   ended is never such an orphan while it lingers unreaped (its owner's `wait` reaps it,
 //!   not this module). `/proc` is read every
 //!   [`PROCESS_CHECK_INTERVAL`](crate::exec::PROCESS_CHECK_INTERVAL); a pid seen once is
-//!   followed by its start time, so a reused pid is not mistaken for a member.
+//!   followed by its start time, so a reused pid is not mistaken for a member. One found
+//!   not to belong is not read again while its `/proc` entry (inode) stays the same and
+//!   every ancestor of it was read; a read that fails is tried again at the next count.
 //! * **The end of a run** ([`Tree::kill_all`]): every member is sent `SIGKILL`, again and
 //!   again, until none runs and every zombie re-parented to us is reaped (bounded by
 //!   [`KILL_DEADLINE`]). A member that forks meanwhile has the child seen on the next
@@ -39,6 +41,16 @@ use std::time::{Duration, Instant};
 pub(crate) const KILL_DEADLINE: Duration = Duration::from_secs(5);
 /// The pause between two passes of [`Tree::kill_all`].
 const KILL_PASS_PAUSE: Duration = Duration::from_millis(2);
+
+/// Tests: how many of the next reads of `/proc` fail (as with too many open files).
+#[cfg(test)]
+pub(crate) static FAILED_READS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// Tests that spawn runs go one at a time (each needs to know whether it runs alone, and
+/// [`FAILED_READS`] is shared).
+#[cfg(test)]
+pub(crate) static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The runs going in this process: their roots, and the earliest start among the runs
 /// going since none was (an orphan older than that is not a script's).
@@ -126,8 +138,9 @@ pub(crate) struct Tree {
     my_group: u32,
     /// Members by pid, with their start time.
     members: HashMap<u32, u64>,
-    /// Pids read before and found not to belong (skipped by later reads).
-    others: HashSet<u32>,
+    /// Processes read before and found not to belong, by pid, with the inode number of
+    /// their `/proc` entry (skipped by later reads while the entry is the same).
+    others: HashMap<u32, u64>,
     /// Members not yet dead at the last read.
     running: usize,
     /// The root's start time (0 when it could not be read).
@@ -159,7 +172,7 @@ pub(crate) fn spawn(
             me,
             my_group: read_stat(me).map_or(0, |s| s.pgrp),
             members: HashMap::from([(root, root_start)]),
-            others: HashSet::new(),
+            others: HashMap::new(),
             running: 1,
             root_start,
             claim: false,
@@ -189,9 +202,22 @@ impl Tree {
     /// children. The number of members (zombies not yet reaped included), or `None` when
     /// `/proc` cannot be read. Blocking file I/O: call it off the async workers.
     pub(crate) fn scan(&mut self) -> Option<usize> {
+        use std::os::unix::fs::DirEntryExt;
+        #[cfg(test)]
+        if FAILED_READS
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| n.checked_sub(1),
+            )
+            .is_ok()
+        {
+            return None;
+        }
         let dir = std::fs::read_dir("/proc").ok()?;
         let mut seen: HashMap<u32, Stat> = HashMap::new();
-        let mut others = HashSet::with_capacity(self.others.len());
+        let mut inodes: HashMap<u32, u64> = HashMap::new();
+        let mut others = HashMap::with_capacity(self.others.len());
         for entry in dir.flatten() {
             let Some(pid) = entry
                 .file_name()
@@ -200,12 +226,16 @@ impl Tree {
             else {
                 continue;
             };
-            if self.others.contains(&pid) && !self.members.contains_key(&pid) {
-                others.insert(pid);
+            // The entry of a process that ended and whose pid was taken again is a new
+            // inode (procfs makes one per process), so a reused pid is read again.
+            let inode = entry.ino();
+            if self.others.get(&pid) == Some(&inode) && !self.members.contains_key(&pid) {
+                others.insert(pid, inode);
                 continue;
             }
             if let Some(stat) = read_stat(pid) {
                 seen.insert(pid, stat);
+                inodes.insert(pid, inode);
             }
         }
         // Members still there (the same process: the same start time; 0 when the root's
@@ -264,13 +294,18 @@ impl Tree {
         }
         let mut dead_ours = Vec::new();
         let mut running = 0usize;
-        for (pid, s) in seen {
-            if !self.members.contains_key(&pid) {
-                others.insert(pid);
+        let settled = settled_others(&seen, &self.members, &others);
+        for (pid, s) in &seen {
+            if !self.members.contains_key(pid) {
+                if settled.contains(pid) {
+                    if let Some(&inode) = inodes.get(pid) {
+                        others.insert(*pid, inode);
+                    }
+                }
             } else if !s.zombie {
                 running += 1;
-            } else if s.ppid == self.me && pid != root {
-                dead_ours.push(pid);
+            } else if s.ppid == self.me && *pid != root {
+                dead_ours.push(*pid);
             }
         }
         self.others = others;
@@ -307,11 +342,15 @@ impl Tree {
         self.claim = true;
         loop {
             crate::exec::group::kill_group(self.root);
-            if self.scan().is_none() {
+            // A failed read (too many open files, say) is tried again until the deadline;
+            // the members known so far are killed meanwhile.
+            let read = self.scan().is_some();
+            if !read && std::fs::metadata("/proc/self/stat").is_err() {
+                // No `/proc` at all: nothing to wait for (the group was killed above).
                 return;
             }
             let waiting = self.members.keys().any(|&p| p != self.root);
-            if self.running == 0 && !waiting {
+            if read && self.running == 0 && !waiting {
                 return;
             }
             for &pid in self.members.keys() {
@@ -332,6 +371,52 @@ impl Tree {
     }
 }
 
+/// The processes read in one scan that are not members and can be skipped by later scans:
+/// those whose every ancestor was read (in this scan or skipped as settled by it) up to one
+/// with no parent (pid 0). A process whose parent could not be read (it ended, or its pid is
+/// below the point `/proc` was listed from when it started, after pids wrapped) may be a
+/// member's child re-parented to us by now: it is read again next time, and so is every
+/// process below it, or the whole subtree would go uncounted for the rest of the run.
+fn settled_others(
+    seen: &HashMap<u32, Stat>,
+    members: &HashMap<u32, u64>,
+    skipped: &HashMap<u32, u64>,
+) -> HashSet<u32> {
+    let mut settled: HashSet<u32> = HashSet::new();
+    let mut unsettled: HashSet<u32> = HashSet::new();
+    let mut path: Vec<u32> = Vec::new();
+    let mut on_path: HashSet<u32> = HashSet::new();
+    for &start in seen.keys() {
+        if members.contains_key(&start) || settled.contains(&start) || unsettled.contains(&start) {
+            continue;
+        }
+        // Walk up until an answer is known, then give it to the whole path (each process
+        // is walked once: linear in the processes read).
+        path.clear();
+        on_path.clear();
+        let mut pid = start;
+        let answer = loop {
+            if pid == 0 || skipped.contains_key(&pid) || settled.contains(&pid) {
+                break true;
+            }
+            if unsettled.contains(&pid) || members.contains_key(&pid) || on_path.contains(&pid) {
+                // A member's child was made a member above; reaching a member here means
+                // this line of descent changed while being read: read it again.
+                break false;
+            }
+            let Some(s) = seen.get(&pid) else {
+                break false;
+            };
+            path.push(pid);
+            on_path.insert(pid);
+            pid = s.ppid;
+        };
+        let into = if answer { &mut settled } else { &mut unsettled };
+        into.extend(path.drain(..));
+    }
+    settled
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -349,9 +434,6 @@ mod tests {
         assert_eq!(parse_stat("9 (x) S 1 9"), None);
         assert_eq!(parse_stat("no parenthesis 1 2 3"), None);
     }
-
-    /// The tests that spawn runs go one at a time (each needs to know whether it runs alone).
-    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
     /// A command in a process group of its own, as scripts run, killed if dropped.
     fn command(program: &str, args: &[&str]) -> tokio::process::Command {
@@ -449,6 +531,86 @@ mod tests {
         long.kill().await.unwrap();
         drop(counted.0);
         assert_eq!(counted.1, Some(1), "an older orphan was counted");
+    }
+
+    fn stat(ppid: u32) -> Stat {
+        Stat {
+            zombie: false,
+            ppid,
+            pgrp: 1,
+            session: 1,
+            start: 1,
+        }
+    }
+
+    /// A process is skipped by later scans only when its whole line of descent was read:
+    /// one whose parent was not (it ended, or pids wrapped while `/proc` was listed) may be
+    /// a member's child re-parented to us, and is read again, with everything below it.
+    #[test]
+    fn only_others_whose_ancestry_was_read_are_skipped_later() {
+        let seen: HashMap<u32, Stat> = [
+            (1, stat(0)),
+            (10, stat(1)),
+            (11, stat(10)),
+            (20, stat(99)),
+            (21, stat(20)),
+            (22, stat(21)),
+            (30, stat(5)),
+            (41, stat(40)),
+            (50, stat(51)),
+            (51, stat(50)),
+        ]
+        .into();
+        let members: HashMap<u32, u64> = [(40, 1), (41, 1)].into();
+        let skipped: HashMap<u32, u64> = [(5, 7)].into();
+        let mut settled: Vec<u32> = settled_others(&seen, &members, &skipped)
+            .into_iter()
+            .collect();
+        settled.sort_unstable();
+        // 20..22 descend from 99 (not read), 50 and 51 are a loop (a line that changed
+        // while being read), 41 is a member.
+        assert_eq!(settled, [1, 10, 11, 30]);
+    }
+
+    /// A process skipped as not belonging is read again when its `/proc` entry is another
+    /// one (its pid was reused, which wraps quickly where `pid_max` is 32,768): a script's
+    /// child that took the pid of an earlier other went uncounted, with all it started, and
+    /// a fork bomb escaped the process limit (a flaky test in CI).
+    #[tokio::test]
+    async fn a_reused_pid_is_read_again() {
+        use std::os::unix::fs::MetadataExt;
+        let _serial = SERIAL.lock().await;
+        let (mut root, tree) = spawn(&mut command("sh", &["-c", "sleep 30 & wait"])).unwrap();
+        let mut tree = tree.unwrap();
+        let root_pid = root.id().unwrap();
+        let (tree, counts) = tokio::task::spawn_blocking(move || {
+            // Until the shell has started its child.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while tree.scan() != Some(2) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let child = *tree.members.keys().find(|&&p| p != root_pid).unwrap();
+            let inode = std::fs::metadata(format!("/proc/{child}")).unwrap().ino();
+            let mut counts = Vec::new();
+            // As if the pid had been another process's at the last read, and now is the
+            // child's: a different entry, read again.
+            tree.members.remove(&child);
+            tree.others.insert(child, inode.wrapping_add(1));
+            counts.push(tree.scan());
+            // The same entry is trusted (skipped): the child is not counted.
+            tree.members.remove(&child);
+            tree.others.insert(child, inode);
+            counts.push(tree.scan());
+            (tree, counts)
+        })
+        .await
+        .unwrap();
+        let mut tree = tree;
+        tokio::task::spawn_blocking(move || tree.kill_all())
+            .await
+            .unwrap();
+        root.wait().await.unwrap();
+        assert_eq!(counts, [Some(2), Some(1)]);
     }
 
     #[test]

@@ -346,6 +346,7 @@ pub(crate) async fn run(
     let (mut out_open, mut err_open) = (true, true);
     let mut exited: Option<std::process::ExitStatus> = None;
     let mut stopped: Option<Error> = None;
+    let mut proc_unreadable = false;
     let mut count_tick = tokio::time::interval(PROCESS_CHECK_INTERVAL);
     count_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while stopped.is_none() && (exited.is_none() || out_open || err_open) {
@@ -402,10 +403,23 @@ pub(crate) async fn run(
                             });
                         }
                     }
-                    Some((_, None)) | None => {
+                    Some((t, None)) => {
+                        // A read that failed (too many open files, say) is tried again at
+                        // the next count: one failure must not lift the limit for the rest
+                        // of the run (it did, and a fork bomb ran to the timeout).
+                        guard.tree = Some(t);
+                        if !proc_unreadable {
+                            proc_unreadable = true;
+                            tracing::warn!(
+                                script = %plan.path.display(),
+                                "cannot count the script's processes in /proc (trying again at every count): the process limit is not enforced meanwhile"
+                            );
+                        }
+                    }
+                    None => {
                         tracing::warn!(
                             script = %plan.path.display(),
-                            "cannot count the script's processes in /proc: the process limit is not enforced"
+                            "counting the script's processes failed: the process limit is not enforced"
                         );
                     }
                 }
@@ -473,6 +487,58 @@ mod tests {
             ("archive.tar.gz", "archive")
         );
         assert_eq!(stem("plain"), ("plain", "plain"));
+    }
+
+    /// A count that cannot read `/proc` (too many open files, say) is tried again at the
+    /// next one: the first failure used to drop the run's process tree, and with it the
+    /// limit, for the rest of the run (a fork bomb then ran to the timeout: the flaky
+    /// fork-bomb test).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn failed_counts_do_not_lift_the_process_limit() {
+        use std::os::unix::fs::PermissionsExt;
+        let _serial = crate::exec::contain::SERIAL.lock().await;
+        let dir = tempfile::tempdir().unwrap();
+        let lab = dir.path().join("lab");
+        std::fs::create_dir_all(lab.join("scripts")).unwrap();
+        std::fs::write(
+            lab.join("SKILL.md"),
+            "---\nname: lab\ndescription: Runs a test script.\nscripts:\n  - scripts/hold.sh\n---\n\n# Lab\n",
+        )
+        .unwrap();
+        let script = lab.join("scripts/hold.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\ni=0\nwhile [ $i -lt 6 ]; do sleep 30 & i=$((i+1)); done\nwait\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let registry =
+            skill_registry::Registry::load(skill_registry::RegistryConfig::with_sources(vec![
+                skill_registry::Source::new(dir.path(), "test"),
+            ]));
+        let snapshot = registry.snapshot();
+        let skill = snapshot.get("lab").unwrap();
+        let mut config = RuntimeConfig::default();
+        config.limits.max_processes = 3;
+        config.limits.timeout = std::time::Duration::from_secs(5);
+        let inv = Invocation::with_flags("lab", skill_router::Flags::new(), None, "test");
+        let plan = plan(skill, &inv, &config).unwrap();
+        let (_tx, shutdown) = watch::channel(false);
+        crate::exec::contain::FAILED_READS.store(3, std::sync::atomic::Ordering::SeqCst);
+        let ran = run(skill, &plan, &config, shutdown).await;
+        crate::exec::contain::FAILED_READS.store(0, std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            matches!(
+                ran.result,
+                Err(Error::Limit {
+                    limit: Limit::Processes,
+                    ..
+                })
+            ),
+            "{:?}",
+            ran.result
+        );
     }
 
     #[test]
