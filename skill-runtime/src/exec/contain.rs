@@ -12,17 +12,23 @@
 //! * **Who belongs to a run** ([`Tree`]): the script (the root), every process whose
 //!   parent belongs, every process in the root's process group or in a session or group
 //!   led by a member, and an orphan re-parented to us (not one of our own process group,
-//!   started after the root) while this run is the only one going. The root of a run that
+//!   nor in a group or session another running run's root leads, started after the root)
+//!   while this run is the only one going. The root of a run that
 //!   ended is never such an orphan while it lingers unreaped (its owner's `wait` reaps it,
 //!   not this module). `/proc` is read every
 //!   [`PROCESS_CHECK_INTERVAL`](crate::exec::PROCESS_CHECK_INTERVAL); a pid seen once is
 //!   followed by its start time, so a reused pid is not mistaken for a member. One found
 //!   not to belong is not read again while its `/proc` entry (inode) stays the same and
-//!   every ancestor of it was read; a read that fails is tried again at the next count.
+//!   every ancestor of it was read (never an orphan of ours: whether it counts changes
+//!   with the runs going). A read that fails (an entry that cannot be read for a reason
+//!   other than its process's end included) fails the whole count, which keeps its
+//!   members and is tried again at the next one.
 //! * **The end of a run** ([`Tree::kill_all`]): every member is sent `SIGKILL`, again and
 //!   again, until none runs and every zombie re-parented to us is reaped (bounded by
-//!   [`KILL_DEADLINE`]). A member that forks meanwhile has the child seen on the next
-//!   pass.
+//!   [`KILL_DEADLINE`]; a few failed reads in a row end it early, with only the group
+//!   killed). A member that forks meanwhile has the child seen on the next pass. Orphans
+//!   of unknown origin that started after the root are claimed then, except those of a
+//!   group or session another running run's root leads.
 //! * **Ambiguous**: a process created and orphaned between two reads while another run is
 //!   going at the same time cannot be told apart: it is not counted while the runs go, and
 //!   the first of them to end that started before it kills it (which may be early for the
@@ -41,11 +47,22 @@ use std::time::{Duration, Instant};
 pub(crate) const KILL_DEADLINE: Duration = Duration::from_secs(5);
 /// The pause between two passes of [`Tree::kill_all`].
 const KILL_PASS_PAUSE: Duration = Duration::from_millis(2);
+/// Reads of `/proc` that may fail in a row before [`Tree::kill_all`] gives up (with the
+/// pause, about 50 ms: a failure that lasts longer is not waited out on every run's end).
+const MAX_FAILED_KILL_READS: usize = 25;
 
-/// Tests: how many of the next reads of `/proc` fail (as with too many open files).
+/// Tests: how many of the next reads of `/proc` fail (as with too many open files). These
+/// hooks are process-wide: only tests holding [`SERIAL`] may scan.
 #[cfg(test)]
 pub(crate) static FAILED_READS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
+
+/// Tests: pids whose `/proc` entry reads as gone.
+#[cfg(test)]
+pub(crate) static HIDDEN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// Tests: pids whose `/proc` entry cannot be read (as with too many open files).
+#[cfg(test)]
+pub(crate) static UNREADABLE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Tests that spawn runs go one at a time (each needs to know whether it runs alone, and
 /// [`FAILED_READS`] is shared).
@@ -127,7 +144,30 @@ fn parse_stat(stat: &str) -> Option<Stat> {
 }
 
 fn read_stat(pid: u32) -> Option<Stat> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    read_stat_checked(pid).ok().flatten()
+}
+
+/// [`read_stat`], telling a process that is gone (`Ok(None)`) from a read that failed
+/// (too many open files, say), after which the scan's picture would be incomplete.
+fn read_stat_checked(pid: u32) -> std::io::Result<Option<Stat>> {
+    #[cfg(test)]
+    if HIDDEN.lock().is_ok_and(|h| h.contains(&pid)) {
+        return Ok(None);
+    }
+    #[cfg(test)]
+    if UNREADABLE.lock().is_ok_and(|h| h.contains(&pid)) {
+        return Err(std::io::Error::from_raw_os_error(nix::libc::EMFILE));
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(text) => Ok(parse_stat(&text)),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(nix::libc::ESRCH) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The processes of one script run (see the module docs).
@@ -218,7 +258,9 @@ impl Tree {
         let mut seen: HashMap<u32, Stat> = HashMap::new();
         let mut inodes: HashMap<u32, u64> = HashMap::new();
         let mut others = HashMap::with_capacity(self.others.len());
-        for entry in dir.flatten() {
+        for entry in dir {
+            // A listing cut short would drop members: the scan fails instead (tried again).
+            let entry = entry.ok()?;
             let Some(pid) = entry
                 .file_name()
                 .to_str()
@@ -233,7 +275,7 @@ impl Tree {
                 others.insert(pid, inode);
                 continue;
             }
-            if let Some(stat) = read_stat(pid) {
+            if let Some(stat) = read_stat_checked(pid).ok()? {
                 seen.insert(pid, stat);
                 inodes.insert(pid, inode);
             }
@@ -266,10 +308,16 @@ impl Tree {
                 continue;
             }
             let led = |id: u32| id == root || self.members.contains_key(&id);
+            // In a group or session another run's root leads: that run's, never this one's
+            // orphan (claiming it at this run's end killed a fork bomb's processes over
+            // and over, so that its own count never passed the limit).
+            let other_run = |id: u32| id != root && runs.roots.contains(&id);
             let orphan = s.ppid == self.me
                 && !runs.roots.contains(&pid)
                 && !runs.ended_root(pid, s.start)
                 && s.pgrp != self.my_group
+                && !other_run(s.pgrp)
+                && !other_run(s.session)
                 && if self.claim {
                     s.start >= self.root_start
                 } else {
@@ -294,7 +342,7 @@ impl Tree {
         }
         let mut dead_ours = Vec::new();
         let mut running = 0usize;
-        let settled = settled_others(&seen, &self.members, &others);
+        let settled = settled_others(&seen, &self.members, &others, self.me);
         for (pid, s) in &seen {
             if !self.members.contains_key(pid) {
                 if settled.contains(pid) {
@@ -340,17 +388,26 @@ impl Tree {
         // run's (it cannot be told apart), and leaving it running would be worse.
         self.others.clear();
         self.claim = true;
+        let mut failed_reads = 0;
         loop {
             crate::exec::group::kill_group(self.root);
-            // A failed read (too many open files, say) is tried again until the deadline;
-            // the members known so far are killed meanwhile.
-            let read = self.scan().is_some();
-            if !read && std::fs::metadata("/proc/self/stat").is_err() {
-                // No `/proc` at all: nothing to wait for (the group was killed above).
-                return;
+            if self.scan().is_none() {
+                // A failed read (too many open files, say) is tried a few times; the
+                // members of an old read are not signalled (their pids may be others' by
+                // now).
+                failed_reads += 1;
+                if failed_reads > MAX_FAILED_KILL_READS {
+                    tracing::warn!(
+                        root = self.root,
+                        "cannot read /proc to kill what a script started: only its process group was killed"
+                    );
+                    return;
+                }
+                std::thread::sleep(KILL_PASS_PAUSE);
+                continue;
             }
             let waiting = self.members.keys().any(|&p| p != self.root);
-            if read && self.running == 0 && !waiting {
+            if self.running == 0 && !waiting {
                 return;
             }
             for &pid in self.members.keys() {
@@ -376,11 +433,13 @@ impl Tree {
 /// with no parent (pid 0). A process whose parent could not be read (it ended, or its pid is
 /// below the point `/proc` was listed from when it started, after pids wrapped) may be a
 /// member's child re-parented to us by now: it is read again next time, and so is every
-/// process below it, or the whole subtree would go uncounted for the rest of the run.
+/// process below it, or the whole subtree would go uncounted for the rest of the run. So
+/// is an orphan re-parented to us, whose counting depends on the runs going.
 fn settled_others(
     seen: &HashMap<u32, Stat>,
     members: &HashMap<u32, u64>,
     skipped: &HashMap<u32, u64>,
+    me: u32,
 ) -> HashSet<u32> {
     let mut settled: HashSet<u32> = HashSet::new();
     let mut unsettled: HashSet<u32> = HashSet::new();
@@ -407,6 +466,11 @@ fn settled_others(
             let Some(s) = seen.get(&pid) else {
                 break false;
             };
+            if s.ppid == me {
+                // An orphan re-parented to us is counted or not depending on the runs
+                // going (see the module docs), which changes: read again every time.
+                break false;
+            }
             path.push(pid);
             on_path.insert(pid);
             pid = s.ppid;
@@ -418,205 +482,5 @@ fn settled_others(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stat_fields_are_read_after_the_last_parenthesis() {
-        let line = "42 (a) b) c) S 7 42 40 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0";
-        let s = parse_stat(line).unwrap();
-        assert_eq!((s.ppid, s.pgrp, s.session, s.start), (7, 42, 40, 12345));
-        assert!(!s.zombie);
-        let z = parse_stat("9 (x) Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0").unwrap();
-        assert!(z.zombie);
-        assert_eq!(z.start, 77);
-        assert_eq!(parse_stat("9 (x) S 1 9"), None);
-        assert_eq!(parse_stat("no parenthesis 1 2 3"), None);
-    }
-
-    /// A command in a process group of its own, as scripts run, killed if dropped.
-    fn command(program: &str, args: &[&str]) -> tokio::process::Command {
-        let mut c = tokio::process::Command::new(program);
-        c.args(args).process_group(0).kill_on_drop(true);
-        c
-    }
-
-    /// The root of a run that ended, dead but not yet reaped by its owner (a zombie whose
-    /// parent is us, as a killed script's is until `wait` returns), is no orphan of another
-    /// run: not counted by its scans (twice, so that the second skips what the first read),
-    /// not claimed and reaped by its final kill. It was taken for one: a run at its process
-    /// limit was killed for a process it never had (a flaky test), and the owner's `wait`
-    /// failed with ECHILD. Whatever other tests run meanwhile, the kill claims every orphan,
-    /// so this fails without the rule.
-    #[tokio::test]
-    async fn an_ended_root_not_yet_reaped_is_no_orphan_of_another_run() {
-        use nix::sys::wait::{Id, WaitPidFlag, waitid};
-        let _serial = SERIAL.lock().await;
-        let (mut long, tree) = spawn(&mut command("sleep", &["30"])).unwrap();
-        let mut tree = tree.unwrap();
-        let (mut short, short_tree) = spawn(&mut command("true", &[])).unwrap();
-        let pid = short.id().unwrap();
-        // Until it has exited, without reaping it (WNOWAIT): it stays a zombie of ours.
-        let raw = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
-        waitid(Id::Pid(raw), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT).unwrap();
-        assert!(read_stat(pid).unwrap().zombie);
-        drop(short_tree);
-        let (mut tree, first, second) = tokio::task::spawn_blocking(move || {
-            let first = tree.scan();
-            let second = tree.scan();
-            assert!(
-                active().ended.contains_key(&pid),
-                "forgotten while unreaped"
-            );
-            tree.kill_all();
-            (tree, first, second)
-        })
-        .await
-        .unwrap();
-        assert_eq!(
-            (first, second),
-            (Some(1), Some(1)),
-            "the ended root was counted"
-        );
-        // Still its owner's to reap; then it is forgotten.
-        assert!(short.wait().await.unwrap().success());
-        long.wait().await.unwrap();
-        tree.scan();
-        assert!(!active().ended.contains_key(&pid));
-    }
-
-    /// An orphan re-parented to us that started before a run's root (another run's, left
-    /// behind when that run ended) is not counted by the run going alone: it was, and a run
-    /// at its process limit was killed for zombies of another test's script.
-    #[tokio::test]
-    async fn an_orphan_older_than_the_root_is_not_counted() {
-        use nix::sys::signal::{Signal, kill};
-        use nix::sys::wait::waitpid;
-        let _serial = SERIAL.lock().await;
-        // A run that leaves an orphan in a session of its own, and tells its pid.
-        let mut leaver = command("sh", &["-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!"]);
-        leaver.stdout(std::process::Stdio::piped());
-        let (leaver, leaver_tree) = spawn(&mut leaver).unwrap();
-        let leaver_pid = leaver.id().unwrap();
-        let out = leaver.wait_with_output().await.unwrap();
-        let orphan: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-        // Start times count clock ticks: the next run must start a tick later (bounded wait
-        // on the boot clock, /proc/uptime, which those ticks count in hundredths).
-        let born = read_stat(u32::try_from(orphan).unwrap()).unwrap().start;
-        let deadline = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < deadline {
-            let up = std::fs::read_to_string("/proc/uptime").unwrap();
-            let secs: f64 = up.split_whitespace().next().unwrap().parse().unwrap();
-            if (secs * 100.0) as u64 > born {
-                break;
-            }
-            std::hint::spin_loop();
-        }
-        // A later run starts while the first is still followed, then the first ends.
-        let (mut long, tree) = spawn(&mut command("sleep", &["30"])).unwrap();
-        let mut tree = tree.unwrap();
-        drop(leaver_tree);
-        // Its owner reaped its root before the run ended: nothing to remember.
-        assert!(!active().ended.contains_key(&leaver_pid));
-        let counted = tokio::task::spawn_blocking(move || {
-            let n = tree.scan();
-            (tree, n)
-        })
-        .await
-        .unwrap();
-        let orphan_pid = nix::unistd::Pid::from_raw(orphan);
-        let _ = kill(orphan_pid, Signal::SIGKILL);
-        let _ = waitpid(orphan_pid, None);
-        long.kill().await.unwrap();
-        drop(counted.0);
-        assert_eq!(counted.1, Some(1), "an older orphan was counted");
-    }
-
-    fn stat(ppid: u32) -> Stat {
-        Stat {
-            zombie: false,
-            ppid,
-            pgrp: 1,
-            session: 1,
-            start: 1,
-        }
-    }
-
-    /// A process is skipped by later scans only when its whole line of descent was read:
-    /// one whose parent was not (it ended, or pids wrapped while `/proc` was listed) may be
-    /// a member's child re-parented to us, and is read again, with everything below it.
-    #[test]
-    fn only_others_whose_ancestry_was_read_are_skipped_later() {
-        let seen: HashMap<u32, Stat> = [
-            (1, stat(0)),
-            (10, stat(1)),
-            (11, stat(10)),
-            (20, stat(99)),
-            (21, stat(20)),
-            (22, stat(21)),
-            (30, stat(5)),
-            (41, stat(40)),
-            (50, stat(51)),
-            (51, stat(50)),
-        ]
-        .into();
-        let members: HashMap<u32, u64> = [(40, 1), (41, 1)].into();
-        let skipped: HashMap<u32, u64> = [(5, 7)].into();
-        let mut settled: Vec<u32> = settled_others(&seen, &members, &skipped)
-            .into_iter()
-            .collect();
-        settled.sort_unstable();
-        // 20..22 descend from 99 (not read), 50 and 51 are a loop (a line that changed
-        // while being read), 41 is a member.
-        assert_eq!(settled, [1, 10, 11, 30]);
-    }
-
-    /// A process skipped as not belonging is read again when its `/proc` entry is another
-    /// one (its pid was reused, which wraps quickly where `pid_max` is 32,768): a script's
-    /// child that took the pid of an earlier other went uncounted, with all it started, and
-    /// a fork bomb escaped the process limit (a flaky test in CI).
-    #[tokio::test]
-    async fn a_reused_pid_is_read_again() {
-        use std::os::unix::fs::MetadataExt;
-        let _serial = SERIAL.lock().await;
-        let (mut root, tree) = spawn(&mut command("sh", &["-c", "sleep 30 & wait"])).unwrap();
-        let mut tree = tree.unwrap();
-        let root_pid = root.id().unwrap();
-        let (tree, counts) = tokio::task::spawn_blocking(move || {
-            // Until the shell has started its child.
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while tree.scan() != Some(2) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            let child = *tree.members.keys().find(|&&p| p != root_pid).unwrap();
-            let inode = std::fs::metadata(format!("/proc/{child}")).unwrap().ino();
-            let mut counts = Vec::new();
-            // As if the pid had been another process's at the last read, and now is the
-            // child's: a different entry, read again.
-            tree.members.remove(&child);
-            tree.others.insert(child, inode.wrapping_add(1));
-            counts.push(tree.scan());
-            // The same entry is trusted (skipped): the child is not counted.
-            tree.members.remove(&child);
-            tree.others.insert(child, inode);
-            counts.push(tree.scan());
-            (tree, counts)
-        })
-        .await
-        .unwrap();
-        let mut tree = tree;
-        tokio::task::spawn_blocking(move || tree.kill_all())
-            .await
-            .unwrap();
-        root.wait().await.unwrap();
-        assert_eq!(counts, [Some(2), Some(1)]);
-    }
-
-    #[test]
-    fn this_process_has_a_stat() {
-        let s = read_stat(std::process::id()).unwrap();
-        assert!(!s.zombie);
-        assert!(s.start > 0);
-    }
-}
+#[path = "contain_tests.rs"]
+mod tests;

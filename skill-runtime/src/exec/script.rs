@@ -417,9 +417,9 @@ pub(crate) async fn run(
                         }
                     }
                     None => {
-                        tracing::warn!(
+                        tracing::error!(
                             script = %plan.path.display(),
-                            "counting the script's processes failed: the process limit is not enforced"
+                            "counting the script's processes failed (the counting task did not finish): the process limit is not enforced for the rest of this run"
                         );
                     }
                 }

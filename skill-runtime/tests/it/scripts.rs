@@ -277,11 +277,13 @@ async fn an_exponential_fork_bomb_is_stopped_at_the_process_limit() {
     lab(dir.path());
     // The bomb is bounded (depth 8: at most 511 processes, each sleeping 30 s). Were the
     // process limit broken, the timeout would end it and the `Processes` assertion would
-    // fail. The limit was seen not to trip, intermittently (twice in CI). Two causes were
-    // found and fixed (see `exec::contain` and `exec::script`'s unit tests): one failed
-    // read of /proc lifted the limit for the rest of the run, and a pid reused by the bomb
-    // could be skipped as another process's. A second try stays, so that a cause not yet
-    // found does not fail the suite; a broken limit misses both and still fails it.
+    // fail. The limit was seen not to trip, intermittently (twice in CI). The likeliest
+    // cause, reproduced by a review (16 timeouts in 108 runs with a short run ending 50 ms
+    // into the bomb), was another test's run claiming the bomb's orphans at its end and
+    // killing them over and over; other ways out were closed too (a failed read of /proc
+    // lifted the limit for the rest of the run; a reused pid could be skipped): see
+    // `exec::contain`'s unit tests. A second try stays, so that a cause not yet found does
+    // not fail the suite; a broken limit misses both and still fails it.
     let rt = runtime(dir.path(), Duration::from_secs(10));
     assert_eq!(rt.config().limits.max_processes, MAX_SCRIPT_PROCESSES);
     let mut o = None;
