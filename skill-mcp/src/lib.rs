@@ -82,7 +82,9 @@ pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpSe
 
 /// MCP over streamable HTTP (protocol 2026-07-28, stateless; clients on 2025-11-25 get a
 /// session), as a tower service for any path prefix. `allowed_hosts` is the `Host`
-/// allowlist (DNS-rebinding protection): empty keeps the SDK's loopback-only default.
+/// allowlist (DNS-rebinding protection): empty keeps the SDK's loopback-only default, and
+/// `["*"]` turns the SDK's check off (for a caller that checks `Host` itself, as
+/// `skill_runtime::http` does).
 #[cfg(feature = "http")]
 pub fn http_service(
     engine: Arc<Engine>,
@@ -96,7 +98,10 @@ pub fn http_service(
     let mut http = StreamableHttpServerConfig::default();
     http.legacy_session_mode = true;
     http.json_response = true;
-    if !allowed_hosts.is_empty() {
+    if allowed_hosts.iter().any(|h| h == "*") {
+        // rmcp allows every host when its list is empty.
+        http.allowed_hosts.clear();
+    } else if !allowed_hosts.is_empty() {
         http.allowed_hosts = allowed_hosts;
     }
     StreamableHttpService::new(move || Ok(server.clone()), Default::default(), http)

@@ -100,23 +100,18 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
     }
 }
 
-/// The HTTP application `serve` runs: the API, and MCP at [`MCP_PATH`] on the same
-/// listener (same token rules). `listen` joins the loopback names in the `Host` allowlist.
+/// The HTTP application `serve` runs: the API (MCP is not built in).
 #[cfg(not(feature = "mcp"))]
 pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr) -> Arc<App> {
     App::new(engine, http)
 }
 
 /// The HTTP application `serve` runs: the API, and MCP at [`MCP_PATH`] on the same
-/// listener (same token rules). `listen` joins the loopback names in the `Host` allowlist.
+/// listener (same token rules, and the same `Host` check, [`HttpConfig::allowed_hosts`],
+/// which the server applies to every request before MCP sees it).
 #[cfg(feature = "mcp")]
-pub fn app(engine: Arc<Engine>, http: HttpConfig, listen: std::net::SocketAddr) -> Arc<App> {
-    let hosts = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-        listen.ip().to_string(),
-    ];
+pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr) -> Arc<App> {
+    let hosts = vec!["*".to_owned()];
     let service = skill_mcp::http_mounted(engine.clone(), skill_mcp::McpConfig::default(), hosts);
     App::with_mounts(engine, http, App::mounts().mount(MCP_PATH, service))
 }

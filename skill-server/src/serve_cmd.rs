@@ -68,6 +68,9 @@ struct FileConfig {
     token_env: Option<String>,
     /// Listen on a non-loopback address without a token.
     allow_unauthenticated: Option<bool>,
+    /// Host names a request's `Host` may give besides IP addresses and `localhost`
+    /// (DNS-rebinding protection); `"*"` allows every name.
+    allowed_hosts: Option<Vec<String>>,
     notes: Option<PathBuf>,
     watch: Option<bool>,
     debounce_ms: Option<u64>,
@@ -283,6 +286,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     engine.index_dir = file.index_dir;
     let mut http = HttpConfig {
         token,
+        allowed_hosts: file.allowed_hosts.unwrap_or_default(),
         ..HttpConfig::default()
     };
     if let Some(t) = millis("request_timeout_ms", file.request_timeout_ms)? {

@@ -51,6 +51,10 @@ pub struct HttpConfig {
     /// Time a client has to send a request body once its headers are in
     /// ([`DEFAULT_BODY_READ_TIMEOUT`]); past it the answer is `408 body_timeout`.
     pub body_read_timeout: Duration,
+    /// Host names (`name` or `name:port`) a request's `Host` may give besides IP addresses
+    /// and `localhost` (DNS-rebinding protection); `"*"` allows every name (for a server
+    /// behind a proxy that checks them). Default: none.
+    pub allowed_hosts: Vec<String>,
     /// Catalog budgets by profile, used when a request gives none.
     pub profile_budgets: std::collections::BTreeMap<String, skill_registry::Budget>,
 }
@@ -67,6 +71,7 @@ impl Default for HttpConfig {
             max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
             header_read_timeout: HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            allowed_hosts: Vec::new(),
             profile_budgets: std::collections::BTreeMap::new(),
         }
     }

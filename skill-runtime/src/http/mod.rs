@@ -24,11 +24,16 @@
 //! server-side error's message names no server path (the log has the details). When a
 //! token is configured, action endpoints (every `POST` but `/v1/select`) need
 //! `Authorization: Bearer <token>` (the scheme in any case, RFC 7235); the token is read
-//! from that header only, and compared in time independent of its content.
+//! from that header only, and compared in time independent of its content. Every request,
+//! mounted services' included, must name the server in its `Host` as an IP address,
+//! `localhost` or a name in [`HttpConfig::allowed_hosts`] (DNS-rebinding protection;
+//! `403 forbidden_host` otherwise), except `/v1/health` and `/v1/ready`, which probes
+//! reach by any name.
 
 mod app;
 mod config;
 mod handlers;
+mod host;
 mod openapi;
 mod request;
 mod response;

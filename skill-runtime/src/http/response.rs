@@ -86,6 +86,15 @@ pub(crate) fn json_response(status: StatusCode, value: &impl serde::Serialize) -
     resp
 }
 
+/// The `403` of a request whose `Host` does not name this server (see `host.rs`).
+pub(crate) fn forbidden_host() -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden_host",
+        "the Host header names this server by a name it does not serve (DNS-rebinding protection): use its IP address or localhost, or add the name to the server's `allowed_hosts`",
+    )
+}
+
 /// The `401` of a request without the server's token.
 pub(crate) fn unauthorized() -> ApiError {
     ApiError::new(

@@ -23,8 +23,9 @@ use tracing::Instrument;
 use super::app::{App, Mount};
 use super::config::SHUTDOWN_GRACE;
 use super::handlers::{self, Routed};
+use super::host;
 use super::request::{find, read_body};
-use super::response::{ApiError, Body};
+use super::response::{ApiError, Body, forbidden_host};
 use super::routes::Op;
 use crate::error::Error;
 
@@ -177,9 +178,14 @@ async fn handle_request(
     async move {
         let started = Instant::now();
         let mount = app.mounts.iter().find(|m| m.serves(&path)).cloned();
-        let mut resp = match mount {
-            Some(m) => serve_mounted(&app, &m, req).await,
-            None => serve_api(&app, &api, req).await,
+        let probe = matches!(path.trim_end_matches('/'), "/v1/health" | "/v1/ready");
+        let mut resp = if !probe && !host::allowed(req.headers(), &app.config.allowed_hosts) {
+            forbidden_host().into_response()
+        } else {
+            match mount {
+                Some(m) => serve_mounted(&app, &m, req).await,
+                None => serve_api(&app, &api, req).await,
+            }
         };
         stats.record(resp.status());
         if let Ok(v) = HeaderValue::from_str(&id) {

@@ -57,6 +57,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     code("empty", 200, "an empty command line"),
     code("empty_domain", 404, "a domain with no loaded skill"),
     code(
+        "forbidden_host",
+        403,
+        "a Host header that does not name this server (DNS rebinding)",
+    ),
+    code(
         "get_skill_arguments",
         200,
         "get_skill with more than one path",

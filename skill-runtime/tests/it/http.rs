@@ -110,7 +110,7 @@ async fn raw(addr: SocketAddr, request: &str) -> Reply {
 async fn get(addr: SocketAddr, path: &str) -> Reply {
     raw(
         addr,
-        &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        &format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
     )
     .await
 }
@@ -118,7 +118,7 @@ async fn get(addr: SocketAddr, path: &str) -> Reply {
 /// The headers of a `POST /v1/select` declaring `length` bytes of body.
 fn select_head(length: usize) -> String {
     format!(
-        "POST /v1/select HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        "POST /v1/select HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
     )
 }
 
@@ -288,7 +288,7 @@ async fn requests_are_logged_at_debug_with_a_summary_at_info() {
     for i in 0..50 {
         let r = raw(
             addr,
-            &format!("GET /v1/health HTTP/1.1\r\nHost: x\r\nx-request-id: logged-{i}\r\nConnection: close\r\n\r\n"),
+            &format!("GET /v1/health HTTP/1.1\r\nHost: localhost\r\nx-request-id: logged-{i}\r\nConnection: close\r\n\r\n"),
         )
         .await;
         assert_eq!(r.status, 200);
@@ -460,7 +460,7 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
         ),
     ] {
         let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
         let r = raw(s.addr, &request).await;

@@ -29,7 +29,7 @@ pub fn request(addr: &str, head: &str, body: &str) -> (u16, String) {
 pub fn get(addr: &str, path: &str) -> (u16, String) {
     request(
         addr,
-        &format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+        &format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
         "",
     )
 }

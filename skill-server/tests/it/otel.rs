@@ -160,7 +160,7 @@ fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
     request(
         addr,
         &format!(
-            "POST {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
              Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             json.len()
         ),

@@ -69,7 +69,7 @@ fn http_pre_loads_the_profiles_proactive_skill() {
         let (status, text) = request(
             &addr,
             &format!(
-                "POST /v1/select HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                "POST /v1/select HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                 body.len()
             ),
             body,

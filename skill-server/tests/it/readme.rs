@@ -57,7 +57,7 @@ fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
     request(
         addr,
         &format!(
-            "POST {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             json.len()
         ),
         json,

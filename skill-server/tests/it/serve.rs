@@ -226,3 +226,65 @@ fn serve_with_require_lock_excludes_a_tampered_skill_and_serves_the_rest() {
     );
     terminate(child);
 }
+
+/// DNS-rebinding protection: a request whose `Host` is a name the server does not serve
+/// gets `403 forbidden_host`, on `/v1` (which answered it, running scripts) and on `/mcp`
+/// alike; IP addresses, `localhost` and the configured `allowed_hosts` are served, on
+/// `/mcp` too; probes answer whatever the name.
+#[test]
+fn serve_refuses_requests_for_host_names_it_does_not_serve() {
+    use crate::common::request;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("skills.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\nwatch = false\nallowed_hosts = [\"skills.example.com\"]\n\
+             [[sources]]\npath = \"{}\"\n",
+            repo().join("packs/actions").display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let (child, addr, _logs) = spawn_serve(&["serve", "--config", &config], &[]);
+    let port = addr.rsplit(':').next().unwrap();
+    let route = r#"{"text":"tasks.search --status todo"}"#;
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let post = |host: &str, path: &str, body: &str| {
+        request(
+            &addr,
+            &format!(
+                "POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            ),
+            body,
+        )
+    };
+    let get_as = |host: &str, path: &str| {
+        request(
+            &addr,
+            &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+            "",
+        )
+    };
+    let foreign = format!("attacker.example:{port}");
+    let (status, body) = post(&foreign, "/v1/route", route);
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("\"forbidden_host\""), "{body}");
+    assert_eq!(get_as(&foreign, "/v1/skills").0, 403);
+    assert_eq!(post(&foreign, "/mcp", initialize).0, 403);
+    assert_eq!(get_as(&foreign, "/v1/health").0, 200);
+    assert_eq!(get_as(&foreign, "/v1/ready").0, 200);
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("skills.example.com:{port}"),
+    ] {
+        let (status, body) = post(&host, "/v1/route", route);
+        assert_eq!(status, 200, "{host}: {body}");
+        let (status, body) = post(&host, "/mcp", initialize);
+        assert_eq!(status, 200, "{host}: {body}");
+    }
+    terminate(child);
+}

@@ -176,7 +176,7 @@ pub(crate) fn request(
     body: &[u8],
 ) -> Reply {
     let mut s = connect(addr);
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -932,7 +932,7 @@ fn a_workflow_built_over_http_is_listed_and_fires_on_schedule() {
 fn try_open_events(addr: SocketAddr) -> Result<BufReader<TcpStream>, u16> {
     let mut stream = connect(addr);
     stream
-        .write_all(b"GET /v1/events HTTP/1.1\r\nHost: t\r\n\r\n")
+        .write_all(b"GET /v1/events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
     let mut reader = BufReader::new(stream);
     let mut line = String::new();

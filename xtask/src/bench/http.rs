@@ -254,13 +254,13 @@ struct Request {
 impl Request {
     fn get(path: &str) -> Request {
         Request {
-            bytes: format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n").into_bytes(),
+            bytes: format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").into_bytes(),
         }
     }
     fn post_json(path: &str, body: &str) -> Request {
         Request {
             bytes: format!(
-                "POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                 body.len()
             )
             .into_bytes(),
