@@ -35,6 +35,8 @@
 #![deny(missing_docs)]
 
 mod catalog;
+#[cfg(feature = "http")]
+mod mount;
 mod server;
 mod tools;
 
@@ -43,6 +45,8 @@ use std::sync::Arc;
 use skill_runtime::Engine;
 
 pub use catalog::{MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, SCHEME};
+#[cfg(feature = "http")]
+pub use mount::{DEFAULT_MAX_SESSIONS, McpLimits};
 pub use server::{
     CACHE_TTL, McpConfig, RESOURCES_PAGE_SIZE, SERVED_DIGEST_META, SERVED_SIZE_META,
     SKILLS_PAGE_SIZE, SkillsServer,
@@ -91,6 +95,19 @@ pub fn http_service(
     config: McpConfig,
     allowed_hosts: Vec<String>,
 ) -> HttpService {
+    http_service_with_sessions(engine, config, allowed_hosts).0
+}
+
+/// [`http_service`] and its session manager (to count the sessions open).
+#[cfg(feature = "http")]
+fn http_service_with_sessions(
+    engine: Arc<Engine>,
+    config: McpConfig,
+    allowed_hosts: Vec<String>,
+) -> (
+    HttpService,
+    Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+) {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
@@ -104,25 +121,30 @@ pub fn http_service(
     } else if !allowed_hosts.is_empty() {
         http.allowed_hosts = allowed_hosts;
     }
-    StreamableHttpService::new(move || Ok(server.clone()), Default::default(), http)
+    let sessions = Arc::new(
+        rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default(),
+    );
+    let service =
+        StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), http);
+    (service, sessions)
 }
 
 /// [`http_service`] as a [`skill_runtime::http::MountedService`], to mount at `/mcp` with
 /// [`skill_runtime::http::Mounts::mount`]: the same listener, request ids and token rules as
-/// `/v1`.
+/// `/v1`, and `limits` on bodies and sessions (see [`McpLimits`]).
 #[cfg(feature = "http")]
 pub fn http_mounted(
     engine: Arc<Engine>,
     config: McpConfig,
     allowed_hosts: Vec<String>,
+    limits: McpLimits,
 ) -> skill_runtime::http::MountedService {
-    use http_body_util::BodyExt;
-    let service = http_service(engine, config, allowed_hosts);
+    let (service, sessions) = http_service_with_sessions(engine, config, allowed_hosts);
     tower::util::BoxCloneSyncService::new(tower::service_fn(move |req| {
         let service = service.clone();
+        let sessions = sessions.clone();
         async move {
-            let response = service.handle(req).await;
-            Ok::<_, std::convert::Infallible>(response.map(|body| body.boxed_unsync()))
+            Ok::<_, std::convert::Infallible>(mount::handle(&service, &sessions, limits, req).await)
         }
     }))
 }

@@ -59,12 +59,20 @@ fn served_meta(file: &FileRef, bytes: &[u8]) -> Option<MetaObject> {
     Some(MetaObject(meta))
 }
 
-/// The engine as an MCP server. Cheap to clone: clones share the engine and the catalog.
+/// How often a session's change listener checks that its session is still open (it
+/// also ends at the first notification that cannot be sent).
+const LISTENER_CHECK: Duration = Duration::from_secs(5);
+
+/// The engine as an MCP server. Cheap to clone: clones share the engine, the catalog and
+/// the session's state ([`SkillsServer::for_session`] gives a new session its own).
 #[derive(Clone)]
 pub struct SkillsServer {
     engine: Arc<Engine>,
     config: Arc<McpConfig>,
     catalog: Arc<Mutex<Option<Arc<Catalog>>>>,
+    /// Whether this session's change listener was started (one per session, however many
+    /// `notifications/initialized` the client sends).
+    listening: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for SkillsServer {
@@ -105,6 +113,16 @@ impl SkillsServer {
             engine,
             config: Arc::new(config),
             catalog: Arc::new(Mutex::new(None)),
+            listening: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        }
+    }
+
+    /// A server for a new session: the same engine, settings and catalog, and session state
+    /// of its own.
+    pub(crate) fn for_session(&self) -> Self {
+        SkillsServer {
+            listening: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            ..self.clone()
         }
     }
 
@@ -434,12 +452,32 @@ impl ServerHandler for SkillsServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // A session (stdio, or HTTP on 2025-11-25) hears of every reload.
+        // A session (stdio, or HTTP on 2025-11-25) hears of every reload, once: a client
+        // repeating the notification started a listener each time (each change was then
+        // announced that many times), and a listener outlived its session until the
+        // next change. It ends with its session now.
+        if self
+            .listening
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return;
+        }
         let mut events = self.engine.events();
         let peer = context.peer;
         tokio::spawn(async move {
+            let mut check = tokio::time::interval(LISTENER_CHECK);
+            check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                match events.recv().await {
+                let event = tokio::select! {
+                    e = events.recv() => e,
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                match event {
                     Ok(e) if !matches!(*e, Event::Change(_)) => continue,
                     Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         if peer.notify_resource_list_changed().await.is_err()

@@ -112,6 +112,16 @@ pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr)
 #[cfg(feature = "mcp")]
 pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr) -> Arc<App> {
     let hosts = vec!["*".to_owned()];
-    let service = skill_mcp::http_mounted(engine.clone(), skill_mcp::McpConfig::default(), hosts);
+    let limits = skill_mcp::McpLimits {
+        max_body_bytes: http.max_body_bytes,
+        body_read_timeout: http.body_read_timeout,
+        ..skill_mcp::McpLimits::default()
+    };
+    let service = skill_mcp::http_mounted(
+        engine.clone(),
+        skill_mcp::McpConfig::default(),
+        hosts,
+        limits,
+    );
     App::with_mounts(engine, http, App::mounts().mount(MCP_PATH, service))
 }

@@ -295,3 +295,30 @@ async fn a_read_of_a_file_changed_since_the_listing_carries_the_served_bytes_dig
     assert_ne!(expected, listed_digest);
     client.cancel().await.unwrap();
 }
+
+/// A client that sends `notifications/initialized` more than once gets each change
+/// announced once: every notification started a listener of its own, so a change went out
+/// once per notification (500 times after 500), and the listeners outlived the session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repeated_initialized_notification_does_not_repeat_the_announcements() {
+    let fx = Fixture::new();
+    let (client, mut changes) = connect(fx.server()).await;
+    for _ in 0..3 {
+        client.notify_initialized().await.unwrap();
+    }
+    // A round trip after the notifications: the server has read them.
+    client.list_all_skills().await.unwrap();
+    write_skill(&fx.path("agentskills"), "fresh-skill", 1);
+    let engine = fx.engine.clone();
+    tokio::task::spawn_blocking(move || engine.reload())
+        .await
+        .unwrap();
+    let mut got = vec![changes.recv().await.unwrap(), changes.recv().await.unwrap()];
+    got.sort_unstable();
+    assert_eq!(got, ["prompts", "resources"]);
+    // Nothing more comes: there is no event to wait for, so a bounded wait (duplicates are
+    // sent by the same loop, right after these).
+    let more = tokio::time::timeout(std::time::Duration::from_millis(300), changes.recv()).await;
+    assert!(more.is_err(), "announced again: {more:?}");
+    client.cancel().await.unwrap();
+}

@@ -15,7 +15,12 @@ async fn http_client_lists_and_reads_every_file_next_to_the_api() {
         .unwrap();
     let mount = App::mounts().mount(
         "/mcp",
-        skill_mcp::http_mounted(fx.engine.clone(), McpConfig::default(), vec![]),
+        skill_mcp::http_mounted(
+            fx.engine.clone(),
+            McpConfig::default(),
+            vec![],
+            skill_mcp::McpLimits::default(),
+        ),
     );
     let app = App::with_mounts(fx.engine.clone(), HttpConfig::default(), mount);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -48,7 +53,12 @@ async fn with_a_token_mcp_needs_it_like_the_api() {
         .unwrap();
     let mount = App::mounts().mount(
         "/mcp",
-        skill_mcp::http_mounted(fx.engine.clone(), McpConfig::default(), vec![]),
+        skill_mcp::http_mounted(
+            fx.engine.clone(),
+            McpConfig::default(),
+            vec![],
+            skill_mcp::McpLimits::default(),
+        ),
     );
     let config = HttpConfig {
         token: Some("s3cret".into()),
@@ -74,6 +84,171 @@ async fn with_a_token_mcp_needs_it_like_the_api() {
     let client = ().serve(transport).await.unwrap();
     assert!(!client.list_all_skills().await.unwrap().is_empty());
     client.cancel().await.unwrap();
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
+
+/// A server with `/mcp` under `limits`; its address, and the sender that stops it.
+async fn serve_with(
+    fx: &Fixture,
+    limits: skill_mcp::McpLimits,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
+) {
+    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mount = App::mounts().mount(
+        "/mcp",
+        skill_mcp::http_mounted(fx.engine.clone(), McpConfig::default(), vec![], limits),
+    );
+    let app = App::with_mounts(fx.engine.clone(), HttpConfig::default(), mount);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
+        let _ = stopped.await;
+    }));
+    (addr, stop, server)
+}
+
+/// Send `head` and `body` on a new connection (`Connection: close`); the status line and
+/// headers, and the body.
+async fn exchange(addr: std::net::SocketAddr, head: &str, body: &[u8]) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(20), s.read_to_end(&mut raw))
+        .await
+        .expect("no answer in time")
+        .unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.to_owned(), body.to_owned())
+}
+
+fn post_head(extra: &str, length: usize) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{extra}Content-Length: {length}\r\n\r\n"
+    )
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+fn status(head: &str) -> u16 {
+    head.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// Sessions are capped: past `max_sessions` a new one gets `503` with `Retry-After` (each
+/// cost about 78 KB until deleted or idle for 5 minutes, and there was no cap); deleting
+/// one makes room.
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_past_the_cap_are_refused_until_one_ends() {
+    let fx = Fixture::new();
+    let limits = skill_mcp::McpLimits {
+        max_sessions: 2,
+        ..skill_mcp::McpLimits::default()
+    };
+    let (addr, stop, server) = serve_with(&fx, limits).await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (head, body) = exchange(
+            addr,
+            &post_head("", INITIALIZE.len()),
+            INITIALIZE.as_bytes(),
+        )
+        .await;
+        assert_eq!(status(&head), 200, "{head}\n{body}");
+        let id = head
+            .lines()
+            .find_map(|l| l.strip_prefix("mcp-session-id: "))
+            .unwrap()
+            .to_owned();
+        ids.push(id);
+    }
+    let (head, body) = exchange(
+        addr,
+        &post_head("", INITIALIZE.len()),
+        INITIALIZE.as_bytes(),
+    )
+    .await;
+    assert_eq!(status(&head), 503, "{head}\n{body}");
+    assert!(
+        head.to_ascii_lowercase().contains("retry-after: 5"),
+        "{head}"
+    );
+    assert!(body.contains("too many MCP sessions"), "{body}");
+    // A request in an open session still goes through.
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let (head, _) = exchange(
+        addr,
+        &post_head(
+            &format!(
+                "mcp-session-id: {}\r\nmcp-protocol-version: 2025-06-18\r\n",
+                ids[0]
+            ),
+            ping.len(),
+        ),
+        ping.as_bytes(),
+    )
+    .await;
+    assert_eq!(status(&head), 200, "{head}");
+    let (head, _) = exchange(
+        addr,
+        &format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nmcp-session-id: {}\r\nmcp-protocol-version: 2025-06-18\r\n\r\n",
+            ids[1]
+        ),
+        b"",
+    )
+    .await;
+    assert!(status(&head) < 300, "{head}");
+    let (head, body) = exchange(
+        addr,
+        &post_head("", INITIALIZE.len()),
+        INITIALIZE.as_bytes(),
+    )
+    .await;
+    assert_eq!(status(&head), 200, "after a DELETE: {head}\n{body}");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
+
+/// `/mcp` has `/v1`'s body limits: a declared length over the cap is `413` at once, a
+/// longer chunked body `413`, a stalled body `408` (it was held open for good), and a
+/// malformed chunked body `400` (it was `500`).
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_bodies_are_limited_like_the_api() {
+    let fx = Fixture::new();
+    let limits = skill_mcp::McpLimits {
+        max_body_bytes: INITIALIZE.len(),
+        body_read_timeout: std::time::Duration::from_millis(300),
+        ..skill_mcp::McpLimits::default()
+    };
+    let (addr, stop, server) = serve_with(&fx, limits).await;
+    let (head, _) = exchange(addr, &post_head("", INITIALIZE.len() + 1), b"").await;
+    assert_eq!(status(&head), 413, "{head}");
+    let chunk = "x".repeat(150);
+    let chunked = format!("96\r\n{chunk}\r\n96\r\n{chunk}\r\n0\r\n\r\n");
+    let head_chunked = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let (head, _) = exchange(addr, head_chunked, chunked.as_bytes()).await;
+    assert_eq!(status(&head), 413, "{head}");
+    let (head, _) = exchange(addr, &post_head("", 40), b"{").await;
+    assert_eq!(status(&head), 408, "{head}");
+    let (head, body) = exchange(addr, head_chunked, b"5\r\n{\"jso\r\nzz\r\n").await;
+    assert_eq!(status(&head), 400, "{head}\n{body}");
+    // At the cap, a request is served.
+    let (head, _) = exchange(
+        addr,
+        &post_head("", INITIALIZE.len()),
+        INITIALIZE.as_bytes(),
+    )
+    .await;
+    assert_eq!(status(&head), 200, "{head}");
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }

@@ -1,0 +1,147 @@
+//! `/mcp` as a service mounted beside `/v1`: the limits `/v1` has, applied before rmcp sees
+//! a request. A request body is read whole first (MCP requests are single JSON-RPC
+//! messages), within [`McpLimits::max_body_bytes`] (`413`, a declared length over it at
+//! once) and [`McpLimits::body_read_timeout`] (`408`); a body that breaks off is `400`.
+//! Then a new session (a POST `initialize` without `Mcp-Session-Id`) is refused with `503`
+//! and `Retry-After` while [`McpLimits::max_sessions`] are open: each costs memory until
+//! its client deletes it or it stays idle for rmcp's keep-alive (5 minutes).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use skill_runtime::http::Body;
+
+use crate::HttpService;
+
+/// Default most MCP sessions open at once ([`McpLimits::max_sessions`]).
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// Seconds a client refused for too many sessions is told to wait.
+const RETRY_AFTER_SECS: u64 = 5;
+
+/// The limits of `/mcp` over HTTP.
+#[derive(Debug, Clone, Copy)]
+pub struct McpLimits {
+    /// Largest request body (as `/v1`'s `max_body_bytes`).
+    pub max_body_bytes: usize,
+    /// Time a client has to send a request body once its headers are in.
+    pub body_read_timeout: Duration,
+    /// Sessions open at once ([`DEFAULT_MAX_SESSIONS`]); more are refused with `503`.
+    pub max_sessions: usize,
+}
+
+impl Default for McpLimits {
+    fn default() -> Self {
+        McpLimits {
+            max_body_bytes: skill_runtime::http::DEFAULT_MAX_BODY_BYTES,
+            body_read_timeout: skill_runtime::http::DEFAULT_BODY_READ_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+        }
+    }
+}
+
+/// A JSON-RPC error response with an HTTP status (`id` null: the request was not read).
+fn refuse(status: StatusCode, code: i64, message: &str) -> Response<Body> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    })
+    .to_string();
+    let mut resp = Response::new(Full::new(Bytes::from(body)).boxed_unsync());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// Whether a body asks to open a session (`initialize`).
+fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+    }
+    serde_json::from_slice::<Method<'_>>(body).is_ok_and(|m| m.method == Some("initialize"))
+}
+
+/// Serve one request to `/mcp` within `limits` (see the module docs).
+pub(crate) async fn handle<B>(
+    service: &HttpService,
+    sessions: &Arc<LocalSessionManager>,
+    limits: McpLimits,
+    req: Request<B>,
+) -> Response<Body>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.max_body_bytes as u64) {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            -32600,
+            &format!("the request body is over {} bytes", limits.max_body_bytes),
+        );
+    }
+    let read = Limited::new(body, limits.max_body_bytes).collect();
+    let bytes = match tokio::time::timeout(limits.body_read_timeout, read).await {
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                &format!(
+                    "the request body did not arrive within {} ms",
+                    limits.body_read_timeout.as_millis()
+                ),
+            );
+        }
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                &format!("the request body is over {} bytes", limits.max_body_bytes),
+            );
+        }
+        Ok(Err(_)) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                "the request body could not be read",
+            );
+        }
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    let opens_session = parts.method == http::Method::POST
+        && !parts.headers.contains_key("mcp-session-id")
+        && is_initialize(&bytes);
+    if opens_session && sessions.sessions.read().await.len() >= limits.max_sessions {
+        let mut resp = refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            &format!(
+                "too many MCP sessions are open ({}); end unused ones with DELETE, or try again later",
+                limits.max_sessions
+            ),
+        );
+        resp.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from(RETRY_AFTER_SECS),
+        );
+        return resp;
+    }
+    let response = service
+        .handle(Request::from_parts(parts, Full::new(bytes)))
+        .await;
+    response.map(|b| b.boxed_unsync())
+}
