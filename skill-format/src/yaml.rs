@@ -123,9 +123,18 @@ pub struct Parsed {
 /// parse quadratic in the file size; a pre-scan refuses deeper text before it is parsed.
 const MAX_FLOW_NESTING: usize = 64;
 
+/// The most text (scalars and keys, in bytes) a frontmatter may expand to. Aliases repeat
+/// what their anchor holds, so a 1 MB string aliased a thousand times made 1 GB (and
+/// aborted a serving process on reload); serde_yaml bounds how many times aliases are
+/// replayed, not what they copy. Text written out without aliases is far below this (a
+/// skill file is at most 4 MiB).
+pub(crate) const MAX_EXPANDED_TEXT_BYTES: usize = 16 * 1024 * 1024;
+
 #[derive(Default)]
 struct Pass {
     non_string_seen: Cell<bool>,
+    /// Bytes of text produced so far (aliases counted each time they are replayed).
+    produced: Cell<usize>,
     duplicates: RefCell<Vec<String>>,
     /// Steps of the duplicate-key check, counted so a test can show they grow linearly.
     #[cfg(test)]
@@ -176,6 +185,21 @@ impl<'de> DeserializeSeed<'de> for AnySeed<'_> {
 
 struct AnyVisitor<'p>(AnySeed<'p>);
 
+impl Pass {
+    /// Count `bytes` more of text, or refuse the document past [`MAX_EXPANDED_TEXT_BYTES`].
+    fn produce<E: de::Error>(&self, bytes: usize) -> Result<(), E> {
+        let total = self.produced.get().saturating_add(bytes);
+        self.produced.set(total);
+        if total > MAX_EXPANDED_TEXT_BYTES {
+            return Err(E::custom(format!(
+                "the frontmatter expands to more than {} MiB of text (aliases repeat what their anchor holds): use fewer aliases of large values",
+                MAX_EXPANDED_TEXT_BYTES / (1024 * 1024)
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl AnyVisitor<'_> {
     fn scalar(&self, text: String, kind: ScalarKind) -> Node {
         if kind != ScalarKind::Str {
@@ -192,9 +216,11 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
         f.write_str("a YAML value")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+        self.0.pass.produce(v.len())?;
         Ok(self.scalar(v.to_owned(), ScalarKind::Str))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+        self.0.pass.produce(v.len())?;
         Ok(self.scalar(v, ScalarKind::Str))
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
@@ -238,6 +264,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
         // number of keys.
         let mut seen: HashSet<String> = HashSet::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
+            self.0.pass.produce(key.len())?;
             #[cfg(test)]
             self.0.pass.key_checks.set(self.0.pass.key_checks.get() + 1);
             let value = {
@@ -435,8 +462,10 @@ fn check_nesting(text: &str) -> Result<(), YamlError> {
 ///
 /// An empty (or comment-only) document is a null scalar. Flow nesting deeper than
 /// `MAX_FLOW_NESTING` (64) is refused by a linear pre-scan before parsing. Aliases are expanded
-/// by `serde_yaml` with its own limits, so a "billion laughs" document is an error, not an
-/// explosion, and so is block nesting deeper than its recursion limit.
+/// by `serde_yaml`, which bounds how often they are replayed (a "billion laughs" document is
+/// an error, not an explosion), and the text they produce is bounded here
+/// (`MAX_EXPANDED_TEXT_BYTES`, 16 MiB), so aliases of one large value are an error too; so
+/// is block nesting deeper than serde_yaml's recursion limit.
 pub fn parse(text: &str) -> Result<Parsed, YamlError> {
     let blank = text.lines().all(|l| {
         let t = l.trim();

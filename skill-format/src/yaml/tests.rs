@@ -248,3 +248,31 @@ fn recovery_keeps_crlf() {
     let (fixed, _) = recover_unquoted_colons("d: a: b\r\nn: x\r\n").unwrap();
     assert_eq!(fixed, "d: 'a: b'\r\nn: x\r\n");
 }
+
+/// Aliases of one large value are refused past `MAX_EXPANDED_TEXT_BYTES` of text, at its
+/// edge: a 1 MB string aliased 4,000 times took 4 GB (and aborted a serving process).
+#[test]
+fn aliases_expand_to_at_most_the_text_cap() {
+    let value = "x".repeat(1024 * 1024 - 1);
+    // Keys `a` and the second one, the anchored value, then fifteen aliases of it.
+    let doc = |second_key: &str| {
+        let mut d = format!("a: &v {value}\n{second_key}:\n");
+        for _ in 0..15 {
+            d.push_str("  - *v\n");
+        }
+        d
+    };
+    let at = doc(&"k".repeat(15));
+    assert_eq!(1 + 15 + 16 * value.len(), MAX_EXPANDED_TEXT_BYTES);
+    let parsed = parse(&at).unwrap();
+    assert!(matches!(&parsed.root, Node::Map(e) if e.len() == 2));
+    let over = doc(&"k".repeat(16));
+    let e = parse(&over).unwrap_err();
+    assert!(e.message.contains("expands to more than 16 MiB"), "{e:?}");
+    // Thousands of aliases of it fail as fast, without the memory.
+    let mut huge = format!("a: &v {value}\nl:\n");
+    for _ in 0..4000 {
+        huge.push_str("  - *v\n");
+    }
+    assert!(parse(&huge).is_err());
+}
