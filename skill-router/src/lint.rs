@@ -6,7 +6,9 @@ use skill_registry::{Skill, Snapshot, Status};
 
 use crate::route::{Mode, Router, SlashTarget};
 use crate::routes::Route;
-use crate::validate::prevalidate;
+use skill_format::sections::{FlagSchema, flag_schema, usage_line};
+
+use crate::validate::prevalidate_with;
 
 /// The diagnostic code example findings carry (`example-does-not-route`); their message
 /// starts with [`EXAMPLE_MESSAGE_PREFIX`].
@@ -80,8 +82,11 @@ pub fn lint_examples(snapshot: &Snapshot) -> Vec<Diagnostic> {
 const PARALLEL_MIN_SKILLS: usize = 256;
 
 fn lint_skill(router: &Router<'_>, skill: &Skill, out: &mut Vec<Diagnostic>) {
+    // Read once per skill, not once per example: each read scans the whole body, which made
+    // a body of n examples cost n times its size (20,000 examples: 4 s).
+    let schema = Lazy::default();
     for example in example_lines(&skill.body) {
-        let Some(problem) = check(router, skill, example.text) else {
+        let Some(problem) = check(router, skill, &schema, example.text) else {
             continue;
         };
         let line = skill
@@ -102,8 +107,28 @@ fn lint_skill(router: &Router<'_>, skill: &Skill, out: &mut Vec<Diagnostic>) {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Reads of a body's schema, counted so a test can show there is one per skill.
+    static SCHEMA_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A skill's `## Flags` schema and `## Usage` line, read from its body when first needed.
+#[derive(Default)]
+struct Lazy(std::cell::OnceCell<(Option<FlagSchema>, Option<String>)>);
+
+impl Lazy {
+    fn get(&self, body: &str) -> &(Option<FlagSchema>, Option<String>) {
+        self.0.get_or_init(|| {
+            #[cfg(test)]
+            SCHEMA_READS.with(|n| n.set(n.get() + 1));
+            (flag_schema(body), usage_line(body).map(str::to_owned))
+        })
+    }
+}
+
 /// What is wrong with one example, or `None` when it routes to `skill`.
-fn check(router: &Router<'_>, skill: &Skill, example: &str) -> Option<String> {
+fn check(router: &Router<'_>, skill: &Skill, schema: &Lazy, example: &str) -> Option<String> {
     if let Some(after) = example.strip_prefix('/') {
         let word = after.split_ascii_whitespace().next().unwrap_or("");
         if word == "skill" {
@@ -130,7 +155,8 @@ fn check(router: &Router<'_>, skill: &Skill, example: &str) -> Option<String> {
     }
     match router.model_line(example, Mode::Lint).into_owned() {
         Route::Invoke(i) if i.skill == skill.name => {
-            prevalidate(&skill.name, &skill.body, &i.flags)
+            let (schema, usage) = schema.get(&skill.body);
+            prevalidate_with(&skill.name, schema.as_ref(), || usage.as_deref(), &i.flags)
                 .err()
                 .map(|e| e.to_string())
         }
@@ -170,6 +196,36 @@ mod tests {
     const SEND: &str = "---\nname: mail.send\ndescription: Send mail\n---\n# mail.send\n\n## Usage\n\nmail.send --to <addr> [--tone <t>]\n\n## Flags\n\n--to    Recipient (required)\n--tone  Tone. One of: formal, casual\n\n## Examples\n\nmail.send --to a@b.c\nmail.send --to a@b.c --tone loud\nmail.send --tone formal\nmail.read --id 1\nmail.send --help\nmail.send --to 'oops\nSend a friendly note.\n";
     const READ: &str = "---\nname: mail.read\ndescription: Read mail\n---\n# mail.read\n\n## Examples\n\nmail.read --id 1 --anything goes\n";
     const INDEX: &str = "---\ndomain: mail\ndescription: Mail tools\n---\n# Mail\n";
+
+    /// The body's schema is read once per skill, however many examples it has: it was read
+    /// for each, so n examples cost n times the body (quadratic; 20,000 took 4 s).
+    #[test]
+    fn a_skill_body_is_read_once_for_all_its_examples() {
+        let mut text = String::from(
+            "---\nname: mail.send\ndescription: Send mail\n---\n# mail.send\n\n## Usage\n\nmail.send --to <addr>\n\n## Flags\n\n--to    Recipient (required)\n\n## Examples\n\n",
+        );
+        for i in 0..500 {
+            text.push_str(&format!("mail.send --to a@b.c --flag{i} v\n"));
+        }
+        let (_dir, snap) = pack(&[("mail/send.md", &text), ("mail/SKILL.md", INDEX)]);
+        let router = Router::new(&snap);
+        let skill = snap.entry("mail.send").unwrap();
+        SCHEMA_READS.with(|n| n.set(0));
+        let mut out = Vec::new();
+        lint_skill(&router, skill, &mut out);
+        assert_eq!(out.len(), 500);
+        assert!(
+            out[0].message.contains("unknown flag --flag0"),
+            "{}",
+            out[0].message
+        );
+        assert!(
+            out[0].message.contains("Usage: mail.send --to <addr>"),
+            "{}",
+            out[0].message
+        );
+        assert_eq!(SCHEMA_READS.with(std::cell::Cell::get), 1);
+    }
 
     #[test]
     fn failing_examples_are_warnings_at_their_file_line() {

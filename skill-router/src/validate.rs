@@ -264,14 +264,28 @@ pub fn prevalidate<S: AsRef<str>>(skill: &str, body: &str, flags: &Flags<S>) -> 
     let Some(schema) = flag_schema(body) else {
         return Ok(());
     };
-    let problems = check_schema(&schema, flags);
+    prevalidate_with(skill, Some(&schema), || usage_line(body), flags)
+}
+
+/// [`prevalidate`] with the body's schema already read, and its usage line read by `usage`
+/// when an error needs it.
+pub(crate) fn prevalidate_with<'u, S: AsRef<str>>(
+    skill: &str,
+    schema: Option<&FlagSchema>,
+    usage: impl FnOnce() -> Option<&'u str>,
+    flags: &Flags<S>,
+) -> Result<(), Error> {
+    let Some(schema) = schema else {
+        return Ok(());
+    };
+    let problems = check_schema(schema, flags);
     if problems.is_empty() {
         return Ok(());
     }
     Err(Error::InvalidFlags {
         skill: skill.to_owned(),
         problems,
-        usage: usage_line(body).map(str::to_owned),
+        usage: usage().map(str::to_owned),
     })
 }
 
