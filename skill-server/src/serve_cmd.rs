@@ -140,14 +140,31 @@ struct SourceConfig {
 }
 
 fn read_config(path: &Path) -> Result<FileConfig, String> {
+    use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if meta.len() > MAX_CONFIG_BYTES {
+    if !meta.is_file() {
         return Err(format!(
-            "{}: the configuration file is over {MAX_CONFIG_BYTES} bytes",
+            "{}: the configuration must be a regular file",
             path.display()
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let too_big = || {
+        format!(
+            "{}: the configuration file is over {MAX_CONFIG_BYTES} bytes",
+            path.display()
+        )
+    };
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_big());
+    }
+    // Never past the cap, whatever the size said (the file may grow meanwhile).
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_big());
+    }
     let mut config: FileConfig =
         toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     // Relative paths in the file are relative to the file.
@@ -520,6 +537,18 @@ mod tests {
         let mut a = args(&[]);
         a.config = Some(file);
         (dir, a)
+    }
+
+    /// A configuration that is not a regular file is refused before it is read: `/dev/zero`
+    /// was read until memory ran out.
+    #[cfg(unix)]
+    #[test]
+    fn a_configuration_that_is_not_a_regular_file_is_refused() {
+        let e = read_config(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("must be a regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_config(dir.path()).unwrap_err();
+        assert!(e.contains("must be a regular file"), "{e}");
     }
 
     #[test]
