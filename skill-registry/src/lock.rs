@@ -79,6 +79,9 @@ pub enum Drift {
         /// Files in both whose size or SHA-256 differ.
         changed: Vec<String>,
     },
+    /// The listed files match, but some of the folder's files were past the listing
+    /// limits (depth or count) when the manifest was made, so they cannot be checked.
+    Unlisted,
 }
 
 impl Drift {
@@ -135,6 +138,10 @@ impl Drift {
         match self {
             Drift::Same => None,
             Drift::NotLocked => Some("the lock has no entry for it".to_owned()),
+            Drift::Unlisted => Some(
+                "some of its files are past the listing limits (too deep or too many), so they cannot be checked: move them up or out of the skill's folder"
+                    .to_owned(),
+            ),
             Drift::Changed {
                 added,
                 removed,
@@ -274,7 +281,12 @@ impl Lock {
         match self.entry(name, layer) {
             None => Drift::NotLocked,
             Some(l) if l.digest == manifest.digest() && manifest.is_complete() => Drift::Same,
-            Some(l) => Drift::between(&l.files, manifest),
+            // Files past the listing limits are in neither the lock nor the manifest, so
+            // the comparison alone found them equal: they were run unchecked.
+            Some(l) => match Drift::between(&l.files, manifest) {
+                Drift::Same if !manifest.is_complete() => Drift::Unlisted,
+                drift => drift,
+            },
         }
     }
 
@@ -356,6 +368,42 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+    }
+
+    /// A file past the listing depth is in neither the lock nor the manifest: the skill is
+    /// reported as not checkable, before and after that file changes (verify said "ok",
+    /// and require_lock served the skill with the file changed).
+    #[test]
+    fn files_past_the_listing_limits_make_a_skill_unverifiable() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        tree(root);
+        let deep = format!("a/scripts/{}x.sh", "d/".repeat(crate::MAX_RESOURCE_DEPTH));
+        write(root, &deep, "echo ok\n");
+        let lock = Lock::from_snapshot(&snapshot(root));
+        let unlisted = |lock: &Lock| {
+            lock.verify(&snapshot(root))
+                .into_iter()
+                .map(|d| (d.name, d.drift))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(unlisted(&lock), [("a".to_owned(), Drift::Unlisted)]);
+        write(root, &deep, "echo EVIL\n");
+        assert_eq!(unlisted(&lock), [("a".to_owned(), Drift::Unlisted)]);
+        assert!(
+            Drift::Unlisted
+                .describe(3)
+                .is_some_and(|d| d.contains("past the listing limits"))
+        );
+        // One level up, within the limit: listed, locked and verified.
+        fs::remove_dir_all(root.join("a/scripts/d")).unwrap();
+        let shallow = format!(
+            "a/scripts/{}x.sh",
+            "d/".repeat(crate::MAX_RESOURCE_DEPTH - 1)
+        );
+        write(root, &shallow, "echo ok\n");
+        let lock = Lock::from_snapshot(&snapshot(root));
+        assert!(lock.verify(&snapshot(root)).is_empty());
     }
 
     #[test]

@@ -58,7 +58,7 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             for name in &incomplete {
                 let _ = writeln!(
                     err,
-                    "warning: `{name}` has files left out or unhashed (over a limit, or unreadable); verify will report them as changed"
+                    "warning: `{name}` has files left out or unhashed (over a limit, or unreadable); verify will report it, and require_lock will not load it"
                 );
             }
             lock.write(&output).map_err(|e| e.to_string())?;
