@@ -169,7 +169,13 @@ fn operation(e: &Endpoint, doc: &Document<'_>) -> Value {
             "lagged": { "type": "object", "properties": { "missed": { "type": "integer" } } },
         });
     }
-    responses.insert("200".into(), ok);
+    if e.op == Op::Workflows {
+        // A workflow built is created (its outcome, `error` null).
+        ok["description"] = json!("Created");
+        responses.insert("201".into(), ok);
+    } else {
+        responses.insert("200".into(), ok);
+    }
     responses.insert(
         "default".into(),
         json!({ "description": "An error", "content": { "application/json": {

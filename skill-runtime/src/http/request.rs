@@ -132,6 +132,20 @@ pub(crate) fn json_body<T: for<'de> Deserialize<'de>>(req: Request<Bytes>) -> Re
             "send the body as `Content-Type: application/json`",
         ));
     }
+    // Every body the API takes is an object; serde would also read a struct from an array
+    // of its fields in order, which the OpenAPI document does not allow.
+    let object = req
+        .body()
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'{');
+    if !object {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_json",
+            "the body must be a JSON object",
+        ));
+    }
     serde_json::from_slice(req.body()).map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,

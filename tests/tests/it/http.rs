@@ -583,6 +583,12 @@ fn the_openapi_document_matches_the_served_routes() {
     assert_eq!(doc["openapi"], "3.0.3");
     let paths = doc["paths"].as_object().unwrap();
     assert!(paths.len() >= 18);
+    // A workflow built answers 201, and the document says so (it said 200).
+    let created = &paths["/v1/workflows"]["post"]["responses"];
+    assert!(
+        created["201"].is_object() && created["200"].is_null(),
+        "{created}"
+    );
     let auth = format!("Bearer {TOKEN}");
     let mut bodies_checked = 0;
     for (path, methods) in paths {
