@@ -369,16 +369,38 @@ impl ServerHandler for SkillsServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        tools::call(
+        // The time limit of HTTP's executing endpoints, and the client's cancellation: the
+        // call (and any script it started, which is killed when its run is dropped) ends
+        // with either. A call ran on for minutes after its client had gone.
+        let limit = self
+            .engine
+            .script_timeout()
+            .saturating_add(skill_runtime::http::DEFAULT_EXEC_TIMEOUT_MARGIN)
+            .max(skill_runtime::http::DEFAULT_REQUEST_TIMEOUT);
+        let call = tools::call(
             &self.engine,
             self.profile(),
             &request.name,
             request.arguments.unwrap_or_default(),
-        )
-        .await
-        .map(Into::into)
+        );
+        tokio::select! {
+            result = tokio::time::timeout(limit, call) => match result {
+                Ok(r) => r.map(Into::into),
+                Err(_) => Err(ErrorData::internal_error(
+                    format!(
+                        "the tool call ran longer than {} s and was stopped (send fewer commands per call)",
+                        limit.as_secs()
+                    ),
+                    None,
+                )),
+            },
+            () = context.ct.cancelled() => Err(ErrorData::internal_error(
+                "the tool call was cancelled by the client",
+                None,
+            )),
+        }
     }
 
     async fn list_prompts(

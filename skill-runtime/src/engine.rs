@@ -435,6 +435,13 @@ impl Engine {
         &self.runtime
     }
 
+    /// How long a script may run before it is killed (the configured timeout, raised to
+    /// its lower bound): a front door's time limit for executing calls goes past it, so
+    /// that a script's own timeout is reported first.
+    pub fn script_timeout(&self) -> std::time::Duration {
+        self.runtime.config().limits.effective_timeout()
+    }
+
     /// The scheduler's jobs with their next `next` fire times, when the scheduler runs.
     /// With a shared database, each job's last run and whether it runs are the cluster's.
     pub fn schedule_jobs(&self, next: usize) -> Option<Vec<JobInfo>> {

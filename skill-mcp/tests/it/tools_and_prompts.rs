@@ -225,3 +225,67 @@ async fn tools_answer_with_the_json_the_http_api_gives() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A `tools/call` the client cancels ends, and so does the script it started: the call
+/// ignored its cancellation, and a run went on for minutes after its client had gone.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_execute_stops_its_script() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("sleeper");
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: sleeper\ndescription: Sleeps for a test.\nscripts:\n  - scripts/nap.sh\n---\nNaps.\n",
+    )
+    .unwrap();
+    let script = dir.join("scripts/nap.sh");
+    std::fs::write(&script, "#!/bin/sh\necho $$ > nap.pid\nexec sleep 30\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut config =
+        skill_runtime::EngineConfig::new(skill_registry::RegistryConfig::with_sources(vec![
+            skill_registry::Source::new(root.path(), "project"),
+        ]));
+    config.watch = None;
+    config.schedule = None;
+    let engine = skill_runtime::Engine::start(config).unwrap();
+    let server = skill_mcp::SkillsServer::new(engine, skill_mcp::McpConfig::default());
+    let (client, _changes) = crate::common::connect(server).await;
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        CallToolRequestParams::new("execute")
+            .with_arguments(args(json!({ "output": "```cmd\nsleeper\n```" }))),
+    ));
+    let handle = client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // Until the script runs.
+    let pid_file = dir.join("nap.pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        if std::time::Instant::now() > deadline {
+            let r = handle.await_response().await;
+            panic!("the script never started: {r:?}");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    handle.cancel(Some("test".into())).await.unwrap();
+    // Killed (and reaped) once the call ends: bounded well below the script's 30 s.
+    let gone = |pid: i32| !std::path::Path::new(&format!("/proc/{pid}")).exists();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !gone(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        gone(pid),
+        "the script {pid} still runs after the call was cancelled"
+    );
+    client.cancel().await.unwrap();
+}

@@ -108,7 +108,7 @@ impl App {
     /// never answers gets `504 timeout`. A model output whose commands together run
     /// longer than this also gets `504` (send them one by one to avoid that).
     pub fn exec_timeout(&self) -> Duration {
-        let script = self.engine.runtime().config().limits.effective_timeout();
+        let script = self.engine.script_timeout();
         script
             .saturating_add(self.config.exec_timeout_margin)
             .max(self.config.request_timeout)
