@@ -62,12 +62,8 @@ fn refuse(status: StatusCode, code: i64, message: &str) -> Response<Body> {
 
 /// Whether a body asks to open a session (`initialize`).
 fn is_initialize(body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Method<'a> {
-        #[serde(borrow)]
-        method: Option<&'a str>,
-    }
-    serde_json::from_slice::<Method<'_>>(body).is_ok_and(|m| m.method == Some("initialize"))
+    serde_json::from_slice::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("method").and_then(serde_json::Value::as_str) == Some("initialize"))
 }
 
 /// Serve one request to `/mcp` within `limits` (see the module docs).
