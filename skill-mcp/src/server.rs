@@ -64,7 +64,7 @@ fn served_meta(file: &FileRef, bytes: &[u8]) -> Option<MetaObject> {
 const LISTENER_CHECK: Duration = Duration::from_secs(5);
 
 /// The engine as an MCP server. Cheap to clone: clones share the engine, the catalog and
-/// the session's state ([`SkillsServer::for_session`] gives a new session its own).
+/// the session's state (the HTTP transport gives each new session its own).
 #[derive(Clone)]
 pub struct SkillsServer {
     engine: Arc<Engine>,

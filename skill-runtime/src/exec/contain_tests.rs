@@ -130,6 +130,22 @@ fn next_tick_after(start: u64) {
     }
 }
 
+/// The pid a script prints on its first line (read byte by byte: the script goes on).
+async fn first_line_pid(out: &mut tokio::process::ChildStdout) -> u32 {
+    let mut line = Vec::new();
+    loop {
+        let mut b = [0u8; 1];
+        tokio::io::AsyncReadExt::read_exact(out, &mut b)
+            .await
+            .unwrap();
+        if b[0] == b'\n' {
+            break;
+        }
+        line.push(b[0]);
+    }
+    String::from_utf8(line).unwrap().trim().parse().unwrap()
+}
+
 /// When a run ends, its final kill claims the orphans that started after its root, but
 /// never one in a group another running run's root leads: it did, and a fork bomb
 /// whose orphans a short run kept killing never passed the process limit (reproduced:
@@ -150,18 +166,7 @@ async fn a_run_ending_leaves_another_runs_orphans_alone() {
     let (mut long, long_tree) = spawn(&mut cmd).unwrap();
     let long_tree = long_tree.unwrap();
     let mut out = long.stdout.take().unwrap();
-    let mut line = Vec::new();
-    loop {
-        let mut b = [0u8; 1];
-        tokio::io::AsyncReadExt::read_exact(&mut out, &mut b)
-            .await
-            .unwrap();
-        if b[0] == b'\n' {
-            break;
-        }
-        line.push(b[0]);
-    }
-    let orphan: u32 = String::from_utf8(line).unwrap().trim().parse().unwrap();
+    let orphan = first_line_pid(&mut out).await;
     short.kill().await.unwrap();
     let (long_tree, alive) = tokio::task::spawn_blocking(move || {
         // Until the subshell that started it has ended: an orphan of ours then, which the
@@ -215,18 +220,7 @@ async fn an_orphan_uncounted_beside_another_run_is_counted_once_alone() {
     let (mut run, tree) = spawn(&mut cmd).unwrap();
     let mut tree = tree.unwrap();
     let mut out = run.stdout.take().unwrap();
-    let mut line = Vec::new();
-    loop {
-        let mut b = [0u8; 1];
-        tokio::io::AsyncReadExt::read_exact(&mut out, &mut b)
-            .await
-            .unwrap();
-        if b[0] == b'\n' {
-            break;
-        }
-        line.push(b[0]);
-    }
-    let orphan: u32 = String::from_utf8(line).unwrap().trim().parse().unwrap();
+    let orphan = first_line_pid(&mut out).await;
     let (tree, beside) = tokio::task::spawn_blocking(move || {
         // Until the subshell that started it has ended (the orphan is ours then) and it
         // is in its own session (read before, it is still in the run's group: a member).
