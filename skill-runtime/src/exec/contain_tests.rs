@@ -78,12 +78,9 @@ async fn an_orphan_older_than_the_root_is_not_counted() {
     use nix::sys::wait::waitpid;
     let _serial = SERIAL.lock().await;
     // A run that leaves an orphan in a session of its own, and tells its pid.
-    let mut leaver = command("sh", &["-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!"]);
-    leaver.stdout(std::process::Stdio::piped());
-    let (leaver, leaver_tree) = spawn(&mut leaver).unwrap();
-    let leaver_pid = leaver.id().unwrap();
-    let out = leaver.wait_with_output().await.unwrap();
-    let orphan: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let (leaver_tree, leaver_pid, orphan) =
+        run_printing_pid("setsid sleep 30 >/dev/null 2>&1 & echo $!").await;
+    let orphan = i32::try_from(orphan).unwrap();
     // Start times count clock ticks: the next run must start a tick later (bounded wait
     // on the boot clock, /proc/uptime, which those ticks count in hundredths).
     let born = read_stat(u32::try_from(orphan).unwrap()).unwrap().start;
@@ -128,6 +125,26 @@ fn next_tick_after(start: u64) {
         }
         std::hint::spin_loop();
     }
+}
+
+/// Run `script` (`sh -c`) to its end as a followed run: its tree, its root's pid, and the
+/// pid it printed.
+async fn run_printing_pid(script: &str) -> (Tree, u32, u32) {
+    let mut cmd = command("sh", &["-c", script]);
+    cmd.stdout(std::process::Stdio::piped());
+    let (child, tree) = spawn(&mut cmd).unwrap();
+    let root = child.id().unwrap();
+    let out = child.wait_with_output().await.unwrap();
+    let pid = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    (tree.unwrap(), root, pid)
+}
+
+/// End a test's run: kill what is left of it (off the async workers), then reap its root.
+async fn end(mut tree: Tree, root: &mut tokio::process::Child) {
+    tokio::task::spawn_blocking(move || tree.kill_all())
+        .await
+        .unwrap();
+    root.wait().await.unwrap();
 }
 
 /// The pid a script prints on its first line (read byte by byte: the script goes on).
@@ -184,11 +201,7 @@ async fn a_run_ending_leaves_another_runs_orphans_alone() {
     })
     .await
     .unwrap();
-    let mut long_tree = long_tree;
-    tokio::task::spawn_blocking(move || long_tree.kill_all())
-        .await
-        .unwrap();
-    long.wait().await.unwrap();
+    end(long_tree, &mut long).await;
     let _ = kill(
         nix::unistd::Pid::from_raw(i32::try_from(orphan).unwrap()),
         Signal::SIGKILL,
@@ -239,16 +252,13 @@ async fn an_orphan_uncounted_beside_another_run_is_counted_once_alone() {
     other.kill().await.unwrap();
     drop(other_tree);
     let mut tree = tree;
-    let (mut tree, alone) = tokio::task::spawn_blocking(move || {
+    let (tree, alone) = tokio::task::spawn_blocking(move || {
         let n = tree.scan();
         (tree, n)
     })
     .await
     .unwrap();
-    tokio::task::spawn_blocking(move || tree.kill_all())
-        .await
-        .unwrap();
-    run.wait().await.unwrap();
+    end(tree, &mut run).await;
     let _ = kill(
         nix::unistd::Pid::from_raw(i32::try_from(orphan).unwrap()),
         Signal::SIGKILL,
@@ -261,12 +271,7 @@ async fn an_orphan_uncounted_beside_another_run_is_counted_once_alone() {
 #[tokio::test]
 async fn the_final_kill_reads_again_after_a_failure() {
     let _serial = SERIAL.lock().await;
-    let mut cmd = command("sh", &["-c", "sleep 30 >/dev/null 2>&1 & echo $!"]);
-    cmd.stdout(std::process::Stdio::piped());
-    let (root, tree) = spawn(&mut cmd).unwrap();
-    let mut tree = tree.unwrap();
-    let out = root.wait_with_output().await.unwrap();
-    let left: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let (mut tree, _, left) = run_printing_pid("sleep 30 >/dev/null 2>&1 & echo $!").await;
     assert!(read_stat(left).is_some_and(|s| !s.zombie));
     FAILED_READS.store(3, std::sync::atomic::Ordering::SeqCst);
     tokio::task::spawn_blocking(move || tree.kill_all())
@@ -305,11 +310,7 @@ async fn a_scan_caches_no_process_whose_parent_it_could_not_read() {
     })
     .await
     .unwrap();
-    let mut tree = tree;
-    tokio::task::spawn_blocking(move || tree.kill_all())
-        .await
-        .unwrap();
-    root.wait().await.unwrap();
+    end(tree, &mut root).await;
     assert_eq!(hidden, 0, "children of an unread parent were cached");
     assert!(shown > 0, "nothing under pid 1 was cached once it was read");
 }
@@ -362,7 +363,7 @@ async fn a_scan_that_cannot_read_a_process_fails_and_keeps_the_members() {
     let (mut root, tree) = spawn(&mut command("sh", &["-c", "sleep 30 & wait"])).unwrap();
     let mut tree = tree.unwrap();
     let root_pid = root.id().unwrap();
-    let (mut tree, counts) = tokio::task::spawn_blocking(move || {
+    let (tree, counts) = tokio::task::spawn_blocking(move || {
         let deadline = Instant::now() + Duration::from_secs(10);
         while tree.scan() != Some(2) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
@@ -376,10 +377,7 @@ async fn a_scan_that_cannot_read_a_process_fails_and_keeps_the_members() {
     })
     .await
     .unwrap();
-    tokio::task::spawn_blocking(move || tree.kill_all())
-        .await
-        .unwrap();
-    root.wait().await.unwrap();
+    end(tree, &mut root).await;
     assert_eq!(counts, [None, Some(2)]);
 }
 
@@ -416,11 +414,7 @@ async fn a_reused_pid_is_read_again() {
     })
     .await
     .unwrap();
-    let mut tree = tree;
-    tokio::task::spawn_blocking(move || tree.kill_all())
-        .await
-        .unwrap();
-    root.wait().await.unwrap();
+    end(tree, &mut root).await;
     assert_eq!(counts, [Some(2), Some(1)]);
 }
 
