@@ -118,10 +118,14 @@ where
         }
         Ok(Ok(collected)) => collected.to_bytes(),
     };
-    let opens_session = parts.method == http::Method::POST
-        && !parts.headers.contains_key("mcp-session-id")
-        && is_initialize(&bytes);
-    if opens_session && sessions.sessions.read().await.len() >= limits.max_sessions {
+    // The cheap checks first: a stateless request (protocol 2026-07-28) has no session id
+    // either, and its body is parsed only when the sessions are at their cap.
+    let may_open =
+        parts.method == http::Method::POST && !parts.headers.contains_key("mcp-session-id");
+    if may_open
+        && sessions.sessions.read().await.len() >= limits.max_sessions
+        && is_initialize(&bytes)
+    {
         let mut resp = refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             -32000,

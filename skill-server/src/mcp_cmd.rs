@@ -102,7 +102,7 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
 
 /// The HTTP application `serve` runs: the API (MCP is not built in).
 #[cfg(not(feature = "mcp"))]
-pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr) -> Arc<App> {
+pub fn app(engine: Arc<Engine>, http: HttpConfig) -> Arc<App> {
     App::new(engine, http)
 }
 
@@ -110,7 +110,7 @@ pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr)
 /// listener (same token rules, and the same `Host` check, [`HttpConfig::allowed_hosts`],
 /// which the server applies to every request before MCP sees it).
 #[cfg(feature = "mcp")]
-pub fn app(engine: Arc<Engine>, http: HttpConfig, _listen: std::net::SocketAddr) -> Arc<App> {
+pub fn app(engine: Arc<Engine>, http: HttpConfig) -> Arc<App> {
     let hosts = vec!["*".to_owned()];
     let limits = skill_mcp::McpLimits {
         max_body_bytes: http.max_body_bytes,

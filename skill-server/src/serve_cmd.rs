@@ -493,7 +493,7 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             health.skills, diagnostics.errors, diagnostics.warnings
         );
         let _ = out.flush();
-        let app = crate::mcp_cmd::app(engine.clone(), resolved.http, local);
+        let app = crate::mcp_cmd::app(engine.clone(), resolved.http);
         skill_runtime::http::serve(listener, app, shutdown)
             .await
             .map_err(|e| e.to_string())?;

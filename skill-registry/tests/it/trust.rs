@@ -177,6 +177,39 @@ fn require_lock_excludes_a_tampered_skill_serves_the_rest_and_rereads_the_lock()
     );
 }
 
+/// A skill with a script past the listing depth is in no lock entry as a whole: with
+/// require_lock it is not loaded (it ran, changed, while `verify` said ok).
+#[test]
+fn require_lock_leaves_out_a_skill_with_files_it_cannot_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    write(&root, "a/SKILL.md", &skill("a", "Steps."));
+    write(&root, "b/SKILL.md", &skill("b", "Steps."));
+    let deep = format!(
+        "b/scripts/{}x.sh",
+        "d/".repeat(skill_registry::MAX_RESOURCE_DEPTH)
+    );
+    write(&root, &deep, "echo ok\n");
+    let lock_path = dir.path().join("skills-lock.json");
+    Lock::from_snapshot(&load_snapshot(&config(&root, "project"), 1))
+        .write(&lock_path)
+        .unwrap();
+    write(&root, &deep, "echo EVIL\n");
+    let mut cfg = config(&root, "project");
+    cfg.trust.require_lock = Some(lock_path);
+    let snap = Registry::load(cfg).snapshot();
+    assert!(snap.get("a").is_some());
+    assert!(snap.get("b").is_none());
+    let b = snap.entry("b").unwrap();
+    assert!(
+        b.diagnostics
+            .iter()
+            .any(|d| d.code == Code::LockMismatch && d.message.contains("past the listing limits")),
+        "{:?}",
+        b.diagnostics
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn hostile_files_are_hashed_and_skipped_by_the_scan_where_needed() {

@@ -139,6 +139,25 @@ async fn run_printing_pid(script: &str) -> (Tree, u32, u32) {
     (tree.unwrap(), root, pid)
 }
 
+/// A run of a shell that starts one child and waits: its root, its tree once both are
+/// members, and the child's pid.
+async fn run_with_a_child() -> (tokio::process::Child, Tree, u32) {
+    let (root, tree) = spawn(&mut command("sh", &["-c", "sleep 30 & wait"])).unwrap();
+    let mut tree = tree.unwrap();
+    let root_pid = root.id().unwrap();
+    let (tree, child) = tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while tree.scan() != Some(2) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let child = *tree.members.keys().find(|&&p| p != root_pid).unwrap();
+        (tree, child)
+    })
+    .await
+    .unwrap();
+    (root, tree, child)
+}
+
 /// End a test's run: kill what is left of it (off the async workers), then reap its root.
 async fn end(mut tree: Tree, root: &mut tokio::process::Child) {
     tokio::task::spawn_blocking(move || tree.kill_all())
@@ -360,15 +379,9 @@ fn only_others_whose_ancestry_was_read_are_skipped_later() {
 #[tokio::test]
 async fn a_scan_that_cannot_read_a_process_fails_and_keeps_the_members() {
     let _serial = SERIAL.lock().await;
-    let (mut root, tree) = spawn(&mut command("sh", &["-c", "sleep 30 & wait"])).unwrap();
-    let mut tree = tree.unwrap();
-    let root_pid = root.id().unwrap();
+    let (mut root, tree, child) = run_with_a_child().await;
     let (tree, counts) = tokio::task::spawn_blocking(move || {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while tree.scan() != Some(2) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let child = *tree.members.keys().find(|&&p| p != root_pid).unwrap();
+        let mut tree = tree;
         UNREADABLE.lock().unwrap().push(child);
         let failed = tree.scan();
         UNREADABLE.lock().unwrap().clear();
@@ -389,16 +402,9 @@ async fn a_scan_that_cannot_read_a_process_fails_and_keeps_the_members() {
 async fn a_reused_pid_is_read_again() {
     use std::os::unix::fs::MetadataExt;
     let _serial = SERIAL.lock().await;
-    let (mut root, tree) = spawn(&mut command("sh", &["-c", "sleep 30 & wait"])).unwrap();
-    let mut tree = tree.unwrap();
-    let root_pid = root.id().unwrap();
+    let (mut root, tree, child) = run_with_a_child().await;
     let (tree, counts) = tokio::task::spawn_blocking(move || {
-        // Until the shell has started its child.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while tree.scan() != Some(2) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let child = *tree.members.keys().find(|&&p| p != root_pid).unwrap();
+        let mut tree = tree;
         let inode = std::fs::metadata(format!("/proc/{child}")).unwrap().ino();
         let mut counts = Vec::new();
         // As if the pid had been another process's at the last read, and now is the
