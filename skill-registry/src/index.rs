@@ -26,8 +26,9 @@ pub struct Resolved<'a> {
     pub skill: &'a Arc<Skill>,
     /// Its name (the same text as `skill.name`).
     pub name: &'a str,
-    /// Its layer (the same text as `skill.layer`).
-    pub layer: &'a str,
+    /// Its layer (the same text as `skill.layer`), shared by every skill of the layer, so
+    /// that an invocation can keep it without copying.
+    pub layer: &'a Arc<str>,
     /// Its handler (the same as `skill.manifest.handler`).
     pub handler: Option<&'a str>,
 }
@@ -222,7 +223,7 @@ mod tests {
             assert_eq!(r.user_invocable, s.user_invocable());
             let resolved = r.resolved(name);
             assert_eq!(resolved.name, s.name);
-            assert_eq!(resolved.layer, s.layer);
+            assert_eq!(&**resolved.layer, s.layer);
             assert_eq!(resolved.handler, s.manifest.handler.as_deref());
         }
         for unknown in ["", "a", "a.sen", "a.send ", "B", "日"] {

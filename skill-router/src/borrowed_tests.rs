@@ -2,6 +2,7 @@
 //! the owned router gave before (kept apart from `route.rs` for its size).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::flags::tests::{VARIED_ARGUMENTS, reference};
 use crate::route::tests::snapshot;
@@ -115,7 +116,7 @@ fn borrowed_routes_match_the_owned_reference() {
                 raw: line.trim().to_owned(),
                 access: access_of(found.name),
                 handler: found.handler.map(str::to_owned),
-                layer: found.layer.to_owned(),
+                layer: Arc::clone(found.layer),
             };
             let call = call.clone().into_owned();
             assert_eq!(call, want, "{line:?}");

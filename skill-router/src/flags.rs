@@ -205,17 +205,17 @@ impl<S: AsRef<str>> Pending<S> {
             return Flags(all);
         }
         all.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
-        let mut merged: Vec<Entry<S>> = Vec::with_capacity(all.len());
-        for (name, value) in all {
-            match merged.last_mut() {
-                Some(last) if last.0.as_ref() == name.as_ref() => {
-                    let old = std::mem::replace(&mut last.1, FlagValue::Switch(true));
-                    last.1 = old.merge(value);
-                }
-                _ => merged.push((name, value)),
+        // Merged in place: `later` is removed after its value joins the `kept` one.
+        all.dedup_by(|later, kept| {
+            if later.0.as_ref() != kept.0.as_ref() {
+                return false;
             }
-        }
-        Flags(merged)
+            let more = std::mem::replace(&mut later.1, FlagValue::Switch(true));
+            let old = std::mem::replace(&mut kept.1, FlagValue::Switch(true));
+            kept.1 = old.merge(more);
+            true
+        });
+        Flags(all)
     }
 }
 

@@ -13,7 +13,7 @@ use skill_registry::{Caller, Disclosure, Skill, Snapshot, Status, closest_names}
 use crate::Error;
 use crate::config::RouterConfig;
 use crate::extract::extract;
-use crate::flags::{Flags, parse_words};
+use crate::flags::{Flags, ParsedWords, parse_words};
 use crate::routes::{
     Delivery, Invocation, ListedSkill, Route, RoutedCommand, RoutedOutput, SlashInvocation, Via,
     access_of,
@@ -23,6 +23,22 @@ use crate::validate::prevalidate;
 
 /// The word after a skill name in `get_skill: <name> --outline` that asks for its outline.
 pub const OUTLINE_FLAG: &str = "--outline";
+
+/// The flags and positionals of the words after a command's name, and the column of the
+/// first unquoted `|` among all its words (the name included).
+fn parse_after_name<'w>(
+    first: &Word<'w>,
+    rest: impl IntoIterator<Item = Word<'w>>,
+) -> (ParsedWords<'w>, Option<u32>) {
+    let mut pipe = (!first.quoted && first.text == "|").then_some(first.column);
+    let words = rest.into_iter().inspect(|w| {
+        if pipe.is_none() && !w.quoted && w.text == "|" {
+            pipe = Some(w.column);
+        }
+    });
+    let parsed = parse_words(words);
+    (parsed, pipe)
+}
 
 /// Where a lily `command` leads.
 #[derive(Debug)]
@@ -286,19 +302,14 @@ impl<'s> Router<'s> {
             Ok(w) => w,
             Err(e) => return self.fail(e),
         };
-        let first = match words.next() {
-            None => return self.fail(Error::Empty),
-            Some(Err(e)) => return self.fail(e),
-            Some(Ok(w)) => w,
+        let Some(first) = words.next() else {
+            return self.fail(words.take_error().unwrap_or(Error::Empty));
         };
         if !first.quoted && (first.text.starts_with('/') || first.text.starts_with("get_skill")) {
             // Rare forms: every word is read first, so that a tokenizing error wins.
-            let mut rest = Vec::new();
-            for word in words {
-                match word {
-                    Ok(w) => rest.push(w),
-                    Err(e) => return self.fail(e),
-                }
+            let rest: Vec<Word<'l>> = words.by_ref().collect();
+            if let Some(e) = words.take_error() {
+                return self.fail(e);
             }
             if let Some(command) = first.text.strip_prefix('/') {
                 return self.fail(Error::SlashFromModel {
@@ -308,40 +319,29 @@ impl<'s> Router<'s> {
             if let Some(route) = self.get_skill(&first, &rest, mode) {
                 return route;
             }
-            return self.invoke(line, first, rest.into_iter().map(Ok), mode);
+            let (parsed, pipe) = parse_after_name(&first, rest);
+            return self.invoke(line, first, parsed, pipe, mode);
         }
-        self.invoke(line, first, words, mode)
+        // The words after the name are streamed straight into the flag parser; a
+        // tokenizing error anywhere wins over everything else, as if the whole line had
+        // been tokenized first.
+        let (parsed, pipe) = parse_after_name(&first, words.by_ref());
+        if let Some(e) = words.take_error() {
+            return self.fail(e);
+        }
+        self.invoke(line, first, parsed, pipe, mode)
     }
 
-    /// `<name> [flags] [args]` (or `<name> --help`), the words after the name streamed
-    /// straight into the flag parser. A tokenizing error anywhere, then an unquoted `|`,
-    /// win over everything else, as if the whole line had been tokenized first.
+    /// `<name> [flags] [args]` (or `<name> --help`), the words after the name parsed. An
+    /// unquoted `|` anywhere wins over everything else (after a tokenizing error).
     fn invoke<'w>(
         &self,
         line: &'w str,
         first: Word<'w>,
-        rest: impl Iterator<Item = Result<Word<'w>, Error>>,
+        parsed: ParsedWords<'w>,
+        pipe: Option<u32>,
         mode: Mode,
     ) -> Route<Cow<'w, str>> {
-        let mut error = None;
-        let mut pipe = (!first.quoted && first.text == "|").then_some(first.column);
-        let words = rest
-            .map_while(|word| match word {
-                Ok(w) => Some(w),
-                Err(e) => {
-                    error = Some(e);
-                    None
-                }
-            })
-            .inspect(|w| {
-                if pipe.is_none() && !w.quoted && w.text == "|" {
-                    pipe = Some(w.column);
-                }
-            });
-        let parsed = parse_words(words);
-        if let Some(e) = error {
-            return self.fail(e);
-        }
         if let Some(column) = pipe {
             return self.fail(Error::Pipe { column });
         }
@@ -386,7 +386,7 @@ impl<'s> Router<'s> {
             raw: Cow::Borrowed(line),
             access: access_of(found.name),
             handler: found.handler.map(|h| Cow::Owned(h.to_owned())),
-            layer: Cow::Owned(found.layer.to_owned()),
+            layer: Arc::clone(found.layer),
         })
     }
 
@@ -596,9 +596,9 @@ impl<'s> Router<'s> {
             raw: line.trim().to_owned(),
             access: access_of(&skill.name),
             handler: m.handler.clone(),
-            layer: skill.layer.clone(),
+            layer: Arc::from(skill.layer.as_str()),
         };
-        Route::Slash(SlashInvocation {
+        Route::Slash(Box::new(SlashInvocation {
             skill: skill.name.clone(),
             via,
             args: args.to_owned(),
@@ -607,7 +607,7 @@ impl<'s> Router<'s> {
             tool,
             content,
             invocation,
-        })
+        }))
     }
 
     /// `/skills`: every skill the user may invoke, by name.
@@ -886,7 +886,7 @@ pub(crate) mod tests {
             panic!("not an invocation");
         };
         assert_eq!(call.skill, "email.send");
-        assert_eq!(call.layer, "user");
+        assert_eq!(&*call.layer, "user");
         assert_eq!(call.handler.as_deref(), Some("mail.send"));
         assert_eq!(call.access, Access::Mutating);
         assert_eq!(call.raw, "email.send --to bob x --subject=\"Q1 Report\"");
@@ -906,6 +906,6 @@ pub(crate) mod tests {
         assert_eq!(call.skill, "email.search");
         assert_eq!(call.handler, None);
         assert_eq!(call.access, Access::ReadOnly);
-        assert_eq!(call.layer, "user");
+        assert_eq!(&*call.layer, "user");
     }
 }

@@ -4,6 +4,7 @@
 //! that builds it.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use skill_registry::Skill;
 
@@ -64,8 +65,9 @@ pub struct Invocation<S = String> {
     /// The skill's `handler`, if it declares one (markdown-first 5.4: none means the body
     /// is a template for the model).
     pub handler: Option<S>,
-    /// The layer the skill was loaded from.
-    pub layer: S,
+    /// The layer the skill was loaded from (shared with the registry's index, so routing
+    /// does not copy it).
+    pub layer: Arc<str>,
 }
 
 impl<S: Into<String>> Invocation<S> {
@@ -78,7 +80,7 @@ impl<S: Into<String>> Invocation<S> {
             raw: self.raw.into(),
             access: self.access,
             handler: self.handler.map(Into::into),
-            layer: self.layer.into(),
+            layer: self.layer,
         }
     }
 }
@@ -104,7 +106,7 @@ impl Invocation {
         name: &str,
         flags: Flags,
         handler: Option<String>,
-        layer: impl Into<String>,
+        layer: impl Into<Arc<str>>,
     ) -> Invocation {
         let mut words = vec![name.to_owned()];
         for (flag, value) in flags.iter() {
@@ -131,7 +133,7 @@ impl Invocation {
             raw: skill.name.clone(),
             access: access_of(&skill.name),
             handler: skill.manifest.handler.clone(),
-            layer: skill.layer.clone(),
+            layer: Arc::from(skill.layer.as_str()),
         }
     }
 }
@@ -269,8 +271,9 @@ pub enum Route<S = String> {
     },
     /// A skill invoked by the model.
     Invoke(Invocation<S>),
-    /// A skill invoked by a user's slash command.
-    Slash(SlashInvocation),
+    /// A skill invoked by a user's slash command (boxed: it is the largest route and the
+    /// rarest in model output, which keeps every other route small).
+    Slash(Box<SlashInvocation>),
     /// `/skills`: what the user may invoke.
     SkillList {
         /// The skills, by name.

@@ -46,10 +46,12 @@ pub struct Token {
 /// with more than [`MAX_TOKENS`] words.
 pub fn tokenize(input: &str) -> Result<Vec<Token>, Error> {
     let mut tokens = Vec::with_capacity(8);
-    for word in Words::new(input)? {
-        tokens.push(Token::from(word?));
+    let mut words = Words::new(input)?;
+    tokens.extend(words.by_ref().map(Token::from));
+    match words.take_error() {
+        Some(e) => Err(e),
+        None => Ok(tokens),
     }
-    Ok(tokens)
 }
 
 impl From<Word<'_>> for Token {
@@ -89,9 +91,10 @@ impl From<Token> for Word<'_> {
     }
 }
 
-/// The words of one command line, in order, as [`tokenize`] splits them; after the first
-/// error it yields nothing more.
-#[derive(Debug, Clone)]
+/// The words of one command line, in order, as [`tokenize`] splits them. At the first
+/// error it stops and keeps the error ([`Words::take_error`]), so that the words a parse
+/// streams stay small.
+#[derive(Debug)]
 pub(crate) struct Words<'a> {
     input: &'a str,
     /// Byte offset of the next character to read.
@@ -104,7 +107,9 @@ pub(crate) struct Words<'a> {
     counted: u32,
     /// The line is ASCII: a column is the byte offset plus one.
     ascii: bool,
-    /// An error was yielded.
+    /// The error that ended the words, until taken.
+    error: Option<Error>,
+    /// The words ended at an error.
     failed: bool,
 }
 
@@ -146,8 +151,14 @@ impl<'a> Words<'a> {
             counted_to: 0,
             counted: 0,
             ascii: input.is_ascii(),
+            error: None,
             failed: false,
         })
+    }
+
+    /// The error that ended the words, if one did (once: it is moved out).
+    pub(crate) fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
     }
 
     /// The 1-based column (in characters) of the character at byte offset `at`, which is
@@ -344,7 +355,7 @@ impl<'a> Words<'a> {
 }
 
 impl<'a> Iterator for Words<'a> {
-    type Item = Result<Word<'a>, Error>;
+    type Item = Word<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
@@ -362,8 +373,14 @@ impl<'a> Iterator for Words<'a> {
             self.count += 1;
             Ok(word)
         });
-        self.failed = result.is_err();
-        Some(result)
+        match result {
+            Ok(word) => Some(word),
+            Err(e) => {
+                self.failed = true;
+                self.error = Some(e);
+                None
+            }
+        }
     }
 }
 
@@ -644,8 +661,7 @@ mod tests {
         let words: Vec<Word<'_>> =
             Words::new(r#"email.send --to bob 'a b' c\ d "x y" "x\"y" 'a'b "" 'it\s' "q"r"#)
                 .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
+                .collect();
         let borrowed: Vec<bool> = words
             .iter()
             .map(|w| matches!(w.text, Cow::Borrowed(_)))

@@ -229,7 +229,7 @@ mod tests {
                     match (d.resolve(name), d.check(entry)) {
                         (Ok(r), Ok(())) => {
                             assert!(Arc::ptr_eq(r.skill, entry));
-                            assert_eq!((r.name, r.layer), (name, "user"));
+                            assert_eq!((r.name, &**r.layer), (name, "user"));
                         }
                         (Err(Error::NotAvailable { reason, .. }), Err(want)) => {
                             assert_eq!(reason, want, "{name} {caller:?} {profile:?}");

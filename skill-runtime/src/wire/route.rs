@@ -66,7 +66,7 @@ impl<'a, S: AsRef<str>> From<&'a Route<S>> for RouteShape<'a> {
                 text,
             },
             Route::Invoke(i) => RouteShape::Invoke(i.into()),
-            Route::Slash(s) => RouteShape::Slash(s.into()),
+            Route::Slash(s) => RouteShape::Slash(s.as_ref().into()),
             Route::SkillList { skills, text } => RouteShape::SkillList {
                 skills: skills.iter().map(ListedSkillShape::from).collect(),
                 text,

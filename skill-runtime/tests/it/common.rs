@@ -60,7 +60,7 @@ pub fn inv(skill: &str, positionals: &[&str], flags: &[(&str, &[&str])]) -> Invo
         raw,
         access: access_of(skill),
         handler: None,
-        layer: "user".to_owned(),
+        layer: "user".into(),
     }
 }
 
