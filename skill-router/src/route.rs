@@ -667,31 +667,34 @@ impl<'s> Router<'s> {
     /// routing a command copies little; [`Route::into_owned`] gives an owned route to keep.
     pub fn route_output<'o>(&self, output: &'o str) -> RoutedOutput<'o> {
         let extraction = extract(output);
-        let mut first: Option<String> = None;
         let mut routes = Vec::with_capacity(extraction.commands().count());
-        let routed = extraction.commands().map(|c| {
-            let mut route = self.model_line(c.text, Mode::Normal);
-            if self.config.single_skill {
-                if let Some(skill) = route.skill() {
-                    match &first {
-                        None => first = Some(skill.to_owned()),
-                        Some(f) if f != skill => {
-                            route = Route::Error(Error::SingleSkill {
-                                first: f.clone(),
-                                second: skill.to_owned(),
-                            });
-                        }
-                        Some(_) => {}
-                    }
-                }
-            }
-            RoutedCommand {
+        // Each route is written where it stays (a route is large: moving it through an
+        // iterator adapter costs copies).
+        for c in extraction.commands() {
+            routes.push(RoutedCommand {
                 command: c.text,
                 line: c.line,
-                route,
+                route: self.model_line(c.text, Mode::Normal),
+            });
+        }
+        if self.config.single_skill {
+            let mut first: Option<String> = None;
+            for routed in &mut routes {
+                let Some(skill) = routed.route.skill() else {
+                    continue;
+                };
+                match &first {
+                    None => first = Some(skill.to_owned()),
+                    Some(f) if f != skill => {
+                        routed.route = Route::Error(Error::SingleSkill {
+                            first: f.clone(),
+                            second: skill.to_owned(),
+                        });
+                    }
+                    Some(_) => {}
+                }
             }
-        });
-        routes.extend(routed);
+        }
         RoutedOutput { extraction, routes }
     }
 
