@@ -46,9 +46,11 @@ mod serve_cmd;
 mod signals;
 mod teardown;
 pub mod telemetry;
+mod terminal;
 mod trust_config;
 
 pub use teardown::end_process_after_command;
+pub use terminal::TerminalSafe;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
