@@ -138,6 +138,9 @@ codes! {
     SymlinkEscape => "symlink-escape",
     /// A symbolic link leads back into a folder already visited.
     SymlinkLoop => "symlink-loop",
+    /// Two skill paths are one file (one of them through a symbolic link): it is loaded
+    /// once.
+    LinkedTwice => "linked-twice",
     /// Discovery stopped descending: the folder is deeper than the depth bound.
     DepthLimit => "depth-limit",
     /// Discovery stopped: the source holds more folders than the folder bound.

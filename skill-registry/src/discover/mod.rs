@@ -11,7 +11,7 @@
 //!   or point at something already seen are skipped (a loop is reported).
 //! - At most [`DiscoverOptions::max_folders`] folders are read per root.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,8 @@ use skill_format::{Code, Diagnostic};
 
 mod read_ahead;
 
-use read_ahead::{Entry, ReadAhead, Shared, Ticket};
+use read_ahead::{Entry as Listed, ReadAhead, Shared, Ticket};
+use std::collections::hash_map::Entry;
 
 /// Default depth bound: folders below the root that discovery enters.
 pub const DEFAULT_MAX_DEPTH: usize = 8;
@@ -120,7 +121,12 @@ struct Walker<'a, 'scope, 'env> {
     /// result), so comparing the bytes is comparing the paths; bytes hash far faster than
     /// `Path`'s component-wise hash.
     seen_dirs: HashSet<OsString>,
-    seen_files: HashSet<OsString>,
+    /// Skill files seen, by canonical path: the path each was first reached by, and
+    /// whether that path is a symbolic link.
+    seen_files: HashMap<OsString, (PathBuf, bool)>,
+    /// Skill files found first through a link and then reached directly: their entries
+    /// are dropped when the walk ends (the file is loaded from its own folder).
+    linked_first: HashSet<PathBuf>,
     folders: usize,
     depth_cut: Vec<PathBuf>,
     folder_limit_hit: bool,
@@ -192,7 +198,8 @@ pub(crate) fn discover_on(
             layout,
             root_canon: root_canon.clone(),
             seen_dirs: HashSet::new(),
-            seen_files: HashSet::new(),
+            seen_files: HashMap::new(),
+            linked_first: HashSet::new(),
             folders: 0,
             depth_cut: Vec::new(),
             folder_limit_hit: false,
@@ -232,6 +239,10 @@ impl Walker<'_, '_, '_> {
                     self.opts.max_folders
                 ),
             ));
+        }
+        if !self.linked_first.is_empty() {
+            let linked = &self.linked_first;
+            self.out.found.retain(|f| !linked.contains(found_path(f)));
         }
         self.out
             .found
@@ -358,7 +369,7 @@ impl Walker<'_, '_, '_> {
 
     /// Look below a skill folder for further skill files and report each: they are
     /// resources of the outer skill, never skills of their own. Same bounds as the walk.
-    fn report_nested(&mut self, skill_dir: &Path, dir: &Path, entries: &[Entry], depth: usize) {
+    fn report_nested(&mut self, skill_dir: &Path, dir: &Path, entries: &[Listed], depth: usize) {
         for (name, path, ft) in entries {
             if dir != skill_dir && (name == "SKILL.md" || name == "skill.md") && ft.is_file() {
                 self.out.diagnostics.push(Diagnostic::warning(
@@ -394,7 +405,7 @@ impl Walker<'_, '_, '_> {
     /// Queue for reading ahead the listings of the real (not linked) folders among
     /// `entries` (of a folder at `depth`) that the walk may enter, within the folder bound.
     /// One ticket per entry, in order.
-    fn read_ahead(&mut self, entries: &[Entry], depth: usize) -> Vec<Option<Ticket>> {
+    fn read_ahead(&mut self, entries: &[Listed], depth: usize) -> Vec<Option<Ticket>> {
         let (opts, folders) = (self.opts, self.folders);
         self.ahead.queue(entries, |(name, _, ft), pending| {
             ft.is_dir()
@@ -444,6 +455,10 @@ impl Walker<'_, '_, '_> {
 
     /// Whether a skill file is new (by canonical path) and inside the root.
     /// `canon` is the file's canonical path when it is not a link.
+    ///
+    /// A file reached twice is loaded once, and the second path gets a `linked-twice`
+    /// warning; when the first path was a link and the second is the file itself, the file
+    /// is loaded from its own folder instead, and the link gets the warning.
     fn accept_file(&mut self, path: &Path, canon: &Path, is_link: bool) -> bool {
         let canon = if is_link {
             match self.resolve(path) {
@@ -453,7 +468,38 @@ impl Walker<'_, '_, '_> {
         } else {
             canon.to_path_buf()
         };
-        self.seen_files.insert(canon.into_os_string())
+        match self.seen_files.entry(canon.into_os_string()) {
+            Entry::Vacant(e) => {
+                e.insert((path.to_path_buf(), is_link));
+                true
+            }
+            Entry::Occupied(mut e) => {
+                let (first, first_is_link) = e.get().clone();
+                if first_is_link && !is_link {
+                    e.insert((path.to_path_buf(), false));
+                    self.out.diagnostics.push(Diagnostic::warning(
+                        Code::LinkedTwice,
+                        &first,
+                        format!(
+                            "symbolic link to {}, which is loaded from its own folder; the link is skipped: remove it, or make it a copy if both skills are meant",
+                            path.display()
+                        ),
+                    ));
+                    self.linked_first.insert(first);
+                    true
+                } else {
+                    self.out.diagnostics.push(Diagnostic::warning(
+                        Code::LinkedTwice,
+                        path,
+                        format!(
+                            "same file as {} (through a symbolic link), which is loaded already; it is loaded once, from there: remove the link, or make it a copy if both skills are meant",
+                            first.display()
+                        ),
+                    ));
+                    false
+                }
+            }
+        }
     }
 }
 

@@ -92,6 +92,66 @@ fn dangling_and_looping_skill_file_links_are_diagnosed() {
     );
 }
 
+/// The codes, severities and root-relative paths of a walk's diagnostics, by path.
+#[cfg(unix)]
+fn codes_at(d: &Discovery, root: &Path) -> Vec<(Code, PathBuf)> {
+    let mut seen: Vec<(Code, PathBuf)> = d
+        .diagnostics
+        .iter()
+        .map(|x| (x.code, x.path.strip_prefix(root).unwrap().to_path_buf()))
+        .collect();
+    seen.sort();
+    seen
+}
+
+#[cfg(unix)]
+#[test]
+fn a_skill_file_linked_from_another_folder_loads_once_from_its_own() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // `a` (walked first) links to `b`'s file; `c` links to it too.
+    write(root, "b/SKILL.md", "x");
+    fs::create_dir_all(root.join("a")).unwrap();
+    symlink("../b/SKILL.md", root.join("a/SKILL.md")).unwrap();
+    fs::create_dir_all(root.join("c")).unwrap();
+    symlink("../b/SKILL.md", root.join("c/SKILL.md")).unwrap();
+    let d = discover(root, Layout::Folders, &DiscoverOptions::default());
+    assert_eq!(dirs(&d, root), vec!["b"]);
+    assert_eq!(
+        codes_at(&d, root),
+        vec![
+            (Code::LinkedTwice, PathBuf::from("a/SKILL.md")),
+            (Code::LinkedTwice, PathBuf::from("c/SKILL.md")),
+        ]
+    );
+    assert!(
+        d.diagnostics
+            .iter()
+            .all(|x| x.severity == Severity::Warning)
+    );
+    assert!(
+        d.diagnostics[0].message.contains("b/SKILL.md"),
+        "{}",
+        d.diagnostics[0].message
+    );
+
+    // Two links to a file outside any skill folder: the first is loaded, the second said.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "shared/one.md", "x");
+    for name in ["p", "q"] {
+        fs::create_dir_all(root.join(name)).unwrap();
+        symlink("../shared/one.md", root.join(name).join("SKILL.md")).unwrap();
+    }
+    let d = discover(root, Layout::Folders, &DiscoverOptions::default());
+    assert_eq!(dirs(&d, root), vec!["p"]);
+    assert_eq!(
+        codes_at(&d, root),
+        vec![(Code::LinkedTwice, PathBuf::from("q/SKILL.md"))]
+    );
+}
+
 #[test]
 fn hidden_folders_are_skipped_unless_asked() {
     let t = tempfile::tempdir().unwrap();
