@@ -38,6 +38,9 @@ use crate::snapshot::Snapshot;
 pub const MAX_LOCK_BYTES: u64 = 64 * 1024 * 1024;
 /// The lock format this crate reads and writes.
 pub const LOCK_VERSION: u32 = 1;
+/// A temporary lock file (`.{name}.tmp-{pid}`) older than this is left over from a writer
+/// that was killed (a write takes milliseconds); the next write removes it.
+const STALE_TMP_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A lock file's content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,12 +251,17 @@ impl Lock {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "skills-lock.json".to_owned());
+        remove_stale_tmp(&dir, &name);
         let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
         let result = (|| -> std::io::Result<()> {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(self.to_json().as_bytes())?;
             f.sync_all()?;
-            fs::rename(&tmp, path)
+            fs::rename(&tmp, path)?;
+            // The rename itself survives a crash once the folder is on disk too.
+            #[cfg(unix)]
+            fs::File::open(&dir)?.sync_all()?;
+            Ok(())
         })();
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);
@@ -326,6 +334,36 @@ impl Lock {
     }
 }
 
+/// Remove the temporary files of lock `name` in `dir` that a killed writer left
+/// (`.{name}.tmp-{pid}`, older than [`STALE_TMP_AGE`]). Best effort: what cannot be read
+/// or removed stays, and the write goes on.
+fn remove_stale_tmp(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let stale = entry.path().symlink_metadata().is_ok_and(|meta| {
+            meta.file_type().is_file()
+                && meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| m.elapsed().ok())
+                    .is_some_and(|age| age > STALE_TMP_AGE)
+        });
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -368,6 +406,50 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+    }
+
+    /// A writer killed mid-write leaves its temporary file; the next write removes it once
+    /// it is older than `STALE_TMP_AGE`, and leaves a fresh one (a writer still going) and
+    /// anything not of the pattern.
+    #[test]
+    fn a_killed_writers_temporary_file_is_removed_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        let path = dir.path().join("skills-lock.json");
+        let old = std::time::SystemTime::now() - STALE_TMP_AGE - std::time::Duration::from_secs(5);
+        let just_stale =
+            std::time::SystemTime::now() - STALE_TMP_AGE - std::time::Duration::from_secs(1);
+        for (name, when) in [
+            (".skills-lock.json.tmp-99999", Some(old)),
+            (".skills-lock.json.tmp-99997", Some(just_stale)),
+            (".skills-lock.json.tmp-99998", None),
+            (".skills-lock.json.tmp-abc", Some(old)),
+            (".other.json.tmp-99999", Some(old)),
+        ] {
+            let f = fs::File::create(dir.path().join(name)).unwrap();
+            if let Some(t) = when {
+                f.set_modified(t).unwrap();
+            }
+        }
+        fs::create_dir(dir.path().join(".skills-lock.json.tmp-12345")).unwrap();
+        Lock::from_snapshot(&snapshot(dir.path()))
+            .write(&path)
+            .unwrap();
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                ".other.json.tmp-99999",
+                ".skills-lock.json.tmp-12345",
+                ".skills-lock.json.tmp-99998",
+                ".skills-lock.json.tmp-abc"
+            ]
+        );
     }
 
     /// A file past the listing depth is in neither the lock nor the manifest: the skill is
