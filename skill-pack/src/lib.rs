@@ -38,7 +38,7 @@ use skill_format::{Dialect, FileKind, Mode};
 use skill_registry::{Budget, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source};
 use skill_router::Route;
 use skill_runtime::{Engine, EngineConfig, ScheduleQuery, Scope};
-use skill_scheduler::{DateTime, SecondsFormat, Tz, Utc};
+use skill_scheduler::{DateTime, LAST_YEAR, SecondsFormat, Tz, Utc};
 use skill_search::SelectOptions;
 
 /// The file at a pack root that holds sample requests: one request a line; blank lines and
@@ -695,7 +695,10 @@ fn schedules(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportC
             rel(&job.path, roots)
         );
         if job.next.is_empty() && config.next_fires > 0 {
-            out.push_str("  (no fire time within the search horizon)\n");
+            let _ = writeln!(
+                out,
+                "  (no fire time before the scheduler's calendar ends, with {LAST_YEAR})"
+            );
         }
         for t in &job.next {
             let _ = writeln!(
@@ -703,6 +706,12 @@ fn schedules(out: &mut String, engine: &Engine, roots: &[Root], config: &ReportC
                 "  {}",
                 t.with_timezone(&config.timezone)
                     .to_rfc3339_opts(SecondsFormat::Secs, true)
+            );
+        }
+        if !job.next.is_empty() && job.next.len() < config.next_fires {
+            let _ = writeln!(
+                out,
+                "  (no further fire time: the scheduler's calendar ends with {LAST_YEAR})"
             );
         }
     }

@@ -8,7 +8,7 @@ use clap::Subcommand;
 use crate::Format;
 use skill_runtime::wire::{SchedulesShape, pretty, rfc3339};
 use skill_runtime::{ScheduleQuery, Schedules};
-use skill_scheduler::{DateTime, Tz, Utc, parse_timezone};
+use skill_scheduler::{DateTime, LAST_YEAR, Tz, Utc, parse_timezone};
 
 use crate::commands::{engine, write_out};
 
@@ -126,7 +126,9 @@ fn plain_text(listing: &Schedules, next: usize) -> String {
             r.path.display()
         ));
         if r.next.is_empty() && next > 0 {
-            t.push_str("  (no fire time within the search horizon)\n");
+            t.push_str(&format!(
+                "  (no fire time before the scheduler's calendar ends, with {LAST_YEAR})\n"
+            ));
         }
         for at in &r.next {
             let local = at.with_timezone(&zone);
@@ -134,6 +136,11 @@ fn plain_text(listing: &Schedules, next: usize) -> String {
                 "  {}  {}\n",
                 local.format("%a %Y-%m-%d %H:%M:%S %Z"),
                 rfc3339(at, Tz::UTC)
+            ));
+        }
+        if !r.next.is_empty() && r.next.len() < next {
+            t.push_str(&format!(
+                "  (no further fire time: the scheduler's calendar ends with {LAST_YEAR})\n"
             ));
         }
     }

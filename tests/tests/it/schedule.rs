@@ -222,3 +222,57 @@ fn no_scheduled_skills_is_not_an_error() {
         run.stdout
     );
 }
+
+/// Fewer fire times than `--next` asked for (the calendar ends with 2100) are said, not
+/// left to be noticed; none at all is said too.
+#[test]
+fn fire_times_cut_by_the_end_of_the_calendar_are_said() {
+    let dir = jobs_pack(&[("yearly", "0 0 1 1 *")]);
+    let path = dir.path().to_str().unwrap();
+    let run = skill_server(&[
+        "schedules",
+        "--skills",
+        path,
+        "--next",
+        "3",
+        "--from",
+        "2099-06-01T00:00:00Z",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("2100-01-01T00:00:00Z"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("(no further fire time: the scheduler's calendar ends with 2100)"),
+        "{}",
+        run.stdout
+    );
+    let run = skill_server(&[
+        "schedules",
+        "--skills",
+        path,
+        "--next",
+        "1",
+        "--from",
+        "2099-06-01T00:00:00Z",
+    ]);
+    assert!(!run.stdout.contains("no further"), "{}", run.stdout);
+    let run = skill_server(&[
+        "schedules",
+        "--skills",
+        path,
+        "--next",
+        "2",
+        "--from",
+        "2100-06-01T00:00:00Z",
+    ]);
+    assert!(
+        run.stdout
+            .contains("(no fire time before the scheduler's calendar ends, with 2100)"),
+        "{}",
+        run.stdout
+    );
+}
