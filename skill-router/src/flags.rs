@@ -303,16 +303,24 @@ pub fn parse_flags<I: IntoIterator<Item = Token>>(tokens: I) -> Parsed {
 pub(crate) fn parse_words<'a, I: IntoIterator<Item = Word<'a>>>(words: I) -> ParsedWords<'a> {
     let mut parsed = ParsedWords::default();
     let mut flags = Pending(Vec::new());
-    let mut words = words.into_iter().peekable();
+    // The `--flag` whose values are being read, and the values so far: one pass, each
+    // word looked at once.
+    let mut open: Option<(Cow<'a, str>, FlagValue<Cow<'a, str>>)> = None;
+    let mut words = words.into_iter();
     while let Some(word) = words.next() {
         if !word.quoted && word.text == "--" {
+            close(open.take(), &mut flags, &mut parsed.help);
             parsed.positionals.extend(words.map(|w| w.text));
             break;
         }
         if !is_flag(&word) {
-            parsed.positionals.push(word.text);
+            match &mut open {
+                Some((_, value)) => add_value(value, word.text),
+                None => parsed.positionals.push(word.text),
+            }
             continue;
         }
+        close(open.take(), &mut flags, &mut parsed.help);
         let text = word.text;
         // `text` starts with `--` (checked by `is_flag`).
         let body = text.get(2..).unwrap_or("");
@@ -325,28 +333,40 @@ pub(crate) fn parse_words<'a, I: IntoIterator<Item = Word<'a>>>(words: I) -> Par
             }
             continue;
         }
-        let is_value = |next: &Word<'_>| !is_flag(next) && (next.quoted || next.text != "--");
-        let value = match words.next_if(is_value) {
-            None => FlagValue::Switch(true),
-            Some(first) => match words.next_if(is_value) {
-                None => FlagValue::One(first.text),
-                Some(second) => {
-                    let mut values = vec![first.text, second.text];
-                    while let Some(next) = words.next_if(is_value) {
-                        values.push(next.text);
-                    }
-                    FlagValue::Many(values)
-                }
-            },
-        };
-        if body == "help" && value.is_switch() {
-            parsed.help = true;
-        } else {
-            flags.add(name_of(text), value);
-        }
+        open = Some((text, FlagValue::Switch(true)));
     }
+    close(open, &mut flags, &mut parsed.help);
     parsed.flags = flags.finish();
     parsed
+}
+
+/// One more value for the open flag: a switch becomes one value, one value becomes a list.
+fn add_value<'a>(value: &mut FlagValue<Cow<'a, str>>, more: Cow<'a, str>) {
+    *value = match std::mem::replace(value, FlagValue::Switch(true)) {
+        FlagValue::Switch(_) => FlagValue::One(more),
+        FlagValue::One(first) => FlagValue::Many(vec![first, more]),
+        FlagValue::Many(mut all) => {
+            all.push(more);
+            FlagValue::Many(all)
+        }
+    };
+}
+
+/// Close the open `--flag` (its whole word, `--` included) with the values read: an
+/// unquoted `--help` with none sets `help` instead of becoming a flag.
+fn close<'a>(
+    open: Option<(Cow<'a, str>, FlagValue<Cow<'a, str>>)>,
+    flags: &mut Pending<Cow<'a, str>>,
+    help: &mut bool,
+) {
+    let Some((text, value)) = open else {
+        return;
+    };
+    if text == "--help" && value.is_switch() {
+        *help = true;
+    } else {
+        flags.add(name_of(text), value);
+    }
 }
 
 /// The flag name of a `--name` word: borrowed from the line, or the word's own buffer with

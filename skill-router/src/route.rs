@@ -24,22 +24,6 @@ use crate::validate::prevalidate;
 /// The word after a skill name in `get_skill: <name> --outline` that asks for its outline.
 pub const OUTLINE_FLAG: &str = "--outline";
 
-/// The flags and positionals of the words after a command's name, and the column of the
-/// first unquoted `|` among all its words (the name included).
-fn parse_after_name<'w>(
-    first: &Word<'w>,
-    rest: impl IntoIterator<Item = Word<'w>>,
-) -> (ParsedWords<'w>, Option<u32>) {
-    let mut pipe = (!first.quoted && first.text == "|").then_some(first.column);
-    let words = rest.into_iter().inspect(|w| {
-        if pipe.is_none() && !w.quoted && w.text == "|" {
-            pipe = Some(w.column);
-        }
-    });
-    let parsed = parse_words(words);
-    (parsed, pipe)
-}
-
 /// Where a lily `command` leads.
 #[derive(Debug)]
 enum CommandTarget<'s> {
@@ -319,17 +303,17 @@ impl<'s> Router<'s> {
             if let Some(route) = self.get_skill(&first, &rest, mode) {
                 return route;
             }
-            let (parsed, pipe) = parse_after_name(&first, rest);
-            return self.invoke(line, first, parsed, pipe, mode);
+            let pipe = words.pipe();
+            return self.invoke(line, first, parse_words(rest), pipe, mode);
         }
         // The words after the name are streamed straight into the flag parser; a
         // tokenizing error anywhere wins over everything else, as if the whole line had
         // been tokenized first.
-        let (parsed, pipe) = parse_after_name(&first, words.by_ref());
+        let parsed = parse_words(words.by_ref());
         if let Some(e) = words.take_error() {
             return self.fail(e);
         }
-        self.invoke(line, first, parsed, pipe, mode)
+        self.invoke(line, first, parsed, words.pipe(), mode)
     }
 
     /// `<name> [flags] [args]` (or `<name> --help`), the words after the name parsed. An

@@ -109,6 +109,8 @@ pub(crate) struct Words<'a> {
     ascii: bool,
     /// The error that ended the words, until taken.
     error: Option<Error>,
+    /// The column of the first unquoted `|` word yielded.
+    pipe: Option<u32>,
     /// The words ended at an error.
     failed: bool,
 }
@@ -152,8 +154,14 @@ impl<'a> Words<'a> {
             counted: 0,
             ascii: input.is_ascii(),
             error: None,
+            pipe: None,
             failed: false,
         })
+    }
+
+    /// The column of the first unquoted `|` word yielded so far.
+    pub(crate) fn pipe(&self) -> Option<u32> {
+        self.pipe
     }
 
     /// The error that ended the words, if one did (once: it is moved out).
@@ -374,7 +382,12 @@ impl<'a> Iterator for Words<'a> {
             Ok(word)
         });
         match result {
-            Ok(word) => Some(word),
+            Ok(word) => {
+                if self.pipe.is_none() && !word.quoted && word.text == "|" {
+                    self.pipe = Some(word.column);
+                }
+                Some(word)
+            }
             Err(e) => {
                 self.failed = true;
                 self.error = Some(e);
