@@ -29,6 +29,11 @@
 //! `localhost` or a name in [`HttpConfig::allowed_hosts`] (DNS-rebinding protection;
 //! `403 forbidden_host` otherwise), except `/v1/health` and `/v1/ready`, which probes
 //! reach by any name.
+//!
+//! Every endpoint that answers `GET` answers `HEAD` as well (RFC 9110, section 9.3.2), with
+//! the same checks: the status and headers the `GET` would get, the `Content-Length` of its
+//! body when that is known, and no body; a `HEAD` of the event stream opens no stream. A
+//! `405` lists the path's methods in its `Allow` header, `HEAD` wherever `GET` is.
 
 mod app;
 mod config;

@@ -216,7 +216,7 @@ pub(crate) fn openapi(doc: &Document<'_>) -> Value {
         "info": {
             "title": "skills engine",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Catalogs, disclosure, routing, search, selection, schedules and live reload of agent skills.",
+            "description": "Catalogs, disclosure, routing, search, selection, schedules and live reload of agent skills. Every GET operation also answers HEAD: the same status and headers, no body.",
         },
         "paths": paths,
         "components": {

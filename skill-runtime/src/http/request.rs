@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
-use http::{Request, StatusCode};
+use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde::Deserialize;
@@ -60,22 +60,39 @@ pub(crate) fn number<T: std::str::FromStr>(
 pub(crate) type Params = HashMap<&'static str, String>;
 
 /// The endpoint for a request, after the token check; or why not (`404`, `405`, `401`).
+/// A `HEAD` is served by the path's `HEAD` endpoint, or else by its `GET` endpoint (RFC
+/// 9110, section 9.3.2: the server answers it as the `GET`, without the body), with the
+/// `GET`'s token rule; a `405` names `HEAD` wherever it names `GET`.
 pub(crate) fn find<B>(
     token: Option<&str>,
     req: &Request<B>,
 ) -> Result<(&'static Endpoint, Params), ApiError> {
     let path = req.uri().path();
-    let mut allowed = Vec::new();
+    let method = req.method();
+    let mut allowed: Vec<&str> = Vec::new();
+    let mut get = None;
     for e in ENDPOINTS {
         if let Some(params) = matches(e.path, path) {
-            if e.method == *req.method() {
-                if e.action {
-                    authorize(token, req.headers())?;
-                }
-                return Ok((e, params));
+            if e.method == *method {
+                return checked(token, req, e, params);
             }
-            allowed.push(e.method.as_str());
+            let methods: &[&str] = if e.method == Method::GET {
+                &["GET", "HEAD"]
+            } else {
+                &[e.method.as_str()]
+            };
+            for m in methods {
+                if !allowed.contains(m) {
+                    allowed.push(m);
+                }
+            }
+            if *method == Method::HEAD && e.method == Method::GET && get.is_none() {
+                get = Some((e, params));
+            }
         }
+    }
+    if let Some((e, params)) = get {
+        return checked(token, req, e, params);
     }
     if allowed.is_empty() {
         return Err(ApiError::new(
@@ -85,6 +102,19 @@ pub(crate) fn find<B>(
         ));
     }
     Err(ApiError::method_not_allowed(path, &allowed))
+}
+
+/// An endpoint found for a request, once its token rule is met.
+fn checked<B>(
+    token: Option<&str>,
+    req: &Request<B>,
+    e: &'static Endpoint,
+    params: Params,
+) -> Result<(&'static Endpoint, Params), ApiError> {
+    if e.action {
+        authorize(token, req.headers())?;
+    }
+    Ok((e, params))
 }
 
 /// The bearer token check for action endpoints.
@@ -218,6 +248,78 @@ pub(crate) async fn read_body(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// The endpoint `method path` is served by (with a token configured), or the status
+    /// and `Allow` header of the refusal.
+    fn route(method: Method, path: &str) -> Result<(Method, &'static str), (u16, String)> {
+        let req = Request::builder()
+            .method(method)
+            .uri(path)
+            .body(())
+            .unwrap();
+        find(Some("t0ken"), &req)
+            .map(|(e, _)| (e.method.clone(), e.path))
+            .map_err(|e| {
+                let resp = e.into_response();
+                let allow = resp
+                    .headers()
+                    .get(http::header::ALLOW)
+                    .map(|v| v.to_str().unwrap().to_owned())
+                    .unwrap_or_default();
+                (resp.status().as_u16(), allow)
+            })
+    }
+
+    #[test]
+    fn head_is_served_wherever_get_is() {
+        // With a token configured and none given: no GET asks for it, so no HEAD does.
+        for e in ENDPOINTS.iter().filter(|e| e.method == Method::GET) {
+            let path = e
+                .path
+                .replace("{name}", "x")
+                .replace("{path}", "a/b.md")
+                .replace("{slug}", "s")
+                .replace("{id}", "1");
+            let (method, template) = route(Method::HEAD, &path).unwrap();
+            assert_eq!(template, e.path, "HEAD {path}");
+            assert!(method == Method::GET || method == Method::HEAD, "{path}");
+        }
+        // The discovery index has its own HEAD endpoint, which serves it.
+        assert_eq!(
+            route(Method::HEAD, "/.well-known/agent-skills/index.json").unwrap(),
+            (Method::HEAD, "/.well-known/agent-skills/index.json")
+        );
+        // No HEAD where there is no GET.
+        assert_eq!(
+            route(Method::HEAD, "/v1/select"),
+            Err((405, "POST".to_owned()))
+        );
+        assert_eq!(
+            route(Method::HEAD, "/v1/nowhere"),
+            Err((404, String::new()))
+        );
+    }
+
+    #[test]
+    fn a_405_names_head_wherever_it_names_get() {
+        assert_eq!(
+            route(Method::POST, "/v1/health"),
+            Err((405, "GET, HEAD".to_owned()))
+        );
+        assert_eq!(
+            route(Method::DELETE, "/v1/skills/x"),
+            Err((405, "GET, HEAD".to_owned()))
+        );
+        // Listed once, though the discovery index has a HEAD endpoint of its own.
+        assert_eq!(
+            route(Method::POST, "/.well-known/agent-skills/index.json"),
+            Err((405, "GET, HEAD".to_owned()))
+        );
+        assert_eq!(
+            route(Method::GET, "/v1/reload"),
+            Err((405, "POST".to_owned()))
+        );
+    }
 
     #[test]
     fn bearer_scheme_in_any_case() {

@@ -4,10 +4,11 @@
 use std::convert::Infallible;
 
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Body as _;
 
 /// The response body type.
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -75,6 +76,27 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
+/// The answer to a `HEAD` from the answer the `GET` gets (RFC 9110, section 9.3.2): the
+/// same status and headers, a `Content-Length` of the `GET`'s body when its length is known
+/// (a stream's is not), and no body. The `GET`'s body is dropped unread, so a stream's
+/// resources go with it.
+pub(crate) fn head_response(resp: Response<Body>) -> Response<Body> {
+    let (mut parts, body) = resp.into_parts();
+    let bodiless = parts.status.is_informational()
+        || matches!(
+            parts.status,
+            StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED
+        );
+    if !bodiless && !parts.headers.contains_key(CONTENT_LENGTH) {
+        if let Some(length) = body.size_hint().exact() {
+            parts
+                .headers
+                .insert(CONTENT_LENGTH, HeaderValue::from(length));
+        }
+    }
+    Response::from_parts(parts, full(Bytes::new()))
+}
+
 pub(crate) fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
     let body = serde_json::to_vec(value).unwrap_or_else(|e| {
         format!("{{\"error\":{{\"code\":\"internal\",\"message\":\"{e}\"}}}}").into_bytes()
@@ -102,4 +124,67 @@ pub(crate) fn unauthorized() -> ApiError {
         "unauthorized",
         "this endpoint needs `Authorization: Bearer <token>` with the server's token",
     )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// The bytes a body would send.
+    async fn bytes_of(body: Body) -> Bytes {
+        body.collect().await.unwrap().to_bytes()
+    }
+
+    #[tokio::test]
+    async fn a_head_keeps_status_and_headers_and_sends_no_body() {
+        let get = json_response(StatusCode::OK, &serde_json::json!({ "status": "ok" }));
+        let length = get.body().size_hint().exact().unwrap();
+        let head = head_response(get);
+        assert_eq!(head.status(), StatusCode::OK);
+        assert_eq!(head.headers()[CONTENT_TYPE], "application/json");
+        assert_eq!(head.headers()[CONTENT_LENGTH], length.to_string().as_str());
+        assert!(bytes_of(head.into_body()).await.is_empty());
+
+        // An error keeps its status and its own headers.
+        let refused = ApiError::method_not_allowed("/v1/health", &["GET", "HEAD"]).into_response();
+        let head = head_response(refused);
+        assert_eq!(head.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(head.headers()[http::header::ALLOW], "GET, HEAD");
+        assert!(head.headers().contains_key(CONTENT_LENGTH));
+        assert!(bytes_of(head.into_body()).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_head_names_no_length_it_does_not_know() {
+        // A body of unknown length (a stream) gets no Content-Length.
+        let (_tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1);
+        struct Stream(tokio::sync::mpsc::Receiver<Bytes>);
+        impl hyper::body::Body for Stream {
+            type Data = Bytes;
+            type Error = Infallible;
+            fn poll_frame(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>>
+            {
+                self.0
+                    .poll_recv(cx)
+                    .map(|b| b.map(|b| Ok(hyper::body::Frame::data(b))))
+            }
+        }
+        let mut stream = Response::new(Stream(rx).boxed_unsync());
+        stream
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        let head = head_response(stream);
+        assert!(!head.headers().contains_key(CONTENT_LENGTH));
+        assert_eq!(head.headers()[CONTENT_TYPE], "text/event-stream");
+        assert!(bytes_of(head.into_body()).await.is_empty());
+
+        // Nor does a status that has no body.
+        let mut empty = Response::new(full(Bytes::new()));
+        *empty.status_mut() = StatusCode::NO_CONTENT;
+        assert!(!head_response(empty).headers().contains_key(CONTENT_LENGTH));
+    }
 }

@@ -98,6 +98,9 @@ const CALLER: Param = param(
     "who reads: `model` (default) or `user`",
 );
 
+/// Every endpoint. A `GET` endpoint answers `HEAD` too (see `request::find`); the two
+/// `HEAD` rows answer as their `GET` rows would, and are there so that the OpenAPI document
+/// lists the discovery endpoints' `HEAD`.
 pub(crate) const ENDPOINTS: &[Endpoint] = &[
     Endpoint {
         method: Method::GET,

@@ -1,6 +1,7 @@
 //! The server: accepting connections, request ids, reading bodies, the middleware stack
-//! (load shedding, concurrency limit), mounted services, request logging (each request at
-//! DEBUG, a periodic summary at INFO), graceful shutdown.
+//! (load shedding, concurrency limit), mounted services, `HEAD` answers (a `GET`'s status
+//! and headers without its body), request logging (each request at DEBUG, a periodic
+//! summary at INFO), graceful shutdown.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::HeaderValue;
-use http::{Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -25,7 +26,7 @@ use super::config::SHUTDOWN_GRACE;
 use super::handlers::{self, Routed};
 use super::host;
 use super::request::{find, read_body};
-use super::response::{ApiError, Body, forbidden_host};
+use super::response::{ApiError, Body, forbidden_host, head_response};
 use super::routes::Op;
 use crate::error::Error;
 
@@ -179,12 +180,16 @@ async fn handle_request(
         let started = Instant::now();
         let mount = app.mounts.iter().find(|m| m.serves(&path)).cloned();
         let probe = matches!(path.trim_end_matches('/'), "/v1/health" | "/v1/ready");
+        // A HEAD gets what the GET would, refusals included, without the body. A mounted
+        // service answers HEAD its own way (hyper never sends a body to a HEAD).
+        let head = method == Method::HEAD;
+        let ours = |resp| if head { head_response(resp) } else { resp };
         let mut resp = if !probe && !host::allowed(req.headers(), &app.config.allowed_hosts) {
-            forbidden_host().into_response()
+            ours(forbidden_host().into_response())
         } else {
             match mount {
                 Some(m) => serve_mounted(&app, &m, req).await,
-                None => serve_api(&app, &api, req).await,
+                None => ours(serve_api(&app, &api, req).await),
             }
         };
         stats.record(resp.status());

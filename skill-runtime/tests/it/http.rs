@@ -1,6 +1,7 @@
 //! The HTTP server against hostile and careless clients, on a loopback port with short
 //! configured limits: oversized and slow bodies, bad resource paths, skill names with
-//! stray characters, and how much it logs per request.
+//! stray characters, how much it logs per request, and `HEAD` (a `GET`'s status and
+//! headers without the body, the event stream's included).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -470,4 +471,291 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
         let r = raw(s.addr, &request).await;
         assert_eq!(r.status, status, "{path} {body}: {}", r.body);
     }
+}
+
+/// One answer read off the wire: status, headers (names in lower case) and body bytes.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Send `requests` (method, path) pipelined on one connection with this `Host`, the last
+/// with `Connection: close`; read until the server closes and split what came into one
+/// answer per request. A `HEAD`'s answer is taken to end with its headers, so a byte of
+/// body after them would spoil the next answer: the parse checks each one starts with a
+/// status line and that nothing is left over.
+async fn exchange(addr: SocketAddr, host: &str, requests: &[(&str, &str)]) -> Vec<Answer> {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut text = String::new();
+    for (i, (method, path)) in requests.iter().enumerate() {
+        let close = if i + 1 == requests.len() {
+            "Connection: close\r\n"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\n{close}\r\n"
+        ));
+    }
+    stream.write_all(text.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(IO_TIMEOUT, stream.read_to_end(&mut buf))
+        .await
+        .expect("the server did not finish answering in time")
+        .unwrap();
+    let mut answers = Vec::new();
+    let mut rest = &buf[..];
+    for (i, (method, path)) in requests.iter().enumerate() {
+        let end = rest
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or_else(|| {
+                panic!(
+                    "{method} {path}: no answer in {:?}",
+                    String::from_utf8_lossy(rest)
+                )
+            });
+        let head = std::str::from_utf8(&rest[..end]).unwrap();
+        assert!(head.starts_with("HTTP/1.1 "), "{method} {path}: {head:?}");
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let headers: Vec<(String, String)> = lines
+            .map(|l| {
+                let (k, v) = l.split_once(':').unwrap();
+                (k.trim().to_ascii_lowercase(), v.trim().to_owned())
+            })
+            .collect();
+        rest = &rest[end + 4..];
+        let length = if *method == "HEAD" {
+            0
+        } else if let Some((_, v)) = headers.iter().find(|(k, _)| k == "content-length") {
+            v.parse().unwrap()
+        } else {
+            assert_eq!(i + 1, requests.len(), "{method} {path}: no length");
+            rest.len()
+        };
+        answers.push(Answer {
+            status,
+            headers,
+            body: rest[..length].to_vec(),
+        });
+        rest = &rest[length..];
+    }
+    assert!(
+        rest.is_empty(),
+        "bytes after the last answer: {:?}",
+        String::from_utf8_lossy(rest)
+    );
+    answers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_answers_as_get_would_without_the_body() {
+    let dir = pack();
+    let s = start(dir.path(), HttpConfig::default()).await;
+    for path in [
+        "/v1/health",
+        "/v1/ready",
+        "/v1/skills",
+        "/v1/skills?status=all",
+        "/v1/skills/pdf-forms",
+        "/v1/skills/pdf-forms/resources/FORMS.md",
+        "/v1/openapi.json",
+        "/.well-known/agent-skills/index.json",
+        "/.well-known/agent-skills/pdf-forms/SKILL.md",
+        // Refusals too: an unknown skill, a bad query, no endpoint at all.
+        "/v1/skills/nope",
+        "/v1/skills?status=maybe",
+        "/v1/nowhere",
+    ] {
+        // GET, HEAD, GET on one connection: the HEAD has the status and headers of the
+        // GETs around it (the health's uptime may gain a digit between them) and no body.
+        let answers = exchange(
+            s.addr,
+            "localhost",
+            &[("GET", path), ("HEAD", path), ("GET", path)],
+        )
+        .await;
+        let [before, head, after] = &answers[..] else {
+            unreachable!()
+        };
+        assert_eq!(head.status, before.status, "HEAD {path}");
+        assert!(head.body.is_empty(), "HEAD {path}");
+        for name in ["content-type", "cache-control", "etag", "www-authenticate"] {
+            assert_eq!(
+                head.header(name),
+                before.header(name),
+                "HEAD {path}: {name}"
+            );
+        }
+        let length: usize = head
+            .header("content-length")
+            .unwrap_or_else(|| panic!("HEAD {path} has no content-length"))
+            .parse()
+            .unwrap();
+        assert!(
+            length == before.body.len() || length == after.body.len(),
+            "HEAD {path}: content-length {length}, the GETs' bodies {} and {}",
+            before.body.len(),
+            after.body.len()
+        );
+        assert!(!before.body.is_empty(), "GET {path}");
+    }
+    let answers = exchange(s.addr, "localhost", &[("HEAD", "/v1/health")]).await;
+    assert_eq!(answers[0].status, 200);
+    assert_eq!(answers[0].header("content-type"), Some("application/json"));
+    assert!(answers[0].header("x-request-id").is_some());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_is_refused_where_get_is() {
+    let dir = pack();
+    let s = start(
+        dir.path(),
+        HttpConfig {
+            token: Some("t0ken".into()),
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    // A name the server does not serve: refused alike (403), but probes answer any name.
+    let answers = exchange(
+        s.addr,
+        "evil.example",
+        &[
+            ("GET", "/v1/skills"),
+            ("HEAD", "/v1/skills"),
+            ("HEAD", "/v1/health"),
+            ("GET", "/v1/health"),
+        ],
+    )
+    .await;
+    let [get, head, probe, _] = &answers[..] else {
+        unreachable!()
+    };
+    assert_eq!((get.status, head.status), (403, 403));
+    assert_eq!(head.header("content-type"), Some("application/json"));
+    assert_eq!(
+        head.header("content-length"),
+        Some(get.body.len().to_string().as_str())
+    );
+    assert!(head.body.is_empty());
+    assert_eq!(probe.status, 200);
+    // A read endpoint needs no token, for HEAD as for GET.
+    let answers = exchange(s.addr, "localhost", &[("HEAD", "/v1/skills/pdf-forms")]).await;
+    assert_eq!(answers[0].status, 200);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_405_names_head_wherever_it_names_get() {
+    let dir = pack();
+    let s = start(dir.path(), HttpConfig::default()).await;
+    // Where GET is allowed, so is HEAD, and a 405 says so; HEAD is no way into a POST.
+    for (method, path, allow) in [
+        ("POST", "/v1/health", "GET, HEAD"),
+        ("DELETE", "/v1/skills", "GET, HEAD"),
+        (
+            "PUT",
+            "/v1/skills/pdf-forms/resources/FORMS.md",
+            "GET, HEAD",
+        ),
+        ("POST", "/.well-known/agent-skills/index.json", "GET, HEAD"),
+        ("HEAD", "/v1/select", "POST"),
+        ("HEAD", "/v1/reload", "POST"),
+        ("GET", "/v1/reload", "POST"),
+    ] {
+        let answers = exchange(s.addr, "localhost", &[(method, path)]).await;
+        assert_eq!(answers[0].status, 405, "{method} {path}");
+        assert_eq!(answers[0].header("allow"), Some(allow), "{method} {path}");
+        assert_eq!(
+            answers[0].body.is_empty(),
+            method == "HEAD",
+            "{method} {path}"
+        );
+    }
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_of_the_event_stream_ends_at_once_and_holds_no_slot() {
+    let dir = pack();
+    let s = start(
+        dir.path(),
+        HttpConfig {
+            max_event_streams: 1,
+            ..HttpConfig::default()
+        },
+    )
+    .await;
+    // Each HEAD is answered and over (the next answer follows on the same connection),
+    // and gives its slot back: three in a row fit under a limit of one.
+    let answers = exchange(
+        s.addr,
+        "localhost",
+        &[
+            ("HEAD", "/v1/events"),
+            ("HEAD", "/v1/events"),
+            ("HEAD", "/v1/events"),
+            ("GET", "/v1/health"),
+        ],
+    )
+    .await;
+    for head in &answers[..3] {
+        assert_eq!(head.status, 200);
+        assert_eq!(head.header("content-type"), Some("text/event-stream"));
+        assert_eq!(head.header("cache-control"), Some("no-cache"));
+        // A stream's length is not known: none is claimed.
+        assert_eq!(head.header("content-length"), None);
+    }
+    assert_eq!(answers[3].status, 200);
+
+    // With the one slot taken by a GET, a HEAD is refused as a GET would be.
+    let mut stream = TcpStream::connect(s.addr).await.unwrap();
+    stream
+        .write_all(b"GET /v1/events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(IO_TIMEOUT, stream.read(&mut chunk))
+            .await
+            .expect("no stream in time")
+            .unwrap();
+        assert!(n > 0, "the stream closed");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    assert!(buf.starts_with(b"HTTP/1.1 200"));
+    let answers = exchange(
+        s.addr,
+        "localhost",
+        &[("GET", "/v1/events"), ("HEAD", "/v1/events")],
+    )
+    .await;
+    assert_eq!((answers[0].status, answers[1].status), (503, 503));
+    assert_eq!(
+        answers[1].header("content-length"),
+        Some(answers[0].body.len().to_string().as_str())
+    );
+    drop(stream);
+    s.stop().await;
 }

@@ -466,7 +466,7 @@ fn errors_methods_bodies_and_tokens() {
     assert_eq!(r.json()["error"]["code"], "not_found");
     let r = request(s.addr, "DELETE", "/v1/skills", &[], b"");
     assert_eq!(r.status, 405);
-    assert_eq!(r.header("allow"), Some("GET"));
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
 
     let auth = format!("Bearer {TOKEN}");
     let r = request(

@@ -60,7 +60,9 @@ const EVENT_STREAM_QUEUE: usize = 16;
 /// generation), `event: scheduled` with a finished scheduled run, keep-alive comments, and
 /// `event: lagged` when this reader fell behind and lost events. At most
 /// `max_event_streams` are open at once; every stream ends when the server shuts down.
-pub(super) fn events(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
+/// A `HEAD` (`head`) gets the answer a `GET` would, refusal included, and no stream: its
+/// body ends at once, and the slot it took is free again as soon as that body is dropped.
+pub(super) fn events(app: &Arc<App>, head: bool) -> Result<Response<Body>, ApiError> {
     let permit = app.event_streams.clone().try_acquire_owned().map_err(|_| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -71,39 +73,17 @@ pub(super) fn events(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
             ),
         )
     })?;
-    let mut rx = app.engine.subscribe();
-    let mut closing = app.closing.subscribe();
     let (tx, body_rx) = tokio::sync::mpsc::channel::<Bytes>(EVENT_STREAM_QUEUE);
-    tokio::spawn(async move {
-        use tokio::sync::broadcast::error::RecvError;
-        let mut msg = ": skills engine events\nretry: 2000\n\n".to_owned();
-        loop {
-            // Wait for the client to take the message, unless the server is closing.
-            let sent = tokio::select! {
-                r = tx.send(Bytes::from(msg)) => r.is_ok(),
-                () = until_closing(&mut closing) => false,
-            };
-            if !sent {
-                return;
-            }
-            msg = tokio::select! {
-                r = rx.recv() => match r {
-                    Ok(event) => {
-                        let id = match &*event {
-                            Event::Change(c) => format!("id: {}\n", c.generation),
-                            Event::Scheduled(_) => String::new(),
-                        };
-                        format!("{id}event: {}\ndata: {}\n\n", event.name(), crate::wire::event_json(&event))
-                    }
-                    Err(RecvError::Lagged(n)) => format!("event: lagged\ndata: {{\"missed\":{n}}}\n\n"),
-                    Err(RecvError::Closed) => return,
-                },
-                () = tokio::time::sleep(EVENT_KEEPALIVE) => ": keep-alive\n\n".to_owned(),
-                () = until_closing(&mut closing) => return,
-                () = tx.closed() => return,
-            };
-        }
-    });
+    if head {
+        // No writer: with the sender gone the body ends, its length never known.
+        drop(tx);
+    } else {
+        tokio::spawn(write_events(
+            app.engine.subscribe(),
+            app.closing.subscribe(),
+            tx,
+        ));
+    }
     let body = EventBody {
         rx: body_rx,
         _permit: permit,
@@ -114,4 +94,41 @@ pub(super) fn events(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Ok(resp)
+}
+
+/// Write one event stream into `tx` until the client goes away, the engine stops or the
+/// server starts shutting down.
+async fn write_events(
+    mut rx: tokio::sync::broadcast::Receiver<Arc<Event>>,
+    mut closing: tokio::sync::watch::Receiver<bool>,
+    tx: tokio::sync::mpsc::Sender<Bytes>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut msg = ": skills engine events\nretry: 2000\n\n".to_owned();
+    loop {
+        // Wait for the client to take the message, unless the server is closing.
+        let sent = tokio::select! {
+            r = tx.send(Bytes::from(msg)) => r.is_ok(),
+            () = until_closing(&mut closing) => false,
+        };
+        if !sent {
+            return;
+        }
+        msg = tokio::select! {
+            r = rx.recv() => match r {
+                Ok(event) => {
+                    let id = match &*event {
+                        Event::Change(c) => format!("id: {}\n", c.generation),
+                        Event::Scheduled(_) => String::new(),
+                    };
+                    format!("{id}event: {}\ndata: {}\n\n", event.name(), crate::wire::event_json(&event))
+                }
+                Err(RecvError::Lagged(n)) => format!("event: lagged\ndata: {{\"missed\":{n}}}\n\n"),
+                Err(RecvError::Closed) => return,
+            },
+            () = tokio::time::sleep(EVENT_KEEPALIVE) => ": keep-alive\n\n".to_owned(),
+            () = until_closing(&mut closing) => return,
+            () = tx.closed() => return,
+        };
+    }
 }

@@ -1,5 +1,7 @@
 //! Handlers: each endpoint asks one [`Engine`](crate::Engine) operation and renders the
-//! answer with a [`wire`](crate::wire) shape. Nothing here reaches below the engine.
+//! answer with a [`wire`](crate::wire) shape. Nothing here reaches below the engine. A
+//! `HEAD` is answered as its `GET` (the server then drops the body), except that the event
+//! stream opens no stream for it.
 //!
 //! One module per area: [`skills`] (listing, detail, disclosure, diagnostics), [`search`]
 //! (search, selection, notes), [`exec`] (extract, route, execute, invoke, workflows,
@@ -18,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode};
 
 use super::app::App;
 use super::request::{Params, json_body, query_map};
@@ -107,7 +109,7 @@ async fn dispatch(
         Op::Tasks => exec::tasks(app).await,
         Op::Task => exec::task(app, params.get("id").map(String::as_str)).await,
         Op::Reload => events::reload(app).await,
-        Op::Events => events::events(app),
+        Op::Events => events::events(app, req.method() == Method::HEAD),
         Op::DiscoveryIndex => Ok(discovery::index(app)),
         Op::DiscoverySkill => discovery::skill_file(app, &name),
         Op::OpenApi => Ok(json_response(
