@@ -24,6 +24,16 @@ use crate::validate::prevalidate;
 /// The word after a skill name in `get_skill: <name> --outline` that asks for its outline.
 pub const OUTLINE_FLAG: &str = "--outline";
 
+/// `text` without surrounding whitespace, as [`str::trim`] gives it; text that starts and
+/// ends with a visible ASCII character (a command line or a name, nearly always) is
+/// returned as it is without the Unicode whitespace scan.
+fn trimmed(text: &str) -> &str {
+    match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => text,
+        _ => text.trim(),
+    }
+}
+
 /// Where a lily `command` leads.
 #[derive(Debug)]
 enum CommandTarget<'s> {
@@ -278,7 +288,7 @@ impl<'s> Router<'s> {
 
     /// [`Router::route_model`] with an invocation that borrows from the line where it can.
     pub(crate) fn model_line<'l>(&self, line: &'l str, mode: Mode) -> Route<Cow<'l, str>> {
-        let line = line.trim();
+        let line = trimmed(line);
         if line.is_empty() {
             return self.fail(Error::Empty);
         }
@@ -360,7 +370,9 @@ impl<'s> Router<'s> {
         // The name as written is the registered name (lookups are exact, after trimming),
         // so it is borrowed from the line when the word is.
         let skill = match first.text {
-            Cow::Borrowed(written) if written.trim() == found.name => Cow::Borrowed(written.trim()),
+            Cow::Borrowed(written) if trimmed(written) == found.name => {
+                Cow::Borrowed(trimmed(written))
+            }
             _ => Cow::Owned(found.name.to_owned()),
         };
         Route::Invoke(Invocation {
@@ -826,6 +838,13 @@ pub(crate) mod tests {
         );
         let _ = router.route_user("/email.search");
         assert!(router.commands.get().is_some());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn trimmed_is_str_trim(text in "\\PC{0,12}|[ \t\u{a0}\u{2003}a-z.]{0,12}") {
+            proptest::prop_assert_eq!(trimmed(&text), text.trim());
+        }
     }
 
     #[test]

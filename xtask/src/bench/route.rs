@@ -9,6 +9,9 @@
 //! - extraction alone (`skill_router::extract`);
 //! - extraction and routing of every command (`Router::route_output`: tokenize, registry
 //!   lookup with trigger control, best-effort flags). Target: <= 4x the baseline.
+//! - for reference, the same over a transcript whose commands are bare names (no flags, no
+//!   values), against that transcript's own line splitting: what extraction and one
+//!   registry lookup per command cost before any argument is read.
 //!
 //! Commands are invocations with quoted values, lists and switches; one in
 //! [`HELP_EVERY`] is `<name> --help` (which copies the skill body, as a host would send it).
@@ -57,6 +60,18 @@ impl Default for Args {
             iterations: DEFAULT_ITERATIONS,
         }
     }
+}
+
+/// The reference transcript: as [`transcript`], every command a bare skill name.
+fn names_transcript(blocks: usize, skills: usize) -> String {
+    let mut s = String::with_capacity(blocks * 64);
+    for i in 0..blocks {
+        let index = 1 + (i * 7919) % skills;
+        let name = generate::folder_name(index, skills);
+        let _ = writeln!(s, "Step {i}: working on item {index} for the user.");
+        let _ = writeln!(s, "```cmd\n{name}\n```");
+    }
+    s
 }
 
 /// The transcript: `blocks` blocks, each preceded by a line of text, commands spread over
@@ -178,6 +193,33 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
             ROUTE,
             format!("{ok} invocations and {help} help routes of {total}, expected {invokes} invocations of {n}"),
         );
+    }
+    // The reference rows: bare names, against their own transcript's line splitting.
+    const NAMES_BASE: &str = "route: split lines, bare names (baseline)";
+    const NAMES: &str = "route: extract + route, bare names";
+    let names = names_transcript(args.blocks, args.skills);
+    let split_names = || black_box(names.lines().collect::<Vec<&str>>());
+    let ((names_base_time, _), (names_time, routed)) =
+        measure_pair(args.iterations, split_names, || {
+            router.route_output(black_box(&names))
+        });
+    let invoked = routed
+        .routes
+        .iter()
+        .filter(|r| matches!(r.route, Route::Invoke(_)))
+        .count();
+    let names_base = table.baseline(NAMES_BASE, n, names.len() as u64, names_base_time);
+    if invoked == n {
+        table.compared(
+            NAMES,
+            n,
+            names.len() as u64,
+            names_time,
+            names_base,
+            f64::INFINITY,
+        );
+    } else {
+        table.error(NAMES, format!("{invoked} invocations, expected {n}"));
     }
     table.note(format!(
         "route: {n} cmd blocks ({:.2} MB) against {} generated skills; items are commands; 1 in {HELP_EVERY} is `--help`",
