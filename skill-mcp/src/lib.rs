@@ -28,15 +28,26 @@
 //! `ResultsShape`; `select_skills` and `route` are the selection and routed output as HTTP
 //! serializes them), so a question gets the same JSON over MCP as over HTTP.
 //!
+//! Errors follow the MCP specification: an unknown tool or malformed tool arguments are
+//! `-32602` (Invalid params); a `resources/read` of a URI the server does not serve is
+//! resource-not-found, with the URI in `data.uri` (`-32002` for clients on protocol
+//! 2025-11-25 and earlier, `-32602` from 2026-07-28 on, SEP-2164; rmcp picks the code by the
+//! negotiated version). At most [`DEFAULT_MAX_CALLS_IN_FLIGHT`] `tools/call` requests run at
+//! once per server (over HTTP, [`McpLimits::max_calls_in_flight`]); one more is answered at
+//! once with `-32000` and a message that the server is busy and to retry.
+//!
 //! Transports: [`serve_stdio`] (a host starts `skill-server mcp` as a subprocess) and,
-//! with the `http` feature, [`http_service`], a tower service for streamable HTTP that the
-//! server mounts at `/mcp` beside `/v1`.
+//! with the `http` feature, [`http_mounted`], what the server mounts at `/mcp` beside `/v1`:
+//! the `Origin` check and [`McpLimits`] around [`http_service`], the tower service for
+//! streamable HTTP.
 
 #![deny(missing_docs)]
 
 mod catalog;
 #[cfg(feature = "http")]
 mod mount;
+#[cfg(feature = "http")]
+mod origin;
 mod server;
 mod tools;
 
@@ -48,8 +59,8 @@ pub use catalog::{MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, SCHEME};
 #[cfg(feature = "http")]
 pub use mount::{DEFAULT_MAX_SESSIONS, McpLimits};
 pub use server::{
-    CACHE_TTL, McpConfig, RESOURCES_PAGE_SIZE, SERVED_DIGEST_META, SERVED_SIZE_META,
-    SKILLS_PAGE_SIZE, SkillsServer,
+    BUSY_ERROR_CODE, CACHE_TTL, DEFAULT_MAX_CALLS_IN_FLIGHT, McpConfig, RESOURCES_PAGE_SIZE,
+    SERVED_DIGEST_META, SERVED_SIZE_META, SKILLS_PAGE_SIZE, SkillsServer,
 };
 pub use tools::MAX_SEARCH_LIMIT;
 
@@ -88,21 +99,21 @@ pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpSe
 /// session), as a tower service for any path prefix. `allowed_hosts` is the `Host`
 /// allowlist (DNS-rebinding protection): empty keeps the SDK's loopback-only default, and
 /// `["*"]` turns the SDK's check off (for a caller that checks `Host` itself, as
-/// `skill_runtime::http` does).
+/// `skill_runtime::http` does). This bare service does not check `Origin` and has none of
+/// [`McpLimits`] but the default [`DEFAULT_MAX_CALLS_IN_FLIGHT`]: [`http_mounted`] has them.
 #[cfg(feature = "http")]
 pub fn http_service(
     engine: Arc<Engine>,
     config: McpConfig,
     allowed_hosts: Vec<String>,
 ) -> HttpService {
-    http_service_with_sessions(engine, config, allowed_hosts).0
+    http_service_with_sessions(SkillsServer::new(engine, config), allowed_hosts).0
 }
 
-/// [`http_service`] and its session manager (to count the sessions open).
+/// [`http_service`] and its session manager (to count the sessions open), over `server`.
 #[cfg(feature = "http")]
 fn http_service_with_sessions(
-    engine: Arc<Engine>,
-    config: McpConfig,
+    server: SkillsServer,
     allowed_hosts: Vec<String>,
 ) -> (
     HttpService,
@@ -111,7 +122,6 @@ fn http_service_with_sessions(
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
-    let server = SkillsServer::new(engine, config);
     let mut http = StreamableHttpServerConfig::default();
     http.legacy_session_mode = true;
     http.json_response = true;
@@ -130,8 +140,16 @@ fn http_service_with_sessions(
 }
 
 /// [`http_service`] as a [`skill_runtime::http::MountedService`], to mount at `/mcp` with
-/// [`skill_runtime::http::Mounts::mount`]: the same listener, request ids and token rules as
-/// `/v1`, and `limits` on bodies and sessions (see [`McpLimits`]).
+/// [`skill_runtime::http::Mounts::mount`]: the same listener, request ids, token rules and
+/// `Host` check as `/v1` (`skill_runtime::http` checks `Host` before a mounted service sees
+/// a request, so rmcp's own check is off), and `limits` on bodies, sessions and tool calls
+/// (see [`McpLimits`]). `allowed_hosts` is the server's
+/// [`HttpConfig::allowed_hosts`](skill_runtime::http::HttpConfig::allowed_hosts), the list
+/// its `Host` check uses: a request with an `Origin` header is served only when the
+/// origin's host is loopback (`127.0.0.0/8`, `::1`, `localhost`, `*.localhost`), the
+/// request's own `Host`, or in that list (`"*"`: every origin); otherwise it gets `403
+/// forbidden_origin` (DNS-rebinding protection for browsers). A request without `Origin`
+/// is not affected.
 #[cfg(feature = "http")]
 pub fn http_mounted(
     engine: Arc<Engine>,
@@ -139,12 +157,18 @@ pub fn http_mounted(
     allowed_hosts: Vec<String>,
     limits: McpLimits,
 ) -> skill_runtime::http::MountedService {
-    let (service, sessions) = http_service_with_sessions(engine, config, allowed_hosts);
+    let server =
+        SkillsServer::new(engine, config).with_max_calls_in_flight(limits.max_calls_in_flight);
+    let (service, sessions) = http_service_with_sessions(server, vec!["*".to_owned()]);
+    let allowed_hosts: Arc<[String]> = allowed_hosts.into();
     tower::util::BoxCloneSyncService::new(tower::service_fn(move |req| {
         let service = service.clone();
         let sessions = sessions.clone();
+        let allowed_hosts = allowed_hosts.clone();
         async move {
-            Ok::<_, std::convert::Infallible>(mount::handle(&service, &sessions, limits, req).await)
+            Ok::<_, std::convert::Infallible>(
+                mount::handle(&service, &sessions, limits, &allowed_hosts, req).await,
+            )
         }
     }))
 }

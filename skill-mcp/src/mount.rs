@@ -1,10 +1,15 @@
 //! `/mcp` as a service mounted beside `/v1`: the limits `/v1` has, applied before rmcp sees
-//! a request. A request body is read whole first (MCP requests are single JSON-RPC
+//! a request. A request with an `Origin` its server does not accept (see `origin.rs`:
+//! loopback, same origin, or `allowed_hosts`) is refused first with `403
+//! forbidden_origin`, the shape of the `Host` check's `403 forbidden_host`, before its
+//! body is read. A request body is read whole first (MCP requests are single JSON-RPC
 //! messages), within [`McpLimits::max_body_bytes`] (`413`, a declared length over it at
 //! once) and [`McpLimits::body_read_timeout`] (`408`); a body that breaks off is `400`.
 //! Then a new session (a POST `initialize` without `Mcp-Session-Id`) is refused with `503`
 //! and `Retry-After` while [`McpLimits::max_sessions`] are open: each costs memory until
-//! its client deletes it or it stays idle for rmcp's keep-alive (5 minutes).
+//! its client deletes it or it stays idle for rmcp's keep-alive (5 minutes). The server
+//! answers a `tools/call` over [`McpLimits::max_calls_in_flight`] itself (a JSON-RPC
+//! error, at once).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +21,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use skill_runtime::http::Body;
 
 use crate::HttpService;
+use crate::server::DEFAULT_MAX_CALLS_IN_FLIGHT;
 
 /// Default most MCP sessions open at once ([`McpLimits::max_sessions`]).
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
@@ -31,6 +37,10 @@ pub struct McpLimits {
     pub body_read_timeout: Duration,
     /// Sessions open at once ([`DEFAULT_MAX_SESSIONS`]); more are refused with `503`.
     pub max_sessions: usize,
+    /// `tools/call` requests running at once, over every session of the server
+    /// ([`DEFAULT_MAX_CALLS_IN_FLIGHT`], at least 1); one more is answered at once with a
+    /// JSON-RPC error (`-32000`, "the server is busy ... retry").
+    pub max_calls_in_flight: usize,
 }
 
 impl Default for McpLimits {
@@ -39,6 +49,7 @@ impl Default for McpLimits {
             max_body_bytes: skill_runtime::http::DEFAULT_MAX_BODY_BYTES,
             body_read_timeout: skill_runtime::http::DEFAULT_BODY_READ_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_calls_in_flight: DEFAULT_MAX_CALLS_IN_FLIGHT,
         }
     }
 }
@@ -60,6 +71,38 @@ fn refuse(status: StatusCode, code: i64, message: &str) -> Response<Body> {
     resp
 }
 
+/// The `403` of a request whose `Origin` this server does not accept: the body of the
+/// `Host` check's `403 forbidden_host` (`{"error": {"code", "message"}}`).
+fn forbidden_origin() -> Response<Body> {
+    let body = skill_runtime::wire::error_body(
+        "forbidden_origin",
+        "the Origin header names a site this server does not serve (DNS-rebinding protection): \
+         a browser page may call it from localhost, its own address or a name in the server's `allowed_hosts`",
+    )
+    .to_string();
+    let mut resp = Response::new(Full::new(Bytes::from(body)).boxed_unsync());
+    *resp.status_mut() = StatusCode::FORBIDDEN;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// Whether every `Origin` of a request is accepted (see `origin.rs`); a request without
+/// one is.
+fn origin_accepted(parts: &http::request::Parts, allowed_hosts: &[String]) -> bool {
+    let host = parts
+        .headers
+        .get(http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| parts.uri.authority().map(http::uri::Authority::as_str));
+    parts.headers.get_all(http::header::ORIGIN).iter().all(|v| {
+        v.to_str()
+            .is_ok_and(|origin| crate::origin::allowed(origin, host, allowed_hosts))
+    })
+}
+
 /// Whether a body asks to open a session (`initialize`).
 fn is_initialize(body: &[u8]) -> bool {
     serde_json::from_slice::<serde_json::Value>(body)
@@ -71,6 +114,7 @@ pub(crate) async fn handle<B>(
     service: &HttpService,
     sessions: &Arc<LocalSessionManager>,
     limits: McpLimits,
+    allowed_hosts: &[String],
     req: Request<B>,
 ) -> Response<Body>
 where
@@ -78,6 +122,9 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (parts, body) = req.into_parts();
+    if !origin_accepted(&parts, allowed_hosts) {
+        return forbidden_origin();
+    }
     let declared = parts
         .headers
         .get(http::header::CONTENT_LENGTH)

@@ -28,6 +28,17 @@ pub const RESOURCES_PAGE_SIZE: usize = 500;
 /// How long a host may treat a listing, entry or file as current (the server also
 /// announces every change with `notifications/resources/list_changed`).
 pub const CACHE_TTL: Duration = Duration::from_secs(60);
+/// Default most `tools/call` requests a server runs at once, over all its sessions (over
+/// HTTP, `McpLimits::max_calls_in_flight` sets it). A call may run a skill's script (up to
+/// `MAX_SCRIPT_PROCESSES`, 64 processes, for up to the script timeout), so calls in flight
+/// are scripts in flight: 32 is several agents' parallel tool calls at once, and bounds the
+/// worst case at 2,048 script processes; one more is answered at once with
+/// [`BUSY_ERROR_CODE`] (the client retries), never queued.
+pub const DEFAULT_MAX_CALLS_IN_FLIGHT: usize = 32;
+/// The JSON-RPC error code of a `tools/call` refused because
+/// [`DEFAULT_MAX_CALLS_IN_FLIGHT`] (or the configured limit) calls are running (the
+/// implementation-defined server-error range); its message says to retry.
+pub const BUSY_ERROR_CODE: i32 = -32000;
 
 /// Settings of one MCP server.
 #[derive(Debug, Clone, Default)]
@@ -73,6 +84,10 @@ pub struct SkillsServer {
     /// Whether this session's change listener was started (one per session, however many
     /// `notifications/initialized` the client sends).
     listening: Arc<std::sync::atomic::AtomicBool>,
+    /// The `tools/call` slots, shared by every session of the server.
+    calls: Arc<tokio::sync::Semaphore>,
+    /// How many slots `calls` has (for the busy message).
+    max_calls: usize,
 }
 
 impl std::fmt::Debug for SkillsServer {
@@ -114,7 +129,19 @@ impl SkillsServer {
             config: Arc::new(config),
             catalog: Arc::new(Mutex::new(None)),
             listening: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            calls: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_CALLS_IN_FLIGHT)),
+            max_calls: DEFAULT_MAX_CALLS_IN_FLIGHT,
         }
+    }
+
+    /// This server with at most `max` `tools/call` requests at once (at least 1), over all
+    /// its sessions.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_max_calls_in_flight(mut self, max: usize) -> Self {
+        let max = max.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self.calls = Arc::new(tokio::sync::Semaphore::new(max));
+        self.max_calls = max;
+        self
     }
 
     /// A server for a new session: the same engine, settings and catalog, and session state
@@ -166,8 +193,10 @@ impl SkillsServer {
 
     fn read(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         let catalog = self.catalog();
+        // The specification's resource-not-found: rmcp sends it as -32002 to clients on
+        // 2025-11-25 and earlier and as -32602 from 2026-07-28 on (SEP-2164).
         let not_found = || {
-            ErrorData::invalid_params(
+            ErrorData::resource_not_found(
                 format!("no resource is served at {uri}"),
                 Some(serde_json::json!({ "uri": uri })),
             )
@@ -371,6 +400,11 @@ impl ServerHandler for SkillsServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // A slot for as long as this call runs: released when the call returns, fails,
+        // times out or is cancelled (dropped with this future). None free: refused now.
+        let Ok(_slot) = self.calls.clone().try_acquire_owned() else {
+            return Err(busy(self.max_calls));
+        };
         // The time limit of HTTP's executing endpoints, and the client's cancellation: the
         // call (and any script it started, which is killed when its run is dropped) ends
         // with either. A call ran on for minutes after its client had gone.
@@ -513,6 +547,17 @@ impl ServerHandler for SkillsServer {
             }
         });
     }
+}
+
+/// The error of a `tools/call` over the limit of calls in flight.
+fn busy(max: usize) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode(BUSY_ERROR_CODE),
+        format!(
+            "the server is busy: {max} tool calls are running, the most it runs at once; retry shortly"
+        ),
+        Some(serde_json::json!({ "max_calls_in_flight": max })),
+    )
 }
 
 fn change_notifications() -> [ServerNotification; 2] {

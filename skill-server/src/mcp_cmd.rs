@@ -108,10 +108,11 @@ pub fn app(engine: Arc<Engine>, http: HttpConfig) -> Arc<App> {
 
 /// The HTTP application `serve` runs: the API, and MCP at [`MCP_PATH`] on the same
 /// listener (same token rules, and the same `Host` check, [`HttpConfig::allowed_hosts`],
-/// which the server applies to every request before MCP sees it).
+/// which the server applies to every request before MCP sees it; MCP checks a browser's
+/// `Origin` against the same list).
 #[cfg(feature = "mcp")]
 pub fn app(engine: Arc<Engine>, http: HttpConfig) -> Arc<App> {
-    let hosts = vec!["*".to_owned()];
+    let hosts = http.allowed_hosts.clone();
     let limits = skill_mcp::McpLimits {
         max_body_bytes: http.max_body_bytes,
         body_read_timeout: http.body_read_timeout,

@@ -81,11 +81,13 @@ async fn capability_list_get_and_every_file_of_every_pack_verified() {
         .await
         .unwrap_err();
     assert_eq!(code(unknown), ErrorCode::INVALID_PARAMS);
+    // An unknown file is resource-not-found (-32002 on the 2025-11-25 this duplex
+    // negotiates; see errors.rs for every version).
     let unread = client
         .read_resource(ReadResourceRequestParams::new("skill://pdf-forms/nope.md"))
         .await
         .unwrap_err();
-    assert_eq!(code(unread), ErrorCode::INVALID_PARAMS);
+    assert_eq!(code(unread), ErrorCode::RESOURCE_NOT_FOUND);
     client.cancel().await.unwrap();
 }
 

@@ -97,14 +97,37 @@ async fn serve_with(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
 ) {
+    serve_with_hosts(fx, limits, &[]).await
+}
+
+/// [`serve_with`], with `allowed_hosts` (for `Host` and `Origin`).
+async fn serve_with_hosts(
+    fx: &Fixture,
+    limits: skill_mcp::McpLimits,
+    allowed_hosts: &[&str],
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
+) {
     let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
+    let hosts: Vec<String> = allowed_hosts.iter().map(|h| (*h).to_owned()).collect();
     let mount = App::mounts().mount(
         "/mcp",
-        skill_mcp::http_mounted(fx.engine.clone(), McpConfig::default(), vec![], limits),
+        skill_mcp::http_mounted(
+            fx.engine.clone(),
+            McpConfig::default(),
+            hosts.clone(),
+            limits,
+        ),
     );
-    let app = App::with_mounts(fx.engine.clone(), HttpConfig::default(), mount);
+    let config = HttpConfig {
+        allowed_hosts: hosts,
+        ..HttpConfig::default()
+    };
+    let app = App::with_mounts(fx.engine.clone(), config, mount);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
         let _ = stopped.await;
@@ -249,6 +272,93 @@ async fn mcp_bodies_are_limited_like_the_api() {
     )
     .await;
     assert_eq!(status(&head), 200, "{head}");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
+
+/// `initialize` posted with `Host: host` and, when given, `Origin: origin`: the status and
+/// the body.
+async fn initialize_from(
+    addr: std::net::SocketAddr,
+    host: &str,
+    origin: Option<&str>,
+) -> (u16, String) {
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{origin}Content-Length: {}\r\n\r\n",
+        INITIALIZE.len()
+    );
+    let (head, body) = exchange(addr, &head, INITIALIZE.as_bytes()).await;
+    (status(&head), body)
+}
+
+/// DNS rebinding through a browser: a request to `/mcp` whose `Origin` is not loopback,
+/// not the request's own host and not in `allowed_hosts` gets `403 forbidden_origin` (the
+/// shape of `403 forbidden_host`); `Origin: null` too. A request without `Origin` is
+/// served as before. (It was served whatever its `Origin`.)
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_refuses_origins_it_does_not_serve() {
+    let fx = Fixture::new();
+    let limits = skill_mcp::McpLimits::default();
+    let (addr, stop, server) = serve_with_hosts(&fx, limits, &["skills.example.com"]).await;
+    let port = addr.port();
+    let local = format!("127.0.0.1:{port}");
+    let evil_same_port = format!("http://evil.example.com:{port}");
+    for (host, origin) in [
+        (local.as_str(), "http://evil.example.com"),
+        (local.as_str(), evil_same_port.as_str()),
+        (local.as_str(), "null"),
+        (local.as_str(), "http://10.9.9.9"),
+        ("10.1.2.3:7878", "http://10.1.2.3:9999"),
+        ("skills.example.com", "http://other.example.com"),
+    ] {
+        let (code, body) = initialize_from(addr, host, Some(origin)).await;
+        assert_eq!(code, 403, "Host {host}, Origin {origin}: {body}");
+        let value: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(value["error"]["code"], "forbidden_origin", "{body}");
+    }
+    for (host, origin) in [
+        (local.as_str(), None),
+        (local.as_str(), Some(format!("http://127.0.0.1:{port}"))),
+        (local.as_str(), Some("http://localhost:3000".to_owned())),
+        (local.as_str(), Some("https://app.localhost".to_owned())),
+        (local.as_str(), Some("http://[::1]:8080".to_owned())),
+        // Same origin: the page was served by this server under this name.
+        ("10.1.2.3:7878", Some("http://10.1.2.3:7878".to_owned())),
+        // Listed in allowed_hosts.
+        (
+            local.as_str(),
+            Some("https://skills.example.com".to_owned()),
+        ),
+    ] {
+        let (code, body) = initialize_from(addr, host, origin.as_deref()).await;
+        assert_eq!(code, 200, "Host {host}, Origin {origin:?}: {body}");
+    }
+    // Every method: a GET (the SSE stream) and a DELETE from a foreign page are refused.
+    for method in ["GET", "DELETE"] {
+        let (head, _) = exchange(
+            addr,
+            &format!(
+                "{method} /mcp HTTP/1.1\r\nHost: {local}\r\nConnection: close\r\n\
+                 Origin: http://evil.example.com\r\nmcp-session-id: x\r\n\r\n"
+            ),
+            b"",
+        )
+        .await;
+        assert_eq!(status(&head), 403, "{method}: {head}");
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+
+    // "*" allows every origin, null included.
+    let (addr, stop, server) = serve_with_hosts(&fx, limits, &["*"]).await;
+    for origin in ["null", "http://evil.example.com"] {
+        let (code, body) = initialize_from(addr, "localhost", Some(origin)).await;
+        assert_eq!(code, 200, "{origin}: {body}");
+    }
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
+mod errors;
 mod extension;
 mod http;
+#[cfg(target_os = "linux")]
+mod limits;
 mod tools_and_prompts;

@@ -62,6 +62,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "a Host header that does not name this server (DNS rebinding)",
     ),
     code(
+        "forbidden_origin",
+        403,
+        "/mcp: an Origin header naming a site this server does not serve (DNS rebinding)",
+    ),
+    code(
         "get_skill_arguments",
         200,
         "get_skill with more than one path",

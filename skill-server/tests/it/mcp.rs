@@ -91,3 +91,57 @@ fn skill_server_mcp_stops_cleanly_on_sigterm() {
     drop(stdin);
     assert!(status.success(), "{status:?}");
 }
+
+/// `serve`'s `/mcp` checks a browser's `Origin` against the configured `allowed_hosts`
+/// (the list of the `Host` check): a page on a listed name, on loopback or on the server's
+/// own address is served, any other site gets `403 forbidden_origin`, `Origin: null` too;
+/// a client that sends no `Origin` is served. (Every origin was served.)
+#[cfg(unix)]
+#[test]
+fn serve_mcp_refuses_origins_outside_allowed_hosts() {
+    use crate::common::{request, sigterm_and_wait, spawn_serve};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("skills.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:0\"\nwatch = false\nallowed_hosts = [\"skills.example.com\"]\n\
+             [[sources]]\npath = \"{}\"\n",
+            repo().join("packs/actions").display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let (child, addr, _logs) = spawn_serve(&["serve", "--config", &config], &[]);
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let post = |origin: Option<&str>| {
+        let origin = origin
+            .map(|o| format!("Origin: {o}\r\n"))
+            .unwrap_or_default();
+        request(
+            &addr,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\n{origin}Content-Length: {}\r\n\r\n",
+                initialize.len()
+            ),
+            initialize,
+        )
+    };
+    for origin in ["http://attacker.example", "null"] {
+        let (status, body) = post(Some(origin));
+        assert_eq!(status, 403, "{origin}: {body}");
+        assert!(body.contains("\"forbidden_origin\""), "{body}");
+    }
+    let own = format!("http://{addr}");
+    for origin in [
+        None,
+        Some("https://skills.example.com"),
+        Some("http://localhost:3000"),
+        Some(own.as_str()),
+    ] {
+        let (status, body) = post(origin);
+        assert_eq!(status, 200, "{origin:?}: {body}");
+    }
+    assert!(sigterm_and_wait(child).success());
+}
