@@ -341,12 +341,24 @@ impl<'o> Run<'o> {
         let path = self.path;
         let mut diagnostics = yaml.recovered;
         let no_frontmatter = yaml.root.is_none();
+        // A `---` line ended by a lone carriage return: the frontmatter is there, but the
+        // file has classic Mac OS line endings, which no dialect reads as lines.
+        let cr_only = no_frontmatter
+            && doc
+                .body
+                .strip_prefix("---\r")
+                .is_some_and(|rest| !rest.starts_with('\n'));
+        let line_endings = if cr_only {
+            "; this file's lines end with a lone carriage return (classic Mac OS line endings): save it with LF or CRLF line endings"
+        } else {
+            ""
+        };
         if no_frontmatter && self.forced.is_none() && dialect == Dialect::Lily {
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MissingFrontmatter,
                     path,
-                    "no frontmatter: read as a lily skill named after its folder, with no summary; other dialects need `name` and `description` between `---` lines (a source can set its dialect to silence this)",
+                    format!("no frontmatter: read as a lily skill named after its folder, with no summary; other dialects need `name` and `description` between `---` lines (a source can set its dialect to silence this){line_endings}"),
                 )
                 .at(1, 1),
             );
@@ -368,7 +380,7 @@ impl<'o> Run<'o> {
                 "SKILL.md must start with YAML frontmatter (---)".to_owned()
             } else {
                 format!(
-                    "no frontmatter: {dialect} skills start with a `---` line, `name:` and `description:`, and a closing `---`"
+                    "no frontmatter: {dialect} skills start with a `---` line, `name:` and `description:`, and a closing `---`{line_endings}"
                 )
             };
             return Err(Stop {
