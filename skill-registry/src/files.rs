@@ -157,12 +157,25 @@ impl FileManifest {
     }
 }
 
+/// `n` in decimal, written at the end of `buf` (20 digits hold any `u64`).
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
 fn folder_digest(files: &[FileEntry]) -> Sha256 {
     let mut h = Hasher::new();
     for f in files {
         h.update(f.path.as_bytes());
         h.update(b"\0");
-        h.update(f.size.to_string().as_bytes());
+        h.update(decimal(f.size, &mut [0; 20]));
         h.update(b"\0");
         match &f.sha256 {
             Some(d) => h.update(d.hex_bytes()),
@@ -177,6 +190,16 @@ fn folder_digest(files: &[FileEntry]) -> Sha256 {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// Decimal digits as `to_string` writes them, at the edges of `u64` too.
+    #[test]
+    fn decimal_matches_to_string() {
+        let mut samples = vec![0, 1, 9, 10, 99, 100, 1_000_000, u64::MAX - 1, u64::MAX];
+        samples.extend((0..64).map(|b| 1u64 << b));
+        for n in samples {
+            assert_eq!(decimal(n, &mut [0; 20]), n.to_string().as_bytes(), "{n}");
+        }
+    }
 
     /// The fast hex spelling is the one `{:02x}` per byte gives, and reads back.
     #[test]

@@ -109,16 +109,25 @@ impl<S: BuildHasher> NameIndex<S> {
             names: String::new(),
         };
         let mut layers: HashMap<&str, Arc<str>> = HashMap::new();
+        // Entries of one layer mostly come together: the last one's is tried first.
+        let mut last: Option<(&str, Arc<str>)> = None;
         for (name, skill) in entries {
             let start = index.names.len();
             index.names.push_str(name);
-            let layer = layers
-                .entry(skill.layer.as_str())
-                .or_insert_with(|| Arc::from(skill.layer.as_str()));
+            let layer = match &last {
+                Some((held, layer)) if *held == skill.layer => Arc::clone(layer),
+                _ => {
+                    let layer = layers
+                        .entry(skill.layer.as_str())
+                        .or_insert_with(|| Arc::from(skill.layer.as_str()));
+                    last = Some((skill.layer.as_str(), Arc::clone(layer)));
+                    Arc::clone(layer)
+                }
+            };
             let record = Indexed {
                 skill: Arc::clone(skill),
                 name: (start, index.names.len()),
-                layer: Arc::clone(layer),
+                layer,
                 status: skill.status,
                 model_invocable: skill.model_invocable(),
                 user_invocable: skill.user_invocable(),

@@ -13,13 +13,14 @@
 //! same exclusions: hidden entries, `.git`, `node_modules`, links leaving the folder). A
 //! skill without a folder of its own (a note, an action, a domain index) has its one file.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use sha2::{Digest, Sha256 as Hasher};
@@ -27,6 +28,7 @@ use sha2::{Digest, Sha256 as Hasher};
 use skill_format::Diagnostic;
 
 use crate::disclose::open_without_waiting;
+use crate::discover::Discovery;
 use crate::files::{FileEntry, FileManifest, Sha256};
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
@@ -50,7 +52,12 @@ impl FileManifest {
     /// Compute a skill's manifest now, reading and hashing (and scanning) every file; a
     /// snapshot's manifests ([`Snapshot::manifest`]) are computed once and reused instead.
     pub fn compute(skill: &Skill) -> FileManifest {
-        compute(skill, false, &mut HashCache::default(), &mut HashSet::new())
+        Arc::unwrap_or_clone(compute(
+            skill,
+            || false,
+            &mut HashCache::default(),
+            &mut HashSet::new(),
+        ))
     }
 }
 
@@ -94,6 +101,10 @@ struct Hashed {
     /// The [`HashCache::pass`] in which a parse read these bytes ([`HashCache::prime`]); 0
     /// for a file hashed by a manifest pass.
     read_in: u64,
+    /// For a skill file whose folder held nothing else when the load that read it listed
+    /// it: the skill's whole manifest, made with the digest ([`HashCache::prehash`]) and
+    /// taken as is by that load's manifest pass.
+    manifest: Option<Arc<FileManifest>>,
 }
 
 /// The digests of every file hashed so far, by absolute path, reused while a file's
@@ -108,6 +119,11 @@ pub(crate) struct HashCache {
     /// is taken from that read without asking the file for its metadata again. Every pass
     /// ends by moving on, so a later pass asks.
     pass: u64,
+    /// The manifests made with the digests of the current pass ([`HashCache::prehash`]), by
+    /// skill file, for the manifest pass of the load that primed them.
+    made: Vec<(PathBuf, Arc<FileManifest>)>,
+    /// [`HashCache::made`] as a map, when the load built it ([`HashCache::take_made`]).
+    made_by_path: Option<HashMap<PathBuf, Arc<FileManifest>>>,
 }
 
 impl HashCache {
@@ -143,7 +159,7 @@ impl HashCache {
                 self.files.insert(path.to_path_buf(), h);
                 out
             }
-            None => (None, Arc::from([])),
+            None => (None, no_findings()),
         }
     }
 
@@ -151,7 +167,16 @@ impl HashCache {
     /// parse), to be [`HashCache::prime`]d: `meta` is the metadata the bytes were read
     /// under. `None` when this cache already knows that version of the file, or when the
     /// bytes are not what `meta` describes (the file changed meanwhile) or too large to hash.
-    pub(crate) fn prehash(&self, path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> Option<Primed> {
+    /// With `lone` (the load that read the file walked every source and found its folder
+    /// holding nothing else), the skill's manifest is made too, as [`compute`] would make it
+    /// (this runs on the parse's threads, so the manifest pass is left a lookup).
+    pub(crate) fn prehash(
+        &self,
+        path: &Path,
+        meta: &fs::Metadata,
+        bytes: &[u8],
+        lone: bool,
+    ) -> Option<Primed> {
         let stamp = Stamp::of(meta);
         if self.files.get(path).is_some_and(|h| h.stamp == stamp) {
             return None;
@@ -166,40 +191,88 @@ impl HashCache {
         let findings = if stamp.len <= crate::MAX_SCAN_BYTES {
             scan_bytes(path, bytes)
         } else {
-            Arc::from([])
+            no_findings()
         };
+        let sha256 = Some(Sha256::of(bytes));
+        let manifest = lone.then(|| {
+            let file = FileEntry {
+                path: file_name(path),
+                size: stamp.len,
+                sha256,
+            };
+            let mut manifest = FileManifest::new(vec![file], true);
+            manifest.findings = findings.to_vec();
+            Arc::new(manifest)
+        });
         Some(Primed {
             path: path.to_path_buf(),
             hashed: Hashed {
                 stamp,
-                sha256: Some(Sha256::of(bytes)),
+                sha256,
                 findings,
                 read_in: 0,
+                manifest,
             },
         })
     }
 
     /// Remember digests computed from bytes read elsewhere ([`HashCache::prehash`]); each
-    /// counts as a file hashed, unless the cache learnt that version meanwhile.
-    pub(crate) fn prime(&mut self, primed: Vec<Primed>) {
+    /// counts as a file hashed, unless the cache learnt that version meanwhile. The
+    /// manifests made with them are kept for this pass's [`attach`]; without `keep` (a load
+    /// after which the cache is dropped), a file whose manifest was made is not remembered
+    /// otherwise.
+    pub(crate) fn prime(&mut self, primed: Vec<Primed>, keep: bool) {
         self.pass += 1;
+        self.made.clear();
+        self.made_by_path = None;
+        self.files.reserve(primed.len());
         for Primed { path, mut hashed } in primed {
             hashed.read_in = self.pass;
-            if self
-                .files
-                .get(&path)
-                .is_some_and(|h| h.stamp == hashed.stamp)
-            {
-                continue;
+            if !keep {
+                if let Some(made) = hashed.manifest.take() {
+                    self.made.push((path, made));
+                    self.hashed += 1;
+                    continue;
+                }
+            }
+            let made = hashed.manifest.clone();
+            match self.files.entry(path) {
+                Entry::Occupied(known) if known.get().stamp == hashed.stamp => continue,
+                Entry::Occupied(mut known) => {
+                    if let Some(made) = made {
+                        self.made.push((known.key().clone(), made));
+                    }
+                    known.insert(hashed);
+                }
+                Entry::Vacant(new) => {
+                    if let Some(made) = made {
+                        self.made.push((new.key().clone(), made));
+                    }
+                    new.insert(hashed);
+                }
             }
             self.hashed += 1;
-            self.files.insert(path, hashed);
         }
     }
 
-    /// Forget every file not in `keep` (after a full pass, so removed files do not pile up).
+    /// The manifests made in this pass, to be indexed by path (off the load's critical
+    /// path) and handed back with [`HashCache::set_made`].
+    pub(crate) fn take_made(&mut self) -> Vec<(PathBuf, Arc<FileManifest>)> {
+        std::mem::take(&mut self.made)
+    }
+
+    /// The manifests made in this pass, by path, for this pass's [`attach`].
+    pub(crate) fn set_made(&mut self, made: HashMap<PathBuf, Arc<FileManifest>>) {
+        self.made_by_path = Some(made);
+    }
+
+    /// Forget every file not in `keep` and not read by this pass's parse (after a full
+    /// pass, so removed files do not pile up). A full pass computes the manifest of every
+    /// entry, so every file its parse read is one of them.
     fn retain(&mut self, keep: &HashSet<PathBuf>) {
-        self.files.retain(|p, _| keep.contains(p));
+        let pass = self.pass;
+        self.files
+            .retain(|p, h| (pass != 0 && h.read_in == pass) || keep.contains(p));
     }
 }
 
@@ -233,10 +306,10 @@ fn hash_now(path: &Path, stamp: Stamp, budget: &mut u64) -> Option<Hashed> {
     let (sha256, findings) = if stamp.len <= crate::MAX_SCAN_BYTES {
         match read_small(path, stamp.len) {
             Some(bytes) => (Some(Sha256::of(&bytes)), scan_bytes(path, &bytes)),
-            None => (None, Arc::from([])),
+            None => (None, no_findings()),
         }
     } else {
-        (hash_file(path, stamp.len), Arc::from([]))
+        (hash_file(path, stamp.len), no_findings())
     };
     if sha256.is_some() {
         *budget = budget.saturating_sub(stamp.len);
@@ -246,6 +319,7 @@ fn hash_now(path: &Path, stamp: Stamp, budget: &mut u64) -> Option<Hashed> {
         sha256,
         findings,
         read_in: 0,
+        manifest: None,
     })
 }
 
@@ -317,7 +391,7 @@ impl Digests for Worker<'_> {
                 self.new.insert(path.to_path_buf(), h);
                 out
             }
-            None => (None, Arc::from([])),
+            None => (None, no_findings()),
         }
     }
 
@@ -366,55 +440,72 @@ fn read_small(path: &Path, expected: u64) -> Option<Vec<u8>> {
     (bytes.len() as u64 == expected).then_some(bytes)
 }
 
+/// No findings: one shared empty list per thread (an empty `Arc<[_]>` is still an
+/// allocation, and most files have no findings).
+fn no_findings() -> Arc<[Diagnostic]> {
+    thread_local! {
+        static NONE: Arc<[Diagnostic]> = Arc::from([]);
+    }
+    NONE.with(Arc::clone)
+}
+
 /// The content scan of a file's bytes: text only (UTF-8 without NUL bytes); binary files
 /// are hashed but not scanned.
 fn scan_bytes(path: &Path, bytes: &[u8]) -> Arc<[Diagnostic]> {
-    if bytes.contains(&0) {
-        return Arc::from([]);
+    if memchr::memchr(0, bytes).is_some() {
+        return no_findings();
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) => Arc::from(crate::scan::scan_text(path, text)),
-        Err(_) => Arc::from([]),
+        Ok(text) => {
+            let found = crate::scan::scan_text(path, text);
+            if found.is_empty() {
+                no_findings()
+            } else {
+                Arc::from(found)
+            }
+        }
+        Err(_) => no_findings(),
     }
 }
 
-/// The relative path of a skill's own file in its manifest, and the folder the manifest's
-/// paths are relative to.
-fn skill_file_rel(skill: &Skill) -> String {
-    skill
-        .path
-        .file_name()
+/// The relative path of a skill's own file in its manifest: its name.
+fn file_name(path: &Path) -> String {
+    path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
 
 /// Compute one skill's manifest, hashing only files whose stamp changed. `lone`: the load
 /// listed the skill's folder just now and found nothing but the skill file, so its
-/// resource listing is empty and is not taken again.
+/// resource listing is empty and is not taken again. Every file looked up, but those this
+/// pass's parse read, is added to `seen`.
 fn compute(
     skill: &Skill,
-    lone: bool,
+    lone: impl FnOnce() -> bool,
     cache: &mut impl Digests,
     seen: &mut HashSet<PathBuf>,
-) -> FileManifest {
+) -> Arc<FileManifest> {
     let mut budget = MAX_HASHED_SKILL_BYTES;
     let mut files = Vec::new();
     let mut findings = Vec::new();
     let mut complete = true;
     // The skill file as its parse read it, when the parse of this pass did: no metadata
     // query, and the digest is of the very bytes that parse read.
-    let read = cache
-        .just_read(&skill.path)
-        .and_then(|h| Some((h.stamp.len, cached(Some(h), h.stamp, &mut budget)?)));
+    let just_read = cache.just_read(&skill.path);
+    // Its folder held nothing else (so `lone` holds): the manifest was made with the digest.
+    if let Some(made) = just_read.and_then(|h| h.manifest.clone()) {
+        return made;
+    }
+    let read = just_read.and_then(|h| Some((h.stamp.len, cached(Some(h), h.stamp, &mut budget)?)));
     let read_by_parse = read.is_some();
+    // (Not added to `seen`: the cache keeps what this pass's parse read by its pass.)
     if let Some((size, (sha256, found))) = read {
         findings.extend(found.iter().cloned());
         files.push(FileEntry {
-            path: skill_file_rel(skill),
+            path: file_name(&skill.path),
             size,
             sha256,
         });
-        seen.insert(skill.path.clone());
     }
     let mut add = |abs: PathBuf, rel: String, files: &mut Vec<FileEntry>| {
         match fs::metadata(&abs) {
@@ -438,12 +529,12 @@ fn compute(
         }
     };
     if !read_by_parse {
-        add(skill.path.clone(), skill_file_rel(skill), &mut files);
+        add(skill.path.clone(), file_name(&skill.path), &mut files);
     }
-    if lone {
+    if lone() {
         let mut manifest = FileManifest::new(files, complete);
         manifest.findings = findings;
-        return manifest;
+        return Arc::new(manifest);
     }
     match skill.resource_listing() {
         Ok(listing) => {
@@ -457,32 +548,39 @@ fn compute(
     }
     let mut manifest = FileManifest::new(files, complete);
     manifest.findings = findings;
-    manifest
+    Arc::new(manifest)
 }
 
 /// The manifests of `skills[i]` for every `i` in `todo`, in that order, computed on up to
 /// `threads` threads (0: every core) when there are enough of them. Every file hashed is
-/// added to `cache` and its path to `seen`. `lone`: skill files whose folder held nothing
+/// added to `cache` and its path to `seen` (as [`compute`] says). `lone`: skill files whose folder held nothing
 /// else when this load listed it ([`compute`]).
 fn compute_all(
     skills: &[Arc<Skill>],
     todo: &[usize],
-    lone: &[&HashSet<OsString>],
+    lone: &[&Discovery],
     cache: &mut HashCache,
     seen: &mut HashSet<PathBuf>,
     threads: usize,
-) -> Vec<FileManifest> {
+) -> Vec<Arc<FileManifest>> {
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, usize::from)
     } else {
         threads
     }
     .min(todo.len() / PARALLEL_MIN_SKILLS);
-    let is_lone = |skill: &Skill| lone.iter().any(|l| l.contains(skill.path.as_os_str()));
+    // Asked only of a skill without a manifest made with its digest (after a reload that
+    // found the file unchanged): the set is built the first time.
+    let lone_files: OnceLock<HashSet<&OsStr>> = OnceLock::new();
+    let is_lone = |skill: &Skill| {
+        lone_files
+            .get_or_init(|| lone.iter().flat_map(|d| d.lone_files()).collect())
+            .contains(skill.path.as_os_str())
+    };
     if threads <= 1 {
         return todo
             .iter()
-            .map(|&i| compute(&skills[i], is_lone(&skills[i]), cache, seen))
+            .map(|&i| compute(&skills[i], || is_lone(&skills[i]), cache, seen))
             .collect();
     }
     let next = AtomicUsize::new(0);
@@ -503,7 +601,7 @@ fn compute_all(
                         let Some(skill) = todo.get(k).and_then(|&i| skills.get(i)) else {
                             break;
                         };
-                        done.push((k, compute(skill, is_lone(skill), &mut worker, &mut seen)));
+                        done.push((k, compute(skill, || is_lone(skill), &mut worker, &mut seen)));
                     }
                     (done, worker.new, seen)
                 })
@@ -512,7 +610,7 @@ fn compute_all(
         // A worker that died took its results with it; those skills are computed below.
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
-    let mut slots: Vec<Option<FileManifest>> =
+    let mut slots: Vec<Option<Arc<FileManifest>>> =
         std::iter::repeat_with(|| None).take(todo.len()).collect();
     let mut merged = HashSet::new();
     for (done, new, worker_seen) in parts {
@@ -534,7 +632,7 @@ fn compute_all(
         .into_iter()
         .zip(todo)
         .map(|(slot, &i)| {
-            slot.unwrap_or_else(|| compute(&skills[i], is_lone(&skills[i]), cache, seen))
+            slot.unwrap_or_else(|| compute(&skills[i], || is_lone(&skills[i]), cache, seen))
         })
         .collect()
 }
@@ -566,7 +664,7 @@ pub(crate) fn attach(
     previous: Option<&Snapshot>,
     recompute: Recompute<'_>,
     cache: &mut HashCache,
-    lone: &[&HashSet<OsString>],
+    lone: &[&Discovery],
     config: &RegistryConfig,
 ) -> Snapshot {
     if !wanted(config) {
@@ -579,6 +677,31 @@ pub(crate) fn attach(
         .chain(snapshot.shadowed().iter())
         .cloned()
         .collect();
+    // A first load of everything: the manifests made with the parse's digests are every
+    // entry's whose folder held nothing else; only the others are computed.
+    let made = std::mem::take(&mut cache.made);
+    let made_by_path = cache.made_by_path.take();
+    if previous.is_none() && matches!(recompute, Recompute::All) {
+        let mut out = made_by_path.unwrap_or_default();
+        out.reserve(skills.len().saturating_sub(out.len()));
+        out.extend(made);
+        // Each made one is an entry's, so as many of them as entries are all of them.
+        let todo: Vec<usize> = if out.len() == skills.len() {
+            Vec::new()
+        } else {
+            (0..skills.len())
+                .filter(|&i| !out.contains_key(&skills[i].path))
+                .collect()
+        };
+        let fresh = compute_all(&skills, &todo, lone, cache, &mut seen, config.threads);
+        for (&i, fresh) in todo.iter().zip(fresh) {
+            out.insert(skills[i].path.clone(), fresh);
+        }
+        cache.retain(&seen);
+        cache.pass += 1;
+        snapshot.set_manifests(out);
+        return snapshot;
+    }
     let old_of = |skill: &Skill| previous.and_then(|p| p.manifest_by_path(&skill.path));
     let mut manifests: Vec<Option<Arc<FileManifest>>> = Vec::with_capacity(skills.len());
     let mut todo: Vec<usize> = Vec::new();
@@ -607,15 +730,17 @@ pub(crate) fn attach(
         // The same files as before keep the same `Arc`, so a reload can tell that nothing
         // changed by pointer.
         manifests[i] = Some(match old_of(&skills[i]) {
-            Some(o) if **o == fresh => o.clone(),
-            _ => Arc::new(fresh),
+            Some(o) if **o == *fresh => o.clone(),
+            _ => fresh,
         });
     }
-    let out: HashMap<PathBuf, Arc<FileManifest>> = skills
-        .iter()
-        .zip(manifests)
-        .filter_map(|(skill, m)| Some((skill.path.clone(), m?)))
-        .collect();
+    let mut out: HashMap<PathBuf, Arc<FileManifest>> = HashMap::with_capacity(skills.len());
+    out.extend(
+        skills
+            .iter()
+            .zip(manifests)
+            .filter_map(|(skill, m)| Some((skill.path.clone(), m?))),
+    );
     if matches!(recompute, Recompute::All) {
         cache.retain(&seen);
     }

@@ -373,9 +373,9 @@ fn prehash_refuses_bytes_that_do_not_match_the_metadata() {
     std::fs::write(&path, "abc").unwrap();
     let meta = fs::metadata(&path).unwrap();
     let mut cache = HashCache::default();
-    assert!(cache.prehash(&path, &meta, b"abcd").is_none());
-    let primed = cache.prehash(&path, &meta, b"abc").unwrap();
-    cache.prime(vec![primed]);
+    assert!(cache.prehash(&path, &meta, b"abcd", false).is_none());
+    let primed = cache.prehash(&path, &meta, b"abc", false).unwrap();
+    cache.prime(vec![primed], true);
     assert_eq!(cache.hashed(), 1);
     let mut budget = MAX_HASHED_SKILL_BYTES;
     assert_eq!(
@@ -383,7 +383,7 @@ fn prehash_refuses_bytes_that_do_not_match_the_metadata() {
         Some(Sha256::of(b"abc"))
     );
     assert!(
-        cache.prehash(&path, &meta, b"abc").is_none(),
+        cache.prehash(&path, &meta, b"abc", false).is_none(),
         "known already"
     );
     assert_eq!(cache.hashed(), 1);
@@ -456,8 +456,10 @@ fn the_skill_file_entry_is_the_parse_read_for_one_pass_only() {
     let skill = snapshot.entries().next().unwrap().clone();
     let meta = fs::metadata(&skill.path).unwrap();
     let mut cache = HashCache::default();
-    let primed = cache.prehash(&skill.path, &meta, text.as_bytes()).unwrap();
-    cache.prime(vec![primed]);
+    let primed = cache
+        .prehash(&skill.path, &meta, text.as_bytes(), false)
+        .unwrap();
+    cache.prime(vec![primed], true);
     fs::remove_file(&skill.path).unwrap();
     let manifest = |cache: &mut HashCache| {
         let again = crate::snapshot::Snapshot::clone(&snapshot);

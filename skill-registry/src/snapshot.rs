@@ -165,6 +165,11 @@ impl Snapshot {
         self.manifests.get(path)
     }
 
+    /// Whether any entry's manifest has content scan findings.
+    pub(crate) fn any_findings(&self) -> bool {
+        self.manifests.values().any(|m| !m.findings().is_empty())
+    }
+
     pub(crate) fn share_manifests(&mut self, other: &Snapshot) {
         self.manifests = other.manifests.clone();
     }

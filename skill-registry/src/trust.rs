@@ -80,7 +80,8 @@ pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapsho
         .as_ref()
         .map(|path| (path, Lock::read(path)));
     let any_low = config.sources.iter().any(|s| s.trust == Trust::Low);
-    if lock.is_none() && !any_low {
+    // Without a lock, only the findings of low-trust skills can change anything.
+    if lock.is_none() && (!any_low || !base.any_findings()) {
         return base;
     }
     let mut added: Vec<Diagnostic> = Vec::new();
@@ -166,20 +167,26 @@ pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapsho
         s.diagnostics.extend(extra);
         Some(Arc::new(s))
     };
-    let mut skills: BTreeMap<String, Arc<Skill>> = base.entry_map().clone();
-    let mut domains: BTreeMap<String, Arc<Skill>> = base.domain_map().clone();
-    let mut changed = false;
-    for map in [&mut skills, &mut domains] {
-        for skill in map.values_mut() {
-            if let Some(judged) = judge(skill) {
-                *skill = judged;
-                changed = true;
+    // Judged first, copied only when something changes (most loads change nothing).
+    let mut judged: [Vec<(String, Arc<Skill>)>; 2] = [Vec::new(), Vec::new()];
+    for (map, out) in [base.entry_map(), base.domain_map()]
+        .into_iter()
+        .zip(judged.iter_mut())
+    {
+        for (name, skill) in map {
+            if let Some(j) = judge(skill) {
+                out.push((name.clone(), j));
             }
         }
     }
-    if !changed {
+    if judged.iter().all(Vec::is_empty) {
         return base;
     }
+    let [judged_skills, judged_domains] = judged;
+    let mut skills: BTreeMap<String, Arc<Skill>> = base.entry_map().clone();
+    skills.extend(judged_skills);
+    let mut domains: BTreeMap<String, Arc<Skill>> = base.domain_map().clone();
+    domains.extend(judged_domains);
     let mut diagnostics = base.diagnostics().to_vec();
     diagnostics.extend(added);
     sort_diagnostics(&mut diagnostics);

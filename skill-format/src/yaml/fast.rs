@@ -21,6 +21,8 @@ const MAX_DEPTH: usize = 16;
 const MAX_KEY_BYTES: usize = 256;
 /// A mapping with more keys than this checks for duplicates with a hash set.
 const SMALL_MAP: usize = 16;
+/// The keys a mapping has room for before it grows.
+const MAP_CAPACITY: usize = 8;
 
 /// Read `text` if it is in the subset this path handles; `None` otherwise.
 pub(super) fn parse(text: &str) -> Option<Parsed> {
@@ -51,6 +53,36 @@ pub(super) fn parse(text: &str) -> Option<Parsed> {
 /// (NEL is a YAML line break), U+2028 and U+2029 (line breaks), U+FEFF (a BOM the scanner
 /// skips), U+FFFE and U+FFFF (not allowed), and lines that are empty or only spaces.
 fn plain_text(bytes: &[u8]) -> bool {
+    // Mostly printable ASCII and line feeds: checked in one pass the compiler vectorises,
+    // then only the blank lines are looked for.
+    let printable = bytes.iter().fold(true, |ok, &b| {
+        ok & (b == b'\n' || (0x20..=0x7e).contains(&b))
+    });
+    if printable {
+        return no_blank_line(bytes);
+    }
+    plain_text_bytewise(bytes)
+}
+
+/// Whether no line of `bytes` (printable ASCII and line feeds) is empty or only spaces; a
+/// last line without `\n` must not be (the empty text after a last `\n` is no line).
+fn no_blank_line(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        if line.iter().all(|&b| b == b' ') {
+            return false;
+        }
+        rest = next;
+    }
+    true
+}
+
+/// [`plain_text`], byte by byte (for text with bytes outside printable ASCII).
+fn plain_text_bytewise(bytes: &[u8]) -> bool {
     let mut line_has_text = false;
     let mut i = 0;
     while i < bytes.len() {
@@ -156,7 +188,9 @@ impl<'t> Reader<'t> {
         if self.path.len() > MAX_DEPTH {
             return None;
         }
-        let mut entries: Vec<(String, Node)> = Vec::new();
+        // Room for a typical frontmatter mapping's keys at once (growing it key by key
+        // moved every entry three times over).
+        let mut entries: Vec<(String, Node)> = Vec::with_capacity(MAP_CAPACITY);
         // Keys of a large mapping, for a linear duplicate check (small ones are scanned).
         let mut seen: Option<HashSet<String>> = None;
         while let Some(line) = self.lines.cur {

@@ -12,15 +12,18 @@
 //! - At most [`DiscoverOptions::max_folders`] folders are read per root.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use skill_format::{Code, Diagnostic};
 
+mod listing;
 mod read_ahead;
 
-use read_ahead::{Entry as Listed, ReadAhead, Shared, Ticket};
+use listing::{Entry as Listed, Root};
+pub(crate) use listing::{Prefetched, Visited, Visitor};
+use read_ahead::{ReadAhead, Shared, Ticket};
 use std::collections::hash_map::Entry;
 
 /// Default depth bound: folders below the root that discovery enters.
@@ -92,17 +95,27 @@ pub struct Discovery {
     pub found: Vec<Found>,
     /// Symlink, bound and access problems.
     pub diagnostics: Vec<Diagnostic>,
-    /// The skill files (as [`Found::Folder::skill_file`] spells them) whose folder, when
-    /// listed, held nothing else: their resource listing was empty then, so a load that
-    /// walked the folder just now need not list it again for the manifest.
-    pub(crate) lone: HashSet<OsString>,
     /// The skill files (spelled as in [`Found::Folder::skill_file`]) that their folder's
     /// listing did not show as a regular file: links, entries of another type, and a root
     /// that is itself a file. Usually empty.
     pub(crate) unlisted: HashSet<OsString>,
+    /// For each of [`Discovery::found`], in order, whether its folder, when listed, held
+    /// nothing else but its skill file: its resource listing was empty then, so a load that
+    /// walked the folder just now need not list it again for the manifest.
+    pub(crate) found_lone: Vec<bool>,
 }
 
 impl Discovery {
+    /// The skill files (as [`Found::Folder::skill_file`] spells them) whose folder held
+    /// nothing else ([`Discovery::found_lone`]).
+    pub(crate) fn lone_files(&self) -> impl Iterator<Item = &OsStr> {
+        self.found
+            .iter()
+            .zip(&self.found_lone)
+            .filter(|(_, lone)| **lone)
+            .map(|(found, _)| found_path(found).as_os_str())
+    }
+
     /// Whether the walk listed `skill_file` as a regular file (not a link): a load that
     /// walked just now may open it without asking its path what it is first.
     pub(crate) fn listed_regular(&self, skill_file: &Path) -> bool {
@@ -121,6 +134,11 @@ struct Walker<'a, 'scope, 'env> {
     /// result), so comparing the bytes is comparing the paths; bytes hash far faster than
     /// `Path`'s component-wise hash.
     seen_dirs: HashSet<OsString>,
+    /// Whether skill folders' skill files are visited ([`discover_on`]).
+    visit: bool,
+    /// What was found, in walk order, with whether its folder held nothing else and what
+    /// the visitor made of its skill file.
+    found: Vec<(Found, bool, Option<Visited>)>,
     /// Skill files seen, by canonical path: the path each was first reached by, and
     /// whether that path is a symbolic link.
     seen_files: HashMap<OsString, (PathBuf, bool)>,
@@ -139,16 +157,21 @@ struct Walker<'a, 'scope, 'env> {
 /// Folder listings are read ahead on the machine's other cores; the result is the same as
 /// a walk on one thread.
 pub fn discover(root: &Path, layout: Layout, opts: &DiscoverOptions) -> Discovery {
-    discover_on(root, layout, opts, 0)
+    discover_on(root, layout, opts, 0, None).0
 }
 
-/// [`discover`] on at most `threads` threads (0: one per core).
+/// [`discover`] on at most `threads` threads (0: one per core). With `visit` (a load about
+/// to parse every skill file found), each skill folder's skill file is read along with the
+/// folder's listing, while the folder is open, and handed to `visit` on the thread that
+/// listed it (so files are parsed as they are found, on every thread the walk uses); what
+/// it made of each is returned beside [`Discovery::found`], in the same order.
 pub(crate) fn discover_on(
     root: &Path,
     layout: Layout,
     opts: &DiscoverOptions,
     threads: usize,
-) -> Discovery {
+    visit: Option<Visitor<'_>>,
+) -> (Discovery, Vec<Option<Visited>>) {
     let mut out = Discovery::default();
     let meta = match fs::metadata(root) {
         Ok(m) => m,
@@ -158,7 +181,7 @@ pub(crate) fn discover_on(
                 root,
                 format!("skill source cannot be read ({e}); it contributes no skills"),
             ));
-            return out;
+            return (out, Vec::new());
         }
     };
     if meta.is_file() {
@@ -180,7 +203,8 @@ pub(crate) fn discover_on(
                 markdown: Vec::new(),
             });
         }
-        return out;
+        out.found_lone.push(false);
+        return (out, vec![None]);
     }
     // Without a canonical form, at least a normalised spelling (see `Walker::seen_dirs`).
     let root_canon =
@@ -190,12 +214,14 @@ pub(crate) fn discover_on(
     } else {
         threads
     };
-    let shared = Shared::default();
+    let shared = Shared::new(Root::open(root), visit);
     let run = |ahead: ReadAhead<'_, '_>| {
         let mut walker = Walker {
             opts,
             ahead,
             layout,
+            visit: visit.is_some() && layout == Layout::Folders,
+            found: Vec::new(),
             root_canon: root_canon.clone(),
             seen_dirs: HashSet::new(),
             seen_files: HashMap::new(),
@@ -217,7 +243,7 @@ pub(crate) fn discover_on(
 }
 
 impl Walker<'_, '_, '_> {
-    fn finish(mut self, root: &Path) -> Discovery {
+    fn finish(mut self, root: &Path) -> (Discovery, Vec<Option<Visited>>) {
         if let Some(first) = self.depth_cut.first() {
             self.out.diagnostics.push(Diagnostic::warning(
                 Code::DepthLimit,
@@ -242,12 +268,19 @@ impl Walker<'_, '_, '_> {
         }
         if !self.linked_first.is_empty() {
             let linked = &self.linked_first;
-            self.out.found.retain(|f| !linked.contains(found_path(f)));
+            self.found
+                .retain(|(f, _, _)| !linked.contains(found_path(f)));
         }
-        self.out
-            .found
-            .sort_by(|a, b| found_path(a).cmp(found_path(b)));
-        self.out
+        // Sorted by path (the walk found them nearly in order).
+        self.found
+            .sort_by(|a, b| found_path(&a.0).cmp(found_path(&b.0)));
+        let mut visited = Vec::with_capacity(self.found.len());
+        for (found, lone, visit) in self.found {
+            self.out.found.push(found);
+            self.out.found_lone.push(lone);
+            visited.push(visit);
+        }
+        (self.out, visited)
     }
 
     /// `canon` is `dir`'s canonical path: the root's is resolved once, and a real (not
@@ -259,8 +292,8 @@ impl Walker<'_, '_, '_> {
             return;
         }
         self.folders += 1;
-        let entries = match self.ahead.take(dir, ticket) {
-            Ok(entries) => entries,
+        let (entries, mut visited) = match self.ahead.take(dir, ticket, self.visit) {
+            Ok(listing) => (listing.entries, listing.skill_file),
             Err(e) => {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::Unreadable,
@@ -272,51 +305,57 @@ impl Walker<'_, '_, '_> {
         };
 
         if self.layout == Layout::Folders {
-            let upper = entries.iter().find(|(n, _, _)| n == "SKILL.md");
-            let lower = entries.iter().find(|(n, _, _)| n == "skill.md");
-            if let Some((name, path, ft)) = upper.or(lower) {
-                if !self.accept_file(path, &canon.join(name), ft.is_symlink()) {
+            let upper = entries.iter().find(|e| e.is_named("SKILL.md"));
+            let lower = entries.iter().find(|e| e.is_named("skill.md"));
+            if let Some(entry) = upper.or(lower) {
+                let (name, path, ft) = (entry.name(), &entry.path, entry.kind);
+                if !self.accept_file(path, canon.join(&*name), ft.is_symlink()) {
                     return;
                 }
                 let markdown = entries
                     .iter()
-                    .filter(|(n, p, ft)| {
-                        n != "SKILL.md"
-                            && n != "skill.md"
-                            && Path::new(n)
+                    .filter(|e| {
+                        !e.is_named("SKILL.md")
+                            && !e.is_named("skill.md")
+                            && Path::new(&*e.name())
                                 .extension()
-                                .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-                            && (ft.is_file() || (ft.is_symlink() && p.is_file()))
+                                .is_some_and(|x| x.eq_ignore_ascii_case("md"))
+                            && (e.kind.is_file() || (e.kind.is_symlink() && e.path.is_file()))
                     })
-                    .map(|(_, p, _)| p.clone())
+                    .map(|e| e.path.clone())
                     .collect();
-                if entries.len() == 1 {
-                    self.out.lone.insert(path.as_os_str().to_owned());
-                }
+                let lone = entries.len() == 1;
                 if !ft.is_file() {
                     self.out.unlisted.insert(path.as_os_str().to_owned());
                 }
-                self.out.found.push(Found::Folder {
+                let found = Found::Folder {
                     dir: dir.to_path_buf(),
                     skill_file: path.clone(),
                     lowercase: name == "skill.md",
                     markdown,
-                });
+                };
+                // The listing visited the same file the walk picked (`SKILL.md`, else
+                // `skill.md`), if it was a regular file.
+                self.found.push((found, lone, visited.take()));
                 self.report_nested(dir, dir, &entries, depth);
                 return;
             }
         }
 
-        let tickets = self.read_ahead(&entries, depth);
-        for ((name, path, ft), ticket) in entries.into_iter().zip(tickets) {
+        let tickets = self.read_ahead(&entries, depth, self.visit);
+        // Each entry may add a folder and a skill file to the sets: room made once.
+        self.seen_dirs.reserve(entries.len());
+        self.seen_files.reserve(entries.len());
+        for (entry, ticket) in entries.iter().zip(every(tickets)) {
+            let (name, path, ft) = (entry.name(), &entry.path, entry.kind);
             let is_link = ft.is_symlink();
             let (is_dir, is_file) = if is_link {
-                match fs::metadata(&path) {
+                match fs::metadata(path) {
                     Ok(meta) => (meta.is_dir(), meta.is_file()),
                     Err(_) => {
                         self.out.diagnostics.push(Diagnostic::warning(
                             Code::SymlinkEscape,
-                            &path,
+                            path,
                             "symbolic link is broken; it is skipped",
                         ));
                         continue;
@@ -330,39 +369,40 @@ impl Walker<'_, '_, '_> {
                     continue;
                 }
                 let child_canon = if is_link {
-                    match self.resolve(&path) {
+                    match self.resolve(path) {
                         Some(c) => c,
                         None => continue,
                     }
                 } else {
-                    canon.join(&name)
+                    canon.join(&*name)
                 };
                 if !self.seen_dirs.insert(child_canon.as_os_str().to_owned()) {
                     if is_link && canon.starts_with(&child_canon) {
                         self.out.diagnostics.push(Diagnostic::warning(
                             Code::SymlinkLoop,
-                            &path,
+                            path,
                             "symbolic link points back to a folder above it; it is not followed",
                         ));
                     }
                     continue;
                 }
                 if depth + 1 > self.opts.max_depth {
-                    self.depth_cut.push(path);
+                    self.depth_cut.push(path.clone());
                     continue;
                 }
-                self.walk(&path, &child_canon, depth + 1, ticket);
+                self.walk(path, &child_canon, depth + 1, ticket);
                 if self.folder_limit_hit {
                     return;
                 }
             } else if self.layout == Layout::Notes
                 && is_file
-                && Path::new(&name)
+                && Path::new(&*name)
                     .extension()
                     .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-                && self.accept_file(&path, &canon.join(&name), is_link)
+                && self.accept_file(path, canon.join(&*name), is_link)
             {
-                self.out.found.push(Found::Note { path });
+                let path = path.clone();
+                self.found.push((Found::Note { path }, false, None));
             }
         }
     }
@@ -370,8 +410,11 @@ impl Walker<'_, '_, '_> {
     /// Look below a skill folder for further skill files and report each: they are
     /// resources of the outer skill, never skills of their own. Same bounds as the walk.
     fn report_nested(&mut self, skill_dir: &Path, dir: &Path, entries: &[Listed], depth: usize) {
-        for (name, path, ft) in entries {
-            if dir != skill_dir && (name == "SKILL.md" || name == "skill.md") && ft.is_file() {
+        for Listed { path, kind, .. } in entries
+            .iter()
+            .filter(|e| e.is_named("SKILL.md") || e.is_named("skill.md"))
+        {
+            if dir != skill_dir && kind.is_file() {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::NestedSkill,
                     path,
@@ -382,9 +425,11 @@ impl Walker<'_, '_, '_> {
                 ));
             }
         }
-        let tickets = self.read_ahead(entries, depth);
-        for ((name, path, ft), ticket) in entries.iter().zip(tickets) {
-            if skipped(self.opts, name)
+        // What lies below a skill folder is never loaded: no skill file is read.
+        let tickets = self.read_ahead(entries, depth, false);
+        for (entry, ticket) in entries.iter().zip(every(tickets)) {
+            let (path, ft) = (&entry.path, entry.kind);
+            if skipped(self.opts, &entry.name())
                 || depth + 1 > self.opts.max_depth
                 || self.folders >= self.opts.max_folders
             {
@@ -395,21 +440,22 @@ impl Walker<'_, '_, '_> {
                 continue;
             }
             self.folders += 1;
-            let Ok(sub) = self.ahead.take(path, ticket) else {
+            let Ok(sub) = self.ahead.take(path, ticket, false) else {
                 continue;
             };
-            self.report_nested(skill_dir, path, &sub, depth + 1);
+            self.report_nested(skill_dir, path, &sub.entries, depth + 1);
         }
     }
 
     /// Queue for reading ahead the listings of the real (not linked) folders among
-    /// `entries` (of a folder at `depth`) that the walk may enter, within the folder bound.
-    /// One ticket per entry, in order.
-    fn read_ahead(&mut self, entries: &[Listed], depth: usize) -> Vec<Option<Ticket>> {
+    /// `entries` (of a folder at `depth`) that the walk may enter, within the folder bound,
+    /// with their skill files visited as `visit` says. One ticket per entry, in
+    /// order, or none at all when none is queued ([`every`] pads them).
+    fn read_ahead(&mut self, entries: &[Listed], depth: usize, visit: bool) -> Vec<Option<Ticket>> {
         let (opts, folders) = (self.opts, self.folders);
-        self.ahead.queue(entries, |(name, _, ft), pending| {
-            ft.is_dir()
-                && !skipped(opts, name)
+        self.ahead.queue(entries, visit, |entry, pending| {
+            entry.kind.is_dir()
+                && !skipped(opts, &entry.name())
                 && depth < opts.max_depth
                 && folders + pending < opts.max_folders
         })
@@ -459,14 +505,14 @@ impl Walker<'_, '_, '_> {
     /// A file reached twice is loaded once, and the second path gets a `linked-twice`
     /// warning; when the first path was a link and the second is the file itself, the file
     /// is loaded from its own folder instead, and the link gets the warning.
-    fn accept_file(&mut self, path: &Path, canon: &Path, is_link: bool) -> bool {
+    fn accept_file(&mut self, path: &Path, canon: PathBuf, is_link: bool) -> bool {
         let canon = if is_link {
             match self.resolve(path) {
                 Some(c) => c,
                 None => return false,
             }
         } else {
-            canon.to_path_buf()
+            canon
         };
         match self.seen_files.entry(canon.into_os_string()) {
             Entry::Vacant(e) => {
@@ -503,6 +549,12 @@ impl Walker<'_, '_, '_> {
     }
 }
 
+/// One ticket per entry: those queued, then none ([`ReadAhead::queue`] gives none at all
+/// when it queues nothing).
+fn every(tickets: Vec<Option<Ticket>>) -> impl Iterator<Item = Option<Ticket>> {
+    tickets.into_iter().chain(std::iter::repeat(None))
+}
+
 /// Whether a folder named `name` is never entered.
 fn skipped(opts: &DiscoverOptions, name: &str) -> bool {
     ALWAYS_SKIPPED.contains(&name) || (name.starts_with('.') && !opts.include_hidden)
@@ -532,13 +584,37 @@ mod read_ahead_tests {
 
     /// Everything a walk reports, in a form two walks can be compared by.
     fn summary(d: &Discovery) -> (String, String, Vec<OsString>) {
-        let mut lone: Vec<OsString> = d.lone.iter().cloned().collect();
+        let mut lone: Vec<OsString> = d.lone_files().map(OsStr::to_owned).collect();
         lone.sort();
         (
             format!("{:?}", d.found),
             format!("{:?}", d.diagnostics),
             lone,
         )
+    }
+
+    /// A visitor that keeps the bytes it was given, with the path and lone flag.
+    fn keep(dir: &Path, file: &Path, read: Prefetched<'_>, lone: bool) -> Visited {
+        assert_eq!(file.parent(), Some(dir));
+        Box::new((file.to_path_buf(), read.bytes.to_vec(), lone))
+    }
+
+    /// A walk with a visitor visited each skill file it found listed as a regular file, and
+    /// only those, with the bytes `fs::read` reads and the folder's lone flag, in the order
+    /// of what it found.
+    fn check_visits(d: &Discovery, visited: Vec<Option<Visited>>, visit: bool) {
+        assert_eq!(visited.len(), d.found.len());
+        assert_eq!(d.found_lone.len(), d.found.len());
+        for ((found, got), lone) in d.found.iter().zip(visited).zip(&d.found_lone) {
+            let want = match found {
+                Found::Folder { skill_file, .. } if visit && d.listed_regular(skill_file) => {
+                    Some((skill_file.clone(), fs::read(skill_file).unwrap(), *lone))
+                }
+                _ => None,
+            };
+            let got = got.map(|v| *v.downcast::<(PathBuf, Vec<u8>, bool)>().unwrap());
+            assert_eq!(got, want, "{found:?}");
+        }
     }
 
     /// A tree with more folders than start a helper: plain and lone skill folders, skill
@@ -548,7 +624,8 @@ mod read_ahead_tests {
     fn tree(root: &Path, outside: &Path) {
         for i in 0..3 * read_ahead::START_AFTER {
             let group = i % 2;
-            write(root, &format!("g{group}/s{i:03}/SKILL.md"), "x");
+            let skill = format!("g{group}/s{i:03}/SKILL.md");
+            write(root, &skill, &skill);
             if i % 3 == 0 {
                 write(root, &format!("g{group}/s{i:03}/references/a.md"), "x");
                 write(root, &format!("g{group}/s{i:03}/scripts/deep/b.sh"), "x");
@@ -580,7 +657,7 @@ mod read_ahead_tests {
         let outside = tempfile::tempdir().unwrap();
         let root = dir.path().join("root");
         tree(&root, outside.path());
-        let one = discover_on(&root, Layout::Folders, &DiscoverOptions::default(), 1);
+        let (one, _) = discover_on(&root, Layout::Folders, &DiscoverOptions::default(), 1, None);
         assert!(
             one.found.len() > 3 * read_ahead::START_AFTER,
             "{}",
@@ -602,10 +679,19 @@ mod read_ahead_tests {
         }
         for opts in &bounds {
             for layout in [Layout::Folders, Layout::Notes] {
-                let alone = summary(&discover_on(&root, layout, opts, 1));
-                for threads in [2, 3, 8] {
-                    for _ in 0..3 {
-                        let ahead = summary(&discover_on(&root, layout, opts, threads));
+                let (alone, visited) = discover_on(&root, layout, opts, 1, None);
+                check_visits(&alone, visited, false);
+                let alone = summary(&alone);
+                let visitor: Visitor<'_> = &keep;
+                for threads in [1, 2, 3, 8] {
+                    for visit in [None, Some(visitor)] {
+                        let (ahead, visited) = discover_on(&root, layout, opts, threads, visit);
+                        check_visits(
+                            &ahead,
+                            visited,
+                            visit.is_some() && layout == Layout::Folders,
+                        );
+                        let ahead = summary(&ahead);
                         assert_eq!(alone, ahead, "{opts:?} {layout:?} {threads} threads");
                     }
                 }
@@ -627,14 +713,14 @@ mod read_ahead_tests {
             max_folders: n + 1,
             ..DiscoverOptions::default()
         };
-        let d = discover_on(dir.path(), Layout::Folders, &exact, 4);
+        let (d, _) = discover_on(dir.path(), Layout::Folders, &exact, 4, Some(&keep));
         assert_eq!(d.found.len(), n);
         assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics);
         let short = DiscoverOptions {
             max_folders: n,
             ..DiscoverOptions::default()
         };
-        let d = discover_on(dir.path(), Layout::Folders, &short, 4);
+        let (d, _) = discover_on(dir.path(), Layout::Folders, &short, 4, Some(&keep));
         assert_eq!(d.found.len(), n - 1);
         assert_eq!(d.diagnostics.len(), 1);
         assert_eq!(d.diagnostics[0].code, Code::FolderLimit);

@@ -9,7 +9,9 @@ use skill_format::{
 };
 
 use crate::disclose::{open_without_waiting, open_without_waiting_or_following};
+use crate::discover::Prefetched;
 use crate::manifest::{HashCache, Primed};
+use crate::read::read_sized;
 use crate::skill::{Skill, Status};
 use crate::{RegistryConfig, Source};
 
@@ -113,44 +115,6 @@ fn is_link_refused(e: &std::io::Error) -> bool {
     }
 }
 
-/// Read the whole of `file`, whose size was just read as `len` (at most [`MAX_FILE_BYTES`]).
-///
-/// The buffer holds `len` bytes plus one. With `same_file` (`len` came from this open
-/// file, not from its path), a read that brings the total to exactly `len` ends the read:
-/// a regular file returns fewer bytes than asked only at its end, so the read that would
-/// return nothing is not made. Otherwise, and for a file that grew meanwhile (it fills the
-/// extra byte), the read goes on to the end or to one byte past [`MAX_FILE_BYTES`] (which
-/// the caller refuses); one that shrank ends at its first empty read.
-fn read_sized(file: &fs::File, len: u64, same_file: bool) -> std::io::Result<Vec<u8>> {
-    use std::io::{ErrorKind, Read};
-    let len = usize::try_from(len)
-        .unwrap_or(MAX_FILE_BYTES)
-        .min(MAX_FILE_BYTES);
-    let mut bytes = vec![0u8; len + 1];
-    let mut got = 0;
-    let mut reader = file;
-    while let Some(rest) = bytes.get_mut(got..).filter(|r| !r.is_empty()) {
-        match reader.read(rest) {
-            Ok(0) => break,
-            Ok(n) => {
-                got += n;
-                if same_file && got == len {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    bytes.truncate(got);
-    if got > len {
-        // Larger than its size said: on to its end, or one byte past the cap.
-        let room = (MAX_FILE_BYTES + 1).saturating_sub(got) as u64;
-        reader.take(room).read_to_end(&mut bytes)?;
-    }
-    Ok(bytes)
-}
-
 /// What a path that is not a regular file is, for messages.
 pub(super) fn kind_of(ft: &fs::FileType) -> &'static str {
     #[cfg(unix)]
@@ -199,23 +163,31 @@ pub(super) fn parse_options(
     }
 }
 
-/// Read and parse one file. With `digests`, a file that parses as a skill is also hashed
-/// and scanned from the bytes just read (unless `digests` already knows this version), so
-/// that the manifest pass need not read it again.
+/// Read and parse one file (or parse the bytes read with its folder's listing, `read`).
+/// With `digests`, a file that parses as a skill is also hashed
+/// and scanned from the bytes just read (unless the cache already knows this version), so
+/// that the manifest pass need not read it again; and when the flag says its folder holds
+/// nothing else, its whole manifest is made too ([`HashCache::prehash`]).
 pub(super) fn parse_one(
     path: &Path,
-    listed: Listed,
+    (listed, read): (Listed, Option<Prefetched<'_>>),
     origin: Origin,
     source: &Source,
     config: &RegistryConfig,
-    digests: Option<&HashCache>,
+    digests: Option<(&HashCache, bool)>,
 ) -> (SkillFile, Option<Primed>) {
-    match read_checked(path, listed) {
+    use std::borrow::Cow;
+    // Read with its folder's listing already, as `read_checked` would read it.
+    let got = match read {
+        Some(read) => Ok((read.meta, Cow::Borrowed(read.bytes))),
+        None => read_checked(path, listed).map(|(meta, bytes)| (meta, Cow::Owned(bytes))),
+    };
+    match got {
         Ok((meta, bytes)) => {
             let file = parse_skill(&bytes, &parse_options(path, origin, source, config));
             let primed = digests
                 .filter(|_| file.kind != FileKind::NotASkill)
-                .and_then(|cache| cache.prehash(path, &meta, &bytes));
+                .and_then(|(cache, lone)| cache.prehash(path, &meta, &bytes, lone));
             (file, primed)
         }
         Err(d) => (unparsed_file(path, origin, source, config, d), None),

@@ -8,28 +8,31 @@
 //! stays served (with a `last-good-served` warning) until the file is valid again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use skill_format::{Code, Diagnostic, FileKind, Origin, SkillFile};
+use skill_format::{Code, Diagnostic, FileKind, Origin};
 
 use crate::RegistryConfig;
-use crate::discover::{Discovery, Found, discover_on};
-use crate::manifest::{HashCache, Primed};
+use crate::discover::{Discovery, Found, Prefetched, Visited, Visitor, discover_on};
+use crate::manifest::HashCache;
 use crate::skill::Skill;
 use crate::snapshot::{Snapshot, sort_diagnostics};
 
 mod file;
 mod parallel;
+mod parse;
 mod resolve;
 
-use file::{Listed, file_name, parse_one, stem, to_skill, unparsed_file};
+use file::{Listed, file_name, stem};
 
-use parallel::run_parallel_with;
+use parse::{Parsed, Request, parse_listed, parse_request};
 use resolve::{resolve, resolve_name};
+
+/// A load indexes the manifests made during its parse on another thread (while it
+/// resolves precedence) only when there are at least this many skills.
+const PARALLEL_INDEX_MIN: usize = 1024;
 
 /// A note's id: the slug of its name (lowercase ASCII letters and digits, runs of anything
 /// else become one `-`).
@@ -46,17 +49,6 @@ pub fn slug(name: &str) -> String {
         out.pop();
     }
     out
-}
-
-/// One file to parse: where it is, what decides its derived name, and its source.
-struct Request {
-    path: PathBuf,
-    /// How the file was found: listed as a regular file, or not known to be one.
-    listed: Listed,
-    origin: Origin,
-    source: usize,
-    dir: PathBuf,
-    domain: Option<String>,
 }
 
 /// What the previous load knew about one file.
@@ -92,6 +84,13 @@ pub(crate) struct Loader {
     /// Whether the last load walked every source (so each discovery's listings are that
     /// load's own, fit for [`Loader::attach`]).
     walked_all: bool,
+    /// A loader for one load and no reload ([`load_snapshot`]): it keeps no record of the
+    /// files it parsed, which only a reload would read.
+    one_shot: bool,
+    /// Tests: parse every file after the walks, never as its folder is listed (the path a
+    /// load of only some paths takes), to compare the two.
+    #[cfg(test)]
+    parse_after_walk: bool,
 }
 
 impl Loader {
@@ -105,6 +104,10 @@ impl Loader {
         self.discoveries.resize_with(config.sources.len(), || None);
         self.walked_all = matches!(scope, Scope::All);
         let mut walked = vec![false; config.sources.len()];
+        let digests = crate::manifest::wanted(config).then_some(&self.hashes);
+        // What each walk's visitor made of the skill files it found, by source.
+        let mut visits: Vec<Vec<Option<Visited>>> = Vec::new();
+        visits.resize_with(config.sources.len(), Vec::new);
         for (i, source) in config.sources.iter().enumerate() {
             let walk = match (&self.discoveries[i], scope) {
                 (None, _) | (_, Scope::All) => true,
@@ -114,12 +117,22 @@ impl Loader {
             };
             if walk {
                 walked[i] = true;
-                self.discoveries[i] = Some(discover_on(
+                // A load of everything parses every skill file found: each is read with
+                // its folder's listing, and parsed then, on the thread that listed it.
+                let visit =
+                    |dir: &Path, file: &Path, read: Prefetched<'_>, lone: bool| -> Visited {
+                        Box::new(parse_listed(i, (dir, file), read, lone, config, digests))
+                    };
+                let visit: Visitor<'_> = &visit;
+                let (found, visited) = discover_on(
                     &source.path,
                     source.layout,
                     &config.discover,
                     config.threads,
-                ));
+                    (matches!(scope, Scope::All) && !self.parses_after_walk()).then_some(visit),
+                );
+                self.discoveries[i] = Some(found);
+                visits[i] = visited;
             }
         }
         let fresh = |path: &Path| match scope {
@@ -130,10 +143,38 @@ impl Loader {
         let mut extra = Vec::new();
 
         // Phase A: every SKILL.md and note.
+        let found_count = self
+            .discoveries
+            .iter()
+            .flatten()
+            .map(|d| d.found.len())
+            .sum();
         let mut first = Vec::new();
+        // What each found file loads as, in order: in a load that keeps no record of its
+        // files, one parsed as its folder was listed is taken as it is; the others are
+        // parsed below (`at`: where each of `first` goes).
+        let mut first_parsed: Vec<Option<Arc<Skill>>> = Vec::with_capacity(found_count);
+        let mut at = Vec::new();
+        let mut primed = Vec::with_capacity(found_count);
         for (source, d) in self.discoveries.iter().enumerate() {
             let Some(d) = d else { continue };
-            for found in &d.found {
+            let mut visited = std::mem::take(&mut visits[source]).into_iter();
+            for (k, found) in d.found.iter().enumerate() {
+                // Parsed as its folder was listed (a walk of every source).
+                let parsed = visited
+                    .next()
+                    .flatten()
+                    .and_then(|v| v.downcast::<Parsed>().ok());
+                if self.one_shot {
+                    if let Some(done) = parsed {
+                        let Parsed { skill, primed: p } = *done;
+                        primed.extend(p);
+                        first_parsed.push(Some(skill));
+                        continue;
+                    }
+                }
+                at.push(first_parsed.len());
+                first_parsed.push(None);
                 first.push(match found {
                     Found::Note { path } => Request {
                         path: path.clone(),
@@ -142,6 +183,8 @@ impl Loader {
                         source,
                         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
                         domain: None,
+                        lone: false,
+                        parsed: Mutex::new(parsed),
                     },
                     Found::Folder {
                         dir, skill_file, ..
@@ -158,15 +201,25 @@ impl Loader {
                         source,
                         dir: dir.clone(),
                         domain: None,
+                        // As `Loader::attach` takes it: only after a walk of every source.
+                        lone: self.walked_all && d.found_lone.get(k) == Some(&true),
+                        parsed: Mutex::new(parsed),
                     },
                 });
             }
         }
         // Sized up front: growing rehashes every path key, and a `Path` hashes by component.
-        next.reserve(first.len());
-        let mut primed = Vec::new();
-        let first_parsed =
-            self.parse_all(&first, config, &fresh, &mut next, &mut extra, &mut primed);
+        if !self.one_shot {
+            next.reserve(first.len());
+        }
+        let parsed = self.parse_all(&first, config, &fresh, &mut next, &mut extra, &mut primed);
+        for (i, skill) in at.into_iter().zip(parsed) {
+            if let Some(slot) = first_parsed.get_mut(i) {
+                *slot = Some(skill);
+            }
+        }
+        // `parse_all` answers every request, so every slot is filled.
+        let first_parsed: Vec<Arc<Skill>> = first_parsed.into_iter().flatten().collect();
 
         // Phase B: the action files of every domain index.
         let mut second = Vec::new();
@@ -174,7 +227,7 @@ impl Loader {
             .discoveries
             .iter()
             .flat_map(|d| d.iter().flat_map(|d| d.found.iter()));
-        for (req, parsed) in first.iter().zip(&first_parsed) {
+        for parsed in &first_parsed {
             let found = found_iter.next();
             let Some(Found::Folder { markdown, .. }) = found else {
                 continue;
@@ -182,7 +235,8 @@ impl Loader {
             if parsed.kind != FileKind::DomainIndex {
                 continue;
             }
-            let domain = file_name(&req.dir);
+            // A skill's folder and source are its request's.
+            let domain = file_name(&parsed.dir);
             for action in markdown {
                 second.push(Request {
                     path: action.clone(),
@@ -191,15 +245,17 @@ impl Loader {
                         domain: domain.clone(),
                         action: stem(action),
                     },
-                    source: req.source,
-                    dir: req.dir.clone(),
+                    source: parsed.source,
+                    dir: parsed.dir.clone(),
                     domain: Some(domain.clone()),
+                    lone: false,
+                    parsed: Mutex::new(None),
                 });
             }
         }
         let second_parsed =
             self.parse_all(&second, config, &fresh, &mut next, &mut extra, &mut primed);
-        self.hashes.prime(primed);
+        self.hashes.prime(primed, !self.one_shot);
 
         self.files = next;
         let mut candidates = Vec::with_capacity(first_parsed.len() + second_parsed.len());
@@ -214,7 +270,42 @@ impl Loader {
         for d in self.discoveries.iter().flatten() {
             diagnostics.extend(d.diagnostics.iter().cloned());
         }
-        resolve(candidates, diagnostics, config, generation)
+        // The manifests made as files were parsed are put in a map by path on another
+        // thread while this one resolves precedence (the two are independent).
+        let made = self.hashes.take_made();
+        let index = move || {
+            let mut by_path = HashMap::with_capacity(made.len());
+            by_path.extend(made);
+            by_path
+        };
+        let threads = if config.threads == 0 {
+            std::thread::available_parallelism().map_or(1, usize::from)
+        } else {
+            config.threads
+        };
+        let (snapshot, made) = if threads > 1 && candidates.len() >= PARALLEL_INDEX_MIN {
+            std::thread::scope(|scope| {
+                let by_path = scope.spawn(index);
+                let snapshot = resolve(candidates, diagnostics, config, generation);
+                // A thread that died leaves the map empty: the manifests are computed.
+                (snapshot, by_path.join().unwrap_or_default())
+            })
+        } else {
+            (
+                resolve(candidates, diagnostics, config, generation),
+                index(),
+            )
+        };
+        self.hashes.set_made(made);
+        snapshot
+    }
+
+    /// Whether files are parsed only after the walks (a test switch; never otherwise).
+    fn parses_after_walk(&self) -> bool {
+        #[cfg(test)]
+        return self.parse_after_walk;
+        #[cfg(not(test))]
+        false
     }
 
     /// Give `snapshot` its manifests ([`crate::manifest::attach`]) with this loader's digest
@@ -227,8 +318,8 @@ impl Loader {
         recompute: crate::manifest::Recompute<'_>,
         config: &RegistryConfig,
     ) -> Snapshot {
-        let lone: Vec<&HashSet<OsString>> = if self.walked_all {
-            self.discoveries.iter().flatten().map(|d| &d.lone).collect()
+        let lone: Vec<&Discovery> = if self.walked_all {
+            self.discoveries.iter().flatten().collect()
         } else {
             Vec::new()
         };
@@ -301,6 +392,8 @@ impl Loader {
                 source: cached.source,
                 dir: cached.parsed.dir.clone(),
                 domain,
+                lone: false,
+                parsed: Mutex::new(None),
             };
             let skill = self.mark_broken_edit(
                 cached.source,
@@ -484,109 +577,6 @@ impl Loader {
             _ => true,
         }
     }
-
-    /// Parse (or reuse) each request's file, recording the result in `next`. Returns the
-    /// skill to use for each request, in order.
-    fn parse_all(
-        &self,
-        requests: &[Request],
-        config: &RegistryConfig,
-        fresh: &dyn Fn(&Path) -> bool,
-        next: &mut HashMap<PathBuf, Cached>,
-        extra: &mut Vec<Diagnostic>,
-        primed: &mut Vec<Primed>,
-    ) -> Vec<Arc<Skill>> {
-        let reuse: Vec<Option<&Cached>> = requests
-            .iter()
-            .map(|r| {
-                self.files
-                    .get(&r.path)
-                    .filter(|c| !fresh(&r.path) && c.origin == r.origin && c.source == r.source)
-            })
-            .collect();
-        let to_parse: Vec<&Request> = requests
-            .iter()
-            .zip(&reuse)
-            .filter(|(_, c)| c.is_none())
-            .map(|(r, _)| r)
-            .collect();
-        // When the snapshot gets manifests, each file is hashed and scanned from the bytes
-        // its parse read ([`parse_one`]); the digests are handed to the loader's cache.
-        let digests = crate::manifest::wanted(config).then_some(&self.hashes);
-        let found = Mutex::new(Vec::new());
-        let parse = |req: &Request, config: &RegistryConfig| {
-            let (skill, p) = parse_request_priming(req, config, digests);
-            if let Some(p) = p {
-                if let Ok(mut found) = found.lock() {
-                    found.push(p);
-                }
-            }
-            Arc::new(skill)
-        };
-        let mut parsed = run_parallel_with(&to_parse, config, &parse).into_iter();
-        primed.extend(found.into_inner().unwrap_or_default());
-        let mut out = Vec::with_capacity(requests.len());
-        for (req, cached) in requests.iter().zip(reuse) {
-            if let Some(c) = cached {
-                let served = match &c.good {
-                    Some(good) if has_errors(&c.parsed) => {
-                        extra.extend(c.parsed.diagnostics.iter().cloned());
-                        serve_last_good(good, &c.parsed)
-                    }
-                    _ => c.parsed.clone(),
-                };
-                next.insert(
-                    req.path.clone(),
-                    Cached {
-                        origin: c.origin.clone(),
-                        source: c.source,
-                        parsed: c.parsed.clone(),
-                        good: c.good.clone(),
-                    },
-                );
-                out.push(served);
-                continue;
-            }
-            // `run_parallel_with` answers every request; should one ever be missing, the file is
-            // reported, never dropped.
-            let skill = parsed
-                .next()
-                .unwrap_or_else(|| Arc::new(crashed_request(req, config)));
-            let previous = self
-                .files
-                .get(&req.path)
-                .filter(|c| c.origin == req.origin && c.source == req.source);
-            let skill = match previous {
-                Some(c) => self.mark_broken_edit(c.source, skill, c.good.as_ref()),
-                None => skill,
-            };
-            let good = if skill.kind == FileKind::NotASkill {
-                None
-            } else if has_errors(&skill) {
-                previous.and_then(|c| c.good.clone())
-            } else {
-                Some(skill.clone())
-            };
-            let served = match &good {
-                Some(g) if has_errors(&skill) => {
-                    extra.extend(skill.diagnostics.iter().cloned());
-                    serve_last_good(g, &skill)
-                }
-                _ => skill.clone(),
-            };
-            next.insert(
-                req.path.clone(),
-                Cached {
-                    origin: req.origin.clone(),
-                    source: req.source,
-                    parsed: skill,
-                    good,
-                },
-            );
-            out.push(served);
-        }
-        out
-    }
 }
 
 /// Whether `path` lies under (or above) a source root, so a change there concerns it.
@@ -631,67 +621,12 @@ fn serve_last_good(good: &Arc<Skill>, now: &Skill) -> Arc<Skill> {
     Arc::new(s)
 }
 
-fn parse_request(req: &Request, config: &RegistryConfig) -> Skill {
-    parse_request_priming(req, config, None).0
-}
-
-/// [`parse_request`], and the file's digest and scan when `digests` is given
-/// ([`parse_one`]).
-fn parse_request_priming(
-    req: &Request,
-    config: &RegistryConfig,
-    digests: Option<&HashCache>,
-) -> (Skill, Option<Primed>) {
-    let source = &config.sources[req.source];
-    let (file, primed) = parse_one(
-        &req.path,
-        req.listed,
-        req.origin.clone(),
-        source,
-        config,
-        digests,
-    );
-    (finish_request(req, config, file), primed)
-}
-
-/// What a file whose parse crashed (a bug in the parser) is loaded as: an entry with an
-/// error naming the file, so the crash costs that one file and is reported, never a skill
-/// dropped or mislabelled.
-fn crashed_request(req: &Request, config: &RegistryConfig) -> Skill {
-    let source = &config.sources[req.source];
-    let diagnostic = Diagnostic::error(
-        Code::Unreadable,
-        &req.path,
-        "the parser failed on this file (an internal error: please report it with the file); it is not loaded",
-    );
-    let file = unparsed_file(&req.path, req.origin.clone(), source, config, diagnostic);
-    finish_request(req, config, file)
-}
-
-fn finish_request(req: &Request, config: &RegistryConfig, file: SkillFile) -> Skill {
-    let source = &config.sources[req.source];
-    let mut skill = to_skill(file, req.source, source, &req.dir, req.domain.clone());
-    if let Origin::Note { .. } = req.origin {
-        skill.name = slug(&skill.name);
-    }
-    if skill.kind == FileKind::DomainIndex {
-        skill.domain = Some(file_name(&req.dir));
-    }
-    if let Origin::Folder { .. } = req.origin {
-        if req.path.file_name().is_some_and(|n| n == "skill.md") {
-            skill.diagnostics.push(Diagnostic::warning(
-                Code::LowercaseSkillFile,
-                &req.path,
-                "the file is named `skill.md`; the standard name is `SKILL.md`",
-            ));
-        }
-    }
-    skill
-}
-
 /// Build a snapshot from the configuration's sources in one go (no reload state kept).
 pub fn load_snapshot(config: &RegistryConfig, generation: u64) -> Snapshot {
-    let mut loader = Loader::default();
+    let mut loader = Loader {
+        one_shot: true,
+        ..Loader::default()
+    };
     let snapshot = loader.load(config, generation, Scope::All);
     let snapshot = loader.attach(snapshot, None, crate::manifest::Recompute::All, config);
     let served = crate::trust::apply(Arc::new(snapshot), config);

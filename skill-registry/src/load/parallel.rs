@@ -3,33 +3,40 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{Request, crashed_request};
 use crate::RegistryConfig;
 use crate::skill::Skill;
 
-/// Parse one request with `parse`; a panic costs only this file ([`crashed_request`]).
-fn parse_guarded<F, T>(parse: &F, req: &Request, config: &RegistryConfig) -> T
+/// A file to parse, as the workers see it: what it is loaded as when its parse crashed.
+pub(super) trait Job: Sync {
+    /// The entry a file whose parse crashed (a bug in the parser) is loaded as.
+    fn crashed(&self, config: &RegistryConfig) -> Skill;
+}
+
+/// Parse one request with `parse`; a panic costs only this file ([`Job::crashed`]).
+fn parse_guarded<R, F, T>(parse: &F, req: &R, config: &RegistryConfig) -> T
 where
-    F: Fn(&Request, &RegistryConfig) -> T,
+    R: Job,
+    F: Fn(&R, &RegistryConfig) -> T,
     T: From<Skill>,
 {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(req, config)))
-        .unwrap_or_else(|_| T::from(crashed_request(req, config)))
+        .unwrap_or_else(|_| T::from(req.crashed(config)))
 }
 
 /// Parse the requests with `parse` on up to `threads` threads. The result has one skill per
 /// request, in request order: each result carries its request's index, and a request
-/// without a result (its parse crashed) is loaded as [`crashed_request`] says.
+/// without a result (its parse crashed) is loaded as [`Job::crashed`] says.
 ///
 /// `T` is a skill or a handle to one: a worker that gives an `Arc<Skill>` moves a pointer
 /// through the result lists instead of the whole (kilobyte-sized) skill.
-pub(super) fn run_parallel_with<F, T>(
-    requests: &[&Request],
+pub(super) fn run_parallel_with<R, F, T>(
+    requests: &[&R],
     config: &RegistryConfig,
     parse: &F,
 ) -> Vec<T>
 where
-    F: Fn(&Request, &RegistryConfig) -> T + Sync,
+    R: Job,
+    F: Fn(&R, &RegistryConfig) -> T + Sync,
     T: From<Skill> + Send,
 {
     let threads = if config.threads == 0 {
@@ -72,6 +79,6 @@ where
     slots
         .into_iter()
         .zip(requests)
-        .map(|(slot, req)| slot.unwrap_or_else(|| T::from(crashed_request(req, config))))
+        .map(|(slot, req)| slot.unwrap_or_else(|| T::from(req.crashed(config))))
         .collect()
 }

@@ -23,7 +23,7 @@ pub(super) fn resolve_name(
     // Highest precedence first; within a source, the lexicographically first path wins.
     candidates.sort_by(|a, b| b.source.cmp(&a.source).then_with(|| a.path.cmp(&b.path)));
     let mut iter = candidates.into_iter();
-    let mut winner = iter.next()?;
+    let winner = iter.next()?;
     let mut losers = Vec::new();
     for loser in iter {
         let mut loser = (*loser).clone();
@@ -51,55 +51,80 @@ pub(super) fn resolve_name(
         loser.status = Status::Shadowed;
         losers.push(Arc::new(loser));
     }
+    Some((judge(name, is_domain, winner, config), losers))
+}
+
+/// The winner of a name as served: invalid when it has errors, else (a skill, not a domain
+/// index) ineligible when eligibility fails.
+fn judge(name: &str, is_domain: bool, winner: Arc<Skill>, config: &RegistryConfig) -> Arc<Skill> {
     if has_errors(&winner) {
         let mut w = (*winner).clone();
         w.status = Status::Invalid;
-        winner = Arc::new(w);
-    } else if !is_domain {
-        let failures = eligibility::check(name, &winner.manifest, &config.environment);
-        if !failures.is_empty() {
-            let mut w = (*winner).clone();
-            w.status = Status::Ineligible;
-            for f in failures {
-                w.diagnostics
-                    .push(Diagnostic::warning(f.code, &w.path, f.message));
-            }
-            winner = Arc::new(w);
-        }
+        return Arc::new(w);
     }
-    Some((winner, losers))
+    if is_domain {
+        return winner;
+    }
+    let failures = eligibility::check(name, &winner.manifest, &config.environment);
+    if failures.is_empty() {
+        return winner;
+    }
+    let mut w = (*winner).clone();
+    w.status = Status::Ineligible;
+    for f in failures {
+        w.diagnostics
+            .push(Diagnostic::warning(f.code, &w.path, f.message));
+    }
+    Arc::new(w)
+}
+
+/// What [`resolve`] groups candidates by: domain indexes after skills, each by name.
+fn key(s: &Skill) -> (bool, &str) {
+    (s.kind == FileKind::DomainIndex, s.name.as_str())
 }
 
 /// Precedence and eligibility over every parsed candidate. Unchanged winners keep their
 /// `Arc`; only entries whose status or diagnostics change are copied.
 pub(super) fn resolve(
-    candidates: Vec<Arc<Skill>>,
+    mut candidates: Vec<Arc<Skill>>,
     mut diagnostics: Vec<Diagnostic>,
     config: &RegistryConfig,
     generation: u64,
 ) -> Snapshot {
-    let mut by_name: BTreeMap<(bool, String), Vec<Arc<Skill>>> = BTreeMap::new();
-    for skill in candidates {
-        let is_domain = skill.kind == FileKind::DomainIndex;
-        by_name
-            .entry((is_domain, skill.name.clone()))
-            .or_default()
-            .push(skill);
-    }
-    let mut skills = BTreeMap::new();
-    let mut domains = BTreeMap::new();
+    // Grouped by kind and name in the maps' order (a stable sort: within a name, in the
+    // order found), so that the maps are built from sorted runs.
+    candidates.sort_by(|a, b| key(a).cmp(&key(b)));
+    let mut skills = Vec::new();
+    let mut domains = Vec::new();
     let mut shadowed = Vec::new();
-    for ((is_domain, name), candidates) in by_name {
-        let Some((winner, losers)) = resolve_name(&name, is_domain, candidates, config) else {
-            continue;
-        };
-        shadowed.extend(losers);
-        if is_domain {
-            domains.insert(name, winner);
+    let mut rest = candidates.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let is_domain = first.kind == FileKind::DomainIndex;
+        let name = first.name.clone();
+        let same = |n: &Arc<Skill>| key(n) == (is_domain, name.as_str());
+        // Most names have one candidate: it wins, with nothing to sort or shadow.
+        let winner = if rest.peek().is_some_and(same) {
+            let mut group = vec![first];
+            while let Some(next) = rest.next_if(same) {
+                group.push(next);
+            }
+            let Some((winner, losers)) = resolve_name(&name, is_domain, group, config) else {
+                continue;
+            };
+            shadowed.extend(losers);
+            winner
         } else {
-            skills.insert(name, winner);
+            judge(&name, is_domain, first, config)
+        };
+        if is_domain {
+            domains.push((name, winner));
+        } else {
+            skills.push((name, winner));
         }
     }
+    // Sorted and unique: built in one pass.
+    let skills: BTreeMap<String, Arc<Skill>> = skills.into_iter().collect();
+    let domains: BTreeMap<String, Arc<Skill>> = domains.into_iter().collect();
     for s in skills
         .values()
         .chain(domains.values())

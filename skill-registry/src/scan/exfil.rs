@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 use skill_format::{Code, Severity};
 
-use super::words::{Lowered, may};
-use super::{Findings, Line, pattern};
+use super::words::{self as word, Words, may};
+use super::{Check, Findings, Line, pattern};
 
 /// `curl ... | sh`, `wget -O- ... | sudo bash`, `bash <(curl ...)`, `sh -c "$(curl ...)"`,
 /// PowerShell `irm ... | iex`.
@@ -40,27 +40,51 @@ static SEND_OUT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
 });
 
+/// Each pattern of the family with the condition on a text's words ([`super::words`])
+/// that every match of it needs: each names words every alternative of its pattern spells
+/// out, and a word the pattern bounds (`\b`, or a space, `(` or `|` next to it) is asked
+/// for as such.
+pub(super) static CHECKS: [Check; 4] = [
+    (&PIPE_TO_SHELL, pipe_words),
+    (&DATA_URI, |w| w.any_start(word::DATA)),
+    (&SEND_OUT, send_words),
+    (&SECRET_IN_URL, secret_words),
+];
+
+/// [`PIPE_TO_SHELL`]'s words: `\b(?:curl|wget)\s`, `[<$]\(\s*(?:curl|wget)\b`,
+/// `\b(?:irm|iwr|invoke-...)\b`, `\biex\s*\(`.
+fn pipe_words(w: &Words) -> bool {
+    w.any_whole(word::CURL | word::WGET | word::IRM | word::IWR | word::IEX)
+        || w.any_start(word::INVOKE)
+}
+
+/// [`SEND_OUT`]'s words: `\b(?:curl|wget)\b`, or `\b(?:env|printenv)\s*\|` or
+/// `\bcat\s+` followed (after `\|\s*`) by a network tool ending in `\b`.
+fn send_words(w: &Words) -> bool {
+    w.any_whole(word::CURL | word::WGET)
+        || (w.any_whole(word::ENV | word::PRINTENV | word::CAT)
+            && w.any_whole(word::NC | word::NCAT | word::NETCAT | word::SOCAT))
+}
+
+/// [`SECRET_IN_URL`]'s words: a `$`, `%` or `{{` before a secret's name, or a `$(`, or
+/// the environment by name (none of them bounded by `\b` at both ends).
+fn secret_words(w: &Words) -> bool {
+    (w.any(word::DOLLAR | word::PERCENT | word::BRACES)
+        && w.any(
+            word::SECRET | word::TOKEN | word::PASSW | word::PWD | word::CREDENTIAL | word::KEY,
+        ))
+        || w.any(word::DOLLAR_PAREN | word::PROCESS_ENV | word::OS_ENVIRON | word::DOLLAR_ENV)
+}
+
 /// Whether any pattern of this family matches anywhere in `text`: a whole-file check (one
 /// fast pass per pattern) that lets the scan skip this family's per-line work for the many
 /// files that have nothing of it. Patterns may match across lines here, so this is a
 /// superset of the per-line matches.
-/// `lowered` is the text for the word prefilters ([`super::words`]), if they apply.
-pub(crate) fn could_match(text: &str, lowered: Option<&Lowered>) -> bool {
-    let matches = |r: &LazyLock<Option<Regex>>| r.as_ref().is_some_and(|r| r.is_match(text));
-    // Each condition names words every alternative of its pattern spells out.
-    (may(lowered, |l| {
-        l.any(&["curl", "wget", "irm", "iwr", "invoke-", "iex"])
-    }) && matches(&PIPE_TO_SHELL))
-        || (may(lowered, |l| l.has("data:")) && matches(&DATA_URI))
-        || (may(lowered, |l| l.any(&["env", "cat", "curl", "wget"])) && matches(&SEND_OUT))
-        || (may(lowered, secret_words) && matches(&SECRET_IN_URL))
-}
-
-/// [`SECRET_IN_URL`]'s words: a `$`, `%` or `{{` before a secret's name, or a `$(`, or
-/// the environment by name.
-fn secret_words(l: &Lowered) -> bool {
-    (l.any(&["$", "%", "{{"]) && l.any(&["secret", "token", "passw", "pwd", "credential", "key"]))
-        || l.any(&["$(", "process.env", "os.environ", "$env:"])
+/// `words` are the text's words for the prefilters ([`super::words`]), if they apply.
+pub(crate) fn could_match(text: &str, words: Option<&Words>) -> bool {
+    CHECKS
+        .iter()
+        .any(|(re, check)| may(words, check) && re.as_ref().is_some_and(|r| r.is_match(text)))
 }
 
 /// Scan one line.
@@ -68,10 +92,13 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
     let text = line.text;
     // In a passage about attacks (a security skill's examples) sending data out is still
     // reported, as a warning: worth a look, not proof of intent.
-    let exfil_severity = if line.discussion || super::phrases::discussed(text) {
-        Severity::Warning
-    } else {
-        Severity::Error
+    // Judged only for a finding (most lines have none).
+    let exfil_severity = || {
+        if line.discussion || super::phrases::discussed(text) {
+            Severity::Warning
+        } else {
+            Severity::Error
+        }
     };
     if let Some(m) = PIPE_TO_SHELL.as_ref().and_then(|r| r.find(text)) {
         findings.add(
@@ -95,7 +122,7 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
     if let Some(m) = SEND_OUT.as_ref().and_then(|r| r.find(text)) {
         findings.add_as(
             Code::ScanExfiltration,
-            exfil_severity,
+            exfil_severity(),
             line,
             m.start(),
             "the environment or a credential file is sent to a network tool: this leaks secrets; remove the command".to_owned(),
@@ -109,7 +136,7 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
         if let Some(s) = secret.find(u.as_str()) {
             findings.add_as(
                 Code::ScanExfiltration,
-                exfil_severity,
+                exfil_severity(),
                 line,
                 u.start(),
                 format!(
@@ -206,7 +233,7 @@ mod tests {
             "no uri here",
         ] {
             assert_eq!(
-                could_match(text, Lowered::of(text).as_ref()),
+                could_match(text, Words::of(text).as_ref()),
                 could_match(text, None),
                 "{text}"
             );

@@ -23,10 +23,17 @@ mod words;
 
 pub use blob::MIN_BLOB_CHARS;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use skill_format::{Code, Diagnostic, Severity};
+
+/// A whole-file check: a pattern, and the condition on a text's words that every match of
+/// it needs ([`words`]).
+pub(crate) type Check = (
+    &'static std::sync::LazyLock<Option<regex::Regex>>,
+    fn(&words::Words) -> bool,
+);
 
 /// Compile one of the scan's fixed patterns (a test checks that each compiles).
 ///
@@ -155,8 +162,9 @@ impl<'p> Findings<'p> {
 /// Whether a path is markdown (prose with code fences) rather than code.
 fn is_markdown(path: &Path) -> bool {
     path.extension().is_some_and(|e| {
-        let e = e.to_string_lossy().to_ascii_lowercase();
-        matches!(e.as_str(), "md" | "markdown" | "mdx" | "txt")
+        ["md", "markdown", "mdx", "txt"]
+            .iter()
+            .any(|m| e.eq_ignore_ascii_case(m))
     })
 }
 
@@ -172,11 +180,13 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     // Most files hold nothing of a family: one pass over the whole file says so (after
     // the word prefilters, which rule most patterns out without a pass).
-    let lowered = words::Lowered::of(body);
-    let exfil = exfil::could_match(body, lowered.as_ref());
-    let phrases = phrases::could_match(body, lowered.as_ref());
+    let words = words::Words::of(body);
+    let exfil = exfil::could_match(body, words.as_ref());
+    let phrases = phrases::could_match(body, words.as_ref());
     let comments = markdown && body.contains("<!--");
-    for (i, raw) in body.split('\n').enumerate() {
+    // Hidden characters are all outside ASCII: an ASCII file (most) has none on any line.
+    let ascii = body.is_ascii();
+    for (i, raw) in lines(body).enumerate() {
         let text = raw.strip_suffix('\r').unwrap_or(raw);
         let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let opens_or_closes = markdown && fence_marker(text, &mut fence);
@@ -190,7 +200,9 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
             code,
             discussion,
         };
-        unicode::scan(&line, &mut findings);
+        if !ascii {
+            unicode::scan(&line, &mut findings);
+        }
         blob::scan(&line, &mut findings);
         if exfil {
             exfil::scan(&line, &mut findings);
@@ -216,6 +228,10 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
 /// line is not known after decoding). Only a frontmatter with a backslash or a block
 /// indicator is parsed again.
 fn decoded_frontmatter(body: &str, findings: &mut Findings<'_>) {
+    // Without any of the three anywhere in the file, its frontmatter has none either.
+    if memchr::memchr3(b'\\', b'>', b'|', body.as_bytes()).is_none() {
+        return;
+    }
     let Ok(doc) = skill_format::split(body) else {
         return;
     };
@@ -228,16 +244,31 @@ fn decoded_frontmatter(body: &str, findings: &mut Findings<'_>) {
     let Ok(parsed) = skill_format::yaml::parse(fm.text) else {
         return;
     };
-    let mut values = Vec::new();
+    let mut values = Vec::with_capacity(fm.text.len() / 16);
     strings(&parsed.root, &mut values);
     let written = written_fragments(fm.text);
     // Line by line: a literal block's lines, and plain values, are in the file as they
-    // are (scanned already). One set lookup each, so the pass stays linear (a search of
-    // the file per value was quadratic with many keys).
-    for value in values.into_iter().flat_map(str::lines) {
-        if written.contains(value.trim()) {
-            continue;
-        }
+    // are (scanned already). One binary search each, so the pass stays within
+    // O(n log n) (a search of the file per value was quadratic with many keys).
+    let unwritten: Vec<&str> = values
+        .into_iter()
+        .flat_map(str::lines)
+        .filter(|value| {
+            let value = value.trim();
+            written.binary_search_by(|w| by_length(w, value)).is_err()
+        })
+        .collect();
+    if unwritten.is_empty() {
+        return;
+    }
+    // The whole-text checks, as for the file, over those lines joined: a pattern that
+    // matches in a line matches there too (the patterns have no anchors, and a line feed
+    // bounds a word as the line's end does).
+    let joined = unwritten.join("\n");
+    let words = words::Words::of(&joined);
+    let exfil = exfil::could_match(&joined, words.as_ref());
+    let phrases = phrases::could_match(&joined, words.as_ref());
+    for value in unwritten {
         let line = Line {
             text: value,
             number: fm.first_line,
@@ -246,34 +277,47 @@ fn decoded_frontmatter(body: &str, findings: &mut Findings<'_>) {
         };
         unicode::scan(&line, findings);
         blob::scan(&line, findings);
-        exfil::scan(&line, findings);
-        phrases::scan(&line, false, findings);
+        if exfil {
+            exfil::scan(&line, findings);
+        }
+        if phrases {
+            phrases::scan(&line, false, findings);
+        }
     }
 }
 
 /// What each frontmatter line spells out as a value would read once parsed, when it is
 /// written plainly: the trimmed line, its key, what follows `key:` or `- `, and that
-/// without surrounding quotes. A decoded value found here is in the file as it is.
-fn written_fragments(yaml: &str) -> HashSet<&str> {
-    let mut out = HashSet::new();
+/// without surrounding quotes. A decoded value found here is in the file as it is. Sorted
+/// ([`by_length`]), for binary search.
+fn written_fragments(yaml: &str) -> Vec<&str> {
+    // About three fragments a line, a line some 30 bytes.
+    let mut out = Vec::with_capacity(yaml.len() / 8);
     for line in yaml.lines() {
         let mut rest = line.trim();
-        out.insert(rest);
+        out.push(rest);
         while let Some(item) = rest.strip_prefix("- ") {
             rest = item.trim_start();
         }
         if let Some((key, value)) = rest.split_once(':') {
-            out.insert(key.trim());
+            out.push(key.trim());
             rest = value.trim();
         }
-        out.insert(rest);
+        out.push(rest);
         for q in ['"', '\''] {
             if let Some(inner) = rest.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
-                out.insert(inner);
+                out.push(inner);
             }
         }
     }
+    out.sort_unstable_by(|a, b| by_length(a, b));
     out
+}
+
+/// The order of [`written_fragments`]: by length, then by bytes (most comparisons are
+/// settled by the lengths alone).
+fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 /// Every string scalar of a YAML tree (keys included), in document order.
@@ -293,6 +337,28 @@ fn strings<'a>(node: &'a skill_format::yaml::Node, out: &mut Vec<&'a str>) {
             }
         }
     }
+}
+
+/// The lines of `text` as `str::split('\n')` gives them (the last one after the last
+/// line feed, empty when the text ends with one), found by one vectorised search.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut start = Some(0);
+    std::iter::from_fn(move || {
+        let from = start?;
+        let line = match ends.next() {
+            Some(end) => {
+                start = Some(end + 1);
+                text.get(from..end)
+            }
+            None => {
+                start = None;
+                text.get(from..)
+            }
+        };
+        // Every cut is at a line feed (ASCII), so `get` always succeeds.
+        Some(line.unwrap_or_default())
+    })
 }
 
 /// Track fenced code blocks (three or more backticks or tildes, indented at most three
@@ -429,6 +495,17 @@ mod tests {
         let found = scan_text(Path::new("a.md"), &over);
         assert_eq!(found.len(), MAX_FINDINGS_PER_CODE);
         assert!(found.last().unwrap().message.contains("not listed"));
+    }
+
+    proptest::proptest! {
+        /// The lines found by one vectorised search are `str::split('\n')`'s, the empty
+        /// ones and the last one included.
+        #[test]
+        fn lines_are_the_split_on_line_feeds(text in "[a\\n\\r\u{e9} ]{0,40}") {
+            let found: Vec<&str> = lines(&text).collect();
+            let split: Vec<&str> = text.split('\n').collect();
+            proptest::prop_assert_eq!(found, split);
+        }
     }
 
     #[test]

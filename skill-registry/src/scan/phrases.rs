@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 use skill_format::Code;
 
-use super::words::{Lowered, may};
-use super::{Findings, Line, pattern, quoted};
+use super::words::{self as word, Words, may};
+use super::{Check, Findings, Line, pattern, quoted};
 
 /// The longest HTML comment whose text is kept for the check; the rest of a longer one is
 /// not examined (the scan stays linear and bounded).
@@ -76,37 +76,44 @@ pub(crate) fn discussed(text: &str) -> bool {
     DISCUSSION.as_ref().is_some_and(|r| r.is_match(text))
 }
 
+/// Each instruction pattern with the condition on a text's words ([`super::words`]) that
+/// every match of it needs: each names words every alternative of its pattern spells out,
+/// all bounded by `\b` or a space (`\s`, `:`) at both ends but `keys` (`api_keys`).
+pub(super) static CHECKS: [Check; 2] = [(&OVERRIDE, override_words), (&REVEAL, reveal_words)];
+
+/// [`OVERRIDE`]'s words: a verb of dropping, `you ... now`, or `system prompt`.
+fn override_words(w: &Words) -> bool {
+    w.any_whole(word::IGNORE | word::DISREGARD | word::FORGET | word::OVERRIDE | word::BYPASS)
+        || (w.any_whole(word::YOU) && w.any_whole(word::NOW))
+        || (w.any_whole(word::SYSTEM) && w.any_whole(word::PROMPT))
+}
+
+/// [`REVEAL`]'s words: a verb of showing and what it would show.
+fn reveal_words(w: &Words) -> bool {
+    let verbs = word::REVEAL
+        | word::PRINT
+        | word::OUTPUT
+        | word::REPEAT
+        | word::LEAK
+        | word::DUMP
+        | word::DISCLOSE
+        | word::EXPOSE
+        | word::EXFILTRATE;
+    let objects = word::SYSTEM
+        | word::INSTRUCTIONS
+        | word::SECRETS
+        | word::CREDENTIALS
+        | word::PASSWORDS
+        | word::ENVIRONMENT;
+    w.any_whole(verbs) && (w.any_whole(objects) || w.any(word::KEYS))
+}
+
 /// Whether an instruction pattern matches anywhere in `text` (see `exfil::could_match`).
-/// `lowered` is the text for the word prefilters ([`super::words`]), if they apply.
-pub(crate) fn could_match(text: &str, lowered: Option<&Lowered>) -> bool {
-    let matches = |r: &LazyLock<Option<Regex>>| r.as_ref().is_some_and(|r| r.is_match(text));
-    // Each condition names words every alternative of its pattern spells out.
-    (may(lowered, |l| {
-        l.any(&["ignore", "disregard", "forget", "override", "bypass"])
-            || (l.has("you") && l.has("now"))
-            || (l.has("system") && l.has("prompt"))
-    }) && matches(&OVERRIDE))
-        || (may(lowered, |l| {
-            l.any(&[
-                "reveal",
-                "print",
-                "output",
-                "repeat",
-                "leak",
-                "dump",
-                "disclose",
-                "expose",
-                "exfiltrate",
-            ]) && l.any(&[
-                "system",
-                "instructions",
-                "keys",
-                "secrets",
-                "credentials",
-                "passwords",
-                "environment",
-            ])
-        }) && matches(&REVEAL))
+/// `words` are the text's words for the prefilters ([`super::words`]), if they apply.
+pub(crate) fn could_match(text: &str, words: Option<&Words>) -> bool {
+    CHECKS
+        .iter()
+        .any(|(re, check)| may(words, check) && re.as_ref().is_some_and(|r| r.is_match(text)))
 }
 
 /// Scan one line's prose (code, quotes and lines that discuss the subject are skipped).

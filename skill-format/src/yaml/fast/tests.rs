@@ -305,3 +305,31 @@ fn a_corpus_agrees() {
         files.len()
     );
 }
+
+/// Whether every character is one the YAML reader accepts and no line is blank, as first
+/// written (byte by byte throughout): the reference for [`plain_text`].
+fn plain_text_reference(bytes: &[u8]) -> bool {
+    plain_text_bytewise(bytes)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+    /// The vectorised check agrees with the byte-by-byte one, on text made of what decides
+    /// it (spaces, line feeds, tabs, CRs, printable and refused characters) and on any text.
+    #[test]
+    fn the_plain_text_check_agrees_with_the_bytewise_one(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(&[
+                " ", "  ", "\n", "\t", "\r", "a", "~", "\u{7f}", "\u{85}", "\u{a0}",
+                "\u{2028}", "\u{feff}", "\u{fffe}", "\u{e9}", "key: v",
+            ][..]),
+            0..24,
+        ),
+        any in "\\PC{0,40}",
+    ) {
+        let text = pieces.concat();
+        proptest::prop_assert_eq!(plain_text(text.as_bytes()), plain_text_reference(text.as_bytes()));
+        proptest::prop_assert_eq!(plain_text(any.as_bytes()), plain_text_reference(any.as_bytes()));
+    }
+}
