@@ -47,7 +47,6 @@ mod catalog;
 #[cfg(feature = "http")]
 mod mount;
 #[cfg(feature = "http")]
-mod origin;
 mod server;
 mod tools;
 

@@ -1,5 +1,5 @@
 //! `/mcp` as a service mounted beside `/v1`: the limits `/v1` has, applied before rmcp sees
-//! a request. A request with an `Origin` its server does not accept (see `origin.rs`:
+//! a request. A request with an `Origin` its server does not accept (see skill-runtime's `origin_allowed`:
 //! loopback, same origin, or `allowed_hosts`) is refused first with `403
 //! forbidden_origin`, the shape of the `Host` check's `403 forbidden_host`, before its
 //! body is read. A request body is read whole first (MCP requests are single JSON-RPC
@@ -89,7 +89,7 @@ fn forbidden_origin() -> Response<Body> {
     resp
 }
 
-/// Whether every `Origin` of a request is accepted (see `origin.rs`); a request without
+/// Whether every `Origin` of a request is accepted (see `skill_runtime::http::origin_allowed`); a request without
 /// one is.
 fn origin_accepted(parts: &http::request::Parts, allowed_hosts: &[String]) -> bool {
     let host = parts
@@ -99,7 +99,7 @@ fn origin_accepted(parts: &http::request::Parts, allowed_hosts: &[String]) -> bo
         .or_else(|| parts.uri.authority().map(http::uri::Authority::as_str));
     parts.headers.get_all(http::header::ORIGIN).iter().all(|v| {
         v.to_str()
-            .is_ok_and(|origin| crate::origin::allowed(origin, host, allowed_hosts))
+            .is_ok_and(|origin| skill_runtime::http::origin_allowed(origin, host, allowed_hosts))
     })
 }
 

@@ -39,7 +39,7 @@ pub(crate) fn allowed(headers: &HeaderMap, allowed_hosts: &[String]) -> bool {
 
 /// A `Host` value (or an allowlist entry) as a lower-case name without brackets or a
 /// final dot, and its port.
-fn split(value: &str) -> Option<(String, Option<u16>)> {
+pub(super) fn split(value: &str) -> Option<(String, Option<u16>)> {
     let authority = Authority::try_from(value.trim()).ok()?;
     if authority.as_str().contains('@') {
         return None;

@@ -1,5 +1,6 @@
-//! The `Origin` check of `/mcp` (MCP, Streamable HTTP: servers must validate `Origin`
-//! against DNS rebinding). A browser names the page that sent a request in `Origin`; a
+//! The `Origin` check that `/mcp` applies (MCP, Streamable HTTP: servers must validate
+//! `Origin` against DNS rebinding), beside the `Host` check it shares its reading of names
+//! with. A browser names the page that sent a request in `Origin`; a
 //! page on another site must not reach the MCP server through the user's browser. A
 //! request without `Origin` (rmcp, curl, any client that is not a browser) is not
 //! affected. A request with one is served only when the origin's host is
@@ -13,11 +14,18 @@
 //! `Origin: null` (a sandboxed page, a `file:` URL, a redirect) and anything that is not a
 //! `scheme://host[:port]` origin are refused unless `allowed_hosts` has `"*"`.
 
-use http::uri::{Authority, Uri};
+use http::uri::Uri;
+
+use super::host::split;
 
 /// Whether a request whose `Origin` is `origin` (and whose `Host` is `host`) may be served
-/// under `allowed_hosts` (see the module docs).
-pub(crate) fn allowed(origin: &str, host: Option<&str>, allowed_hosts: &[String]) -> bool {
+/// under `allowed_hosts` (the list of [`HttpConfig::allowed_hosts`](super::HttpConfig::allowed_hosts)):
+/// when the origin's host is loopback (`127.0.0.0/8`, `::1`, `localhost`, `*.localhost`),
+/// the request's own `Host` (same host and port, a missing port being the scheme's
+/// default), or listed (`name`: any port, `name:port`: that port). `"*"` in the list allows
+/// every origin; `null` and anything that is not `scheme://host[:port]` are refused
+/// otherwise. A request without `Origin` needs no check.
+pub fn origin_allowed(origin: &str, host: Option<&str>, allowed_hosts: &[String]) -> bool {
     if allowed_hosts.iter().any(|h| h.trim() == "*") {
         return true;
     }
@@ -68,25 +76,6 @@ fn parse_origin(origin: &str) -> Option<(String, Port)> {
     Some((name, Port { written, default }))
 }
 
-/// A `Host` value, an authority or an allowlist entry as a lower-case name without
-/// brackets or a final dot, and its port (the `Host` check's reading).
-fn split(value: &str) -> Option<(String, Option<u16>)> {
-    let authority = Authority::try_from(value.trim()).ok()?;
-    if authority.as_str().contains('@') {
-        return None;
-    }
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase();
-    if host.is_empty() {
-        return None;
-    }
-    Some((host, authority.port_u16()))
-}
-
 /// `localhost`, a `*.localhost` name, or a loopback address (`127.0.0.0/8`, `::1`, and
 /// `::ffff:127.x.y.z`).
 fn is_loopback(name: &str) -> bool {
@@ -109,7 +98,7 @@ mod tests {
 
     fn ok(origin: &str, host: Option<&str>, list: &[&str]) -> bool {
         let list: Vec<String> = list.iter().map(|s| (*s).to_owned()).collect();
-        allowed(origin, host, &list)
+        origin_allowed(origin, host, &list)
     }
 
     #[test]
