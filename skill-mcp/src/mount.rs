@@ -62,6 +62,11 @@ fn refuse(status: StatusCode, code: i64, message: &str) -> Response<Body> {
         "error": { "code": code, "message": message },
     })
     .to_string();
+    json_response(status, body)
+}
+
+/// A response with `status` and the JSON text `body`.
+fn json_response(status: StatusCode, body: String) -> Response<Body> {
     let mut resp = Response::new(Full::new(Bytes::from(body)).boxed_unsync());
     *resp.status_mut() = status;
     resp.headers_mut().insert(
@@ -80,13 +85,7 @@ fn forbidden_origin() -> Response<Body> {
          a browser page may call it from localhost, its own address or a name in the server's `allowed_hosts`",
     )
     .to_string();
-    let mut resp = Response::new(Full::new(Bytes::from(body)).boxed_unsync());
-    *resp.status_mut() = StatusCode::FORBIDDEN;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    resp
+    json_response(StatusCode::FORBIDDEN, body)
 }
 
 /// Whether every `Origin` of a request is accepted (see `skill_runtime::http::origin_allowed`); a request without

@@ -154,3 +154,38 @@ pub async fn read_everything(client: &rmcp::service::Peer<RoleClient>) -> (usize
     }
     (skills.len(), files)
 }
+
+/// A running server: its address, the sender that stops it, and its task.
+pub type Served = (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
+);
+
+/// A loopback server of `engine` with `/mcp` mounted under `limits`, and `config` (its
+/// `allowed_hosts` also given to the mount, for `Host` and `Origin`).
+pub async fn serve_mcp(
+    engine: &Arc<Engine>,
+    limits: skill_mcp::McpLimits,
+    config: skill_runtime::http::HttpConfig,
+) -> Served {
+    use skill_runtime::http::App;
+    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let mount = App::mounts().mount(
+        "/mcp",
+        skill_mcp::http_mounted(
+            engine.clone(),
+            McpConfig::default(),
+            config.allowed_hosts.clone(),
+            limits,
+        ),
+    );
+    let app = App::with_mounts(engine.clone(), config, mount);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
+        let _ = stopped.await;
+    }));
+    (addr, stop, server)
+}

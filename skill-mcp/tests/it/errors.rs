@@ -11,10 +11,9 @@ use rmcp::model::{
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
-use skill_mcp::McpConfig;
-use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::http::HttpConfig;
 
-use crate::common::Fixture;
+use crate::common::{Fixture, serve_mcp};
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -122,23 +121,12 @@ async fn unknown_tools_and_resources_get_the_specification_s_codes() {
     ] {
         check(over_duplex(&fx, version.clone()).await, version).await;
     }
-    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let mount = App::mounts().mount(
-        "/mcp",
-        skill_mcp::http_mounted(
-            fx.engine.clone(),
-            McpConfig::default(),
-            vec![],
-            skill_mcp::McpLimits::default(),
-        ),
-    );
-    let app = App::with_mounts(fx.engine.clone(), HttpConfig::default(), mount);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let (addr, stop, server) = serve_mcp(
+        &fx.engine,
+        skill_mcp::McpLimits::default(),
+        HttpConfig::default(),
+    )
+    .await;
     let url = format!("http://{addr}/mcp");
     for version in [
         ProtocolVersion::V_2025_06_18,

@@ -2,31 +2,19 @@
 
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
-use skill_mcp::McpConfig;
-use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::http::HttpConfig;
 
-use crate::common::{Fixture, read_everything};
+use crate::common::{Fixture, Served, read_everything, serve_mcp};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn http_client_lists_and_reads_every_file_next_to_the_api() {
     let fx = Fixture::new();
-    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let mount = App::mounts().mount(
-        "/mcp",
-        skill_mcp::http_mounted(
-            fx.engine.clone(),
-            McpConfig::default(),
-            vec![],
-            skill_mcp::McpLimits::default(),
-        ),
-    );
-    let app = App::with_mounts(fx.engine.clone(), HttpConfig::default(), mount);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let (addr, stop, server) = serve_mcp(
+        &fx.engine,
+        skill_mcp::McpLimits::default(),
+        HttpConfig::default(),
+    )
+    .await;
     let client = ()
         .serve(StreamableHttpClientTransport::from_uri(format!(
             "http://{addr}/mcp"
@@ -48,27 +36,11 @@ async fn http_client_lists_and_reads_every_file_next_to_the_api() {
 #[tokio::test(flavor = "multi_thread")]
 async fn with_a_token_mcp_needs_it_like_the_api() {
     let fx = Fixture::new();
-    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let mount = App::mounts().mount(
-        "/mcp",
-        skill_mcp::http_mounted(
-            fx.engine.clone(),
-            McpConfig::default(),
-            vec![],
-            skill_mcp::McpLimits::default(),
-        ),
-    );
     let config = HttpConfig {
         token: Some("s3cret".into()),
         ..HttpConfig::default()
     };
-    let app = App::with_mounts(fx.engine.clone(), config, mount);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let (addr, stop, server) = serve_mcp(&fx.engine, skill_mcp::McpLimits::default(), config).await;
     let refused = ()
         .serve(StreamableHttpClientTransport::from_uri(format!(
             "http://{addr}/mcp"
@@ -88,51 +60,18 @@ async fn with_a_token_mcp_needs_it_like_the_api() {
     server.await.unwrap().unwrap();
 }
 
-/// A server with `/mcp` under `limits`; its address, and the sender that stops it.
-async fn serve_with(
-    fx: &Fixture,
-    limits: skill_mcp::McpLimits,
-) -> (
-    std::net::SocketAddr,
-    tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
-) {
-    serve_with_hosts(fx, limits, &[]).await
-}
-
-/// [`serve_with`], with `allowed_hosts` (for `Host` and `Origin`).
+/// A server with `/mcp` under `limits` whose `allowed_hosts` (for `Host` and `Origin`) are
+/// `allowed_hosts`.
 async fn serve_with_hosts(
     fx: &Fixture,
     limits: skill_mcp::McpLimits,
     allowed_hosts: &[&str],
-) -> (
-    std::net::SocketAddr,
-    tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
-) {
-    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let hosts: Vec<String> = allowed_hosts.iter().map(|h| (*h).to_owned()).collect();
-    let mount = App::mounts().mount(
-        "/mcp",
-        skill_mcp::http_mounted(
-            fx.engine.clone(),
-            McpConfig::default(),
-            hosts.clone(),
-            limits,
-        ),
-    );
+) -> Served {
     let config = HttpConfig {
-        allowed_hosts: hosts,
+        allowed_hosts: allowed_hosts.iter().map(|h| (*h).to_owned()).collect(),
         ..HttpConfig::default()
     };
-    let app = App::with_mounts(fx.engine.clone(), config, mount);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
-    (addr, stop, server)
+    serve_mcp(&fx.engine, limits, config).await
 }
 
 /// Send `head` and `body` on a new connection (`Connection: close`); the status line and
@@ -175,7 +114,7 @@ async fn sessions_past_the_cap_are_refused_until_one_ends() {
         max_sessions: 2,
         ..skill_mcp::McpLimits::default()
     };
-    let (addr, stop, server) = serve_with(&fx, limits).await;
+    let (addr, stop, server) = serve_mcp(&fx.engine, limits, HttpConfig::default()).await;
     let mut ids = Vec::new();
     for _ in 0..2 {
         let (head, body) = exchange(
@@ -251,7 +190,7 @@ async fn mcp_bodies_are_limited_like_the_api() {
         body_read_timeout: std::time::Duration::from_millis(300),
         ..skill_mcp::McpLimits::default()
     };
-    let (addr, stop, server) = serve_with(&fx, limits).await;
+    let (addr, stop, server) = serve_mcp(&fx.engine, limits, HttpConfig::default()).await;
     let (head, _) = exchange(addr, &post_head("", INITIALIZE.len() + 1), b"").await;
     assert_eq!(status(&head), 413, "{head}");
     let chunk = "x".repeat(150);

@@ -8,8 +8,9 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject};
 use rmcp::service::ServiceError;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
-use skill_mcp::McpConfig;
-use skill_runtime::http::{App, HttpConfig};
+use skill_runtime::http::HttpConfig;
+
+use crate::common::serve_mcp;
 
 /// Long enough for anything here to happen on a loaded machine; reached only when the
 /// test is failing (it waits for events, never for time).
@@ -127,18 +128,7 @@ async fn tool_calls_past_the_limit_are_refused_at_once_until_one_ends() {
         max_calls_in_flight: 2,
         ..skill_mcp::McpLimits::default()
     };
-    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let mount = App::mounts().mount(
-        "/mcp",
-        skill_mcp::http_mounted(engine.clone(), McpConfig::default(), vec![], limits),
-    );
-    let app = App::with_mounts(engine.clone(), HttpConfig::default(), mount);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
-        let _ = stopped.await;
-    }));
+    let (addr, stop, server) = serve_mcp(&engine, limits, HttpConfig::default()).await;
     let client = ()
         .serve(StreamableHttpClientTransport::from_uri(format!(
             "http://{addr}/mcp"
