@@ -301,3 +301,75 @@ async fn mcp_refuses_origins_it_does_not_serve() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+/// `initialize` sent straight to the bare `http_service` (in process) with `Host: host`
+/// and, when given, `Origin: origin`: the status.
+async fn bare_initialize(
+    service: &skill_mcp::HttpService,
+    host: &str,
+    origin: Option<&str>,
+) -> u16 {
+    use tower::ServiceExt as _;
+    let mut request = http::Request::post("/")
+        .header("host", host)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(origin) = origin {
+        request = request.header("origin", origin);
+    }
+    let request = request
+        .body(http_body_util::Full::new(bytes::Bytes::from_static(
+            INITIALIZE.as_bytes(),
+        )))
+        .unwrap();
+    let response = service.clone().oneshot(request).await.unwrap();
+    response.status().as_u16()
+}
+
+/// The bare service checks `Origin` against its `Host` allowlist (rmcp's check): the
+/// loopback default, or the hosts given; `"*"` leaves both checks to the caller. (It
+/// served every origin.)
+#[tokio::test(flavor = "multi_thread")]
+async fn bare_service_refuses_origins_of_hosts_it_does_not_serve() {
+    let fx = Fixture::new();
+    let bare = |hosts: &[&str]| {
+        skill_mcp::http_service(
+            fx.engine.clone(),
+            skill_mcp::McpConfig::default(),
+            hosts.iter().map(|h| (*h).to_owned()).collect(),
+        )
+    };
+    let loopback = bare(&[]);
+    for origin in ["http://evil.example.com", "null", "http://10.9.9.9:8080"] {
+        let code = bare_initialize(&loopback, "localhost", Some(origin)).await;
+        assert_eq!(code, 403, "{origin}");
+    }
+    for origin in [
+        None,
+        Some("http://localhost:3000"),
+        Some("https://127.0.0.1"),
+        Some("http://[::1]:8080"),
+    ] {
+        let code = bare_initialize(&loopback, "localhost", origin).await;
+        assert_eq!(code, 200, "{origin:?}");
+    }
+
+    let listed = bare(&["skills.example.com", "10.1.2.3:7878"]);
+    for (origin, want) in [
+        ("https://skills.example.com", 200),
+        ("http://skills.example.com:8443", 200),
+        ("http://10.1.2.3:7878", 200),
+        ("http://10.1.2.3:9999", 403),
+        ("http://localhost:3000", 403),
+        ("http://other.example.com", 403),
+    ] {
+        let code = bare_initialize(&listed, "skills.example.com", Some(origin)).await;
+        assert_eq!(code, want, "{origin}");
+    }
+
+    let any = bare(&["*"]);
+    for origin in ["null", "http://evil.example.com"] {
+        let code = bare_initialize(&any, "evil.example.com", Some(origin)).await;
+        assert_eq!(code, 200, "{origin}");
+    }
+}
