@@ -91,3 +91,34 @@ pub fn folder_name_of(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
+
+/// What [`parse_skill_keeping`](crate::parse_skill_keeping) keeps of a file besides the
+/// [`SkillFile`]: the text its stages checked and the frontmatter they read, for a caller
+/// that looks at the same bytes again (the registry's content scan), so that it need not
+/// check, split and read them a second time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Kept<'t> {
+    /// The whole file as text, when the parse found the bytes within the size cap, free of
+    /// NUL bytes and valid UTF-8 (`None`: it stopped before, or at, one of those checks).
+    pub text: Option<&'t str>,
+    /// The frontmatter as the grammar and YAML stages left it.
+    pub frontmatter: KeptFrontmatter<'t>,
+}
+
+/// The frontmatter of a [`Kept`] file, as far as the parse read it: what
+/// [`split`](crate::split) of the file's text gave and, when the YAML stage ran, what
+/// [`yaml::parse`](crate::yaml::parse) of its text gave (before any lenient recovery).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum KeptFrontmatter<'t> {
+    /// The parse stopped before it split the text.
+    #[default]
+    NotSplit,
+    /// The split found no frontmatter, or one that is never closed.
+    Absent,
+    /// The frontmatter's text, which the parse stopped before reading as YAML.
+    Unread(crate::document::Frontmatter<'t>),
+    /// Frontmatter whose text `yaml::parse` refuses.
+    Invalid(crate::document::Frontmatter<'t>),
+    /// Frontmatter and the tree `yaml::parse` read from its text.
+    Read(crate::document::Frontmatter<'t>, crate::yaml::Node),
+}

@@ -38,12 +38,12 @@ pub use diagnostic::{Code, Diagnostic, Severity};
 pub use dialect::{Dialect, Mode, detect};
 pub use document::{Document, Frontmatter, UnclosedFrontmatter, split};
 pub use error::Error;
-pub use file::{FileKind, ParseOptions, SkillFile, folder_name_of};
+pub use file::{FileKind, Kept, KeptFrontmatter, ParseOptions, SkillFile, folder_name_of};
 pub use manifest::{
     ContextMode, Eligibility, InvocationMode, KNOWN_KEYS, MAX_WHEN_ENTRIES, MAX_WHEN_ENTRY_CHARS,
     Manifest, ToolListStyle, ToolsetRef, Triggers, split_tool_list,
 };
-pub use parse::{MAX_FILE_BYTES, parse_skill};
+pub use parse::{MAX_FILE_BYTES, parse_skill, parse_skill_keeping};
 pub use validate::{
     KNOWN_OS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_PATTERN_SIZE,
     MAX_TOOLSETS_DESCRIPTION_CHARS, Origin, RECOMMENDED_MAX_BODY_LINES, RESERVED_ACTIONS,

@@ -26,7 +26,7 @@ use std::path::Path;
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::dialect::{Dialect, Mode, detect};
 use crate::document::{Document, Frontmatter, UnclosedFrontmatter, split};
-use crate::file::{FileKind, ParseOptions, SkillFile};
+use crate::file::{FileKind, Kept, KeptFrontmatter, ParseOptions, SkillFile};
 use crate::manifest::{self, Finding, Manifest};
 use crate::validate::{self, Origin};
 use crate::yaml::{self, Node};
@@ -36,11 +36,19 @@ pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Parse and validate one skill file. Never panics, whatever the bytes.
 pub fn parse_skill(bytes: &[u8], opts: &ParseOptions) -> SkillFile {
+    parse_skill_keeping(bytes, opts).0
+}
+
+/// [`parse_skill`], and what its stages checked and read of the bytes ([`Kept`]): the text
+/// and the frontmatter with its YAML tree, for a caller that looks at the same bytes again.
+pub fn parse_skill_keeping<'t>(bytes: &'t [u8], opts: &ParseOptions) -> (SkillFile, Kept<'t>) {
     let run = Run::new(opts);
-    match run.stages(bytes) {
+    let mut kept = Kept::default();
+    let file = match run.stages(bytes, &mut kept) {
         Ok(file) => file,
         Err(stop) => run.stopped(stop),
-    }
+    };
+    (file, kept)
 }
 
 /// Why a parse stopped before validation: the diagnostic that explains it, the dialect
@@ -63,6 +71,8 @@ struct Yaml<'t> {
     first_line: u32,
     /// Warnings of the recovery stage.
     recovered: Vec<Diagnostic>,
+    /// Whether `root` is what `yaml::parse` read from `text` (not a recovered reading).
+    as_written: bool,
 }
 
 /// One parse: the options and what follows from them before reading a byte.
@@ -102,13 +112,41 @@ impl<'o> Run<'o> {
         }
     }
 
-    fn stages<'t>(&self, bytes: &'t [u8]) -> Result<SkillFile, Stop<'t>> {
+    /// The stages, noting in `kept` what they checked and read as they go.
+    fn stages<'t>(&self, bytes: &'t [u8], kept: &mut Kept<'t>) -> Result<SkillFile, Stop<'t>> {
         self.size_cap(bytes)?;
         self.no_nul(bytes)?;
         let text = self.utf8(bytes)?;
-        let doc = self.grammar(text)?;
-        let mut yaml = self.yaml(doc.frontmatter)?;
-        self.mapping(&mut yaml)?;
+        kept.text = Some(text);
+        let doc = split(text);
+        kept.frontmatter = match &doc {
+            Ok(Document {
+                frontmatter: Some(fm),
+                ..
+            }) => KeptFrontmatter::Unread(*fm),
+            _ => KeptFrontmatter::Absent,
+        };
+        let doc = self.grammar(doc)?;
+        let frontmatter = doc.frontmatter;
+        let mut yaml = self.yaml(frontmatter).inspect_err(|_| {
+            // The stage stops only when `yaml::parse` refused the text.
+            if let Some(fm) = frontmatter {
+                kept.frontmatter = KeptFrontmatter::Invalid(fm);
+            }
+        })?;
+        let out = self.typed(doc, &mut yaml);
+        if let Some(fm) = frontmatter {
+            kept.frontmatter = match yaml.root {
+                Some(root) if yaml.as_written => KeptFrontmatter::Read(fm, root),
+                _ => KeptFrontmatter::Invalid(fm),
+            };
+        }
+        out
+    }
+
+    /// Stages 7 to 11, over the frontmatter as the YAML stages left it.
+    fn typed<'t>(&self, doc: Document<'t>, yaml: &mut Yaml<'t>) -> Result<SkillFile, Stop<'t>> {
+        self.mapping(yaml)?;
         let (manifest, findings) = match &yaml.root {
             Some(root) => manifest::from_node(root),
             None => (Manifest::default(), Vec::new()),
@@ -185,9 +223,12 @@ impl<'o> Run<'o> {
         })
     }
 
-    /// Stage 4: the document grammar.
-    fn grammar<'t>(&self, text: &'t str) -> Result<Document<'t>, Stop<'t>> {
-        let doc = split(text).map_err(|UnclosedFrontmatter { line }| {
+    /// Stage 4: the document grammar, over what [`split`] made of the text.
+    fn grammar<'t>(
+        &self,
+        doc: Result<Document<'t>, UnclosedFrontmatter>,
+    ) -> Result<Document<'t>, Stop<'t>> {
+        let doc = doc.map_err(|UnclosedFrontmatter { line }| {
             let msg = if self.strict {
                 "SKILL.md frontmatter not properly closed with ---"
             } else {
@@ -220,6 +261,7 @@ impl<'o> Run<'o> {
                 text: "",
                 first_line: 1,
                 recovered: Vec::new(),
+                as_written: true,
             });
         };
         let mut yaml = Yaml {
@@ -228,6 +270,7 @@ impl<'o> Run<'o> {
             text: fm.text,
             first_line: fm.first_line,
             recovered: Vec::new(),
+            as_written: true,
         };
         let error = match yaml::parse(fm.text) {
             Ok(parsed) => {
@@ -237,6 +280,7 @@ impl<'o> Run<'o> {
             }
             Err(e) => e,
         };
+        yaml.as_written = false;
         let recovered = if self.strict {
             None
         } else {
@@ -334,12 +378,12 @@ impl<'o> Run<'o> {
         &self,
         dialect: Dialect,
         doc: Document<'t>,
-        yaml: Yaml<'t>,
+        yaml: &mut Yaml<'t>,
         manifest: Manifest,
         findings: Vec<Finding>,
     ) -> Result<SkillFile, Stop<'t>> {
         let path = self.path;
-        let mut diagnostics = yaml.recovered;
+        let mut diagnostics = std::mem::take(&mut yaml.recovered);
         let no_frontmatter = yaml.root.is_none();
         // A `---` line ended by a lone carriage return: the frontmatter is there, but the
         // file has classic Mac OS line endings, which no dialect reads as lines.

@@ -25,7 +25,7 @@ use std::time::SystemTime;
 
 use sha2::{Digest, Sha256 as Hasher};
 
-use skill_format::Diagnostic;
+use skill_format::{Diagnostic, Kept, KeptFrontmatter};
 
 use crate::disclose::open_without_waiting;
 use crate::discover::Discovery;
@@ -174,7 +174,7 @@ impl HashCache {
         &self,
         path: &Path,
         meta: &fs::Metadata,
-        bytes: &[u8],
+        (bytes, kept): (&[u8], &Kept<'_>),
         lone: bool,
     ) -> Option<Primed> {
         let stamp = Stamp::of(meta);
@@ -189,7 +189,11 @@ impl HashCache {
         }
         // As `hash_now` does: text up to the scan's cap is scanned too.
         let findings = if stamp.len <= crate::MAX_SCAN_BYTES {
-            scan_bytes(path, bytes)
+            match kept.text {
+                // The parse checked these very bytes: no NUL, valid UTF-8.
+                Some(text) => scan_found(path, text, &kept.frontmatter),
+                None => scan_bytes(path, bytes),
+            }
         } else {
             no_findings()
         };
@@ -456,15 +460,18 @@ fn scan_bytes(path: &Path, bytes: &[u8]) -> Arc<[Diagnostic]> {
         return no_findings();
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) => {
-            let found = crate::scan::scan_text(path, text);
-            if found.is_empty() {
-                no_findings()
-            } else {
-                Arc::from(found)
-            }
-        }
+        Ok(text) => scan_found(path, text, &KeptFrontmatter::NotSplit),
         Err(_) => no_findings(),
+    }
+}
+
+/// The content scan of a text file, given what its parse made of its frontmatter.
+fn scan_found(path: &Path, text: &str, frontmatter: &KeptFrontmatter<'_>) -> Arc<[Diagnostic]> {
+    let found = crate::scan::scan_parsed(path, text, frontmatter);
+    if found.is_empty() {
+        no_findings()
+    } else {
+        Arc::from(found)
     }
 }
 

@@ -373,8 +373,14 @@ fn prehash_refuses_bytes_that_do_not_match_the_metadata() {
     std::fs::write(&path, "abc").unwrap();
     let meta = fs::metadata(&path).unwrap();
     let mut cache = HashCache::default();
-    assert!(cache.prehash(&path, &meta, b"abcd", false).is_none());
-    let primed = cache.prehash(&path, &meta, b"abc", false).unwrap();
+    assert!(
+        cache
+            .prehash(&path, &meta, (b"abcd", &Kept::default()), false)
+            .is_none()
+    );
+    let primed = cache
+        .prehash(&path, &meta, (b"abc", &Kept::default()), false)
+        .unwrap();
     cache.prime(vec![primed], true);
     assert_eq!(cache.hashed(), 1);
     let mut budget = MAX_HASHED_SKILL_BYTES;
@@ -383,7 +389,9 @@ fn prehash_refuses_bytes_that_do_not_match_the_metadata() {
         Some(Sha256::of(b"abc"))
     );
     assert!(
-        cache.prehash(&path, &meta, b"abc", false).is_none(),
+        cache
+            .prehash(&path, &meta, (b"abc", &Kept::default()), false)
+            .is_none(),
         "known already"
     );
     assert_eq!(cache.hashed(), 1);
@@ -457,7 +465,12 @@ fn the_skill_file_entry_is_the_parse_read_for_one_pass_only() {
     let meta = fs::metadata(&skill.path).unwrap();
     let mut cache = HashCache::default();
     let primed = cache
-        .prehash(&skill.path, &meta, text.as_bytes(), false)
+        .prehash(
+            &skill.path,
+            &meta,
+            (text.as_bytes(), &Kept::default()),
+            false,
+        )
         .unwrap();
     cache.prime(vec![primed], true);
     fs::remove_file(&skill.path).unwrap();

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use skill_format::{
     Code, Diagnostic, FileKind, MAX_FILE_BYTES, Origin, ParseOptions, SkillFile, parse_skill,
+    parse_skill_keeping,
 };
 
 use crate::disclose::{open_without_waiting, open_without_waiting_or_following};
@@ -184,10 +185,11 @@ pub(super) fn parse_one(
     };
     match got {
         Ok((meta, bytes)) => {
-            let file = parse_skill(&bytes, &parse_options(path, origin, source, config));
+            let opts = parse_options(path, origin, source, config);
+            let (file, kept) = parse_skill_keeping(&bytes, &opts);
             let primed = digests
                 .filter(|_| file.kind != FileKind::NotASkill)
-                .and_then(|(cache, lone)| cache.prehash(path, &meta, &bytes, lone));
+                .and_then(|(cache, lone)| cache.prehash(path, &meta, (&bytes, &kept), lone));
             (file, primed)
         }
         Err(d) => (unparsed_file(path, origin, source, config, d), None),

@@ -26,7 +26,7 @@ pub use blob::MIN_BLOB_CHARS;
 use std::collections::HashMap;
 use std::path::Path;
 
-use skill_format::{Code, Diagnostic, Severity};
+use skill_format::{Code, Diagnostic, Frontmatter, KeptFrontmatter, Severity};
 
 /// A whole-file check: a pattern, and the condition on a text's words that every match of
 /// it needs ([`words`]).
@@ -171,6 +171,17 @@ fn is_markdown(path: &Path) -> bool {
 /// Scan one file's text. `path` names the file in the findings and decides whether it is
 /// markdown (code fences and HTML comments mean something) or code.
 pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
+    scan_parsed(path, text, &KeptFrontmatter::NotSplit)
+}
+
+/// [`scan_text`] of a file's whole text, given what its parse made of its frontmatter
+/// (`skill_format::parse_skill_keeping` of the same text), so that the frontmatter is not
+/// split and read again ([`KeptFrontmatter::NotSplit`]: it is, when needed).
+pub(crate) fn scan_parsed(
+    path: &Path,
+    text: &str,
+    frontmatter: &KeptFrontmatter<'_>,
+) -> Vec<Diagnostic> {
     let markdown = is_markdown(path);
     let mut findings = Findings::new(path);
     let mut fence: Option<(char, usize)> = None;
@@ -215,7 +226,14 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
         }
     }
     if markdown {
-        decoded_frontmatter(body, &mut findings);
+        // The parse split `text`; this reads `body`, the same text after one BOM, which
+        // the split skips too: the same document unless the text starts with two.
+        let frontmatter = if text.len() == body.len() || !body.starts_with('\u{feff}') {
+            frontmatter
+        } else {
+            &KeptFrontmatter::NotSplit
+        };
+        decoded_frontmatter(body, frontmatter, &mut findings);
     }
     findings.out
 }
@@ -226,26 +244,44 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
 /// with escapes or split across folded lines. Each line of a decoded value that is not in
 /// the file as it is gets the same scan, reported at the frontmatter's first line (the value's own
 /// line is not known after decoding). Only a frontmatter with a backslash or a block
-/// indicator is parsed again.
-fn decoded_frontmatter(body: &str, findings: &mut Findings<'_>) {
+/// indicator is looked at, with the tree its parse read (`kept`, the parse's reading of
+/// `body`), or else read now.
+fn decoded_frontmatter(body: &str, kept: &KeptFrontmatter<'_>, findings: &mut Findings<'_>) {
     // Without any of the three anywhere in the file, its frontmatter has none either.
     if memchr::memchr3(b'\\', b'>', b'|', body.as_bytes()).is_none() {
         return;
     }
-    let Ok(doc) = skill_format::split(body) else {
-        return;
-    };
-    let Some(fm) = doc.frontmatter else {
-        return;
-    };
-    if !fm.text.contains(['\\', '>', '|']) {
-        return;
-    }
-    let Ok(parsed) = skill_format::yaml::parse(fm.text) else {
-        return;
+    let has_indicators = |fm: &Frontmatter<'_>| fm.text.contains(['\\', '>', '|']);
+    let read_now;
+    let (fm, root) = match kept {
+        KeptFrontmatter::Read(fm, root) if has_indicators(fm) => (*fm, root),
+        KeptFrontmatter::Read(..) | KeptFrontmatter::Absent | KeptFrontmatter::Invalid(_) => {
+            return;
+        }
+        KeptFrontmatter::Unread(fm) => {
+            let fm = *fm;
+            let Some(parsed) = read_if_indicators(fm, has_indicators) else {
+                return;
+            };
+            read_now = parsed;
+            (fm, &read_now.root)
+        }
+        KeptFrontmatter::NotSplit => {
+            let Some(fm) = skill_format::split(body)
+                .ok()
+                .and_then(|doc| doc.frontmatter)
+            else {
+                return;
+            };
+            let Some(parsed) = read_if_indicators(fm, has_indicators) else {
+                return;
+            };
+            read_now = parsed;
+            (fm, &read_now.root)
+        }
     };
     let mut values = Vec::with_capacity(fm.text.len() / 16);
-    strings(&parsed.root, &mut values);
+    strings(root, &mut values);
     let written = written_fragments(fm.text);
     // Line by line: a literal block's lines, and plain values, are in the file as they
     // are (scanned already). One binary search each, so the pass stays within
@@ -284,6 +320,17 @@ fn decoded_frontmatter(body: &str, findings: &mut Findings<'_>) {
             phrases::scan(&line, false, findings);
         }
     }
+}
+
+/// The frontmatter's YAML tree, when its text has what `wanted` asks and reads as YAML.
+fn read_if_indicators(
+    fm: Frontmatter<'_>,
+    wanted: impl Fn(&Frontmatter<'_>) -> bool,
+) -> Option<skill_format::yaml::Parsed> {
+    if !wanted(&fm) {
+        return None;
+    }
+    skill_format::yaml::parse(fm.text).ok()
 }
 
 /// What each frontmatter line spells out as a value would read once parsed, when it is
@@ -396,6 +443,10 @@ pub(crate) fn quoted(line: &str, start: usize) -> bool {
     let count = |c: char| before.chars().filter(|x| *x == c).count();
     count('"') % 2 == 1 || count('`') % 2 == 1 || count('\u{201c}') > count('\u{201d}')
 }
+
+#[cfg(test)]
+#[path = "kept_tests.rs"]
+mod kept_tests;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -124,6 +124,101 @@ static AUTOMATON: LazyLock<Option<DFA>> = LazyLock::new(|| {
 const WALKS: usize = 4;
 /// Texts shorter than this are walked in one piece.
 const SPLIT_MIN_BYTES: usize = 256;
+/// The size of [`Table::next`]: every `u16` indexes it, so a step needs no bounds check.
+const TABLE_LEN: usize = 1 << 16;
+/// The bit of a [`Table::next`] entry that marks the automaton's special states (matches
+/// and the dead state); the other bits are the state's row. The table holds its rows
+/// twice, below and above this bit, so that a marked entry is a row as it is.
+const SPECIAL: u16 = 1 << 15;
+
+/// [`AUTOMATON`] as one flat table, for the walk: the states reachable from its start,
+/// numbered in the order they are reached, the bytes in classes that no state tells
+/// apart, and each state's row of next states by class. A step is two loads, an addition
+/// and a test.
+struct Table {
+    /// Each byte's class.
+    class: [u8; 256],
+    /// By row plus class: the next state's row (its number times the class count), with
+    /// [`SPECIAL`] when the automaton says it is special; the same again from [`SPECIAL`].
+    next: Box<[u16; TABLE_LEN]>,
+    /// The automaton's own state of each number.
+    states: Vec<StateID>,
+    /// The number of classes (the width of a row).
+    classes: usize,
+}
+
+impl Table {
+    /// The table of `dfa`'s unanchored walk; `None` when its rows do not fit below
+    /// [`SPECIAL`] (they do, with room to spare; a test checks).
+    fn of(dfa: &DFA) -> Option<Table> {
+        let start = dfa.start_state(Anchored::No).ok()?;
+        let step = |sid: StateID, b: u8| dfa.next_state(Anchored::No, sid, b);
+        let mut states = vec![start];
+        let mut number = std::collections::HashMap::from([(start, 0usize)]);
+        let mut i = 0;
+        while let Some(&sid) = states.get(i) {
+            for b in 0..=u8::MAX {
+                let next = step(sid, b);
+                if let std::collections::hash_map::Entry::Vacant(v) = number.entry(next) {
+                    v.insert(states.len());
+                    states.push(next);
+                }
+            }
+            i += 1;
+        }
+        // Bytes go to one class when every state goes to the same state on them.
+        let mut class = [0u8; 256];
+        let mut firsts: Vec<u8> = Vec::new();
+        let mut by_column = std::collections::HashMap::new();
+        for b in 0..=u8::MAX {
+            let column: Vec<StateID> = states.iter().map(|&sid| step(sid, b)).collect();
+            let c = *by_column.entry(column).or_insert_with(|| {
+                firsts.push(b);
+                firsts.len() - 1
+            });
+            class[usize::from(b)] = u8::try_from(c).ok()?;
+        }
+        let classes = firsts.len();
+        if states.len().checked_mul(classes)? > usize::from(SPECIAL) {
+            return None;
+        }
+        let mut next = vec![0u16; TABLE_LEN].into_boxed_slice();
+        for (row, &sid) in states.iter().enumerate() {
+            for (c, &b) in firsts.iter().enumerate() {
+                let to = step(sid, b);
+                let base = u16::try_from(number.get(&to)? * classes).ok()?;
+                let flag = if dfa.is_special(to) { SPECIAL } else { 0 };
+                // Twice: a marked entry indexes the copy, so a step needs no unmarking.
+                *next.get_mut(row * classes + c)? = base | flag;
+                *next.get_mut(usize::from(SPECIAL) + row * classes + c)? = base | flag;
+            }
+        }
+        Some(Table {
+            class,
+            next: next.try_into().ok()?,
+            states,
+            classes,
+        })
+    }
+
+    /// The entry after `byte` from the state whose entry is `at` (its row, perhaps marked:
+    /// the marked rows are a copy of the table above [`SPECIAL`]).
+    #[inline(always)]
+    fn step(&self, at: u16, byte: u8) -> u16 {
+        // Rows and classes stay below `SPECIAL` together ([`Table::of`]): no overflow.
+        self.next[usize::from(at + u16::from(self.class[usize::from(byte)]))]
+    }
+
+    /// The automaton's state of an entry.
+    fn state(&self, at: u16) -> Option<StateID> {
+        self.states
+            .get(usize::from(at & !SPECIAL) / self.classes.max(1))
+            .copied()
+    }
+}
+
+/// [`AUTOMATON`]'s table, when it has one.
+static TABLE: LazyLock<Option<Table>> = LazyLock::new(|| Table::of(AUTOMATON.as_ref()?));
 
 /// Whether a byte is a word character for an ASCII word boundary.
 fn is_word(b: u8) -> bool {
@@ -144,9 +239,15 @@ impl Words {
     /// ASCII letter (then no prefilter applies). One pass over the text.
     pub(crate) fn of(text: &str) -> Option<Words> {
         let dfa = AUTOMATON.as_ref()?;
-        let start = dfa.start_state(Anchored::No).ok()?;
+        let table = TABLE.as_ref()?;
         let bytes = text.as_bytes();
         let mut words = Words::default();
+        // The start state is the first numbered, row 0.
+        let start = 0u16;
+        let note = |words: &mut Words, at: u16, end: usize| match table.state(at) {
+            Some(sid) => words.note(dfa, sid, bytes, end),
+            None => false,
+        };
         let mut tail = (start, 0);
         if bytes.len() >= SPLIT_MIN_BYTES {
             // `WALKS` parts of equal length (the last one also takes what is left), each
@@ -160,7 +261,7 @@ impl Words {
             let len = part + overlap;
             let first = |k: usize| (k * part).saturating_sub(overlap);
             let piece = |k: usize| bytes.get(first(k)..first(k) + len).unwrap_or_default();
-            let mut sids = [start; WALKS];
+            let mut at = [start; WALKS];
             let steps = piece(0)
                 .iter()
                 .zip(piece(1))
@@ -169,20 +270,23 @@ impl Words {
                 .enumerate();
             for (i, (((&b0, &b1), &b2), &b3)) in steps {
                 for (k, b) in [b0, b1, b2, b3].into_iter().enumerate() {
-                    let sid = dfa.next_state(Anchored::No, sids[k], b);
-                    sids[k] = sid;
-                    if dfa.is_special(sid) && !words.note(dfa, sid, bytes, first(k) + i + 1) {
-                        return None;
+                    at[k] = table.step(at[k], b);
+                }
+                if (at[0] | at[1] | at[2] | at[3]) & SPECIAL != 0 {
+                    for (k, &a) in at.iter().enumerate() {
+                        if a & SPECIAL != 0 && !note(&mut words, a, first(k) + i + 1) {
+                            return None;
+                        }
                     }
                 }
             }
             // The last walk goes on over what its part has past the others' length.
-            tail = (sids[WALKS - 1], first(WALKS - 1) + len);
+            tail = (at[WALKS - 1], first(WALKS - 1) + len);
         }
-        let (mut sid, from) = tail;
-        for (at, &b) in bytes.iter().enumerate().skip(from) {
-            sid = dfa.next_state(Anchored::No, sid, b);
-            if dfa.is_special(sid) && !words.note(dfa, sid, bytes, at + 1) {
+        let (mut at, from) = tail;
+        for (i, &b) in bytes.iter().enumerate().skip(from) {
+            at = table.step(at, b);
+            if at & SPECIAL != 0 && !note(&mut words, at, i + 1) {
                 return None;
             }
         }

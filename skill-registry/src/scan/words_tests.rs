@@ -245,6 +245,58 @@ fn the_automaton_builds_over_lowercase_words() {
     }
 }
 
+/// The words as the automaton's own walk finds them, one byte at a time from the start:
+/// the walk that [`Table`] (and the four interleaved walks over it) replaces.
+fn of_by_automaton(text: &str) -> Option<Words> {
+    let dfa = AUTOMATON.as_ref()?;
+    let bytes = text.as_bytes();
+    let mut sid = dfa.start_state(Anchored::No).ok()?;
+    let mut words = Words::default();
+    for (at, &b) in bytes.iter().enumerate() {
+        sid = dfa.next_state(Anchored::No, sid, b);
+        if dfa.is_special(sid) && !words.note(dfa, sid, bytes, at + 1) {
+            return None;
+        }
+    }
+    Some(words)
+}
+
+/// The table builds, within its bounds, and steps as the automaton does from every state
+/// on every byte.
+#[test]
+fn the_table_is_the_automaton() {
+    let dfa = AUTOMATON.as_ref().unwrap();
+    let table = TABLE.as_ref().unwrap();
+    assert!(table.states.len() * table.classes <= usize::from(SPECIAL));
+    for (row, &sid) in table.states.iter().enumerate() {
+        for b in 0..=u8::MAX {
+            let at = u16::try_from(row * table.classes).unwrap();
+            let to = dfa.next_state(Anchored::No, sid, b);
+            for from in [at, at | SPECIAL] {
+                let next = table.step(from, b);
+                assert_eq!(table.state(next), Some(to));
+                assert_eq!(next & SPECIAL != 0, dfa.is_special(to));
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The table's interleaved walks find what the automaton's own walk finds, on text
+    /// glued from the words and on arbitrary text, short and long.
+    #[test]
+    fn the_table_walk_is_the_automaton_walk(
+        pieces in proptest::collection::vec(piece(), 0..200),
+        any in "(?s).{0,600}",
+    ) {
+        let glued = pieces.concat();
+        prop_assert_eq!(Words::of(&glued), of_by_automaton(&glued));
+        prop_assert_eq!(Words::of(&any), of_by_automaton(&any));
+    }
+}
+
 /// Each word is found at the start, in the middle, at the end, in any case, or not at
 /// all, as the old searches found it, with its boundaries.
 #[test]
