@@ -24,7 +24,8 @@ use crate::skill::{Skill, Status};
 pub struct Resolved<'a> {
     /// The skill.
     pub skill: &'a Arc<Skill>,
-    /// Its name (the same text as `skill.name`).
+    /// Its name (the same text as `skill.name`, and as the name looked up: lookups are
+    /// exact).
     pub name: &'a str,
     /// Its layer (the same text as `skill.layer`), shared by every skill of the layer, so
     /// that an invocation can keep it without copying.

@@ -368,19 +368,20 @@ impl<'s> Router<'s> {
             }
         }
         // The name as written is the registered name (lookups are exact, after trimming),
-        // so it is borrowed from the line when the word is.
+        // so it is borrowed from the line when the word is; the index's copy of the name
+        // is not read (with thousands of skills it is rarely in cache).
         let skill = match first.text {
-            Cow::Borrowed(written) if trimmed(written) == found.name => {
-                Cow::Borrowed(trimmed(written))
-            }
-            _ => Cow::Owned(found.name.to_owned()),
+            Cow::Borrowed(written) => Cow::Borrowed(trimmed(written)),
+            Cow::Owned(_) => Cow::Owned(found.name.to_owned()),
         };
+        debug_assert_eq!(&*skill, found.name);
+        let access = access_of(&skill);
         Route::Invoke(Invocation {
             skill,
             flags: parsed.flags,
             positionals: parsed.positionals,
             raw: Cow::Borrowed(line),
-            access: access_of(found.name),
+            access,
             handler: found.handler.map(|h| Cow::Owned(h.to_owned())),
             layer: Arc::clone(found.layer),
         })
