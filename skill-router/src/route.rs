@@ -367,14 +367,16 @@ impl<'s> Router<'s> {
                 return self.fail(e);
             }
         }
-        // The name as written is the registered name (lookups are exact, after trimming),
-        // so it is borrowed from the line when the word is; the index's copy of the name
-        // is not read (with thousands of skills it is rarely in cache).
+        // The lookup was exact, of the word or of the word trimmed, so the trimmed word is
+        // the registered name when their lengths agree: it is then borrowed from the line,
+        // and the index's copy of the name is not read (with thousands of skills it is
+        // rarely in cache).
         let skill = match first.text {
-            Cow::Borrowed(written) => Cow::Borrowed(trimmed(written)),
-            Cow::Owned(_) => Cow::Owned(found.name.to_owned()),
+            Cow::Borrowed(written) if trimmed(written).len() == found.name.len() => {
+                Cow::Borrowed(trimmed(written))
+            }
+            _ => Cow::Owned(found.name.to_owned()),
         };
-        debug_assert_eq!(&*skill, found.name);
         let access = access_of(&skill);
         Route::Invoke(Invocation {
             skill,
