@@ -43,6 +43,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "http")]
+mod bare;
 mod catalog;
 #[cfg(feature = "http")]
 mod mount;
@@ -54,6 +56,8 @@ use std::sync::Arc;
 
 use skill_runtime::Engine;
 
+#[cfg(feature = "http")]
+pub use bare::HttpService;
 pub use catalog::{MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, SCHEME};
 #[cfg(feature = "http")]
 pub use mount::{DEFAULT_MAX_SESSIONS, McpLimits};
@@ -87,9 +91,9 @@ pub async fn serve_stdio(engine: Arc<Engine>, config: McpConfig) -> Result<(), E
         .map_err(|e| Error::Session(e.to_string()))
 }
 
-/// The streamable HTTP service type [`http_service`] returns.
+/// rmcp's streamable HTTP service over a [`SkillsServer`].
 #[cfg(feature = "http")]
-pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpService<
+type RmcpService = rmcp::transport::streamable_http_server::StreamableHttpService<
     SkillsServer,
     rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
 >;
@@ -97,10 +101,10 @@ pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpSe
 /// MCP over streamable HTTP (protocol 2026-07-28, stateless; clients on 2025-11-25 get a
 /// session), as a tower service for any path prefix. `allowed_hosts` is the `Host`
 /// allowlist (DNS-rebinding protection): empty keeps the SDK's loopback-only default, and
-/// `["*"]` turns the SDK's check off (for a caller that checks `Host` and `Origin`
-/// itself, as [`http_mounted`] does). A request with an `Origin` header is served only
-/// when the origin's host is one of those hosts (any port, `http` or `https`; a host
-/// listed with a port, that port), otherwise it gets `403` (the SDK's own check); a
+/// `["*"]` turns the SDK's check off (for a caller that checks `Host` itself, as
+/// `skill_runtime::http` does). A request with an `Origin` header gets `403
+/// forbidden_origin` unless `/mcp` would serve it ([`skill_runtime::http::origin_allowed`]
+/// under the same list: loopback, same origin, a listed host; `"*"`: every origin); a
 /// request without `Origin` is not affected. This bare service has none of [`McpLimits`]
 /// but the default [`DEFAULT_MAX_CALLS_IN_FLIGHT`]: [`http_mounted`] has them.
 #[cfg(feature = "http")]
@@ -109,16 +113,19 @@ pub fn http_service(
     config: McpConfig,
     allowed_hosts: Vec<String>,
 ) -> HttpService {
-    http_service_with_sessions(SkillsServer::new(engine, config), allowed_hosts).0
+    let (inner, _) =
+        http_service_with_sessions(SkillsServer::new(engine, config), allowed_hosts.clone());
+    HttpService::new(inner, allowed_hosts)
 }
 
-/// [`http_service`] and its session manager (to count the sessions open), over `server`.
+/// rmcp's service and its session manager (to count the sessions open), over `server`,
+/// with rmcp's `Host` check of `allowed_hosts` (see [`http_service`]).
 #[cfg(feature = "http")]
 fn http_service_with_sessions(
     server: SkillsServer,
     allowed_hosts: Vec<String>,
 ) -> (
-    HttpService,
+    RmcpService,
     Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
 ) {
     use rmcp::transport::streamable_http_server::{
@@ -128,16 +135,10 @@ fn http_service_with_sessions(
     http.legacy_session_mode = true;
     http.json_response = true;
     if allowed_hosts.iter().any(|h| h == "*") {
-        // rmcp allows every host when its list is empty (and checks no origin by default).
+        // rmcp allows every host when its list is empty.
         http.allowed_hosts.clear();
-    } else {
-        if !allowed_hosts.is_empty() {
-            http.allowed_hosts = allowed_hosts;
-        }
-        let origins = origins_of(&http.allowed_hosts);
-        http = http
-            .with_allowed_origins(origins)
-            .enforce_origin_validation();
+    } else if !allowed_hosts.is_empty() {
+        http.allowed_hosts = allowed_hosts;
     }
     let sessions = Arc::new(
         rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default(),
@@ -145,37 +146,6 @@ fn http_service_with_sessions(
     let service =
         StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), http);
     (service, sessions)
-}
-
-/// The browser origins of `hosts` (`Host` allowlist entries, `name` or `name:port`, IPv6
-/// with or without brackets), in rmcp's allowlist syntax: `http` and `https`, the
-/// entry's port or any (`:*`).
-#[cfg(feature = "http")]
-fn origins_of(hosts: &[String]) -> Vec<String> {
-    let mut origins = Vec::with_capacity(hosts.len() * 2);
-    for entry in hosts {
-        let entry = entry.trim();
-        let (host, port) = if entry.starts_with('[') {
-            match entry.split_once("]:") {
-                Some((host, port)) => (format!("{host}]"), Some(port)),
-                None => (entry.to_owned(), None),
-            }
-        } else if entry.matches(':').count() > 1 {
-            (format!("[{entry}]"), None)
-        } else {
-            match entry.split_once(':') {
-                Some((host, port)) => (host.to_owned(), Some(port)),
-                None => (entry.to_owned(), None),
-            }
-        };
-        if host.is_empty() || host == "[]" {
-            continue;
-        }
-        for scheme in ["http", "https"] {
-            origins.push(format!("{scheme}://{host}:{}", port.unwrap_or("*")));
-        }
-    }
-    origins
 }
 
 /// [`http_service`] as a [`skill_runtime::http::MountedService`], to mount at `/mcp` with

@@ -20,7 +20,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use skill_runtime::http::Body;
 
-use crate::HttpService;
+use crate::RmcpService;
 use crate::server::DEFAULT_MAX_CALLS_IN_FLIGHT;
 
 /// Default most MCP sessions open at once ([`McpLimits::max_sessions`]).
@@ -79,24 +79,31 @@ fn json_response(status: StatusCode, body: String) -> Response<Body> {
 /// The `403` of a request whose `Origin` this server does not accept: the body of the
 /// `Host` check's `403 forbidden_host` (`{"error": {"code", "message"}}`).
 fn forbidden_origin() -> Response<Body> {
-    let body = skill_runtime::wire::error_body(
+    json_response(StatusCode::FORBIDDEN, forbidden_origin_body())
+}
+
+/// The JSON body of a `403 forbidden_origin` (also the bare service's, `bare.rs`).
+pub(crate) fn forbidden_origin_body() -> String {
+    skill_runtime::wire::error_body(
         "forbidden_origin",
         "the Origin header names a site this server does not serve (DNS-rebinding protection): \
          a browser page may call it from localhost, its own address or a name in the server's `allowed_hosts`",
     )
-    .to_string();
-    json_response(StatusCode::FORBIDDEN, body)
+    .to_string()
 }
 
-/// Whether every `Origin` of a request is accepted (see `skill_runtime::http::origin_allowed`); a request without
-/// one is.
-fn origin_accepted(parts: &http::request::Parts, allowed_hosts: &[String]) -> bool {
-    let host = parts
-        .headers
+/// Whether every `Origin` of a request (its headers and target) is accepted (see
+/// `skill_runtime::http::origin_allowed`); a request without one is.
+pub(crate) fn origin_accepted(
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
+    allowed_hosts: &[String],
+) -> bool {
+    let host = headers
         .get(http::header::HOST)
         .and_then(|v| v.to_str().ok())
-        .or_else(|| parts.uri.authority().map(http::uri::Authority::as_str));
-    parts.headers.get_all(http::header::ORIGIN).iter().all(|v| {
+        .or_else(|| uri.authority().map(http::uri::Authority::as_str));
+    headers.get_all(http::header::ORIGIN).iter().all(|v| {
         v.to_str()
             .is_ok_and(|origin| skill_runtime::http::origin_allowed(origin, host, allowed_hosts))
     })
@@ -110,7 +117,7 @@ fn is_initialize(body: &[u8]) -> bool {
 
 /// Serve one request to `/mcp` within `limits` (see the module docs).
 pub(crate) async fn handle<B>(
-    service: &HttpService,
+    service: &RmcpService,
     sessions: &Arc<LocalSessionManager>,
     limits: McpLimits,
     allowed_hosts: &[String],
@@ -121,7 +128,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (parts, body) = req.into_parts();
-    if !origin_accepted(&parts, allowed_hosts) {
+    if !origin_accepted(&parts.headers, &parts.uri, allowed_hosts) {
         return forbidden_origin();
     }
     let declared = parts

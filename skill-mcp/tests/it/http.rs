@@ -303,12 +303,13 @@ async fn mcp_refuses_origins_it_does_not_serve() {
 }
 
 /// `initialize` sent straight to the bare `http_service` (in process) with `Host: host`
-/// and, when given, `Origin: origin`: the status.
+/// and, when given, `Origin: origin`: the status, and the error code of a refusal.
 async fn bare_initialize(
     service: &skill_mcp::HttpService,
     host: &str,
     origin: Option<&str>,
-) -> u16 {
+) -> (u16, Option<String>) {
+    use http_body_util::BodyExt as _;
     use tower::ServiceExt as _;
     let mut request = http::Request::post("/")
         .header("host", host)
@@ -323,14 +324,20 @@ async fn bare_initialize(
         )))
         .unwrap();
     let response = service.clone().oneshot(request).await.unwrap();
-    response.status().as_u16()
+    let status = response.status().as_u16();
+    if status == 200 {
+        return (status, None);
+    }
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let value: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    (status, value["error"]["code"].as_str().map(str::to_owned))
 }
 
-/// The bare service checks `Origin` against its `Host` allowlist (rmcp's check): the
-/// loopback default, or the hosts given; `"*"` leaves both checks to the caller. (It
-/// served every origin.)
+/// The bare service refuses origins as `/mcp` does (`origin_allowed` under its `Host`
+/// allowlist: loopback, same origin, a listed host), with the same `403 forbidden_origin`;
+/// `"*"` allows every origin. (It served every origin.)
 #[tokio::test(flavor = "multi_thread")]
-async fn bare_service_refuses_origins_of_hosts_it_does_not_serve() {
+async fn bare_service_refuses_origins_as_mcp_does() {
     let fx = Fixture::new();
     let bare = |hosts: &[&str]| {
         skill_mcp::http_service(
@@ -339,37 +346,40 @@ async fn bare_service_refuses_origins_of_hosts_it_does_not_serve() {
             hosts.iter().map(|h| (*h).to_owned()).collect(),
         )
     };
+    let forbidden = (403, Some("forbidden_origin".to_owned()));
     let loopback = bare(&[]);
     for origin in ["http://evil.example.com", "null", "http://10.9.9.9:8080"] {
-        let code = bare_initialize(&loopback, "localhost", Some(origin)).await;
-        assert_eq!(code, 403, "{origin}");
+        let got = bare_initialize(&loopback, "localhost", Some(origin)).await;
+        assert_eq!(got, forbidden, "{origin}");
     }
     for origin in [
         None,
         Some("http://localhost:3000"),
         Some("https://127.0.0.1"),
         Some("http://[::1]:8080"),
+        Some("https://app.localhost"),
     ] {
-        let code = bare_initialize(&loopback, "localhost", origin).await;
-        assert_eq!(code, 200, "{origin:?}");
+        let got = bare_initialize(&loopback, "localhost", origin).await;
+        assert_eq!(got, (200, None), "{origin:?}");
     }
 
     let listed = bare(&["skills.example.com", "10.1.2.3:7878"]);
-    for (origin, want) in [
-        ("https://skills.example.com", 200),
-        ("http://skills.example.com:8443", 200),
-        ("http://10.1.2.3:7878", 200),
-        ("http://10.1.2.3:9999", 403),
-        ("http://localhost:3000", 403),
-        ("http://other.example.com", 403),
+    for (origin, ok) in [
+        ("https://skills.example.com", true),
+        ("http://skills.example.com:8443", true),
+        ("http://10.1.2.3:7878", true),
+        ("http://localhost:3000", true),
+        ("http://10.1.2.3:9999", false),
+        ("http://other.example.com", false),
     ] {
-        let code = bare_initialize(&listed, "skills.example.com", Some(origin)).await;
-        assert_eq!(code, want, "{origin}");
+        let got = bare_initialize(&listed, "skills.example.com", Some(origin)).await;
+        let want = if ok { (200, None) } else { forbidden.clone() };
+        assert_eq!(got, want, "{origin}");
     }
 
     let any = bare(&["*"]);
     for origin in ["null", "http://evil.example.com"] {
-        let code = bare_initialize(&any, "evil.example.com", Some(origin)).await;
-        assert_eq!(code, 200, "{origin}");
+        let got = bare_initialize(&any, "evil.example.com", Some(origin)).await;
+        assert_eq!(got, (200, None), "{origin}");
     }
 }
