@@ -26,7 +26,7 @@ pub use blob::MIN_BLOB_CHARS;
 use std::collections::HashMap;
 use std::path::Path;
 
-use skill_format::{Code, Diagnostic, Frontmatter, KeptFrontmatter, Severity};
+use skill_format::{Code, Diagnostic, KeptFrontmatter, Severity};
 
 /// A whole-file check: a pattern, and the condition on a text's words that every match of
 /// it needs ([`words`]).
@@ -251,33 +251,29 @@ fn decoded_frontmatter(body: &str, kept: &KeptFrontmatter<'_>, findings: &mut Fi
     if memchr::memchr3(b'\\', b'>', b'|', body.as_bytes()).is_none() {
         return;
     }
-    let has_indicators = |fm: &Frontmatter<'_>| fm.text.contains(['\\', '>', '|']);
-    let read_now;
-    let (fm, root) = match kept {
-        KeptFrontmatter::Read(fm, root) if has_indicators(fm) => (*fm, root),
-        KeptFrontmatter::Read(..) | KeptFrontmatter::Absent | KeptFrontmatter::Invalid(_) => {
-            return;
-        }
-        KeptFrontmatter::Unread(fm) => {
-            let fm = *fm;
-            let Some(parsed) = read_if_indicators(fm, has_indicators) else {
-                return;
-            };
-            read_now = parsed;
-            (fm, &read_now.root)
-        }
+    let (fm, tree) = match kept {
+        KeptFrontmatter::Read(fm, root) => (*fm, Some(root)),
+        KeptFrontmatter::Unread(fm) => (*fm, None),
         KeptFrontmatter::NotSplit => {
-            let Some(fm) = skill_format::split(body)
-                .ok()
-                .and_then(|doc| doc.frontmatter)
-            else {
-                return;
-            };
-            let Some(parsed) = read_if_indicators(fm, has_indicators) else {
+            match skill_format::split(body).ok().and_then(|d| d.frontmatter) {
+                Some(fm) => (fm, None),
+                None => return,
+            }
+        }
+        KeptFrontmatter::Absent | KeptFrontmatter::Invalid(_) => return,
+    };
+    if !fm.text.contains(['\\', '>', '|']) {
+        return;
+    }
+    let read_now;
+    let root = match tree {
+        Some(root) => root,
+        None => {
+            let Ok(parsed) = skill_format::yaml::parse(fm.text) else {
                 return;
             };
             read_now = parsed;
-            (fm, &read_now.root)
+            &read_now.root
         }
     };
     let mut values = Vec::with_capacity(fm.text.len() / 16);
@@ -320,17 +316,6 @@ fn decoded_frontmatter(body: &str, kept: &KeptFrontmatter<'_>, findings: &mut Fi
             phrases::scan(&line, false, findings);
         }
     }
-}
-
-/// The frontmatter's YAML tree, when its text has what `wanted` asks and reads as YAML.
-fn read_if_indicators(
-    fm: Frontmatter<'_>,
-    wanted: impl Fn(&Frontmatter<'_>) -> bool,
-) -> Option<skill_format::yaml::Parsed> {
-    if !wanted(&fm) {
-        return None;
-    }
-    skill_format::yaml::parse(fm.text).ok()
 }
 
 /// What each frontmatter line spells out as a value would read once parsed, when it is
