@@ -1,5 +1,6 @@
 //! Change sets: what a reload changed, published to subscribers.
 
+use std::cmp;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,20 +43,15 @@ impl ChangeSet {
 
     /// Compare two snapshots.
     pub fn between(old: &Snapshot, new: Arc<Snapshot>) -> ChangeSet {
-        let (added, mut changed, removed) = diff(old.entry_map(), new.entry_map());
         // A skill whose files changed (a resource edited) is changed too.
-        for (name, skill) in new.entry_map() {
-            let files_differ = old
-                .entry_map()
-                .get(name)
-                .is_some_and(|before| old.manifest_of(before) != new.manifest_of(skill));
-            if files_differ {
-                changed.push(name.clone());
-            }
-        }
-        changed.sort();
-        changed.dedup();
-        let (da, dc, dr) = diff(old.domain_map(), new.domain_map());
+        let files_differ =
+            |before: &Skill, after: &Skill| match (old.manifest_of(before), new.manifest_of(after))
+            {
+                (Some(a), Some(b)) => !std::ptr::eq(a, b) && a != b,
+                (a, b) => a.is_some() != b.is_some(),
+            };
+        let (added, changed, removed) = diff(old.entry_map(), new.entry_map(), files_differ);
+        let (da, dc, dr) = diff(old.domain_map(), new.domain_map(), |_, _| false);
         let mut domains: Vec<String> = da.into_iter().chain(dc).chain(dr).collect();
         domains.sort();
         ChangeSet {
@@ -72,25 +68,44 @@ impl ChangeSet {
 
 type Names = Vec<String>;
 
+/// Names added, changed (a different entry, or `also` says so) and removed from `old` to
+/// `new`, each sorted: one walk over both maps side by side (both are sorted by name), so
+/// a reload that changed one skill of thousands looks nothing up.
 fn diff(
     old: &BTreeMap<String, Arc<Skill>>,
     new: &BTreeMap<String, Arc<Skill>>,
+    also: impl Fn(&Skill, &Skill) -> bool,
 ) -> (Names, Names, Names) {
     let mut added = Vec::new();
     let mut changed = Vec::new();
     let mut removed = Vec::new();
-    for (name, skill) in new {
-        match old.get(name) {
-            None => added.push(name.clone()),
-            Some(before) if !Arc::ptr_eq(before, skill) && **before != **skill => {
-                changed.push(name.clone());
+    let mut before = old.iter().peekable();
+    let mut after = new.iter().peekable();
+    loop {
+        let order = match (before.peek(), after.peek()) {
+            (None, None) => break,
+            (Some(_), None) => cmp::Ordering::Less,
+            (None, Some(_)) => cmp::Ordering::Greater,
+            (Some((a, _)), Some((b, _))) => a.cmp(b),
+        };
+        match order {
+            cmp::Ordering::Less => {
+                if let Some((name, _)) = before.next() {
+                    removed.push(name.clone());
+                }
             }
-            Some(_) => {}
-        }
-    }
-    for name in old.keys() {
-        if !new.contains_key(name) {
-            removed.push(name.clone());
+            cmp::Ordering::Greater => {
+                if let Some((name, _)) = after.next() {
+                    added.push(name.clone());
+                }
+            }
+            cmp::Ordering::Equal => {
+                if let (Some((_, a)), Some((name, b))) = (before.next(), after.next()) {
+                    if (!Arc::ptr_eq(a, b) && **a != **b) || also(a, b) {
+                        changed.push(name.clone());
+                    }
+                }
+            }
         }
     }
     (added, changed, removed)
@@ -157,6 +172,92 @@ impl Drop for Subscription {
             if let Ok(mut list) = list.lock() {
                 list.retain(|(id, _)| *id != self.id);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use skill_format::{Dialect, FileKind, Manifest};
+
+    use crate::skill::Status;
+
+    fn skill(name: &str, description: &str) -> Arc<Skill> {
+        Arc::new(Skill {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            dialect: Dialect::AgentSkills,
+            kind: FileKind::Skill,
+            layer: "user".to_owned(),
+            source: 0,
+            path: format!("{name}/SKILL.md").into(),
+            dir: name.into(),
+            domain: None,
+            manifest: Manifest::default(),
+            body: String::new(),
+            body_line: 1,
+            status: Status::Loaded,
+            diagnostics: Vec::new(),
+        })
+    }
+
+    /// The comparison by lookups that the side-by-side walk replaced.
+    fn by_lookups(
+        old: &BTreeMap<String, Arc<Skill>>,
+        new: &BTreeMap<String, Arc<Skill>>,
+        also: impl Fn(&Skill, &Skill) -> bool,
+    ) -> (Names, Names, Names) {
+        let added = new
+            .keys()
+            .filter(|n| !old.contains_key(*n))
+            .cloned()
+            .collect();
+        let removed = old
+            .keys()
+            .filter(|n| !new.contains_key(*n))
+            .cloned()
+            .collect();
+        let changed = new
+            .iter()
+            .filter(|(n, s)| old.get(*n).is_some_and(|b| **b != ***s || also(b, s)))
+            .map(|(n, _)| n.clone())
+            .collect();
+        (added, changed, removed)
+    }
+
+    proptest! {
+        /// Two maps over a few names, each entry kept (the same `Arc`), rewritten with the
+        /// same or another description, or absent; `also` flags some names.
+        #[test]
+        fn the_walk_finds_what_lookups_find(
+            entries in proptest::collection::vec((0u8..4, 0u8..4, proptest::bool::ANY), 0..12)
+        ) {
+            let mut old = BTreeMap::new();
+            let mut new = BTreeMap::new();
+            for (i, (before, after, _)) in entries.iter().enumerate() {
+                let name = format!("s{i:02}");
+                let first = skill(&name, "one");
+                if *before > 0 {
+                    old.insert(name.clone(), first.clone());
+                }
+                match after {
+                    0 => {}
+                    1 => { new.insert(name.clone(), first); }
+                    2 => { new.insert(name.clone(), skill(&name, "one")); }
+                    _ => { new.insert(name.clone(), skill(&name, "two")); }
+                }
+            }
+            let flagged: Vec<String> = entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.2)
+                .map(|(i, _)| format!("s{i:02}"))
+                .collect();
+            let also = |_: &Skill, b: &Skill| flagged.contains(&b.name);
+            prop_assert_eq!(diff(&old, &new, also), by_lookups(&old, &new, also));
         }
     }
 }

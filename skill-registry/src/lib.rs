@@ -50,6 +50,7 @@ mod index;
 mod load;
 mod lock;
 mod manifest;
+mod pathcmp;
 mod read;
 mod scan;
 mod skill;

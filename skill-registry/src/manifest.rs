@@ -15,7 +15,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -30,9 +30,16 @@ use skill_format::{Diagnostic, Kept, KeptFrontmatter};
 use crate::disclose::open_without_waiting;
 use crate::discover::Discovery;
 use crate::files::{FileEntry, FileManifest, Sha256};
+use crate::pathcmp::Known;
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 use crate::{RegistryConfig, Trust};
+
+/// A map keyed by a path's bytes, for paths the registry made itself (every skill's own
+/// `path`), looked up with `path.as_os_str()`. Hashing a [`Path`] walks its components, which
+/// dominated a one-file reload of a large tree; the registry's paths are looked up exactly
+/// as it stored them, so comparing bytes finds the same entries.
+pub(crate) type ByPath<V> = HashMap<OsString, V>;
 
 /// The most files one manifest holds: a skill file and as many resources as a listing
 /// gives ([`crate::MAX_RESOURCE_ENTRIES`]).
@@ -123,7 +130,7 @@ pub(crate) struct HashCache {
     /// skill file, for the manifest pass of the load that primed them.
     made: Vec<(PathBuf, Arc<FileManifest>)>,
     /// [`HashCache::made`] as a map, when the load built it ([`HashCache::take_made`]).
-    made_by_path: Option<HashMap<PathBuf, Arc<FileManifest>>>,
+    made_by_path: Option<ByPath<Arc<FileManifest>>>,
 }
 
 impl HashCache {
@@ -266,7 +273,7 @@ impl HashCache {
     }
 
     /// The manifests made in this pass, by path, for this pass's [`attach`].
-    pub(crate) fn set_made(&mut self, made: HashMap<PathBuf, Arc<FileManifest>>) {
+    pub(crate) fn set_made(&mut self, made: ByPath<Arc<FileManifest>>) {
         self.made_by_path = Some(made);
     }
 
@@ -691,18 +698,18 @@ pub(crate) fn attach(
     if previous.is_none() && matches!(recompute, Recompute::All) {
         let mut out = made_by_path.unwrap_or_default();
         out.reserve(skills.len().saturating_sub(out.len()));
-        out.extend(made);
+        out.extend(made.into_iter().map(|(p, m)| (p.into_os_string(), m)));
         // Each made one is an entry's, so as many of them as entries are all of them.
         let todo: Vec<usize> = if out.len() == skills.len() {
             Vec::new()
         } else {
             (0..skills.len())
-                .filter(|&i| !out.contains_key(&skills[i].path))
+                .filter(|&i| !out.contains_key(skills[i].path.as_os_str()))
                 .collect()
         };
         let fresh = compute_all(&skills, &todo, lone, cache, &mut seen, config.threads);
         for (&i, fresh) in todo.iter().zip(fresh) {
-            out.insert(skills[i].path.clone(), fresh);
+            out.insert(skills[i].path.clone().into_os_string(), fresh);
         }
         cache.retain(&seen);
         cache.pass += 1;
@@ -712,17 +719,23 @@ pub(crate) fn attach(
     let old_of = |skill: &Skill| previous.and_then(|p| p.manifest_by_path(&skill.path));
     let mut manifests: Vec<Option<Arc<FileManifest>>> = Vec::with_capacity(skills.len());
     let mut todo: Vec<usize> = Vec::new();
+    // Each changed path is looked at once, and compared with every skill's.
+    let changed: Vec<Known<'_>> = match recompute {
+        Recompute::Paths(paths) => paths.iter().map(|p| Known::new(p)).collect(),
+        Recompute::All => Vec::new(),
+    };
     for (i, skill) in skills.iter().enumerate() {
         let reuse = match (recompute, old_of(skill)) {
-            (Recompute::Paths(paths), Some(old)) => {
+            (Recompute::Paths(_), Some(old)) => {
                 let own_folder = skill
                     .path
                     .file_name()
                     .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md") && skill.domain.is_none());
-                let touched = paths.iter().any(|p| {
-                    p == &skill.path
-                        || (own_folder && (p.starts_with(&skill.dir) || skill.dir.starts_with(p)))
-                });
+                let path = Known::new(&skill.path);
+                let dir = own_folder.then(|| Known::new(&skill.dir));
+                let touched = changed
+                    .iter()
+                    .any(|p| p.same(&path) || dir.is_some_and(|dir| p.under(&dir) || dir.under(p)));
                 (!touched).then(|| old.clone())
             }
             _ => None,
@@ -741,12 +754,12 @@ pub(crate) fn attach(
             _ => fresh,
         });
     }
-    let mut out: HashMap<PathBuf, Arc<FileManifest>> = HashMap::with_capacity(skills.len());
+    let mut out: ByPath<Arc<FileManifest>> = HashMap::with_capacity(skills.len());
     out.extend(
         skills
             .iter()
             .zip(manifests)
-            .filter_map(|(skill, m)| Some((skill.path.clone(), m?))),
+            .filter_map(|(skill, m)| Some((skill.path.clone().into_os_string(), m?))),
     );
     if matches!(recompute, Recompute::All) {
         cache.retain(&seen);

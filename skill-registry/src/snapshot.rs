@@ -1,9 +1,8 @@
 //! The immutable snapshot of loaded skills that readers share: every source's entries at
 //! one generation, with the name index built once beside them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use skill_format::{Diagnostic, Severity};
@@ -11,6 +10,7 @@ use skill_format::{Diagnostic, Severity};
 use crate::Source;
 use crate::files::FileManifest;
 use crate::index::{Indexed, NameIndex, Resolved};
+use crate::manifest::ByPath;
 use crate::skill::{Skill, Status};
 
 /// An immutable view of every source at one moment.
@@ -27,8 +27,9 @@ pub struct Snapshot {
     shadowed: Vec<Arc<Skill>>,
     diagnostics: Vec<Diagnostic>,
     sources: Vec<Source>,
-    /// Every entry's files, by the entry's file path (see `manifest.rs`).
-    manifests: HashMap<PathBuf, Arc<FileManifest>>,
+    /// Every entry's files, by the entry's file path (see `manifest.rs`). Shared: a
+    /// snapshot that only changes statuses (the trust policy's pass) keeps the same map.
+    manifests: Arc<ByPath<Arc<FileManifest>>>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -63,7 +64,7 @@ impl Snapshot {
             shadowed,
             diagnostics,
             sources,
-            manifests: HashMap::new(),
+            manifests: Arc::default(),
         }
     }
 
@@ -158,11 +159,11 @@ impl Snapshot {
 
     /// The files of any entry of this snapshot (a winner, a domain index or a shadowed one).
     pub fn manifest_of(&self, skill: &Skill) -> Option<&FileManifest> {
-        self.manifests.get(&skill.path).map(|m| &**m)
+        self.manifest_by_path(&skill.path).map(|m| &**m)
     }
 
     pub(crate) fn manifest_by_path(&self, path: &std::path::Path) -> Option<&Arc<FileManifest>> {
-        self.manifests.get(path)
+        self.manifests.get(path.as_os_str())
     }
 
     /// Whether any entry's manifest has content scan findings.
@@ -171,22 +172,23 @@ impl Snapshot {
     }
 
     pub(crate) fn share_manifests(&mut self, other: &Snapshot) {
-        self.manifests = other.manifests.clone();
+        self.manifests = Arc::clone(&other.manifests);
     }
 
-    pub(crate) fn set_manifests(&mut self, manifests: HashMap<PathBuf, Arc<FileManifest>>) {
-        self.manifests = manifests;
+    pub(crate) fn set_manifests(&mut self, manifests: ByPath<Arc<FileManifest>>) {
+        self.manifests = Arc::new(manifests);
     }
 
     /// Whether every entry has the same files as in `other` (compared by pointer first).
     pub(crate) fn same_files(&self, other: &Snapshot) -> bool {
-        self.manifests.len() == other.manifests.len()
-            && self.manifests.iter().all(|(p, m)| {
-                other
-                    .manifests
-                    .get(p)
-                    .is_some_and(|o| Arc::ptr_eq(m, o) || **m == **o)
-            })
+        Arc::ptr_eq(&self.manifests, &other.manifests)
+            || self.manifests.len() == other.manifests.len()
+                && self.manifests.iter().all(|(p, m)| {
+                    other
+                        .manifests
+                        .get(p)
+                        .is_some_and(|o| Arc::ptr_eq(m, o) || **m == **o)
+                })
     }
 
     /// The sources it was loaded from, lowest precedence first.

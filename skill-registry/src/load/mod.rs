@@ -8,6 +8,7 @@
 //! stays served (with a `last-good-served` warning) until the file is valid again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -274,8 +275,8 @@ impl Loader {
         // thread while this one resolves precedence (the two are independent).
         let made = self.hashes.take_made();
         let index = move || {
-            let mut by_path = HashMap::with_capacity(made.len());
-            by_path.extend(made);
+            let mut by_path: crate::manifest::ByPath<_> = HashMap::with_capacity(made.len());
+            by_path.extend(made.into_iter().map(|(p, m)| (p.into_os_string(), m)));
             by_path
         };
         let threads = if config.threads == 0 {
@@ -406,15 +407,14 @@ impl Loader {
             }
             parsed.push(skill);
         }
-        let mut affected: HashSet<(bool, String)> = HashSet::new();
-        let mut touched_paths: HashSet<PathBuf> = HashSet::new();
+        let mut affected = Affected::default();
+        // By the paths' bytes: every diagnostic of the previous snapshot is looked up.
+        let mut touched_paths: HashSet<OsString> = HashSet::new();
         for (path, skill) in edited.iter().zip(parsed) {
             let Some(entry) = self.files.get_mut(path) else {
                 continue;
             };
-            if let Some(key) = served_key(entry) {
-                affected.insert(key);
-            }
+            affected.add(served_key(entry));
             entry.good = if skill.kind == FileKind::NotASkill {
                 None
             } else if has_errors(&skill) {
@@ -423,10 +423,8 @@ impl Loader {
                 Some(skill.clone())
             };
             entry.parsed = skill;
-            if let Some(key) = served_key(entry) {
-                affected.insert(key);
-            }
-            touched_paths.insert(path.clone());
+            affected.add(served_key(entry));
+            touched_paths.insert(path.clone().into_os_string());
         }
         if affected.is_empty() {
             return None;
@@ -435,12 +433,9 @@ impl Loader {
         let mut candidates: BTreeMap<(bool, String), Vec<Arc<Skill>>> = BTreeMap::new();
         let mut extra = Vec::new();
         for entry in self.files.values() {
-            let Some(key) = served_key(entry) else {
+            let Some(key) = served_key(entry).filter(|&k| affected.has(k)) else {
                 continue;
             };
-            if !affected.contains(&key) {
-                continue;
-            }
             let served = match &entry.good {
                 Some(good) if has_errors(&entry.parsed) => {
                     extra.extend(entry.parsed.diagnostics.iter().cloned());
@@ -448,28 +443,26 @@ impl Loader {
                 }
                 _ => entry.parsed.clone(),
             };
-            touched_paths.insert(served.path.clone());
-            candidates.entry(key).or_default().push(served);
+            touched_paths.insert(served.path.clone().into_os_string());
+            candidates
+                .entry((key.0, key.1.to_owned()))
+                .or_default()
+                .push(served);
         }
         let mut skills = previous.entry_map().clone();
         let mut domains = previous.domain_map().clone();
         let mut shadowed: Vec<Arc<Skill>> = Vec::with_capacity(previous.shadowed().len());
         for s in previous.shadowed() {
-            let key = (s.kind == FileKind::DomainIndex, s.name.clone());
-            if affected.contains(&key) {
-                touched_paths.insert(s.path.clone());
+            if affected.has((s.kind == FileKind::DomainIndex, &s.name)) {
+                touched_paths.insert(s.path.clone().into_os_string());
             } else {
                 shadowed.push(s.clone());
             }
         }
-        for (is_domain, name) in &affected {
-            let map = if *is_domain {
-                &mut domains
-            } else {
-                &mut skills
-            };
+        for (is_domain, name) in affected.iter() {
+            let map = if is_domain { &mut domains } else { &mut skills };
             if let Some(old) = map.remove(name) {
-                touched_paths.insert(old.path.clone());
+                touched_paths.insert(old.path.clone().into_os_string());
             }
         }
         let mut fresh = Vec::new();
@@ -492,14 +485,14 @@ impl Loader {
         let mut diagnostics: Vec<Diagnostic> = previous
             .diagnostics()
             .iter()
-            .filter(|d| !touched_paths.contains(&d.path))
+            .filter(|d| !touched_paths.contains(d.path.as_os_str()))
             .cloned()
             .collect();
         for d in self.discoveries.iter().flatten() {
             diagnostics.extend(
                 d.diagnostics
                     .iter()
-                    .filter(|d| touched_paths.contains(&d.path))
+                    .filter(|d| touched_paths.contains(d.path.as_os_str()))
                     .cloned(),
             );
         }
@@ -585,13 +578,43 @@ fn touches(root: &Path, path: &Path) -> bool {
 }
 
 /// The name (and whether it is a domain index) a cached file is served under, if any.
-fn served_key(entry: &Cached) -> Option<(bool, String)> {
+fn served_key(entry: &Cached) -> Option<(bool, &str)> {
     let served = match &entry.good {
         Some(good) if has_errors(&entry.parsed) => good,
         _ => &entry.parsed,
     };
     (served.kind != FileKind::NotASkill)
-        .then(|| (served.kind == FileKind::DomainIndex, served.name.clone()))
+        .then_some((served.kind == FileKind::DomainIndex, served.name.as_str()))
+}
+
+/// The names an edit touches (skills and domain indexes apart: they share no namespace),
+/// looked up by borrowed name, as the fast path asks once for every known file.
+#[derive(Default)]
+struct Affected([HashSet<String>; 2]);
+
+impl Affected {
+    fn add(&mut self, key: Option<(bool, &str)>) {
+        if let Some((is_domain, name)) = key {
+            let set = &mut self.0[usize::from(is_domain)];
+            if !set.contains(name) {
+                set.insert(name.to_owned());
+            }
+        }
+    }
+
+    fn has(&self, (is_domain, name): (bool, &str)) -> bool {
+        self.0[usize::from(is_domain)].contains(name)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(HashSet::is_empty)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (bool, &str)> {
+        let [skills, domains] = &self.0;
+        let skills = skills.iter().map(|n| (false, n.as_str()));
+        skills.chain(domains.iter().map(|n| (true, n.as_str())))
+    }
 }
 
 fn has_errors(skill: &Skill) -> bool {

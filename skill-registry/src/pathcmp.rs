@@ -1,0 +1,126 @@
+//! Path comparisons that read bytes where bytes give `Path`'s own answer.
+//!
+//! `Path`'s `==` and `starts_with` compare components, parsing both paths each time. A
+//! reload compares the changed paths with every skill's path and folder, and with
+//! thousands of skills that parsing cost more than the rest of the reload. A path written
+//! exactly as its components join (what the registry builds from a clean source root) is
+//! compared by its bytes instead; any other path falls back to `Path`.
+
+use std::path::Path;
+
+/// A path with its bytes when they can stand for its components.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Known<'a> {
+    path: &'a Path,
+    plain: Option<&'a [u8]>,
+}
+
+impl<'a> Known<'a> {
+    /// Look at `path` once, to compare it with many others.
+    pub(crate) fn new(path: &'a Path) -> Self {
+        Known {
+            path,
+            plain: plain(path),
+        }
+    }
+
+    /// `self == other`, as `Path` compares them.
+    pub(crate) fn same(&self, other: &Known<'_>) -> bool {
+        match (self.plain, other.plain) {
+            (Some(x), Some(y)) => x == y,
+            _ => self.path == other.path,
+        }
+    }
+
+    /// `self.starts_with(other)`, as `Path` answers it: `other`'s components begin
+    /// `self`'s.
+    pub(crate) fn under(&self, other: &Known<'_>) -> bool {
+        match (self.plain, other.plain) {
+            (Some(x), Some(y)) => {
+                y.is_empty()
+                    || x == y
+                    || (x.starts_with(y) && (y == b"/" || x.get(y.len()) == Some(&b'/')))
+            }
+            _ => self.path.starts_with(other.path),
+        }
+    }
+}
+
+/// `path`'s bytes when they are its components joined by `/`: no repeated separator, no
+/// trailing one (but the root itself), no `.` other than a leading one. Comparing the bytes
+/// of two such paths is comparing their components. One pass, no allocation.
+#[cfg(unix)]
+fn plain(path: &Path) -> Option<&[u8]> {
+    let b = path.as_os_str().as_encoded_bytes();
+    let mut odd = b.len() > 1 && (b.ends_with(b"/") || b.ends_with(b"/."));
+    // At each separator, look back: `//` or `/./` make the bytes differ from the joined
+    // components.
+    let mut last = [0u8; 2];
+    for &c in b {
+        if c == b'/' {
+            odd |= last[1] == b'/' || last == *b"/.";
+        }
+        last = [last[1], c];
+    }
+    (!odd).then_some(b)
+}
+
+#[cfg(not(unix))]
+fn plain(_: &Path) -> Option<&[u8]> {
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Paths from parts that exercise every rule: roots, empty parts (repeated
+    /// separators), `.`, `..`, names that share a prefix.
+    fn path() -> impl Strategy<Value = String> {
+        (
+            proptest::bool::ANY,
+            proptest::collection::vec(
+                prop_oneof![
+                    Just(""),
+                    Just("."),
+                    Just(".."),
+                    Just("a"),
+                    Just("ab"),
+                    Just("b")
+                ],
+                0..5,
+            ),
+        )
+            .prop_map(|(root, parts)| {
+                let joined = parts.join("/");
+                if root { format!("/{joined}") } else { joined }
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn same_and_under_agree_with_path(a in path(), b in path()) {
+            let (a, b) = (Path::new(&a), Path::new(&b));
+            let (x, y) = (Known::new(a), Known::new(b));
+            prop_assert_eq!(x.same(&y), a == b, "{:?} == {:?}", a, b);
+            prop_assert_eq!(x.under(&y), a.starts_with(b), "{:?} under {:?}", a, b);
+            prop_assert_eq!(y.under(&x), b.starts_with(a), "{:?} under {:?}", b, a);
+        }
+    }
+
+    #[test]
+    fn plain_paths_are_read_as_bytes() {
+        for p in ["/a/b", "a", "./a", "/", "", ".", "../a"] {
+            assert!(plain(Path::new(p)).is_some() || cfg!(not(unix)), "{p}");
+        }
+        for p in ["/a//b", "a/", "a/./b", "a/.", "/."] {
+            assert!(plain(Path::new(p)).is_none(), "{p}");
+        }
+        let under = |a: &str, b: &str| Known::new(Path::new(a)).under(&Known::new(Path::new(b)));
+        assert!(under("/a/b/SKILL.md", "/a/b"));
+        assert!(!under("/a/bc", "/a/b"));
+        assert!(under("/a/b", "/"));
+    }
+}
