@@ -372,8 +372,10 @@ impl Loader {
             if self.is_structural(p) {
                 return None;
             }
-            if self.files.contains_key(p) {
-                edited.push(p.clone());
+            // The path as this loader knows it, whatever the spelling asked for (`./`, a
+            // doubled separator): the skill, its diagnostics and its manifest keep it.
+            if let Some((known, _)) = self.files.get_key_value(p) {
+                edited.push(known.clone());
             }
         }
         // Parse the edited files; give up before changing anything if a kind flips.

@@ -43,6 +43,37 @@ fn edits_of_known_files_take_the_fast_path_and_new_files_do_not() {
     assert!(third.get("c").is_some());
 }
 
+/// An edit named with another spelling of the path (`./`, a doubled or trailing
+/// separator) is the same file: the skill keeps the path the registry knows it by, and
+/// the file's old diagnostics go with its old version.
+#[test]
+fn an_edit_spelled_differently_is_the_known_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A description over the specification's length is a warning; the skill loads.
+    let long = "x".repeat(1100);
+    write(root, "a/SKILL.md", &md("a", &long));
+    let config = RegistryConfig::with_sources(vec![Source::new(root, "project")]);
+    let mut loader = Loader::default();
+    let first = loader.load(&config, 1, Scope::All);
+    let known = first.get("a").unwrap().path.clone();
+    assert!(
+        first.diagnostics().iter().any(|d| d.path == known),
+        "{:?}",
+        first.diagnostics()
+    );
+    write(root, "a/SKILL.md", &md("a", "Two."));
+    let spelled = PathBuf::from(format!("{}/./a//SKILL.md", root.display()));
+    let edited: HashSet<PathBuf> = [spelled].into();
+    let second = loader
+        .load_edits(&config, &first, 2, &edited)
+        .expect("an edit of a known file takes the fast path");
+    let a = second.get("a").unwrap();
+    assert_eq!(a.description, "Two.");
+    assert_eq!(a.path.as_os_str(), known.as_os_str());
+    assert_eq!(second.diagnostics(), &[] as &[Diagnostic]);
+}
+
 /// A parse that panics costs only its own file, which is reported by path; every other
 /// file keeps its own result, in order, on the threaded path and the sequential one.
 #[test]
