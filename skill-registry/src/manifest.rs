@@ -39,7 +39,9 @@ use crate::{RegistryConfig, Trust};
 /// `path`), looked up with `path.as_os_str()`. Hashing a [`Path`] walks its components, which
 /// dominated a one-file reload of a large tree; the registry's paths are looked up exactly
 /// as it stored them, so comparing bytes finds the same entries.
-pub(crate) type ByPath<V> = HashMap<OsString, V>;
+/// Hashed with foldhash (seeded per map): SipHash over tens of thousands of path bytes was
+/// a third of that reload too.
+pub(crate) type ByPath<V> = HashMap<OsString, V, foldhash::fast::RandomState>;
 
 /// The most files one manifest holds: a skill file and as many resources as a listing
 /// gives ([`crate::MAX_RESOURCE_ENTRIES`]).
@@ -754,7 +756,8 @@ pub(crate) fn attach(
             _ => fresh,
         });
     }
-    let mut out: ByPath<Arc<FileManifest>> = HashMap::with_capacity(skills.len());
+    let mut out: ByPath<Arc<FileManifest>> =
+        HashMap::with_capacity_and_hasher(skills.len(), Default::default());
     out.extend(
         skills
             .iter()

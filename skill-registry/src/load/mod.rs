@@ -275,7 +275,8 @@ impl Loader {
         // thread while this one resolves precedence (the two are independent).
         let made = self.hashes.take_made();
         let index = move || {
-            let mut by_path: crate::manifest::ByPath<_> = HashMap::with_capacity(made.len());
+            let mut by_path: crate::manifest::ByPath<_> =
+                HashMap::with_capacity_and_hasher(made.len(), Default::default());
             by_path.extend(made.into_iter().map(|(p, m)| (p.into_os_string(), m)));
             by_path
         };
