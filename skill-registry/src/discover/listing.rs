@@ -28,7 +28,11 @@ pub(super) struct Entry {
 
 impl Entry {
     fn new(dir: &Path, name: &std::ffi::OsStr, kind: EntryType) -> Self {
-        let path = dir.join(name);
+        // Room for the separator made up front: `dir.join(name)` copies `dir` at its own
+        // length and then grows it, an allocation and a reallocation per entry.
+        let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());
+        path.push(dir);
+        path.push(name);
         let name_at = path.as_os_str().len().saturating_sub(name.len());
         Entry {
             path,
@@ -62,6 +66,12 @@ impl Entry {
 /// Sort entries by name as decoded ([`Entry::name`]): by their bytes, which is the same
 /// order when both are UTF-8 (most names; no decoding per comparison then).
 fn sort_by_name(entries: &mut [Entry]) {
+    // One folder's names are distinct, so when all are ASCII their bytes order them with no
+    // ties: an unstable sort (no scratch buffer) gives the stable sort's order.
+    if entries.iter().all(|e| e.name_bytes().is_ascii()) {
+        entries.sort_unstable_by(|a, b| a.name_bytes().cmp(b.name_bytes()));
+        return;
+    }
     entries.sort_by(|a, b| {
         let (x, y) = (a.name_bytes(), b.name_bytes());
         if x.is_ascii() && y.is_ascii() {
@@ -356,6 +366,45 @@ pub(super) fn list_dir(
 mod tests {
     use super::*;
     use rustix::fs::FileType;
+
+    /// The sort of an all-ASCII listing (unstable) gives the order of the stable sort by
+    /// decoded name it stands in for; a listing with other names takes that sort itself.
+    /// An entry's path is its folder joined with its name, as `Path::join` spells it.
+    #[test]
+    fn listings_sort_as_by_decoded_name() {
+        let stable = |entries: &mut Vec<Entry>| {
+            entries.sort_by(|a, b| a.name().cmp(&b.name()));
+        };
+        let names: &[&[&str]] = &[
+            &[
+                "b", "a", "SKILL.md", "skill.md", "_x", "a.md", "A", "a-b", "10", "9",
+            ],
+            &["z", "caf\u{e9}", "cafe", "\u{2014}", "a", "Z"],
+            &[],
+            &["only"],
+        ];
+        for dir in [
+            Path::new("/r/d"),
+            Path::new("/r/d/"),
+            Path::new("rel"),
+            Path::new(""),
+        ] {
+            for list in names {
+                let mut fast: Vec<Entry> = list
+                    .iter()
+                    .map(|n| Entry::new(dir, std::ffi::OsStr::new(n), EntryType::File))
+                    .collect();
+                for (e, n) in fast.iter().zip(list.iter()) {
+                    assert_eq!(e.path, dir.join(n));
+                    assert!(e.is_named(n));
+                }
+                let mut slow = fast.clone();
+                sort_by_name(&mut fast);
+                stable(&mut slow);
+                assert_eq!(fast, slow, "{list:?}");
+            }
+        }
+    }
 
     /// A type the listing does not give is asked of the entry itself, links not followed;
     /// an entry gone meanwhile is left out.
