@@ -21,7 +21,7 @@ use skill_format::{Code, Diagnostic};
 mod listing;
 mod read_ahead;
 
-use listing::{Entry as Listed, Root};
+use listing::{Entry as Listed, Root, joined};
 pub(crate) use listing::{Prefetched, Visited, Visitor};
 use read_ahead::{ReadAhead, Shared, Ticket};
 use std::collections::hash_map::Entry;
@@ -309,7 +309,7 @@ impl Walker<'_, '_, '_> {
             let lower = entries.iter().find(|e| e.is_named("skill.md"));
             if let Some(entry) = upper.or(lower) {
                 let (name, path, ft) = (entry.name(), &entry.path, entry.kind);
-                if !self.accept_file(path, canon.join(&*name), ft.is_symlink()) {
+                if !self.accept_file(path, joined(canon, &*name), ft.is_symlink()) {
                     return;
                 }
                 let markdown = entries
@@ -374,7 +374,7 @@ impl Walker<'_, '_, '_> {
                         None => continue,
                     }
                 } else {
-                    canon.join(&*name)
+                    joined(canon, &*name)
                 };
                 if !self.seen_dirs.insert(child_canon.as_os_str().to_owned()) {
                     if is_link && canon.starts_with(&child_canon) {
@@ -399,7 +399,7 @@ impl Walker<'_, '_, '_> {
                 && Path::new(&*name)
                     .extension()
                     .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-                && self.accept_file(path, canon.join(&*name), is_link)
+                && self.accept_file(path, joined(canon, &*name), is_link)
             {
                 let path = path.clone();
                 self.found.push((Found::Note { path }, false, None));
