@@ -45,8 +45,12 @@ impl Word {
     }
 }
 
+/// Hashed with foldhash: every token of an index build asks this table, and std's SipHash
+/// over the 25-byte key was a visible share of the build.
+type Stems = HashMap<Word, Word, foldhash::fast::RandomState>;
+
 thread_local! {
-    static STEMS: RefCell<HashMap<Word, Word>> = RefCell::new(HashMap::new());
+    static STEMS: RefCell<Stems> = RefCell::new(Stems::default());
 }
 
 /// The English stem of a lowercased word.
