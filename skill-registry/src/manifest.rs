@@ -15,7 +15,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -30,18 +30,10 @@ use skill_format::{Diagnostic, Kept, KeptFrontmatter};
 use crate::disclose::open_without_waiting;
 use crate::discover::Discovery;
 use crate::files::{FileEntry, FileManifest, Sha256};
-use crate::pathcmp::Known;
+use crate::pathcmp::{ByPath, Compared};
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 use crate::{RegistryConfig, Trust};
-
-/// A map keyed by a path's bytes, for paths the registry made itself (every skill's own
-/// `path`), looked up with `path.as_os_str()`. Hashing a [`Path`] walks its components, which
-/// dominated a one-file reload of a large tree; the registry's paths are looked up exactly
-/// as it stored them, so comparing bytes finds the same entries.
-/// Hashed with foldhash (seeded per map): SipHash over tens of thousands of path bytes was
-/// a third of that reload too.
-pub(crate) type ByPath<V> = HashMap<OsString, V, foldhash::fast::RandomState>;
 
 /// The most files one manifest holds: a skill file and as many resources as a listing
 /// gives ([`crate::MAX_RESOURCE_ENTRIES`]).
@@ -722,8 +714,8 @@ pub(crate) fn attach(
     let mut manifests: Vec<Option<Arc<FileManifest>>> = Vec::with_capacity(skills.len());
     let mut todo: Vec<usize> = Vec::new();
     // Each changed path is looked at once, and compared with every skill's.
-    let changed: Vec<Known<'_>> = match recompute {
-        Recompute::Paths(paths) => paths.iter().map(|p| Known::new(p)).collect(),
+    let changed: Vec<Compared<'_>> = match recompute {
+        Recompute::Paths(paths) => paths.iter().map(|p| Compared::new(p)).collect(),
         Recompute::All => Vec::new(),
     };
     for (i, skill) in skills.iter().enumerate() {
@@ -733,8 +725,8 @@ pub(crate) fn attach(
                     .path
                     .file_name()
                     .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md") && skill.domain.is_none());
-                let path = Known::new(&skill.path);
-                let dir = own_folder.then(|| Known::new(&skill.dir));
+                let path = Compared::new(&skill.path);
+                let dir = own_folder.then(|| Compared::new(&skill.dir));
                 let touched = changed
                     .iter()
                     .any(|p| p.same(&path) || dir.is_some_and(|dir| p.under(&dir) || dir.under(p)));

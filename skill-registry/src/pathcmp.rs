@@ -6,26 +6,39 @@
 //! exactly as its components join (what the registry builds from a clean source root) is
 //! compared by its bytes instead; any other path falls back to `Path`.
 
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::Path;
 
-/// A path with its bytes when they can stand for its components.
+/// A map keyed by a path's bytes, for paths the registry made itself (every entry's own
+/// `path`), looked up with `path.as_os_str()`. A path spelled another way (`a//b`, `./a`)
+/// is a different key: lookups use the entry's own path, never a caller's spelling.
+/// Hashing a [`Path`] walks its components, and SipHash over the bytes was most of what
+/// remained, so the hasher is foldhash (seeded per map).
+pub(crate) type ByPath<V> = HashMap<OsString, V, foldhash::fast::RandomState>;
+
+/// A set of paths by their bytes, as [`ByPath`].
+pub(crate) type PathSet = HashSet<OsString, foldhash::fast::RandomState>;
+
+/// A path looked at once, to be compared with many others: with its bytes when they can
+/// stand for its components.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Known<'a> {
+pub(crate) struct Compared<'a> {
     path: &'a Path,
     plain: Option<&'a [u8]>,
 }
 
-impl<'a> Known<'a> {
+impl<'a> Compared<'a> {
     /// Look at `path` once, to compare it with many others.
     pub(crate) fn new(path: &'a Path) -> Self {
-        Known {
+        Compared {
             path,
             plain: plain(path),
         }
     }
 
     /// `self == other`, as `Path` compares them.
-    pub(crate) fn same(&self, other: &Known<'_>) -> bool {
+    pub(crate) fn same(&self, other: &Compared<'_>) -> bool {
         match (self.plain, other.plain) {
             (Some(x), Some(y)) => x == y,
             _ => self.path == other.path,
@@ -34,7 +47,7 @@ impl<'a> Known<'a> {
 
     /// `self.starts_with(other)`, as `Path` answers it: `other`'s components begin
     /// `self`'s.
-    pub(crate) fn under(&self, other: &Known<'_>) -> bool {
+    pub(crate) fn under(&self, other: &Compared<'_>) -> bool {
         match (self.plain, other.plain) {
             (Some(x), Some(y)) => {
                 y.is_empty()
@@ -103,7 +116,7 @@ mod tests {
         #[test]
         fn same_and_under_agree_with_path(a in path(), b in path()) {
             let (a, b) = (Path::new(&a), Path::new(&b));
-            let (x, y) = (Known::new(a), Known::new(b));
+            let (x, y) = (Compared::new(a), Compared::new(b));
             prop_assert_eq!(x.same(&y), a == b, "{:?} == {:?}", a, b);
             prop_assert_eq!(x.under(&y), a.starts_with(b), "{:?} under {:?}", a, b);
             prop_assert_eq!(y.under(&x), b.starts_with(a), "{:?} under {:?}", b, a);
@@ -118,7 +131,8 @@ mod tests {
         for p in ["/a//b", "a/", "a/./b", "a/.", "/."] {
             assert!(plain(Path::new(p)).is_none(), "{p}");
         }
-        let under = |a: &str, b: &str| Known::new(Path::new(a)).under(&Known::new(Path::new(b)));
+        let under =
+            |a: &str, b: &str| Compared::new(Path::new(a)).under(&Compared::new(Path::new(b)));
         assert!(under("/a/b/SKILL.md", "/a/b"));
         assert!(!under("/a/bc", "/a/b"));
         assert!(under("/a/b", "/"));

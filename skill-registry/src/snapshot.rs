@@ -10,7 +10,7 @@ use skill_format::{Diagnostic, Severity};
 use crate::Source;
 use crate::files::FileManifest;
 use crate::index::{Indexed, NameIndex, Resolved};
-use crate::manifest::ByPath;
+use crate::pathcmp::ByPath;
 use crate::skill::{Skill, Status};
 
 /// An immutable view of every source at one moment.
@@ -157,7 +157,8 @@ impl Snapshot {
         self.entry(name).and_then(|s| self.manifest_of(s))
     }
 
-    /// The files of any entry of this snapshot (a winner, a domain index or a shadowed one).
+    /// The files of any entry of this snapshot (a winner, a domain index or a shadowed one),
+    /// found by the entry's `path` exactly as the registry wrote it.
     pub fn manifest_of(&self, skill: &Skill) -> Option<&FileManifest> {
         self.manifest_by_path(&skill.path).map(|m| &**m)
     }

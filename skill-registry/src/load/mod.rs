@@ -8,7 +8,6 @@
 //! stays served (with a `last-good-served` warning) until the file is valid again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,6 +17,7 @@ use skill_format::{Code, Diagnostic, FileKind, Origin};
 use crate::RegistryConfig;
 use crate::discover::{Discovery, Found, Prefetched, Visited, Visitor, discover_on};
 use crate::manifest::HashCache;
+use crate::pathcmp::PathSet;
 use crate::skill::Skill;
 use crate::snapshot::{Snapshot, sort_diagnostics};
 
@@ -275,7 +275,7 @@ impl Loader {
         // thread while this one resolves precedence (the two are independent).
         let made = self.hashes.take_made();
         let index = move || {
-            let mut by_path: crate::manifest::ByPath<_> =
+            let mut by_path: crate::pathcmp::ByPath<_> =
                 HashMap::with_capacity_and_hasher(made.len(), Default::default());
             by_path.extend(made.into_iter().map(|(p, m)| (p.into_os_string(), m)));
             by_path
@@ -373,8 +373,9 @@ impl Loader {
             if self.is_structural(p) {
                 return None;
             }
-            // The path as this loader knows it, whatever the spelling asked for (`./`, a
-            // doubled separator): the skill, its diagnostics and its manifest keep it.
+            // The path as this loader knows it when the caller's spelling differs only in
+            // what `Path` ignores (an inner `.`, a doubled or trailing separator): the skill,
+            // its diagnostics and its manifest keep that spelling.
             if let Some((known, _)) = self.files.get_key_value(p) {
                 edited.push(known.clone());
             }
@@ -411,8 +412,9 @@ impl Loader {
             parsed.push(skill);
         }
         let mut affected = Affected::default();
-        // By the paths' bytes: every diagnostic of the previous snapshot is looked up.
-        let mut touched_paths: HashSet<OsString> = HashSet::new();
+        // By the paths' bytes (the loader's own spelling): every diagnostic of the previous
+        // snapshot is looked up.
+        let mut touched_paths = PathSet::default();
         for (path, skill) in edited.iter().zip(parsed) {
             let Some(entry) = self.files.get_mut(path) else {
                 continue;
@@ -596,6 +598,7 @@ fn served_key(entry: &Cached) -> Option<(bool, &str)> {
 struct Affected([HashSet<String>; 2]);
 
 impl Affected {
+    /// Note the name a file is served under, if it is served.
     fn add(&mut self, key: Option<(bool, &str)>) {
         if let Some((is_domain, name)) = key {
             let set = &mut self.0[usize::from(is_domain)];
@@ -605,14 +608,17 @@ impl Affected {
         }
     }
 
+    /// Whether an edit touches this name.
     fn has(&self, (is_domain, name): (bool, &str)) -> bool {
         self.0[usize::from(is_domain)].contains(name)
     }
 
+    /// Whether an edit touches no name.
     fn is_empty(&self) -> bool {
         self.0.iter().all(HashSet::is_empty)
     }
 
+    /// Every name touched, with whether it is a domain index's.
     fn iter(&self) -> impl Iterator<Item = (bool, &str)> {
         let [skills, domains] = &self.0;
         let skills = skills.iter().map(|n| (false, n.as_str()));

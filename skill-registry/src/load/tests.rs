@@ -43,8 +43,8 @@ fn edits_of_known_files_take_the_fast_path_and_new_files_do_not() {
     assert!(third.get("c").is_some());
 }
 
-/// An edit named with another spelling of the path (`./`, a doubled or trailing
-/// separator) is the same file: the skill keeps the path the registry knows it by, and
+/// An edit named with another spelling of the path that `Path` reads as the same (an inner
+/// `./`, a doubled separator) is the same file: the skill keeps the path the registry knows it by, and
 /// the file's old diagnostics go with its old version.
 #[test]
 fn an_edit_spelled_differently_is_the_known_file() {
