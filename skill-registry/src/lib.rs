@@ -278,13 +278,24 @@ impl Registry {
 
     /// Reload after the files or folders at `paths` changed (paths as the sources name
     /// them: a source `packs/x` gives `packs/x/a/SKILL.md`). Only those files are parsed
-    /// again; a source is walked again only when a change could add or remove a skill.
+    /// again; a source is walked again only when a change could add or remove a skill. A
+    /// path spelled unlike its source (relative where the source is absolute or the
+    /// reverse, a leading `./`) is first named from that source, against the current
+    /// directory.
     pub fn reload_paths<I, P>(&self, paths: I) -> ChangeSet
     where
         I: IntoIterator<Item = P>,
         P: Into<PathBuf>,
     {
-        let paths: HashSet<PathBuf> = paths.into_iter().map(Into::into).collect();
+        let cwd = std::env::current_dir().ok();
+        let roots = self.config.sources.iter().map(|s| s.path.as_path());
+        let paths: HashSet<PathBuf> = paths
+            .into_iter()
+            .map(|p| match &cwd {
+                Some(cwd) => pathcmp::respell(roots.clone(), p.into(), cwd),
+                None => p.into(),
+            })
+            .collect();
         self.reload_scoped(Scope::Paths(&paths))
     }
 

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A map keyed by a path's bytes, for paths the registry made itself (every entry's own
 /// `path`), looked up with `path.as_os_str()`. A path spelled another way (`a//b`, `./a`)
@@ -83,6 +83,49 @@ fn plain(_: &Path) -> Option<&[u8]> {
     None
 }
 
+/// `path` as the source root it lies under names it: that root joined with the rest. Only
+/// for a path that lies under none of `roots` as written, but under one once both are
+/// made absolute against `cwd` (a relative path where the roots are absolute or the
+/// reverse, a leading `./`); any other path comes back as it is. Without this, a changed
+/// path spelled unlike its source would match no file, and the file's manifest would keep
+/// its old digests.
+pub(crate) fn respell<'r, R>(roots: R, path: PathBuf, cwd: &Path) -> PathBuf
+where
+    R: IntoIterator<Item = &'r Path>,
+    R::IntoIter: Clone,
+{
+    let roots = roots.into_iter();
+    if roots
+        .clone()
+        .any(|root| path.starts_with(root) || root.starts_with(&path))
+    {
+        return path;
+    }
+    let absolute = absolute_in(cwd, &path);
+    for root in roots {
+        if let Ok(rest) = absolute.strip_prefix(absolute_in(cwd, root)) {
+            return if rest.as_os_str().is_empty() {
+                root.to_path_buf()
+            } else {
+                root.join(rest)
+            };
+        }
+    }
+    path
+}
+
+/// `path` made absolute against `cwd` without touching the file system: a leading `./` is
+/// dropped, and the components are joined again (so `.` and doubled separators go; `..`
+/// stays, as a symbolic link may stand before it).
+fn absolute_in(cwd: &Path, path: &Path) -> PathBuf {
+    let path = path.strip_prefix(".").unwrap_or(path);
+    if path.is_absolute() {
+        path.components().collect()
+    } else {
+        cwd.join(path).components().collect()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -136,5 +179,48 @@ mod tests {
         assert!(under("/a/b/SKILL.md", "/a/b"));
         assert!(!under("/a/bc", "/a/b"));
         assert!(under("/a/b", "/"));
+    }
+
+    #[test]
+    fn changed_paths_are_respelled_from_the_root_they_lie_under() {
+        let cwd = Path::new("/work");
+        let respelled = |roots: &[&str], path: &str| {
+            respell(roots.iter().map(Path::new), PathBuf::from(path), cwd)
+        };
+        // Already named as a root names it: unchanged, whatever else it holds.
+        assert_eq!(
+            respelled(&["/work/tree"], "/work/tree/a/x.sh"),
+            Path::new("/work/tree/a/x.sh")
+        );
+        assert_eq!(
+            respelled(&["tree"], "tree//a/x.sh"),
+            Path::new("tree//a/x.sh")
+        );
+        // Relative against absolute roots, and the reverse; a leading `./`.
+        assert_eq!(
+            respelled(&["/work/tree"], "tree/a/x.sh"),
+            Path::new("/work/tree/a/x.sh")
+        );
+        assert_eq!(
+            respelled(&["/work/tree"], "./tree/a"),
+            Path::new("/work/tree/a")
+        );
+        assert_eq!(
+            respelled(&["tree"], "/work/tree/a/SKILL.md"),
+            Path::new("tree/a/SKILL.md")
+        );
+        assert_eq!(respelled(&["tree"], "./tree/a"), Path::new("tree/a"));
+        assert_eq!(respelled(&["./tree"], "/work/./tree"), Path::new("./tree"));
+        // The second root it lies under, not the first.
+        assert_eq!(
+            respelled(&["/elsewhere", "tree"], "/work/tree/b"),
+            Path::new("tree/b")
+        );
+        // Under no root at all, or only through `..`: as it was.
+        assert_eq!(respelled(&["/work/tree"], "other/a"), Path::new("other/a"));
+        assert_eq!(
+            respelled(&["/work/tree"], "x/../tree/a"),
+            Path::new("x/../tree/a")
+        );
     }
 }
