@@ -30,7 +30,7 @@ use skill_format::{Diagnostic, Kept, KeptFrontmatter};
 use crate::disclose::open_without_waiting;
 use crate::discover::Discovery;
 use crate::files::{FileEntry, FileManifest, Sha256};
-use crate::pathcmp::{ByPath, Compared};
+use crate::pathcmp::{ByPath, Changed, Compared};
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 use crate::{RegistryConfig, Trust};
@@ -713,10 +713,10 @@ pub(crate) fn attach(
     let old_of = |skill: &Skill| previous.and_then(|p| p.manifest_by_path(&skill.path));
     let mut manifests: Vec<Option<Arc<FileManifest>>> = Vec::with_capacity(skills.len());
     let mut todo: Vec<usize> = Vec::new();
-    // Each changed path is looked at once, and compared with every skill's.
-    let changed: Vec<Compared<'_>> = match recompute {
-        Recompute::Paths(paths) => paths.iter().map(|p| Compared::new(p)).collect(),
-        Recompute::All => Vec::new(),
+    // The changed paths, indexed once, then asked about every skill.
+    let changed = match recompute {
+        Recompute::Paths(paths) => Changed::new(paths.iter().map(PathBuf::as_path)),
+        Recompute::All => Changed::default(),
     };
     for (i, skill) in skills.iter().enumerate() {
         let reuse = match (recompute, old_of(skill)) {
@@ -727,9 +727,7 @@ pub(crate) fn attach(
                     .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md") && skill.domain.is_none());
                 let path = Compared::new(&skill.path);
                 let dir = own_folder.then(|| Compared::new(&skill.dir));
-                let touched = changed
-                    .iter()
-                    .any(|p| p.same(&path) || dir.is_some_and(|dir| p.under(&dir) || dir.under(p)));
+                let touched = changed.names(&path) || dir.is_some_and(|dir| changed.near(&dir));
                 (!touched).then(|| old.clone())
             }
             _ => None,

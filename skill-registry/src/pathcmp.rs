@@ -59,6 +59,88 @@ impl<'a> Compared<'a> {
     }
 }
 
+/// Up to this many changed paths (an editor's save, the usual reload), comparing with each
+/// is cheaper than the set lookups of the index.
+const LINEAR_MAX: usize = 8;
+
+/// The changed paths of a reload, indexed so that asking about one entry costs a few set
+/// lookups per level of its folder, not one comparison per changed path (a burst of
+/// thousands of changed files over thousands of skills would otherwise be quadratic).
+/// Answers exactly as comparing every changed path with [`Compared::same`] and
+/// [`Compared::under`] would.
+#[derive(Debug, Default)]
+pub(crate) struct Changed<'a> {
+    /// The plain changed paths' bytes.
+    exact: HashSet<&'a [u8], foldhash::fast::RandomState>,
+    /// Every folder a plain changed path lies in (its ancestors, and itself), by bytes.
+    within: HashSet<&'a [u8], foldhash::fast::RandomState>,
+    /// Changed paths that are not plain, compared one by one.
+    odd: Vec<Compared<'a>>,
+    /// Every changed path, for an entry whose own path is not plain.
+    all: Vec<Compared<'a>>,
+}
+
+impl<'a> Changed<'a> {
+    /// Index `paths`.
+    pub(crate) fn new(paths: impl IntoIterator<Item = &'a Path>) -> Self {
+        let mut changed = Changed::default();
+        for path in paths {
+            let compared = Compared::new(path);
+            match compared.plain {
+                Some(bytes) => {
+                    changed.exact.insert(bytes);
+                    for prefix in prefixes(bytes) {
+                        changed.within.insert(prefix);
+                    }
+                }
+                None => changed.odd.push(compared),
+            }
+            changed.all.push(compared);
+        }
+        changed
+    }
+
+    /// Whether `path` is one of the changed paths.
+    pub(crate) fn names(&self, path: &Compared<'_>) -> bool {
+        if self.all.len() <= LINEAR_MAX {
+            return self.all.iter().any(|p| p.same(path));
+        }
+        match path.plain {
+            Some(bytes) => self.exact.contains(bytes) || self.odd.iter().any(|p| p.same(path)),
+            None => self.all.iter().any(|p| p.same(path)),
+        }
+    }
+
+    /// Whether a changed path lies in `dir`, or `dir` lies in a changed path.
+    pub(crate) fn near(&self, dir: &Compared<'_>) -> bool {
+        let linear = |list: &[Compared<'_>]| list.iter().any(|p| p.under(dir) || dir.under(p));
+        if self.all.len() <= LINEAR_MAX {
+            return linear(&self.all);
+        }
+        match dir.plain {
+            Some(bytes) => {
+                self.within.contains(bytes)
+                    || prefixes(bytes).any(|prefix| self.exact.contains(prefix))
+                    || linear(&self.odd)
+            }
+            None => linear(&self.all),
+        }
+    }
+}
+
+/// Every `y` that plain `x` lies under by [`Compared::under`]'s rule: the empty path, the
+/// root when `x` has one, `x` up to each separator, and `x` itself.
+fn prefixes(x: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let root = x.get(..1).filter(|r| *r == b"/");
+    let inner = memchr::memchr_iter(b'/', x)
+        .filter(|&i| i > 0)
+        .filter_map(move |i| x.get(..i));
+    std::iter::once(&x[..0])
+        .chain(root)
+        .chain(inner)
+        .chain(std::iter::once(x))
+}
+
 /// `path`'s bytes when they are its components joined by `/`: no repeated separator, no
 /// trailing one (but the root itself), no `.` other than a leading one. Comparing the bytes
 /// of two such paths is comparing their components. One pass, no allocation.
@@ -163,6 +245,30 @@ mod tests {
             prop_assert_eq!(x.same(&y), a == b, "{:?} == {:?}", a, b);
             prop_assert_eq!(x.under(&y), a.starts_with(b), "{:?} under {:?}", a, b);
             prop_assert_eq!(y.under(&x), b.starts_with(a), "{:?} under {:?}", b, a);
+        }
+    }
+
+    proptest! {
+        /// The index answers as comparing with every changed path one by one does, with
+        /// few changed paths (compared one by one) and many (indexed).
+        #[test]
+        fn changed_paths_answer_as_the_comparisons_do(
+            changed in proptest::collection::vec(path(), 0..20),
+            asked in proptest::collection::vec(path(), 1..6),
+        ) {
+            let list: Vec<Compared<'_>> =
+                changed.iter().map(|p| Compared::new(Path::new(p))).collect();
+            let index = Changed::new(changed.iter().map(Path::new));
+            for a in &asked {
+                let a = Compared::new(Path::new(a));
+                prop_assert_eq!(index.names(&a), list.iter().any(|p| p.same(&a)), "{:?}", a);
+                prop_assert_eq!(
+                    index.near(&a),
+                    list.iter().any(|p| p.under(&a) || a.under(p)),
+                    "{:?}",
+                    a
+                );
+            }
         }
     }
 
