@@ -290,43 +290,26 @@ mod tests {
     #[test]
     fn changed_paths_are_respelled_from_the_root_they_lie_under() {
         let cwd = Path::new("/work");
-        let respelled = |roots: &[&str], path: &str| {
-            respell(roots.iter().map(Path::new), PathBuf::from(path), cwd)
-        };
-        // Already named as a root names it: unchanged, whatever else it holds.
-        assert_eq!(
-            respelled(&["/work/tree"], "/work/tree/a/x.sh"),
-            Path::new("/work/tree/a/x.sh")
-        );
-        assert_eq!(
-            respelled(&["tree"], "tree//a/x.sh"),
-            Path::new("tree//a/x.sh")
-        );
-        // Relative against absolute roots, and the reverse; a leading `./`.
-        assert_eq!(
-            respelled(&["/work/tree"], "tree/a/x.sh"),
-            Path::new("/work/tree/a/x.sh")
-        );
-        assert_eq!(
-            respelled(&["/work/tree"], "./tree/a"),
-            Path::new("/work/tree/a")
-        );
-        assert_eq!(
-            respelled(&["tree"], "/work/tree/a/SKILL.md"),
-            Path::new("tree/a/SKILL.md")
-        );
-        assert_eq!(respelled(&["tree"], "./tree/a"), Path::new("tree/a"));
-        assert_eq!(respelled(&["./tree"], "/work/./tree"), Path::new("./tree"));
-        // The second root it lies under, not the first.
-        assert_eq!(
-            respelled(&["/elsewhere", "tree"], "/work/tree/b"),
-            Path::new("tree/b")
-        );
-        // Under no root at all, or only through `..`: as it was.
-        assert_eq!(respelled(&["/work/tree"], "other/a"), Path::new("other/a"));
-        assert_eq!(
-            respelled(&["/work/tree"], "x/../tree/a"),
-            Path::new("x/../tree/a")
-        );
+        // (roots, changed path, the path reloaded)
+        let cases: &[(&[&str], &str, &str)] = &[
+            // Already named as a root names it: unchanged, whatever else it holds.
+            (&["/work/tree"], "/work/tree/a/x.sh", "/work/tree/a/x.sh"),
+            (&["tree"], "tree//a/x.sh", "tree//a/x.sh"),
+            // Relative against absolute roots, and the reverse; a leading `./`.
+            (&["/work/tree"], "tree/a/x.sh", "/work/tree/a/x.sh"),
+            (&["/work/tree"], "./tree/a", "/work/tree/a"),
+            (&["tree"], "/work/tree/a/SKILL.md", "tree/a/SKILL.md"),
+            (&["tree"], "./tree/a", "tree/a"),
+            (&["./tree"], "/work/./tree", "./tree"),
+            // The root it lies under, not the first one.
+            (&["/elsewhere", "tree"], "/work/tree/b", "tree/b"),
+            // Under no root at all, or only through `..`: as it was.
+            (&["/work/tree"], "other/a", "other/a"),
+            (&["/work/tree"], "x/../tree/a", "x/../tree/a"),
+        ];
+        for (roots, path, want) in cases {
+            let got = respell(roots.iter().map(Path::new), PathBuf::from(path), cwd);
+            assert_eq!(got, Path::new(want), "{roots:?} {path}");
+        }
     }
 }
