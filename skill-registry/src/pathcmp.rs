@@ -165,6 +165,11 @@ fn plain(_: &Path) -> Option<&[u8]> {
     None
 }
 
+/// Whether `path` lies under (or above) a source root, so a change there concerns it.
+pub(crate) fn touches(root: &Path, path: &Path) -> bool {
+    path.starts_with(root) || root.starts_with(path)
+}
+
 /// `path` as the source root it lies under names it: that root joined with the rest. Only
 /// for a path that lies under none of `roots` as written, but under one once both are
 /// made absolute against `cwd` (a relative path where the roots are absolute or the
@@ -177,10 +182,7 @@ where
     R::IntoIter: Clone,
 {
     let roots = roots.into_iter();
-    if roots
-        .clone()
-        .any(|root| path.starts_with(root) || root.starts_with(&path))
-    {
+    if roots.clone().any(|root| touches(root, &path)) {
         return path;
     }
     let absolute = absolute_in(cwd, &path);

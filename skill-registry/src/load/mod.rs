@@ -17,7 +17,7 @@ use skill_format::{Code, Diagnostic, FileKind, Origin};
 use crate::RegistryConfig;
 use crate::discover::{Discovery, Found, Prefetched, Visited, Visitor, discover_on};
 use crate::manifest::HashCache;
-use crate::pathcmp::PathSet;
+use crate::pathcmp::{PathSet, touches};
 use crate::skill::Skill;
 use crate::snapshot::{Snapshot, sort_diagnostics};
 
@@ -575,11 +575,6 @@ impl Loader {
             _ => true,
         }
     }
-}
-
-/// Whether `path` lies under (or above) a source root, so a change there concerns it.
-fn touches(root: &Path, path: &Path) -> bool {
-    path.starts_with(root) || root.starts_with(path)
 }
 
 /// The name (and whether it is a domain index) a cached file is served under, if any.
