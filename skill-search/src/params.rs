@@ -45,6 +45,8 @@ pub struct Params {
     /// Gate: weight of the share of the request's words that no indexed skill uses (scaled
     /// by the breadth of the skills' vocabulary).
     pub gate_unknown: f32,
+    /// Gate: weight of the rarity of the rarest request word the first candidate lacks.
+    pub gate_miss: f32,
     /// A candidate whose lexical score is at least this share of the best's keeps its full
     /// confidence; below, it shrinks in proportion (0 turns this off).
     pub evidence_share: f32,
@@ -76,6 +78,7 @@ const GATE_LEX: f32 = 7.223;
 const GATE_COVER: f32 = 8.495;
 const GATE_SEM: f32 = -1.720;
 const GATE_UNKNOWN: f32 = -17.511;
+const GATE_MISS: f32 = 0.0;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
 const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
@@ -99,6 +102,7 @@ impl Params {
         gate_cover: GATE_COVER,
         gate_sem: GATE_SEM,
         gate_unknown: GATE_UNKNOWN,
+        gate_miss: GATE_MISS,
         evidence_share: EVIDENCE_SHARE,
         rel: REL,
         diversity: DIVERSITY,

@@ -4,6 +4,7 @@
 
 mod multi;
 mod rank;
+mod terms;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};

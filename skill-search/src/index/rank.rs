@@ -6,10 +6,10 @@
 //! drift with the number of skills. The fused score is a weighted sum of z-scores over the
 //! candidate set. The confidence of a candidate is `logistic(gate - rel * gap)`, where
 //! `gate` says how likely it is that any skill fits (from the best raw lexical score, its
-//! share of the request, the best semantic similarity and the share of the request's words
-//! no skill uses) and `gap` is how far the
-//! candidate's fused score is below the best one; explicit mention, a phrase of the skill
-//! and triggers raise it further (noisy-OR).
+//! share of the request, the best semantic similarity, the share of the request's words
+//! no skill uses and the rarest request word the first candidate lacks) and `gap` is how
+//! far the candidate's fused score is below the best one; explicit mention, a phrase of the
+//! skill and triggers raise it further (noisy-OR). Term-level scoring lives in `terms`.
 
 use std::cmp::Ordering;
 
@@ -17,41 +17,28 @@ use tantivy::Term;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
-use tantivy::tokenizer::TextAnalyzer;
 
 use super::multi::{self, MAX_PARTS};
+use super::terms::{
+    MAX_TURNS, QueryTerm, TURN_WEIGHT, UNKNOWN_TERM_WEIGHT, Weighted, bm25f, collect_terms, idf,
+    limits, rarest_missing, retrieval_terms,
+};
 use crate::Error;
 use crate::doc::{DocInfo, RETRIEVE_BOOST_EXACT};
 use crate::hit::{self, Match};
 use crate::index::{Filter, SearchRequest, SkillIndex, State};
 use crate::negation::Limit;
 use crate::params::{F_DESC, F_NAME, FIELDS, Params};
-use crate::text::{MAX_QUERY_TERMS, clip, name_tokens};
+use crate::text::{clip, name_tokens};
 use crate::triggers::{KeyMap, Matched, Probe, TriggerHit};
 
-/// Weight of a term that only appears in recent turns, relative to the request's own.
-pub(crate) const TURN_WEIGHT: f32 = 0.5;
-/// Most recent turns read from a selection request (the last ones).
-pub(crate) const MAX_TURNS: usize = 4;
 /// Text candidates fetched from tantivy before re-ranking (at least; more when the limit
 /// asks for more).
 const MIN_CANDIDATES: usize = 64;
-/// A term in more than this share of the skills, and in more than [`COMMON_TERM_DOCS`] of
-/// them, is left out of candidate retrieval: its idf is near zero, so it ranks nothing,
-/// while its postings are most of a query's work. It still counts in the score of every
-/// candidate the other terms retrieve; the skills only it reached are no longer
-/// candidates, which changes the set the scores are normalised over. A request made only
-/// of such terms keeps them.
-const COMMON_TERM_SHARE: f32 = 0.9;
-/// See [`COMMON_TERM_SHARE`]: a term used by at most this many skills is never left out,
-/// so a pack of up to this many skills retrieves by every word of a request.
-const COMMON_TERM_DOCS: u32 = 1_000;
 /// A single-word skill name counts as an explicit mention without a sigil (`/x`, `$x`,
 /// `@x`, `` `x` ``) or the word "skill" next to it only when at most this many skills use
 /// the word.
 const RARE_NAME_DOCS: u32 = 2;
-/// Weight of a request term no indexed skill uses, in the request's idf mass.
-const UNKNOWN_TERM_WEIGHT: f32 = 0.5;
 /// Probability that an explicitly named skill fits.
 const P_EXPLICIT: f32 = 0.97;
 /// Probability contributed by one of the skill's multi-word phrases in the request.
@@ -68,57 +55,6 @@ const DIVERSE_POOL: usize = 20;
 /// Distinct terms at which the skills' vocabulary counts as broad: the share of a
 /// request's unknown words weighs fully in the gate from there, and in proportion below.
 const VOCABULARY_BREADTH: f32 = 20_000.0;
-
-/// One analyzed query term, the word it came from, and its weight.
-#[derive(Debug)]
-pub(crate) struct QueryTerm {
-    term: String,
-    word: String,
-    weight: f32,
-}
-
-pub(crate) fn collect_terms(
-    analyzer: &mut TextAnalyzer,
-    text: &str,
-    weight: f32,
-    out: &mut Vec<QueryTerm>,
-) {
-    let mut stream = analyzer.token_stream(text);
-    while stream.advance() {
-        if out.len() >= MAX_QUERY_TERMS {
-            break;
-        }
-        let tok = stream.token();
-        if out.iter().any(|q| q.term == tok.text) {
-            continue;
-        }
-        let word = text
-            .get(tok.offset_from..tok.offset_to)
-            .unwrap_or(&tok.text)
-            .to_lowercase();
-        out.push(QueryTerm {
-            term: tok.text.clone(),
-            word,
-            weight,
-        });
-    }
-}
-
-/// BM25-style inverse document frequency.
-pub(crate) fn idf(df: u32, n_docs: f32) -> f32 {
-    let df = df as f32;
-    (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln()
-}
-
-/// A query term resolved against the index: its id (when some skill uses it), weight
-/// times idf, and the term itself.
-struct Weighted<'q> {
-    id: Option<u32>,
-    wi: f32,
-    q: &'q QueryTerm,
-    /// The part of a multi-intent request the term belongs to (its first).
-    part: Option<usize>,
-}
 
 /// A candidate scored but not yet turned into a [`Match`].
 struct Scored<'s> {
@@ -151,8 +87,13 @@ pub struct Gate {
     /// request about things a broad collection of skills never mentions is unlikely to
     /// need one, while a small pack's few words say little about what it does not cover.
     pub unknown: f32,
+    /// How rare (idf, in units of a term only one skill uses) the rarest of the request's
+    /// words is that some indexed skill uses but the first candidate does not (0 when it
+    /// has them all): a request naming something specific that the best skill never
+    /// mentions is often about something no skill covers.
+    pub miss: f32,
     /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem +
-    /// gate_unknown * unknown`.
+    /// gate_unknown * unknown + gate_miss * miss`.
     pub z: f32,
 }
 
@@ -270,7 +211,7 @@ impl SkillIndex {
         } else {
             0.0
         };
-        let gate = fuse(&mut scored, mass / unit, unknown, p);
+        let gate = fuse(&mut scored, &weighted, mass / unit, unit, unknown, p);
         if let Some(n) = keep {
             let multi = parts.len() >= 2;
             let pool = if multi { n.max(DIVERSE_POOL) } else { n };
@@ -355,33 +296,6 @@ impl SkillIndex {
     }
 }
 
-/// The request terms candidates are retrieved by: those some indexed skill uses (any other
-/// matches nothing), less the common ones ([`COMMON_TERM_SHARE`]) unless nothing else is
-/// left.
-fn retrieval_terms<'q>(
-    qterms: &'q [QueryTerm],
-    ids: &[Option<u32>],
-    df: impl Fn(u32) -> u32,
-    n_docs: usize,
-) -> Vec<&'q QueryTerm> {
-    let known: Vec<(&QueryTerm, u32)> = qterms
-        .iter()
-        .zip(ids)
-        .filter_map(|(q, id)| id.map(|i| (q, df(i))))
-        .collect();
-    let common = |d: u32| d > COMMON_TERM_DOCS && d as f32 > COMMON_TERM_SHARE * n_docs as f32;
-    let rare: Vec<&QueryTerm> = known
-        .iter()
-        .filter(|(_, d)| !common(*d))
-        .map(|(q, _)| *q)
-        .collect();
-    if rare.is_empty() {
-        known.into_iter().map(|(q, _)| q).collect()
-    } else {
-        rare
-    }
-}
-
 /// The skills the request names explicitly (added to the candidates).
 fn explicit_mentions(
     st: &State,
@@ -414,36 +328,6 @@ fn explicit_mentions(
         }
     }
     explicit
-}
-
-/// BM25F: per term, the field-weighted, length-normalised frequency, saturated by `k1`,
-/// times the term's idf (and weight).
-fn bm25f(
-    info: &DocInfo,
-    terms: &[Weighted<'_>],
-    avg: &[f32; FIELDS],
-    p: &Params,
-) -> (f32, [f32; MAX_PARTS]) {
-    let mut norm = [0f32; FIELDS];
-    for f in 0..FIELDS {
-        norm[f] = p.w[f] / (1.0 - p.b[f] + p.b[f] * info.len[f] as f32 / avg[f]);
-    }
-    let mut score = 0.0;
-    let mut parts = [0f32; MAX_PARTS];
-    for t in terms {
-        let Some(tf) = t.id.and_then(|id| info.tf(id)) else {
-            continue;
-        };
-        let x: f32 = (0..FIELDS).map(|f| tf[f] as f32 * norm[f]).sum();
-        if x > 0.0 {
-            let s = t.wi * x / (p.k1 + x);
-            score += s;
-            if let Some(slot) = t.part.and_then(|i| parts.get_mut(i)) {
-                *slot += s;
-            }
-        }
-    }
-    (score, parts)
 }
 
 /// Re-pick the 2nd and 3rd results of a multi-intent request (xQuAD-style): each next
@@ -489,36 +373,16 @@ fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
     }
 }
 
-/// The (negative) score of the skill's own limits: the request's idf share found in its
-/// "not for" clauses, and, when it has "only when" clauses, how little of the best one
-/// the request matches.
-fn limits(info: &DocInfo, terms: &[Weighted<'_>], mass: f32, unit: f32, p: &Params) -> f32 {
-    if info.clauses.is_empty() || mass <= 0.0 {
-        return 0.0;
-    }
-    let mut against = 0.0;
-    let mut best_only: Option<f32> = None;
-    for (kind, ids) in &info.clauses {
-        let hit: f32 = terms
-            .iter()
-            .filter(|t| t.id.is_some_and(|id| ids.binary_search(&id).is_ok()))
-            .map(|t| t.wi)
-            .sum();
-        match kind {
-            Limit::Not => against = f32::max(against, hit / mass),
-            Limit::Only => {
-                let share = (hit / mass).min(1.0);
-                best_only = Some(best_only.map_or(share, |b| b.max(share)));
-            }
-        }
-    }
-    let only = best_only.map_or(0.0, |m| 1.0 - m);
-    -(p.not_penalty * against + p.only_penalty * only) * unit
-}
-
 /// z-score the lexical and semantic scores over the candidates, fuse them, gate, and set
 /// each candidate's ranking score and confidence.
-fn fuse(scored: &mut [Scored<'_>], mass: f32, unknown: f32, p: &Params) -> Gate {
+fn fuse(
+    scored: &mut [Scored<'_>],
+    weighted: &[Weighted<'_>],
+    mass: f32,
+    unit: f32,
+    unknown: f32,
+    p: &Params,
+) -> Gate {
     let mut gate = Gate {
         unknown,
         ..Gate::default()
@@ -543,18 +407,29 @@ fn fuse(scored: &mut [Scored<'_>], mass: f32, unknown: f32, p: &Params) -> Gate 
         .max(0.0);
     gate.top_sem = scored.iter().map(|s| s.sem).fold(f32::MIN, f32::max);
     gate.cover = if mass > 0.0 { gate.top_lex / mass } else { 0.0 };
+    for s in scored.iter_mut() {
+        s.fused = p.w_lex * (s.lex - lm) / ls + p.w_sem * (s.sem - sm) / ss;
+        let n = trigger_counts(s);
+        s.rank_score = s.fused + (0..3).map(|k| n[k] as f32 * TRIGGER_BONUS[k]).sum::<f32>();
+    }
+    if let Some(first) = scored.iter().min_by(|a, b| scored_cmp(a, b)) {
+        let has = |id| {
+            first
+                .info
+                .tf(id)
+                .is_some_and(|tf| tf.iter().any(|&n| n > 0))
+        };
+        gate.miss = rarest_missing(weighted, has) / unit;
+    }
     gate.z = p.gate_bias
         + p.gate_lex * gate.top_lex
         + p.gate_cover * gate.cover
         + p.gate_sem * gate.top_sem
-        + p.gate_unknown * unknown;
-    for s in scored.iter_mut() {
-        s.fused = p.w_lex * (s.lex - lm) / ls + p.w_sem * (s.sem - sm) / ss;
-    }
+        + p.gate_unknown * unknown
+        + p.gate_miss * gate.miss;
     let best = scored.iter().map(|s| s.fused).fold(f32::MIN, f32::max);
     for s in scored.iter_mut() {
-        let counts = s.triggers.map(|m| m.counts()).unwrap_or_default();
-        let n = [counts.keywords, counts.verbs, counts.patterns];
+        let n = trigger_counts(s);
         // A candidate with little lexical evidence beside the best's is not confident
         // however the z-scores of a handful of candidates fall.
         let share = if gate.top_lex > 0.0 && p.evidence_share > 0.0 {
@@ -563,11 +438,9 @@ fn fuse(scored: &mut [Scored<'_>], mass: f32, unknown: f32, p: &Params) -> Gate 
             1.0
         };
         let mut miss = 1.0 - share * logistic(gate.z - p.rel * (best - s.fused));
-        let mut bonus = 0.0;
         for k in 0..3 {
             for _ in 0..n[k] {
                 miss *= 1.0 - P_TRIGGER[k];
-                bonus += TRIGGER_BONUS[k];
             }
         }
         if s.explicit {
@@ -577,9 +450,14 @@ fn fuse(scored: &mut [Scored<'_>], mass: f32, unknown: f32, p: &Params) -> Gate 
             miss *= 1.0 - P_PHRASE;
         }
         s.confidence = (1.0 - miss).clamp(0.0, 1.0);
-        s.rank_score = s.fused + bonus;
     }
     gate
+}
+
+/// A candidate's matching trigger keywords, verbs and patterns.
+fn trigger_counts(s: &Scored<'_>) -> [usize; 3] {
+    let counts = s.triggers.map(|m| m.counts()).unwrap_or_default();
+    [counts.keywords, counts.verbs, counts.patterns]
 }
 
 /// The ranking order: explicit mention, phrase, ranking score to 0.01, recent use,
@@ -714,17 +592,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn query_terms_stop_at_the_limit() {
-        let mut terms = Vec::new();
-        let text: String = (0..MAX_QUERY_TERMS + 10)
-            .map(|i| format!("word{i} "))
-            .collect();
-        collect_terms(&mut crate::text::english(), &text, 1.0, &mut terms);
-        assert_eq!(terms.len(), MAX_QUERY_TERMS);
-        assert_eq!(terms[0].word, "word0");
-    }
-
-    #[test]
     fn exact_name_clauses_are_only_skill_names_each_once() {
         let by_name: HashMap<String, u64> =
             [("pdf-forms".to_owned(), 0), ("spreadsheet".to_owned(), 1)]
@@ -739,39 +606,5 @@ mod tests {
         assert!(tokens.len() > 100_000);
         assert_eq!(exact_names(&tokens, &by_name), ["pdf-forms", "spreadsheet"]);
         assert!(exact_names(&name_tokens("nothing named here"), &by_name).is_empty());
-    }
-
-    #[test]
-    fn common_terms_are_left_out_of_retrieval_only_in_large_packs() {
-        let mut terms = Vec::new();
-        collect_terms(
-            &mut crate::text::english(),
-            "teams invoices unknownword",
-            1.0,
-            &mut terms,
-        );
-        let words = |v: Vec<&QueryTerm>| v.iter().map(|q| q.word.clone()).collect::<Vec<_>>();
-        let ids = [Some(0), Some(1), None];
-        // df of "teams", "invoices".
-        let retrieved = |teams: u32, invoices: u32, n: usize| {
-            words(retrieval_terms(
-                &terms,
-                &ids,
-                |i| [teams, invoices][i as usize],
-                n,
-            ))
-        };
-        // At the edge: more than 90% of the skills and more than COMMON_TERM_DOCS of them.
-        let n = 10_000;
-        let share = (COMMON_TERM_SHARE * n as f32) as u32;
-        assert_eq!(retrieved(share + 1, 40, n), ["invoices"]);
-        assert_eq!(retrieved(share, 40, n), ["teams", "invoices"]);
-        let n = 1_100;
-        assert_eq!(retrieved(COMMON_TERM_DOCS + 1, 40, n), ["invoices"]);
-        assert_eq!(retrieved(COMMON_TERM_DOCS, 40, n), ["teams", "invoices"]);
-        // A small pack keeps a term every skill uses.
-        assert_eq!(retrieved(3, 1, 3), ["teams", "invoices"]);
-        // Only common terms: they are kept.
-        assert_eq!(retrieved(n as u32, n as u32, n), ["teams", "invoices"]);
     }
 }

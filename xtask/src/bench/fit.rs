@@ -10,8 +10,8 @@
 //! 2. Gate: logistic regression of "the ranking has a right answer to offer" (requests
 //!    with a right one among the first three against requests no skill fits; requests the
 //!    ranking gets wrong are left out) on the best raw lexical score, its share of the
-//!    request, the best semantic similarity and the share of the request's words no skill
-//!    uses; then its intercept is shifted to maximise selected top-3 among shifts that
+//!    request, the best semantic similarity, the share of the request's words no skill
+//!    uses and the rarest request word the first candidate lacks; then its intercept is shifted to maximise selected top-3 among shifts that
 //!    refuse [`MIN_REFUSED`] of the no-skill requests.
 //! 3. Confidence drop below the best candidate (`rel`, `evidence_share`): the one that
 //!    selects the fewest skills while losing no right answer and no covered multi-intent
@@ -154,7 +154,7 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 }
 
 /// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
-const GATE_FEATURES: usize = 5;
+const GATE_FEATURES: usize = 6;
 
 /// Fit the gate's logistic regression on the rankings (label: a right skill among the
 /// first three, against requests no skill fits; requests ranked wrong are left out), then
@@ -171,6 +171,7 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
                 f64::from(r.gate.cover),
                 f64::from(r.gate.top_sem),
                 f64::from(r.gate.unknown),
+                f64::from(r.gate.miss),
             ]
         })
         .collect();
@@ -197,6 +198,7 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
     p.gate_cover = w[2] as f32;
     p.gate_sem = w[3] as f32;
     p.gate_unknown = w[4] as f32;
+    p.gate_miss = w[5] as f32;
     // With no confidence drop below the best, a request's selection is all or nothing:
     // shift the intercept for the best selected top-3 among shifts that refuse at least
     // MIN_REFUSED of the no-skill requests.
@@ -351,7 +353,7 @@ fn merge(a: &mut Scores, b: &Scores) {
 /// The parameters as the constants of `params.rs`.
 pub fn constants(p: &Params) -> String {
     format!(
-        "const K1: f32 = {};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {};\nconst NOT_PENALTY: f32 = {};\nconst ONLY_PENALTY: f32 = {};\nconst W_LEX: f32 = {};\nconst W_SEM: f32 = {};\nconst GATE_BIAS: f32 = {:.3};\nconst GATE_LEX: f32 = {:.3};\nconst GATE_COVER: f32 = {:.3};\nconst GATE_SEM: f32 = {:.3};\nconst GATE_UNKNOWN: f32 = {:.3};\nconst EVIDENCE_SHARE: f32 = {};\nconst REL: f32 = {};\nconst DIVERSITY: f32 = {};",
+        "const K1: f32 = {};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {};\nconst NOT_PENALTY: f32 = {};\nconst ONLY_PENALTY: f32 = {};\nconst W_LEX: f32 = {};\nconst W_SEM: f32 = {};\nconst GATE_BIAS: f32 = {:.3};\nconst GATE_LEX: f32 = {:.3};\nconst GATE_COVER: f32 = {:.3};\nconst GATE_SEM: f32 = {:.3};\nconst GATE_UNKNOWN: f32 = {:.3};\nconst GATE_MISS: f32 = {:.3};\nconst EVIDENCE_SHARE: f32 = {};\nconst REL: f32 = {};\nconst DIVERSITY: f32 = {};",
         p.k1,
         p.b,
         p.w,
@@ -365,6 +367,7 @@ pub fn constants(p: &Params) -> String {
         p.gate_cover,
         p.gate_sem,
         p.gate_unknown,
+        p.gate_miss,
         p.evidence_share,
         p.rel,
         p.diversity
