@@ -41,16 +41,17 @@
 //!
 //! A candidate's confidence is `logistic(gate - rel * gap)`: `gate` is a logistic model of
 //! "the ranking has a right skill to offer for this request" (fitted on requests whose
-//! first three hold a right skill against requests no skill fits) over the best
-//! candidate's raw lexical score, that score's share of the request's idf mass, the best
-//! semantic similarity, the share of the request's words no skill uses and how rare the
-//! rarest request word is that the first candidate lacks (a request naming something
-//! specific that the best skill never mentions); `gap` is how far the candidate's fused
-//! score is below the best one. Explicit mention, a phrase of the skill and
-//! matched triggers raise it (noisy-OR; those probabilities are set by hand, since real packs
-//! declare almost no triggers). So at the default threshold of 0.5 a request gets
-//! `no_skill_needed` exactly when the gate says no skill fits, and the top candidates that
-//! are close to the best are selected with it.
+//! first three hold a right skill against requests no skill fits, over a large corpus
+//! and over each of its packs alone: a host with one pack must refuse what it cannot
+//! answer) over the best candidate's raw lexical score, that score's share of the
+//! request's idf mass, the best semantic similarity, the share of the request's words no
+//! skill uses and how rare the rarest request word is that the first candidate lacks (a
+//! request naming something specific that the best skill never mentions); `gap` is how
+//! far the candidate's fused score is below the best one. Explicit mention, a phrase of
+//! the skill and matched triggers raise it (noisy-OR; those probabilities are set by
+//! hand, since real packs declare almost no triggers). So at the default threshold of 0.5
+//! a request gets `no_skill_needed` exactly when the gate says no skill fits, and the top
+//! candidates that are close to the best are selected with it.
 //!
 //! Every tunable number (BM25 k1 and per-field b, field weights, the name bonus and limit
 //! penalties, the fusion weights, the gate, `rel`) is a private constant chosen by

@@ -4,15 +4,20 @@
 //!
 //! 1. Ranking (BM25 k1 and per-field b, field weights, exact-name bonus, limit-clause
 //!    penalties, fusion weight, multi-intent diversity): coordinate ascent over small
-//!    grids, maximising ranked top-1 + top-3 + half top-10 + half multi-covered. A 5-fold cross-validation runs the same search on four
-//!    folds and scores the fifth, so the printed held-fold figures say how well the
-//!    *procedure* generalises; the parameters printed are then fitted on the whole half.
+//!    grids, maximising ranked top-1 + top-3 + half top-10 + half multi-covered. A 5-fold
+//!    cross-validation runs the same search on four folds and scores the fifth, so the
+//!    printed held-fold figures say how well the *procedure* generalises; the parameters
+//!    printed are then fitted on the whole half.
 //! 2. Gate: logistic regression of "the ranking has a right answer to offer" (requests
 //!    with a right one among the first three against requests no skill fits; requests the
 //!    ranking gets wrong are left out) on the best raw lexical score, its share of the
 //!    request, the best semantic similarity, the share of the request's words no skill
-//!    uses and the rarest request word the first candidate lacks; then its intercept is shifted to maximise selected top-3 among shifts that
-//!    refuse [`MIN_REFUSED`] of the no-skill requests.
+//!    uses and the rarest request word the first candidate lacks. Its rows come from the
+//!    whole corpus and from each of its packs alone (`packs.rs`: a host with a single
+//!    pack must refuse what that pack cannot answer), each of the four cells (corpus or
+//!    pack, right or none) weighing the same. Then its intercept is shifted to maximise
+//!    selected top-3 among shifts that refuse [`MIN_REFUSED`] of the corpus's no-skill
+//!    requests.
 //! 3. Confidence drop below the best candidate (`rel`, `evidence_share`): the one that
 //!    selects the fewest skills while losing no right answer and no covered multi-intent
 //!    request that no drop selects.
@@ -23,6 +28,7 @@ use skill_search::tuning::{self, Gate, Params};
 use skill_search::{SearchRequest, SkillIndex};
 
 use super::evalset::{self, Answer, Case, Kind, Scores};
+use super::packs::{self, Pack};
 
 /// Folds of the cross-validation.
 const FOLDS: usize = 5;
@@ -157,42 +163,20 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 const GATE_FEATURES: usize = 6;
 
 /// Fit the gate's logistic regression on the rankings (label: a right skill among the
-/// first three, against requests no skill fits; requests ranked wrong are left out), then
-/// shift its intercept for the best selected top-3 among shifts that refuse enough
-/// no-skill requests; then pick how much a candidate's confidence drops below the best's.
-pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
-    let ranked = rank_all(index, cases, &p);
-    let xs: Vec<[f64; GATE_FEATURES]> = ranked
-        .iter()
-        .map(|r| {
-            [
-                1.0,
-                f64::from(r.gate.top_lex),
-                f64::from(r.gate.cover),
-                f64::from(r.gate.top_sem),
-                f64::from(r.gate.unknown),
-                f64::from(r.gate.miss),
-            ]
-        })
-        .collect();
-    // The gate should open when the ranking has a right answer to offer: a request some
-    // skill fits but whose first three are all wrong teaches it nothing about that (it is
-    // left out), and a request no skill fits is a negative.
-    let (xs, ys): (Vec<[f64; GATE_FEATURES]>, Vec<f64>) = cases
-        .iter()
-        .zip(&ranked)
-        .zip(xs)
-        .filter_map(|((c, r), x)| {
-            if c.kind == Kind::None {
-                Some((x, 0.0))
-            } else if r.names.iter().take(3).any(|n| c.accepts(n)) {
-                Some((x, 1.0))
-            } else {
-                None
-            }
-        })
-        .unzip();
-    let w = logistic_fit(&xs, &ys);
+/// first three, against requests no skill fits; requests ranked wrong are left out), over
+/// the whole corpus and over each pack alone, then shift its intercept for the best
+/// selected top-3 among shifts that refuse enough of the corpus's no-skill requests; then
+/// pick how much a candidate's confidence drops below the best's.
+pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Params) -> Params {
+    let mut rows = GateRows::default();
+    rows.add(cases, &rank_all(index, cases, &p), Group::Corpus);
+    for pack in packs {
+        let relabelled = pack.relabel(cases);
+        let refs: Vec<&Case> = relabelled.iter().collect();
+        rows.add(&refs, &rank_all(&pack.index, &refs, &p), Group::Pack);
+    }
+    let (xs, ys, weights) = rows.balanced();
+    let w = logistic_fit(&xs, &ys, &weights);
     p.gate_bias = w[0] as f32;
     p.gate_lex = w[1] as f32;
     p.gate_cover = w[2] as f32;
@@ -248,21 +232,83 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], mut p: Params) -> Params {
     chosen.1
 }
 
-/// Logistic regression by Newton's method with a small ridge on the weights.
+/// Where a gate row's ranking came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    /// The whole corpus.
+    Corpus,
+    /// One pack alone.
+    Pack,
+}
+
+/// The gate's training rows: features, label, group.
+#[derive(Default)]
+struct GateRows(Vec<([f64; GATE_FEATURES], f64, Group)>);
+
+impl GateRows {
+    /// The rows of `cases` ranked as `ranked`: the gate should open when the ranking has a
+    /// right answer to offer, so a request some skill fits but whose first three are all
+    /// wrong teaches it nothing about that (it is left out), and a request no skill fits is
+    /// a negative.
+    fn add(&mut self, cases: &[&Case], ranked: &[Ranked], group: Group) {
+        for (c, r) in cases.iter().zip(ranked) {
+            let y = if c.kind == Kind::None {
+                0.0
+            } else if r.names.iter().take(3).any(|n| c.accepts(n)) {
+                1.0
+            } else {
+                continue;
+            };
+            let g = &r.gate;
+            let x = [
+                1.0,
+                f64::from(g.top_lex),
+                f64::from(g.cover),
+                f64::from(g.top_sem),
+                f64::from(g.unknown),
+                f64::from(g.miss),
+            ];
+            self.0.push((x, y, group));
+        }
+    }
+
+    /// Features, labels and weights: each of the four cells (corpus or pack, positive or
+    /// negative) weighs the same in all, so that the many requests a single pack cannot
+    /// answer do not drown the corpus's few no-skill ones.
+    fn balanced(&self) -> (Vec<[f64; GATE_FEATURES]>, Vec<f64>, Vec<f64>) {
+        let cell = |y: f64, g: Group| self.0.iter().filter(|r| r.1 == y && r.2 == g).count();
+        let counts = [
+            [cell(0.0, Group::Corpus), cell(1.0, Group::Corpus)],
+            [cell(0.0, Group::Pack), cell(1.0, Group::Pack)],
+        ];
+        let cells = counts.iter().flatten().filter(|&&n| n > 0).count().max(1);
+        let per_cell = self.0.len() as f64 / cells as f64;
+        let weight = |y: f64, g: Group| {
+            let n = counts[usize::from(g == Group::Pack)][usize::from(y > 0.5)];
+            per_cell / n.max(1) as f64
+        };
+        let xs = self.0.iter().map(|r| r.0).collect();
+        let ys = self.0.iter().map(|r| r.1).collect();
+        let ws = self.0.iter().map(|r| weight(r.1, r.2)).collect();
+        (xs, ys, ws)
+    }
+}
+
+/// Weighted logistic regression by Newton's method with a small ridge on the weights.
 #[allow(clippy::needless_range_loop)] // Newton steps read best as indices.
-fn logistic_fit(xs: &[[f64; GATE_FEATURES]], ys: &[f64]) -> [f64; GATE_FEATURES] {
+fn logistic_fit(xs: &[[f64; GATE_FEATURES]], ys: &[f64], weights: &[f64]) -> [f64; GATE_FEATURES] {
     const N: usize = GATE_FEATURES;
     let mut w = [0.0f64; N];
     for _ in 0..50 {
         let mut g = [0.0f64; N];
         let mut h = [[0.0f64; N]; N];
-        for (x, y) in xs.iter().zip(ys) {
+        for ((x, y), wt) in xs.iter().zip(ys).zip(weights) {
             let z: f64 = (0..N).map(|i| w[i] * x[i]).sum();
             let pr = 1.0 / (1.0 + (-z).exp());
             for i in 0..N {
-                g[i] += (pr - y) * x[i];
+                g[i] += wt * (pr - y) * x[i];
                 for j in 0..N {
-                    h[i][j] += pr * (1.0 - pr) * x[i] * x[j];
+                    h[i][j] += wt * pr * (1.0 - pr) * x[i] * x[j];
                 }
             }
         }
@@ -307,7 +353,7 @@ fn solve<const N: usize>(mut a: [[f64; N]; N], mut b: [f64; N]) -> Option<[f64; 
 }
 
 /// Cross-validated ranking scores of the fitting procedure over the tuning cases.
-pub fn cross_validate(index: &SkillIndex, tune: &[&Case], start: Params) -> Scores {
+pub fn cross_validate(index: &SkillIndex, tune: &[&Case], packs: &[Pack], start: Params) -> Scores {
     let mut total = Scores::default();
     for k in 0..FOLDS {
         let train: Vec<&Case> = tune
@@ -323,31 +369,11 @@ pub fn cross_validate(index: &SkillIndex, tune: &[&Case], start: Params) -> Scor
             .map(|(_, c)| *c)
             .collect();
         let mut p = fit_ranking(index, &train, start, false);
-        p = fit_gate(index, &train, p);
+        p = fit_gate(index, &train, packs, p);
         let s = evalset::score(&test, &answers(&rank_all(index, &test, &p), 0.5));
-        merge(&mut total, &s);
+        packs::merge(&mut total, &s);
     }
     total
-}
-
-fn merge(a: &mut Scores, b: &Scores) {
-    a.with_skill += b.with_skill;
-    a.top1 += b.top1;
-    a.top3 += b.top3;
-    a.top10 += b.top10;
-    a.multi += b.multi;
-    a.multi_covered += b.multi_covered;
-    a.none += b.none;
-    a.selected_total += b.selected_total;
-    let add = |x: &mut Option<usize>, y: Option<usize>| {
-        if let Some(y) = y {
-            *x = Some(x.unwrap_or(0) + y);
-        }
-    };
-    add(&mut a.refused, b.refused);
-    add(&mut a.sel_top1, b.sel_top1);
-    add(&mut a.sel_top3, b.sel_top3);
-    add(&mut a.sel_multi, b.sel_multi);
 }
 
 /// The parameters as the constants of `params.rs`.
@@ -375,14 +401,14 @@ pub fn constants(p: &Params) -> String {
 }
 
 /// Run the whole fit on the tuning half; returns the lines to print.
-pub fn run(index: &SkillIndex, cases: &[Case]) -> Vec<String> {
+pub fn run(index: &SkillIndex, packs: &[Pack], cases: &[Case]) -> Vec<String> {
     let tune = evalset::tune_only(cases);
     let mut out = Vec::new();
     let start = Params::SHIPPED;
-    let cv = cross_validate(index, &tune, start);
+    let cv = cross_validate(index, &tune, packs, start);
     out.push(cv.line("5-fold CV on tune (held folds)"));
     let mut p = fit_ranking(index, &tune, start, true);
-    p = fit_gate(index, &tune, p);
+    p = fit_gate(index, &tune, packs, p);
     let s = evalset::score(&tune, &answers(&rank_all(index, &tune, &p), 0.5));
     out.push(s.line("tune, fitted"));
     if std::env::var_os("BENCH_FIT_SHOW").is_some() {

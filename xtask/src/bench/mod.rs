@@ -21,6 +21,7 @@ mod fit;
 mod generate;
 mod http;
 mod load;
+mod packs;
 mod route;
 mod schedule;
 mod search;

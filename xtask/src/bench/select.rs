@@ -14,6 +14,10 @@
 //! Figures: top-1 / top-3 / top-10 over requests with a skill (any acceptable skill of any
 //! intent counts), multi-covered (every intent among the first 3), no-skill refused
 //! (nothing selected, for requests no skill fits).
+//!
+//! Then ours over one pack at a time (`packs.rs`), each half: the same requests against a
+//! registry holding a single corpus pack, relabelled for it, pooled over the packs and
+//! over the small ones (no target; it shows what a host with one pack gets).
 
 use std::sync::Arc;
 
@@ -25,7 +29,7 @@ use super::Table;
 use super::bm25::Bm25;
 use super::evalset::{self, Answer, Case, Split};
 use super::search::{Args, corpus_config, generated_requests, suite};
-use super::{fit, generate};
+use super::{fit, generate, packs};
 
 /// Ranking depth read for top-10.
 const DEPTH: usize = 10;
@@ -116,6 +120,33 @@ fn half_lines(
     (lines, [ours_s, bm25_s, text_s])
 }
 
+/// Ours over one pack at a time: pooled over every pack, then over the small ones.
+fn pack_lines(label: &str, packs: &[packs::Pack], cases: &[&Case]) -> Vec<String> {
+    let mut all = evalset::Scores::default();
+    let mut small = evalset::Scores::default();
+    let mut n_small = 0;
+    for pack in packs {
+        let relabelled = pack.relabel(cases);
+        let refs: Vec<&Case> = relabelled.iter().collect();
+        let s = evalset::score(&refs, &ours(&pack.index, &refs));
+        packs::merge(&mut all, &s);
+        if pack.skills <= packs::SMALL_PACK {
+            packs::merge(&mut small, &s);
+            n_small += 1;
+        }
+    }
+    vec![
+        all.line(&format!(
+            "{label}: one pack at a time ({} packs)",
+            packs.len()
+        )),
+        small.line(&format!(
+            "{label}: one small pack at a time ({n_small} of <= {} skills)",
+            packs::SMALL_PACK
+        )),
+    ]
+}
+
 /// The two BM25 baselines over the same snapshot.
 struct Baselines {
     plain: Bm25,
@@ -201,6 +232,12 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     for l in lines {
         table.note(l);
     }
+    let packs = packs::load(&config)?;
+    for (label, cases) in [("HELD-OUT", &held), ("tune (fitted on)", &tune)] {
+        for l in pack_lines(label, &packs, cases) {
+            table.note(l);
+        }
+    }
     if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
         misses(&index, &held, table);
     }
@@ -281,7 +318,8 @@ pub fn run_fit(args: &Args, table: &mut Table) -> Result<(), String> {
     let config = corpus_config(&corpus)?;
     let snapshot = Arc::new(load_snapshot(&config, 1));
     let index = SkillIndex::build(snapshot).map_err(|e| e.to_string())?;
-    for line in fit::run(&index, &cases) {
+    let packs = packs::load(&config)?;
+    for line in fit::run(&index, &packs, &cases) {
         table.note(line);
     }
     Ok(())
