@@ -58,11 +58,11 @@ pub struct Params {
 }
 
 /// Fitted BM25 saturation.
-const K1: f32 = 1.6;
+const K1: f32 = 1.2;
 /// Fitted per-field length normalisation.
-const B: [f32; FIELDS] = [0.3, 0.9, 0.5, 0.9];
+const B: [f32; FIELDS] = [0.3, 0.9, 0.25, 0.9];
 /// Fitted per-field weights.
-const W: [f32; FIELDS] = [4.0, 2.0, 1.0, 0.25];
+const W: [f32; FIELDS] = [4.0, 2.0, 0.5, 0.25];
 /// Fitted exact-name bonus.
 const EXACT_NAME: f32 = 3.0;
 /// Fitted "not for" penalty.
@@ -73,16 +73,16 @@ const ONLY_PENALTY: f32 = 0.0;
 const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.75;
 /// Fitted gate.
-const GATE_BIAS: f32 = -5.640;
-const GATE_LEX: f32 = 2.764;
-const GATE_COVER: f32 = 13.208;
-const GATE_SEM: f32 = 3.552;
-const GATE_UNKNOWN: f32 = -21.036;
-const GATE_MISS: f32 = -0.891;
+const GATE_BIAS: f32 = -7.330;
+const GATE_LEX: f32 = 2.052;
+const GATE_COVER: f32 = 18.572;
+const GATE_SEM: f32 = 4.947;
+const GATE_UNKNOWN: f32 = -14.214;
+const GATE_MISS: f32 = -0.171;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
 const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
-const REL: f32 = 0.25;
+const REL: f32 = 0.1;
 /// Fitted weight of covering a multi-intent request's other parts.
 const DIVERSITY: f32 = 5.0;
 

@@ -52,6 +52,11 @@ const TRIGGER_BONUS: [f32; 3] = [2.0, 0.5, 2.5];
 const DIVERSE_TOP: usize = 3;
 /// Candidates they are picked from (the best by the plain order).
 const DIVERSE_POOL: usize = 20;
+/// Idf mass (in units of a term only one skill uses) added to a request's when the gate
+/// reads how much of the request the best candidate covers: a request that says little
+/// ("what can you do?" is one common word once stop words go) cannot be well covered
+/// however fully its one word matches.
+const COVER_PRIOR: f32 = 1.0;
 /// Distinct terms at which the skills' vocabulary counts as broad: the share of a
 /// request's unknown words weighs fully in the gate from there, and in proportion below.
 const VOCABULARY_BREADTH: f32 = 20_000.0;
@@ -78,7 +83,7 @@ struct Scored<'s> {
 pub struct Gate {
     /// The best candidate's lexical score.
     pub top_lex: f32,
-    /// That score over the request's idf mass (0 to about 1).
+    /// That score over the request's idf mass plus one rare term's (0 to about 1).
     pub cover: f32,
     /// The best semantic similarity among the candidates.
     pub top_sem: f32,
@@ -406,7 +411,7 @@ fn fuse(
         .fold(f32::MIN, f32::max)
         .max(0.0);
     gate.top_sem = scored.iter().map(|s| s.sem).fold(f32::MIN, f32::max);
-    gate.cover = if mass > 0.0 { gate.top_lex / mass } else { 0.0 };
+    gate.cover = gate.top_lex / (mass + COVER_PRIOR);
     for s in scored.iter_mut() {
         s.fused = p.w_lex * (s.lex - lm) / ls + p.w_sem * (s.sem - sm) / ss;
         let n = trigger_counts(s);

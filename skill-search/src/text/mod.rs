@@ -12,7 +12,7 @@ mod stem;
 use stem::CachedStemmer;
 
 /// Name of the English analyzer: words, lowercased, ASCII-folded, English stop words
-/// removed, Porter-stemmed.
+/// ([`stop_words`]) removed, Porter-stemmed.
 pub(crate) const ENGLISH: &str = "skill_en";
 /// Name of the exact analyzer: the whole value as one lowercased token.
 pub(crate) const EXACT: &str = "skill_exact";
@@ -49,9 +49,52 @@ pub(crate) fn english_indexing() -> TextAnalyzer {
     english_with(CachedStemmer)
 }
 
+/// The Snowball project's English stop word list (source and licence beside it).
+const STOP_WORDS: &str = include_str!("../../data/stopwords-en.txt");
+/// Parts of the list's compound forms that are words in their own right ("won the
+/// match", "let it run"): the tokenizer splits `won't` into `won` and `t`, and only `t`
+/// is a stop word.
+const KEPT_PARTS: &[&str] = &["won", "let"];
+/// Stop words added to the list: auxiliaries it leaves out for their noun senses ("a tin
+/// can", "a will") that requests to an assistant use as auxiliaries ("what can you do?",
+/// "will it rain?"), where they would match any skill that says what it can or will do.
+/// With them the list holds every word of Lucene's English list (tantivy's own).
+const EXTRA_STOP_WORDS: &[&str] = &["can", "will"];
+
+/// The stop words as the tokenizer sees them: each word of [`STOP_WORDS`], and the parts
+/// its compound forms split into (`don't` is `don` and `t`), but for [`KEPT_PARTS`];
+/// then [`EXTRA_STOP_WORDS`].
+///
+/// Tantivy's own English list is Lucene's 33 words, which keeps "how", "my", "what",
+/// "your" and the like: in a pack of a dozen skills such a word is as rare as a real
+/// term, and "hey, how's your day going?" matched a skill on them.
+fn stop_words() -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let lines = STOP_WORDS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    for line in lines {
+        let parts = line
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty());
+        for part in parts {
+            let kept = part != line && KEPT_PARTS.contains(&part);
+            if !kept && !words.iter().any(|w| w == part) {
+                words.push(part.to_owned());
+            }
+        }
+    }
+    for extra in EXTRA_STOP_WORDS {
+        if !words.iter().any(|w| w == extra) {
+            words.push((*extra).to_owned());
+        }
+    }
+    words
+}
+
 fn english_with(stemmer: impl TokenFilter) -> TextAnalyzer {
-    let stop = StopWordFilter::new(Language::English)
-        .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new()));
+    let stop = StopWordFilter::remove(stop_words());
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
@@ -159,8 +202,43 @@ mod tests {
             ["invoic", "process"]
         );
         assert!(tokens(&mut a, "the and of it").is_empty());
+        assert_eq!(
+            tokens(&mut a, "hey, how's your day going?"),
+            ["hey", "day", "go"]
+        );
+        // Compound forms split as the tokenizer splits them; "won" is a word of its own.
+        assert!(tokens(&mut a, "don't we're you'll can't cannot").is_empty());
+        assert_eq!(tokens(&mut a, "we won't"), ["won"]);
+        assert!(tokens(&mut a, "what can you do?").is_empty());
         let long = "x".repeat(MAX_TOKEN_BYTES + 1);
         assert!(tokens(&mut a, &long).is_empty());
+    }
+
+    #[test]
+    fn stop_words_are_the_list_and_its_split_compounds() {
+        let words = stop_words();
+        assert_eq!(words.first().map(String::as_str), Some("i"));
+        for w in [
+            "my", "how", "what", "your", "very", "t", "s", "don", "isn", "cannot", "can", "will",
+        ] {
+            assert!(words.iter().any(|x| x == w), "{w} should be a stop word");
+        }
+        // Every word of Lucene's English list (what tantivy's English filter drops).
+        let lucene = "a an and are as at be but by for if in into is it no not of on or such \
+                      that the their then there these they this to was will with";
+        for w in lucene.split_whitespace() {
+            assert!(
+                words.iter().any(|x| x == w),
+                "{w} (Lucene) should be a stop word"
+            );
+        }
+        // Left out on purpose, by the list ("us") or here (parts that are words).
+        for w in ["us", "won", "let", "must", "i'm"] {
+            assert!(
+                !words.iter().any(|x| x == w),
+                "{w} should not be a stop word"
+            );
+        }
     }
 
     #[test]

@@ -831,7 +831,7 @@ fn when_not_to_use_flips_a_selection() {
         write(
             dir.path(),
             "scan-ocr",
-            "description: Turn scanned pages into text with OCR.",
+            "description: Turn scanned pages into text with OCR, in many languages and layouts.",
             "# OCR\n\nRun tesseract on each page image.",
         );
         let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
