@@ -44,7 +44,8 @@
 //! first three hold a right skill against requests no skill fits, over a large corpus
 //! and over each of its packs alone: a host with one pack must refuse what it cannot
 //! answer) over the best candidate's raw lexical score, that score's share of the
-//! request's idf mass, the best semantic similarity, the share of the request's words no
+//! request's idf mass (plus one rare term's, so that a request that says little is not
+//! fully covered), the best semantic similarity, the share of the request's words no
 //! skill uses and how rare the rarest request word is that the first candidate lacks (a
 //! request naming something specific that the best skill never mentions); `gap` is how
 //! far the candidate's fused score is below the best one. Explicit mention, a phrase of

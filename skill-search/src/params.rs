@@ -38,7 +38,8 @@ pub struct Params {
     pub gate_bias: f32,
     /// Gate: weight of the best candidate's raw lexical score.
     pub gate_lex: f32,
-    /// Gate: weight of the best candidate's lexical score over the request's idf mass.
+    /// Gate: weight of the best candidate's lexical score over the request's idf mass plus
+    /// one rare term's (so that a request that says little is not fully covered).
     pub gate_cover: f32,
     /// Gate: weight of the best semantic similarity.
     pub gate_sem: f32,

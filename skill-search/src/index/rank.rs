@@ -54,8 +54,8 @@ const DIVERSE_TOP: usize = 3;
 const DIVERSE_POOL: usize = 20;
 /// Idf mass (in units of a term only one skill uses) added to a request's when the gate
 /// reads how much of the request the best candidate covers: a request that says little
-/// ("what can you do?" is one common word once stop words go) cannot be well covered
-/// however fully its one word matches.
+/// (a single common word left after stop words) cannot be well covered however fully
+/// that word matches.
 const COVER_PRIOR: f32 = 1.0;
 /// Distinct terms at which the skills' vocabulary counts as broad: the share of a
 /// request's unknown words weighs fully in the gate from there, and in proportion below.

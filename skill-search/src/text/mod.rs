@@ -1,6 +1,8 @@
 //! Text handling shared by the skill and notes indexes: analyzers, query limits and the
 //! word lists used for trigger and name matching.
 
+use std::sync::LazyLock;
+
 use tantivy::Index;
 use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer,
@@ -93,8 +95,13 @@ fn stop_words() -> Vec<String> {
     words
 }
 
+/// The stop word filter, built once: every analyzer shares its set (requests of the notes
+/// index make an analyzer each).
+static STOP_FILTER: LazyLock<StopWordFilter> =
+    LazyLock::new(|| StopWordFilter::remove(stop_words()));
+
 fn english_with(stemmer: impl TokenFilter) -> TextAnalyzer {
-    let stop = StopWordFilter::remove(stop_words());
+    let stop = STOP_FILTER.clone();
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)

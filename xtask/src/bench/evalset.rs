@@ -203,6 +203,27 @@ fn opt_pct(n: Option<usize>, d: usize) -> String {
 }
 
 impl Scores {
+    /// `other` added into these counts (figures a method has no gate for stay `None`).
+    pub fn merge(&mut self, other: &Scores) {
+        self.with_skill += other.with_skill;
+        self.top1 += other.top1;
+        self.top3 += other.top3;
+        self.top10 += other.top10;
+        self.multi += other.multi;
+        self.multi_covered += other.multi_covered;
+        self.none += other.none;
+        self.selected_total += other.selected_total;
+        let add = |x: &mut Option<usize>, y: Option<usize>| {
+            if let Some(y) = y {
+                *x = Some(x.unwrap_or(0) + y);
+            }
+        };
+        add(&mut self.refused, other.refused);
+        add(&mut self.sel_top1, other.sel_top1);
+        add(&mut self.sel_top3, other.sel_top3);
+        add(&mut self.sel_multi, other.sel_multi);
+    }
+
     /// Share helper: `n / with_skill`.
     pub fn rate(&self, n: usize) -> f64 {
         if self.with_skill == 0 {

@@ -27,8 +27,8 @@
 use skill_search::tuning::{self, Gate, Params};
 use skill_search::{SearchRequest, SkillIndex};
 
-use super::evalset::{self, Answer, Case, Kind, Scores};
-use super::packs::{self, Pack};
+use super::evalset::{self, Answer, Case, Kind, Scores, Split};
+use super::packs::Pack;
 
 /// Folds of the cross-validation.
 const FOLDS: usize = 5;
@@ -168,6 +168,10 @@ const GATE_FEATURES: usize = 6;
 /// selected top-3 among shifts that refuse enough of the corpus's no-skill requests; then
 /// pick how much a candidate's confidence drops below the best's.
 pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Params) -> Params {
+    assert!(
+        cases.iter().all(|c| c.split == Split::Tune),
+        "fitting must never read the held-out half"
+    );
     let mut rows = GateRows::default();
     rows.add(cases, &rank_all(index, cases, &p), Group::Corpus);
     for pack in packs {
@@ -371,7 +375,7 @@ pub fn cross_validate(index: &SkillIndex, tune: &[&Case], packs: &[Pack], start:
         let mut p = fit_ranking(index, &train, start, false);
         p = fit_gate(index, &train, packs, p);
         let s = evalset::score(&test, &answers(&rank_all(index, &test, &p), 0.5));
-        packs::merge(&mut total, &s);
+        total.merge(&s);
     }
     total
 }
@@ -429,4 +433,71 @@ pub fn run(index: &SkillIndex, packs: &[Pack], cases: &[Case]) -> Vec<String> {
     }
     out.push(format!("fitted constants:\n{}", constants(&p)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(y: f64, group: Group, x: f64) -> ([f64; GATE_FEATURES], f64, Group) {
+        ([1.0, x, 0.5 * x, 0.1, 0.0, x * x], y, group)
+    }
+
+    #[test]
+    fn each_cell_weighs_the_same_and_the_total_is_the_row_count() {
+        let mut rows = GateRows::default();
+        for i in 0..3 {
+            rows.0.push(row(1.0, Group::Corpus, f64::from(i)));
+        }
+        rows.0.push(row(0.0, Group::Corpus, 0.5));
+        for i in 0..6 {
+            rows.0.push(row(0.0, Group::Pack, f64::from(i)));
+        }
+        // No positive pack rows: three cells share the weight.
+        let (xs, ys, ws) = rows.balanced();
+        assert_eq!((xs.len(), ys.len(), ws.len()), (10, 10, 10));
+        let cell = |y: f64, g: Group| -> f64 {
+            rows.0
+                .iter()
+                .zip(&ws)
+                .filter(|(r, _)| r.1 == y && r.2 == g)
+                .map(|(_, w)| w)
+                .sum()
+        };
+        for (y, g) in [
+            (1.0, Group::Corpus),
+            (0.0, Group::Corpus),
+            (0.0, Group::Pack),
+        ] {
+            assert!((cell(y, g) - 10.0 / 3.0).abs() < 1e-9, "{y} {g:?}");
+        }
+        assert!((ws.iter().sum::<f64>() - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_row_of_weight_two_counts_as_two_rows() {
+        let xs: Vec<[f64; GATE_FEATURES]> = (0..8)
+            .map(|i| row(0.0, Group::Corpus, f64::from(i) / 4.0).0)
+            .collect();
+        let ys: Vec<f64> = (0..8).map(|i| f64::from(u8::from(i % 3 != 0))).collect();
+        let mut weights = vec![1.0; 8];
+        weights[5] = 2.0;
+        let weighted = logistic_fit(&xs, &ys, &weights);
+        let mut xs2 = xs.clone();
+        let mut ys2 = ys.clone();
+        xs2.push(xs[5]);
+        ys2.push(ys[5]);
+        let doubled = logistic_fit(&xs2, &ys2, &[1.0; 9]);
+        for (a, b) in weighted.iter().zip(doubled) {
+            assert!((a - b).abs() < 1e-6, "{weighted:?} vs {doubled:?}");
+        }
+        // And weighting does change the fit.
+        let plain = logistic_fit(&xs, &ys, &[1.0; 8]);
+        assert!(
+            plain
+                .iter()
+                .zip(weighted)
+                .any(|(a, b)| (a - b).abs() > 1e-3)
+        );
+    }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use skill_registry::{RegistryConfig, load_snapshot};
 use skill_search::SkillIndex;
 
-use super::evalset::{Case, Kind, Scores};
+use super::evalset::{Case, Kind};
 
 /// A pack of at most this many skills counts as small.
 pub const SMALL_PACK: usize = 30;
@@ -78,27 +78,6 @@ fn relabel(case: &Case, names: &HashSet<String>) -> Case {
         request: case.request.clone(),
         expect,
     }
-}
-
-/// `b` added into `a`.
-pub fn merge(a: &mut Scores, b: &Scores) {
-    a.with_skill += b.with_skill;
-    a.top1 += b.top1;
-    a.top3 += b.top3;
-    a.top10 += b.top10;
-    a.multi += b.multi;
-    a.multi_covered += b.multi_covered;
-    a.none += b.none;
-    a.selected_total += b.selected_total;
-    let add = |x: &mut Option<usize>, y: Option<usize>| {
-        if let Some(y) = y {
-            *x = Some(x.unwrap_or(0) + y);
-        }
-    };
-    add(&mut a.refused, b.refused);
-    add(&mut a.sel_top1, b.sel_top1);
-    add(&mut a.sel_top3, b.sel_top3);
-    add(&mut a.sel_multi, b.sel_multi);
 }
 
 #[cfg(test)]

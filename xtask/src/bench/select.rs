@@ -129,9 +129,9 @@ fn pack_lines(label: &str, packs: &[packs::Pack], cases: &[&Case]) -> Vec<String
         let relabelled = pack.relabel(cases);
         let refs: Vec<&Case> = relabelled.iter().collect();
         let s = evalset::score(&refs, &ours(&pack.index, &refs));
-        packs::merge(&mut all, &s);
+        all.merge(&s);
         if pack.skills <= packs::SMALL_PACK {
-            packs::merge(&mut small, &s);
+            small.merge(&s);
             n_small += 1;
         }
     }
