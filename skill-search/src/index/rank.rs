@@ -74,6 +74,9 @@ struct Scored<'s> {
     explicit: bool,
     phrase: Option<&'s str>,
     triggers: Option<Matched<'s>>,
+    /// The share of its evidence the skill's own "not for" clauses rule out
+    /// (`terms::Limits::ruled_out`).
+    ruled_out: f32,
     confidence: f32,
     last_used: Option<u64>,
 }
@@ -180,7 +183,8 @@ impl SkillIndex {
             }
             let is_explicit = explicit.contains_key(&key);
             let (bm, parts) = bm25f(info, &weighted, &avg, p);
-            let mut lex = bm + limits(info, &weighted, mass, unit, p);
+            let own = limits(info, &weighted, mass, unit, p);
+            let mut lex = bm + own.score;
             if is_explicit {
                 lex += p.exact_name * unit;
             }
@@ -195,6 +199,7 @@ impl SkillIndex {
                 explicit: is_explicit,
                 phrase: find_phrase(info, &probe).map(|(ph, _)| ph.as_str()),
                 triggers: triggered.get(key),
+                ruled_out: own.ruled_out,
                 confidence: 0.0,
                 last_used: if uses.last.is_empty() {
                     None
@@ -442,7 +447,12 @@ fn fuse(
         } else {
             1.0
         };
-        let mut miss = 1.0 - share * logistic(gate.z - p.rel * (best - s.fused));
+        // A skill that says it is not for what the request asks keeps only the share of
+        // its evidence that its own limits leave (an explicit mention or a trigger still
+        // counts in full below). Squaring the share was tried on the tuning half: it
+        // dropped a right skill whose clause the request grazed.
+        let kept = 1.0 - s.ruled_out;
+        let mut miss = 1.0 - share * kept * logistic(gate.z - p.rel * (best - s.fused));
         for k in 0..3 {
             for _ in 0..n[k] {
                 miss *= 1.0 - P_TRIGGER[k];

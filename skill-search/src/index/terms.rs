@@ -144,18 +144,30 @@ pub(crate) fn bm25f(
     (score, parts)
 }
 
-/// The (negative) score of the skill's own limits: the request's idf share found in its
-/// "not for" clauses, and, when it has "only when" clauses, how little of the best one
-/// the request matches.
+/// The skill's own limits against a request.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Limits {
+    /// The (negative) lexical score: the request's idf share found in its "not for"
+    /// clauses, and, when it has "only when" clauses, how little of the best one the
+    /// request matches.
+    pub(crate) score: f32,
+    /// The share of the evidence for the skill that the skill itself rules out: the idf
+    /// mass of the request's terms in its best-matching "not for" clause, over that mass
+    /// plus the mass of the request's terms the skill's text holds (0 to 1; 0 without a
+    /// "not for" match).
+    pub(crate) ruled_out: f32,
+}
+
+/// The skill's own [`Limits`] against the request's `terms` (of idf mass `mass`).
 pub(crate) fn limits(
     info: &DocInfo,
     terms: &[Weighted<'_>],
     mass: f32,
     unit: f32,
     p: &Params,
-) -> f32 {
+) -> Limits {
     if info.clauses.is_empty() || mass <= 0.0 {
-        return 0.0;
+        return Limits::default();
     }
     let mut against = 0.0;
     let mut best_only: Option<f32> = None;
@@ -166,7 +178,7 @@ pub(crate) fn limits(
             .map(|t| t.wi)
             .sum();
         match kind {
-            Limit::Not => against = f32::max(against, hit / mass),
+            Limit::Not => against = f32::max(against, hit),
             Limit::Only => {
                 let share = (hit / mass).min(1.0);
                 best_only = Some(best_only.map_or(share, |b| b.max(share)));
@@ -174,7 +186,23 @@ pub(crate) fn limits(
         }
     }
     let only = best_only.map_or(0.0, |m| 1.0 - m);
-    -(p.not_penalty * against + p.only_penalty * only) * unit
+    let ruled_out = if against > 0.0 {
+        let held: f32 = terms
+            .iter()
+            .filter(|t| {
+                t.id.and_then(|id| info.tf(id))
+                    .is_some_and(|tf| tf.iter().any(|&n| n > 0))
+            })
+            .map(|t| t.wi)
+            .sum();
+        against / (against + held)
+    } else {
+        0.0
+    };
+    Limits {
+        score: -(p.not_penalty * against / mass + p.only_penalty * only) * unit,
+        ruled_out,
+    }
 }
 
 /// The largest idf among the request's own terms (not those of recent turns) that some

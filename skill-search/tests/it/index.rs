@@ -870,6 +870,62 @@ fn when_not_to_use_flips_a_selection() {
     assert_eq!(selected(&before).as_deref(), Some("pdf-tools"));
 }
 
+/// A candidate that stays in the ranking on some of the request's words is not pre-loaded
+/// when the rest of what the request asks is what the skill says it is not for: its
+/// confidence keeps only the share of its evidence its own limits leave.
+#[test]
+fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
+    let build = |pdf_extra: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "html-snippets",
+            "description: Write small HTML fragments such as tables, lists and forms, as markup to paste.",
+            "# HTML snippets\n\nWrite the markup with labels for every input.",
+        );
+        write(
+            dir.path(),
+            "pdf-forms",
+            &format!("description: Fill in and flatten PDF forms.{pdf_extra}"),
+            "# PDF forms\n\nRead each field's name, then fill it.",
+        );
+        write(
+            dir.path(),
+            "release-notes",
+            "description: Draft release notes from merged pull requests.",
+            "# Release notes\n\nGroup the changes by area.",
+        );
+        let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+        (dir, index)
+    };
+    let request = "give me the HTML markup for a signup form with name and email fields";
+    let selected = |index: &SkillIndex| -> Vec<String> {
+        index
+            .select(request, &SelectOptions::default())
+            .unwrap()
+            .selected_skills
+            .into_iter()
+            .map(|s| s.skill_id)
+            .collect()
+    };
+    let (_d, without) = build("");
+    // Without the clause, the form words alone pre-load the PDF skill beside the right one.
+    assert_eq!(selected(&without), ["html-snippets", "pdf-forms"]);
+    let (_d2, with) = build("\nwhen_not_to_use:\n  - writing HTML markup for a web page");
+    assert_eq!(selected(&with), ["html-snippets"]);
+    // It is still ranked, with the reason it lost.
+    let pdf = search(&with, request)
+        .into_iter()
+        .find(|m| m.name == "pdf-forms")
+        .unwrap();
+    assert_eq!(pdf.against_terms, ["html", "markup"]);
+    assert!(
+        pdf.confidence < SelectOptions::default().threshold,
+        "{}",
+        pdf.confidence
+    );
+}
+
 #[test]
 fn a_word_nearly_every_skill_of_a_large_pack_uses_retrieves_nothing_by_itself() {
     // 1,001 skills (just over the size from which a common word is left out of retrieval)
