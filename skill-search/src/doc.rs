@@ -256,7 +256,15 @@ pub(crate) fn document(
         let split = negation::split(d);
         desc.push_str(&split.kept);
         desc.push('\n');
-        clauses.extend(split.clauses);
+        // A description's sentences say what the skill is for: a "not" in one is a limit.
+        clauses.extend(split.clauses.into_iter().map(|(kind, text)| {
+            let kind = if kind == Limit::NotInPassing {
+                Limit::Not
+            } else {
+                kind
+            };
+            (kind, text)
+        }));
     }
     // `when_to_use` counts for the skill as its description does; every `when_not_to_use`
     // entry is a "not for" clause, whatever its wording.
@@ -268,7 +276,7 @@ pub(crate) fn document(
     // "Only when ..." in a body is usually about one step, not the skill: only the
     // description's count.
     let body = negation::split(&skill.body);
-    clauses.extend(body.clauses.into_iter().filter(|(k, _)| *k == Limit::Not));
+    clauses.extend(body.clauses.into_iter().filter(|(k, _)| k.is_not()));
     for t in m
         .tags
         .iter()

@@ -18,10 +18,22 @@ const MAX_SECTION_ITEMS: usize = 12;
 /// What a clause says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Limit {
-    /// The skill is not for requests like this.
+    /// The skill is not for requests like this: a clause of a description, an item of a
+    /// "when not to use" list or `when_not_to_use` entry.
     Not,
+    /// A "not" phrase inside a sentence ("do not use regex here; use the script
+    /// instead"): in a body, as often an instruction about one step as a limit of the
+    /// skill, so it weighs against the skill's score but not its confidence.
+    NotInPassing,
     /// The skill is only for requests like this.
     Only,
+}
+
+impl Limit {
+    /// Whether the clause says the skill is not for something (in passing or not).
+    pub(crate) fn is_not(self) -> bool {
+        matches!(self, Limit::Not | Limit::NotInPassing)
+    }
 }
 
 /// The text of a skill split into what counts for it and its limit clauses.
@@ -106,7 +118,7 @@ pub(crate) fn split(text: &str) -> Split {
             continue;
         }
         for sentence in sentences(line) {
-            let hit = [(Limit::Not, not), (Limit::Only, only)]
+            let hit = [(Limit::NotInPassing, not), (Limit::Only, only)]
                 .into_iter()
                 .filter_map(|(k, re)| re.find(sentence).map(|m| (m.start(), k)))
                 .min_by_key(|(at, _)| *at);
@@ -181,7 +193,11 @@ mod tests {
         assert!(!s.kept.contains("PowerPoint"));
         assert!(!s.kept.contains("flyers"));
         let kinds: Vec<Limit> = s.clauses.iter().map(|c| c.0).collect();
-        assert_eq!(kinds, [Limit::Only, Limit::Not, Limit::Not]);
+        // Sentence clauses are "in passing" here; the index reads a description's as limits.
+        assert_eq!(
+            kinds,
+            [Limit::Only, Limit::NotInPassing, Limit::NotInPassing]
+        );
         assert!(s.clauses[0].1.contains("PowerPoint"));
         assert!(s.clauses[2].1.starts_with("NOT for flyers"));
     }
@@ -198,6 +214,12 @@ mod tests {
         );
         let clauses: Vec<&str> = s.clauses.iter().map(|c| c.1.as_str()).collect();
         assert!(clauses.contains(&"writing emails"), "{clauses:?}");
+        // A listed item is a limit, not a remark in passing.
+        assert!(
+            s.clauses.iter().all(|c| c.0 == Limit::Not),
+            "{:?}",
+            s.clauses
+        );
         assert!(clauses.contains(&"tax returns"));
         assert!(!clauses.contains(&"start"));
         assert!(s.kept.contains("start") && s.kept.contains("Do the thing"));

@@ -27,7 +27,6 @@ use crate::Error;
 use crate::doc::{DocInfo, RETRIEVE_BOOST_EXACT};
 use crate::hit::{self, Match};
 use crate::index::{Filter, SearchRequest, SkillIndex, State};
-use crate::negation::Limit;
 use crate::params::{F_DESC, F_NAME, FIELDS, Params};
 use crate::text::{clip, name_tokens};
 use crate::triggers::{KeyMap, Matched, Probe, TriggerHit};
@@ -74,8 +73,8 @@ struct Scored<'s> {
     explicit: bool,
     phrase: Option<&'s str>,
     triggers: Option<Matched<'s>>,
-    /// The share of its evidence the skill's own "not for" clauses rule out
-    /// (`terms::Limits::ruled_out`).
+    /// The share of its evidence the skill's own "not for" clauses (not those in passing)
+    /// rule out (`terms::Limits::ruled_out`).
     ruled_out: f32,
     confidence: f32,
     last_used: Option<u64>,
@@ -512,7 +511,7 @@ fn to_match(s: &Scored<'_>, weighted: &[Weighted<'_>]) -> Match {
             && info
                 .clauses
                 .iter()
-                .any(|(k, ids)| *k == Limit::Not && ids.binary_search(&id).is_ok())
+                .any(|(k, ids)| k.is_not() && ids.binary_search(&id).is_ok())
         {
             push_unique(&mut against_terms, &t.q.word);
         }

@@ -152,9 +152,9 @@ pub(crate) struct Limits {
     /// request matches.
     pub(crate) score: f32,
     /// The share of the evidence for the skill that the skill itself rules out: the idf
-    /// mass of the request's terms in its best-matching "not for" clause, over that mass
-    /// plus the mass of the request's terms the skill's text holds (0 to 1; 0 without a
-    /// "not for" match).
+    /// mass of the request's terms in its best-matching [`Limit::Not`] clause (not one in
+    /// passing), over that mass plus the mass of the request's terms the skill's text
+    /// holds (0 to 1; 0 without such a match).
     pub(crate) ruled_out: f32,
 }
 
@@ -170,6 +170,7 @@ pub(crate) fn limits(
         return Limits::default();
     }
     let mut against = 0.0;
+    let mut ruling = 0.0;
     let mut best_only: Option<f32> = None;
     for (kind, ids) in &info.clauses {
         let hit: f32 = terms
@@ -178,7 +179,11 @@ pub(crate) fn limits(
             .map(|t| t.wi)
             .sum();
         match kind {
-            Limit::Not => against = f32::max(against, hit),
+            Limit::Not => {
+                against = f32::max(against, hit);
+                ruling = f32::max(ruling, hit);
+            }
+            Limit::NotInPassing => against = f32::max(against, hit),
             Limit::Only => {
                 let share = (hit / mass).min(1.0);
                 best_only = Some(best_only.map_or(share, |b| b.max(share)));
@@ -186,7 +191,7 @@ pub(crate) fn limits(
         }
     }
     let only = best_only.map_or(0.0, |m| 1.0 - m);
-    let ruled_out = if against > 0.0 {
+    let ruled_out = if ruling > 0.0 {
         let held: f32 = terms
             .iter()
             .filter(|t| {
@@ -195,7 +200,7 @@ pub(crate) fn limits(
             })
             .map(|t| t.wi)
             .sum();
-        against / (against + held)
+        ruling / (ruling + held)
     } else {
         0.0
     };

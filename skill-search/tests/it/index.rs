@@ -875,7 +875,7 @@ fn when_not_to_use_flips_a_selection() {
 /// confidence keeps only the share of its evidence its own limits leave.
 #[test]
 fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
-    let build = |pdf_extra: &str| {
+    let build = |pdf_extra: &str, pdf_body: &str| {
         let dir = tempfile::tempdir().unwrap();
         write(
             dir.path(),
@@ -887,7 +887,7 @@ fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
             dir.path(),
             "pdf-forms",
             &format!("description: Fill in and flatten PDF forms.{pdf_extra}"),
-            "# PDF forms\n\nRead each field's name, then fill it.",
+            &format!("# PDF forms\n\nRead each field's name, then fill it.{pdf_body}"),
         );
         write(
             dir.path(),
@@ -908,10 +908,13 @@ fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
             .map(|s| s.skill_id)
             .collect()
     };
-    let (_d, without) = build("");
+    let (_d, without) = build("", "");
     // Without the clause, the form words alone pre-load the PDF skill beside the right one.
     assert_eq!(selected(&without), ["html-snippets", "pdf-forms"]);
-    let (_d2, with) = build("\nwhen_not_to_use:\n  - writing HTML markup for a web page");
+    let (_d2, with) = build(
+        "\nwhen_not_to_use:\n  - writing HTML markup for a web page",
+        "",
+    );
     assert_eq!(selected(&with), ["html-snippets"]);
     // It is still ranked, with the reason it lost.
     let pdf = search(&with, request)
@@ -924,6 +927,15 @@ fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
         "{}",
         pdf.confidence
     );
+    // The same words in a sentence of the body, said in passing, weigh against its score
+    // but not its confidence (a body's "do not use ..." is as often about one step).
+    let (_d3, passing) = build("", " Do not use it for writing HTML markup.");
+    assert_eq!(selected(&passing), ["html-snippets", "pdf-forms"]);
+    let pdf = search(&passing, request)
+        .into_iter()
+        .find(|m| m.name == "pdf-forms")
+        .unwrap();
+    assert_eq!(pdf.against_terms, ["html", "markup"]);
 }
 
 #[test]
