@@ -50,8 +50,13 @@
 //! request naming something specific that the best skill never mentions); `gap` is how
 //! far the candidate's fused score is below the best one. Explicit mention, a phrase of
 //! the skill and matched triggers raise it (noisy-OR; those probabilities are set by
-//! hand, since real packs declare almost no triggers). So at the default threshold of 0.5
-//! a request gets `no_skill_needed` exactly when the gate says no skill fits, and the top
+//! hand, since real packs declare almost no triggers). A candidate whose declared limits
+//! (a "not for" clause of its description, a `when_not_to_use` entry, an item of a "when
+//! not to use" list) match the request loses the share of its confidence they rule out:
+//! the request's idf mass in the best-matching clause, over that mass plus the mass of
+//! the request's words the skill holds. A "do not use ..." said in passing in a body
+//! lowers only its score. So at the default threshold of 0.5 a request gets
+//! `no_skill_needed` exactly when the gate says no skill fits, and the top
 //! candidates that are close to the best are selected with it.
 //!
 //! Every tunable number (BM25 k1 and per-field b, field weights, the name bonus and limit
