@@ -149,6 +149,11 @@ pub struct Scores {
     pub sel_multi: Option<usize>,
     /// Skills selected in all (to see how many a selection costs).
     pub selected_total: usize,
+    /// Skills selected for requests with a skill.
+    pub selected_for_skill: usize,
+    /// Of those, the right ones (acceptable for some intent of the request): with
+    /// `selected_for_skill`, the share of pre-loaded skills that were worth their budget.
+    pub selected_right: usize,
 }
 
 fn add(o: &mut Option<usize>, yes: bool) {
@@ -180,6 +185,8 @@ pub fn score(cases: &[&Case], answers: &[Answer]) -> Scores {
         }
         if let Some(sel) = &a.selected {
             s.selected_total += sel.len();
+            s.selected_for_skill += sel.len();
+            s.selected_right += sel.iter().filter(|x| c.accepts(x)).count();
             add(&mut s.sel_top1, sel.first().is_some_and(|x| c.accepts(x)));
             add(&mut s.sel_top3, sel.iter().any(|x| c.accepts(x)));
             if c.kind == Kind::Multi {
@@ -213,6 +220,8 @@ impl Scores {
         self.multi_covered += other.multi_covered;
         self.none += other.none;
         self.selected_total += other.selected_total;
+        self.selected_for_skill += other.selected_for_skill;
+        self.selected_right += other.selected_right;
         let add = |x: &mut Option<usize>, y: Option<usize>| {
             if let Some(y) = y {
                 *x = Some(x.unwrap_or(0) + y);
@@ -236,7 +245,7 @@ impl Scores {
     /// One table line: ranked, then selected figures.
     pub fn line(&self, label: &str) -> String {
         format!(
-            "{label:<44} top-1 {} top-3 {} top-10 {} multi-covered {} ({}) no-skill refused {} ({}) | selected: top-1 {} top-3 {} multi {} ({} skills selected)",
+            "{label:<44} top-1 {} top-3 {} top-10 {} multi-covered {} ({}) no-skill refused {} ({}) | selected: top-1 {} top-3 {} multi {} ({} skills selected; right {} of those for requests with a skill)",
             pct(self.top1, self.with_skill),
             pct(self.top3, self.with_skill),
             pct(self.top10, self.with_skill),
@@ -248,6 +257,7 @@ impl Scores {
             opt_pct(self.sel_top3, self.with_skill),
             opt_pct(self.sel_multi, self.multi),
             self.selected_total,
+            pct(self.selected_right, self.selected_for_skill),
         )
     }
 }
@@ -297,6 +307,11 @@ mod tests {
             (s.sel_top1, s.sel_top3, s.sel_multi),
             (Some(1), Some(1), Some(1))
         );
+        // Three skills selected for requests with one, two of them right.
+        assert_eq!((s.selected_for_skill, s.selected_right), (3, 2));
+        let mut twice = s;
+        twice.merge(&s);
+        assert_eq!((twice.selected_for_skill, twice.selected_right), (6, 4));
     }
 
     #[test]
