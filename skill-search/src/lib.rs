@@ -52,12 +52,13 @@
 //! the skill and matched triggers raise it (noisy-OR; those probabilities are set by
 //! hand, since real packs declare almost no triggers). A candidate whose declared limits
 //! (a "not for" clause of its description, a `when_not_to_use` entry, an item of a "when
-//! not to use" list) match the request loses the share of its confidence they rule out:
-//! the request's idf mass in the best-matching clause, over that mass plus the mass of
-//! the request's words the skill holds. A "do not use ..." said in passing in a body
-//! lowers only its score. So at the default threshold of 0.5 a request gets
-//! `no_skill_needed` exactly when the gate says no skill fits, and the top
-//! candidates that are close to the best are selected with it.
+//! not to use" list) match the request keeps, of the gate's part, only the share of its
+//! evidence they leave: they rule out the request's idf mass in the best-matching
+//! clause that the skill's other text does not use, over that mass plus the mass of the
+//! request's words the skill holds. A "do not use ..." said in passing in a body lowers
+//! only its score. So at the default threshold of 0.5 a request gets `no_skill_needed`
+//! when the gate says no skill fits (or when every candidate's own limits rule it out),
+//! and the top candidates that are close to the best are selected with it.
 //!
 //! Every tunable number (BM25 k1 and per-field b, field weights, the name bonus and limit
 //! penalties, the fusion weights, the gate, `rel`) is a private constant chosen by

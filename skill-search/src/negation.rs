@@ -76,8 +76,11 @@ fn heading_re() -> Option<&'static Regex> {
 ///
 /// Sentences (split at `.`, `;`, `!`, `?` followed by a space, and at line ends) that
 /// contain a "not" or "only" phrase become clauses, from that phrase to the sentence end;
-/// the part of the sentence before the phrase is kept. The list items under a heading or
-/// bold line such as "When not to use" become "not" clauses.
+/// the part of the sentence before the phrase is kept; a "not" one is
+/// [`Limit::NotInPassing`] (the caller reads a description's as [`Limit::Not`]). The
+/// heading or bold line "When not to use" (and the like) and the list items under it
+/// become [`Limit::Not`] clauses; prose under such a heading ends the list and is read
+/// sentence by sentence.
 pub(crate) fn split(text: &str) -> Split {
     let mut out = Split::default();
     let (Some(not), Some(only), Some(heading)) = (not_re(), only_re(), heading_re()) else {

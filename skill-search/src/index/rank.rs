@@ -8,8 +8,9 @@
 //! `gate` says how likely it is that any skill fits (from the best raw lexical score, its
 //! share of the request, the best semantic similarity, the share of the request's words
 //! no skill uses and the rarest request word the first candidate lacks) and `gap` is how
-//! far the candidate's fused score is below the best one; explicit mention, a phrase of the
-//! skill and triggers raise it further (noisy-OR). Term-level scoring lives in `terms`.
+//! far the candidate's fused score is below the best one, times the share of its evidence
+//! that its declared "not for" limits leave; explicit mention, a phrase of the skill and
+//! triggers raise it further (noisy-OR). Term-level scoring lives in `terms`.
 
 use std::cmp::Ordering;
 
@@ -447,9 +448,9 @@ fn fuse(
             1.0
         };
         // A skill that says it is not for what the request asks keeps only the share of
-        // its evidence that its own limits leave (an explicit mention or a trigger still
-        // counts in full below). Squaring the share was tried on the tuning half: it
-        // dropped a right skill whose clause the request grazed.
+        // its evidence that its declared limits leave (an explicit mention, a phrase or a
+        // trigger still counts in full below). Squaring the share was tried on the
+        // tuning half: it dropped a right skill whose clause the request grazed.
         let kept = 1.0 - s.ruled_out;
         let mut miss = 1.0 - share * kept * logistic(gate.z - p.rel * (best - s.fused));
         for k in 0..3 {

@@ -152,9 +152,10 @@ pub(crate) struct Limits {
     /// request matches.
     pub(crate) score: f32,
     /// The share of the evidence for the skill that the skill itself rules out: the idf
-    /// mass of the request's terms in its best-matching [`Limit::Not`] clause (not one in
-    /// passing), over that mass plus the mass of the request's terms the skill's text
-    /// holds (0 to 1; 0 without such a match).
+    /// mass of the request's own words (not recent turns') in its best-matching
+    /// [`Limit::Not`] clause (not one in passing) that the skill's other text does not
+    /// use, over that mass plus the mass of the request's words the skill's text holds (0
+    /// to 1; 0 without such a match).
     pub(crate) ruled_out: f32,
 }
 
@@ -170,18 +171,28 @@ pub(crate) fn limits(
         return Limits::default();
     }
     let mut against = 0.0;
-    let mut ruling = 0.0;
     let mut best_only: Option<f32> = None;
+    // The request's own words (not recent turns', which explain nothing in a reason), and
+    // whether the skill's text outside its clauses holds each.
+    let held = |t: &Weighted<'_>| {
+        t.id.and_then(|id| info.tf(id))
+            .is_some_and(|tf| tf.iter().any(|&n| n > 0))
+    };
+    let own = || terms.iter().filter(|t| t.q.weight >= 1.0);
+    let mut ruling: f32 = 0.0;
     for (kind, ids) in &info.clauses {
-        let hit: f32 = terms
-            .iter()
-            .filter(|t| t.id.is_some_and(|id| ids.binary_search(&id).is_ok()))
-            .map(|t| t.wi)
-            .sum();
+        let in_clause = |t: &Weighted<'_>| t.id.is_some_and(|id| ids.binary_search(&id).is_ok());
+        let hit: f32 = terms.iter().filter(|t| in_clause(t)).map(|t| t.wi).sum();
         match kind {
             Limit::Not => {
                 against = f32::max(against, hit);
-                ruling = f32::max(ruling, hit);
+                // Only the clause's own words rule the skill out: one its text also uses
+                // elsewhere ("pdf" in a PDF skill's "not for scanned PDFs") is its subject.
+                let distinct: f32 = own()
+                    .filter(|t| in_clause(t) && !held(t))
+                    .map(|t| t.wi)
+                    .sum();
+                ruling = ruling.max(distinct);
             }
             Limit::NotInPassing => against = f32::max(against, hit),
             Limit::Only => {
@@ -192,20 +203,13 @@ pub(crate) fn limits(
     }
     let only = best_only.map_or(0.0, |m| 1.0 - m);
     let ruled_out = if ruling > 0.0 {
-        let held: f32 = terms
-            .iter()
-            .filter(|t| {
-                t.id.and_then(|id| info.tf(id))
-                    .is_some_and(|tf| tf.iter().any(|&n| n > 0))
-            })
-            .map(|t| t.wi)
-            .sum();
+        let held: f32 = own().filter(|t| held(t)).map(|t| t.wi).sum();
         ruling / (ruling + held)
     } else {
         0.0
     };
     Limits {
-        score: -(p.not_penalty * against / mass + p.only_penalty * only) * unit,
+        score: -(p.not_penalty * (against / mass) + p.only_penalty * only) * unit,
         ruled_out,
     }
 }

@@ -936,6 +936,72 @@ fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
         .find(|m| m.name == "pdf-forms")
         .unwrap();
     assert_eq!(pdf.against_terms, ["html", "markup"]);
+    // Declared in a sentence of the description, or in a "when not to use" list of the
+    // body, it is a limit again.
+    let (_d4, described) = build(" Not for writing HTML markup.", "");
+    assert_eq!(selected(&described), ["html-snippets"]);
+    let (_d5, listed) = build(
+        "",
+        "\n\n## When not to use\n\n- writing HTML markup for a web page\n",
+    );
+    assert_eq!(selected(&listed), ["html-snippets"]);
+}
+
+/// A "not for" clause that repeats the skill's own subject ("not for scanned PDFs" in a
+/// PDF skill) does not count that subject against it: only the clause's own words do.
+#[test]
+fn a_limit_that_names_the_skills_own_subject_does_not_rule_it_out() {
+    let build = |clause: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "pdf-text",
+            &format!("description: Extract the text of PDF files page by page.{clause}"),
+            "# PDF text\n\nRun pdftotext on each file.",
+        );
+        write(
+            dir.path(),
+            "scan-ocr",
+            "description: Recognise the words in scanned images with OCR.",
+            "# OCR\n\nRun tesseract on each image.",
+        );
+        write(
+            dir.path(),
+            "release-notes",
+            "description: Draft release notes from merged pull requests.",
+            "# Release notes\n\nGroup the changes by area.",
+        );
+        let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+        (dir, index)
+    };
+    let hit = |index: &SkillIndex, request: &str| {
+        search(index, request)
+            .into_iter()
+            .find(|m| m.name == "pdf-text")
+            .unwrap()
+    };
+    let (_d, without) = build("");
+    let (_d2, with) = build(" Not for scanned PDF pages.");
+    let request = "extract the text from these PDF pages";
+    // "pdf" and "pages" are in the clause and in the rest of the skill: its subject, which
+    // the reason shows against it but which leaves its confidence as it was.
+    let plain = hit(&with, request);
+    assert_eq!(plain.against_terms, ["pdf", "pages"]);
+    let before = hit(&without, request).confidence;
+    assert!(
+        (plain.confidence - before).abs() < 0.02,
+        "{} vs {before}",
+        plain.confidence
+    );
+    // "scanned" is the clause's own word (another skill uses it, so the request's word is
+    // known): the same request about scanned pages loses.
+    let scanned = hit(&with, "extract the text from these scanned PDF pages");
+    assert!(
+        scanned.confidence < plain.confidence * 0.9,
+        "{} vs {}",
+        scanned.confidence,
+        plain.confidence
+    );
 }
 
 #[test]

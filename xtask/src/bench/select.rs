@@ -280,9 +280,10 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
 }
 
 /// With `BENCH_SELECT_MISSES` set: the held-out requests the ranking misses in its first
-/// three (`miss`), and those it has but `select` drops (`gap`: the gate refused, or the
-/// right skill fell under the threshold), each with what was selected, for reading (not
-/// for fitting). To read the tuning half's, give `--requests` a copy of it marked
+/// three (`miss`; for a request no skill fits, the gate opened), and those it has but
+/// `select` drops (`gap`: the gate refused, or the right skill fell under the threshold;
+/// for a request no skill fits, the gate refused but a trigger or a name still selected
+/// a skill), each with what was selected, for reading (not for fitting). To read the tuning half's, give `--requests` a copy of it marked
 /// `heldout`.
 fn misses(index: &SkillIndex, held: &[&Case], table: &mut Table) {
     let opts = SelectOptions::default();
@@ -299,15 +300,14 @@ fn misses(index: &SkillIndex, held: &[&Case], table: &mut Table) {
             continue;
         };
         let names: Vec<&str> = hits.iter().map(|m| m.name.as_str()).collect();
-        let selected: Vec<(String, f32)> = index
-            .select(&c.request, &opts)
-            .map(|s| {
-                s.selected_skills
-                    .into_iter()
-                    .map(|s| (s.skill_id, s.confidence))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let Ok(selection) = index.select(&c.request, &opts) else {
+            continue;
+        };
+        let selected: Vec<(String, f32)> = selection
+            .selected_skills
+            .into_iter()
+            .map(|s| (s.skill_id, s.confidence))
+            .collect();
         let (ranked_ok, selected_ok) = if c.expect.is_empty() {
             (gate.z < 0.0, selected.is_empty())
         } else {
