@@ -67,6 +67,23 @@ fn names(hits: &[Match]) -> Vec<&str> {
     hits.iter().map(|m| m.name.as_str()).collect()
 }
 
+/// A pack of `(name, frontmatter, body)` skills in a temporary folder, and its index.
+fn index_of(skills: &[(&str, &str, &str)]) -> (tempfile::TempDir, SkillIndex) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, frontmatter, body) in skills {
+        write(dir.path(), name, frontmatter, body);
+    }
+    let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
+    (dir, index)
+}
+
+/// A skill beside the ones a test is about, so that a pack is not only those.
+const RELEASE_NOTES: (&str, &str, &str) = (
+    "release-notes",
+    "description: Draft release notes from merged pull requests.",
+    "# Release notes\n\nGroup the changes by area.",
+);
+
 fn search(index: &SkillIndex, text: &str) -> Vec<Match> {
     index
         .search(&SearchRequest {
@@ -876,27 +893,17 @@ fn when_not_to_use_flips_a_selection() {
 #[test]
 fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
     let build = |pdf_extra: &str, pdf_body: &str| {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "html-snippets",
-            "description: Write small HTML fragments such as tables, lists and forms, as markup to paste.",
-            "# HTML snippets\n\nWrite the markup with labels for every input.",
-        );
-        write(
-            dir.path(),
-            "pdf-forms",
-            &format!("description: Fill in and flatten PDF forms.{pdf_extra}"),
-            &format!("# PDF forms\n\nRead each field's name, then fill it.{pdf_body}"),
-        );
-        write(
-            dir.path(),
-            "release-notes",
-            "description: Draft release notes from merged pull requests.",
-            "# Release notes\n\nGroup the changes by area.",
-        );
-        let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
-        (dir, index)
+        let pdf_frontmatter = format!("description: Fill in and flatten PDF forms.{pdf_extra}");
+        let pdf_text = format!("# PDF forms\n\nRead each field's name, then fill it.{pdf_body}");
+        index_of(&[
+            (
+                "html-snippets",
+                "description: Write small HTML fragments such as tables, lists and forms, as markup to paste.",
+                "# HTML snippets\n\nWrite the markup with labels for every input.",
+            ),
+            ("pdf-forms", &pdf_frontmatter, &pdf_text),
+            RELEASE_NOTES,
+        ])
     };
     let request = "give me the HTML markup for a signup form with name and email fields";
     let selected = |index: &SkillIndex| -> Vec<String> {
@@ -952,27 +959,21 @@ fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
 #[test]
 fn a_limit_that_names_the_skills_own_subject_does_not_rule_it_out() {
     let build = |clause: &str| {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            dir.path(),
-            "pdf-text",
-            &format!("description: Extract the text of PDF files page by page.{clause}"),
-            "# PDF text\n\nRun pdftotext on each file.",
-        );
-        write(
-            dir.path(),
-            "scan-ocr",
-            "description: Recognise the words in scanned images with OCR.",
-            "# OCR\n\nRun tesseract on each image.",
-        );
-        write(
-            dir.path(),
-            "release-notes",
-            "description: Draft release notes from merged pull requests.",
-            "# Release notes\n\nGroup the changes by area.",
-        );
-        let index = SkillIndex::build(registry(dir.path()).snapshot()).unwrap();
-        (dir, index)
+        let pdf_frontmatter =
+            format!("description: Extract the text of PDF files page by page.{clause}");
+        index_of(&[
+            (
+                "pdf-text",
+                &pdf_frontmatter,
+                "# PDF text\n\nRun pdftotext on each file.",
+            ),
+            (
+                "scan-ocr",
+                "description: Recognise the words in scanned images with OCR.",
+                "# OCR\n\nRun tesseract on each image.",
+            ),
+            RELEASE_NOTES,
+        ])
     };
     let hit = |index: &SkillIndex, request: &str| {
         search(index, request)
