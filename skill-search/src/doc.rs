@@ -257,14 +257,12 @@ pub(crate) fn document(
         desc.push_str(&split.kept);
         desc.push('\n');
         // A description's sentences say what the skill is for: a "not" in one is a limit.
-        clauses.extend(split.clauses.into_iter().map(|(kind, text)| {
-            let kind = if kind == Limit::NotInPassing {
-                Limit::Not
-            } else {
-                kind
-            };
-            (kind, text)
-        }));
+        clauses.extend(
+            split
+                .clauses
+                .into_iter()
+                .map(|(k, text)| (k.declared(), text)),
+        );
     }
     // `when_to_use` counts for the skill as its description does; every `when_not_to_use`
     // entry is a "not for" clause, whatever its wording.

@@ -34,6 +34,15 @@ impl Limit {
     pub(crate) fn is_not(self) -> bool {
         matches!(self, Limit::Not | Limit::NotInPassing)
     }
+
+    /// The kind as a declaration of the skill's scope says it (a description's sentence):
+    /// a "not" in passing there is a limit.
+    pub(crate) fn declared(self) -> Limit {
+        match self {
+            Limit::NotInPassing => Limit::Not,
+            other => other,
+        }
+    }
 }
 
 /// The text of a skill split into what counts for it and its limit clauses.

@@ -283,8 +283,8 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
 /// three (`miss`; for a request no skill fits, the gate opened), and those it has but
 /// `select` drops (`gap`: the gate refused, or the right skill fell under the threshold;
 /// for a request no skill fits, the gate refused but a trigger or a name still selected
-/// a skill), each with what was selected, for reading (not for fitting). To read the tuning half's, give `--requests` a copy of it marked
-/// `heldout`.
+/// a skill), each with what was selected, for reading (not for fitting). To read the
+/// tuning half's, give `--requests` a copy of it marked `heldout`.
 fn misses(index: &SkillIndex, held: &[&Case], table: &mut Table) {
     let opts = SelectOptions::default();
     for c in held {
