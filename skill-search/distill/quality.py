@@ -12,6 +12,8 @@ description and with three other skills' descriptions. For every table variant
     over all pairs;
   - r@1 / r@5: how often the request's own description ranks first / in the top 5
     among all sampled descriptions (the full model's figures are printed first).
+With `--table FILE` it also scores a written table (static-embeddings.bin as
+distill.py writes it, e.g. the shipped one), and with `--variants none` only that.
 No evaluation request file is read.
 """
 
@@ -96,6 +98,8 @@ def main() -> None:
     ap.add_argument("--corpus", required=True, type=Path)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/minilm-token-vectors.npy"))
     ap.add_argument("--dims", type=int, nargs="*", default=[64, 128, 192, 256, 384])
+    ap.add_argument("--table", type=Path, default=None, help="also score this written table")
+    ap.add_argument("--variants", choices=["all", "none"], default="all")
     args = ap.parse_args()
 
     mdir = distill.model_dir()
@@ -126,20 +130,39 @@ def main() -> None:
             pairs.append((i, j))
     full_cos = np.array([fq[i] @ fd[j] for i, j in pairs])
     print(f"full model: r@1 {recall(fq, fd, 1):.3f} r@5 {recall(fq, fd, 5):.3f}")
+
+    def score(table: np.ndarray) -> str:
+        emb = np.array([distill.static_embed(table, x) for x in ids])
+        sq, sd = emb[0::2], emb[1::2]
+        cos = np.array([sq[i] @ sd[j] for i, j in pairs])
+        return f"{spearman(cos, full_cos):.3f}    {recall(sq, sd, 1):.3f} {recall(sq, sd, 5):.3f}"
+
     print("dims weighting unit  spearman  r@1   r@5")
-    for dims in args.dims:
+    if args.table is not None:
+        print(f"{args.table}: {score(read_table(args.table, vocab))}", flush=True)
+    for dims in args.dims if args.variants == "all" else []:
         for scheme in ["none", "zipf"]:
             for unit in [False, True]:
                 table = distill.build_table(vecs, vocab, dims, scheme, unit)
                 table = distill.dequantised(*distill.quantise(table))
-                emb = np.array([distill.static_embed(table, x) for x in ids])
-                sq, sd = emb[0::2], emb[1::2]
-                cos = np.array([sq[i] @ sd[j] for i, j in pairs])
-                print(
-                    f"{dims:4d} {scheme:9s} {str(unit):5s} {spearman(cos, full_cos):.3f}    "
-                    f"{recall(sq, sd, 1):.3f} {recall(sq, sd, 5):.3f}",
-                    flush=True,
-                )
+                print(f"{dims:4d} {scheme:9s} {str(unit):5s} {score(table)}", flush=True)
+
+
+def read_table(path: Path, vocab: list[str]) -> np.ndarray:
+    """A written table, dequantised (format: distill.py's docstring)."""
+    import struct
+
+    data = path.read_bytes()
+    head = len(distill.MAGIC) + 16
+    if data[: len(distill.MAGIC)] != distill.MAGIC:
+        sys.exit(f"{path}: not a static embedding table")
+    _, n, dims, vocab_bytes = struct.unpack("<IIII", data[len(distill.MAGIC) : head])
+    body = data[head + 8 :]
+    if body[:vocab_bytes].decode("utf-8").split("\n")[:-1] != vocab:
+        sys.exit(f"{path}: its vocabulary is not the model's")
+    scales = np.frombuffer(body, dtype="<f4", count=n, offset=vocab_bytes)
+    q = np.frombuffer(body, dtype=np.int8, count=n * dims, offset=vocab_bytes + 4 * n).reshape(n, dims)
+    return distill.dequantised(q, scales)
 
 
 def distill_full(bert: distill.Bert, tok, text: str) -> np.ndarray:

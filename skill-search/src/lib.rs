@@ -56,9 +56,12 @@
 //! evidence they leave: they rule out the request's idf mass in the best-matching
 //! clause that the skill's other text does not use, over that mass plus the mass of the
 //! request's words the skill holds. A "do not use ..." said in passing in a body lowers
-//! only its score. So at the default threshold of 0.5 a request gets `no_skill_needed`
-//! when the gate says no skill fits (or when every candidate's own limits rule it out),
-//! and the top candidates that are close to the best are selected with it.
+//! only its score. A candidate with less than half the best one's lexical score keeps its
+//! confidence only in proportion (its share of the evidence, doubled). So at the default
+//! threshold of 0.5 a request gets `no_skill_needed` when the gate says no skill fits (or
+//! when every candidate's own limits rule it out), and the top candidates that are close
+//! to the best are selected with it. (The shipped fit sets `rel` to 0: closeness is then
+//! the share of lexical evidence alone.)
 //!
 //! Every tunable number (BM25 k1 and per-field b, field weights, the name bonus and limit
 //! penalties, the fusion weights, the gate, `rel`) is a private constant chosen by

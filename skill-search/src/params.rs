@@ -74,16 +74,16 @@ const ONLY_PENALTY: f32 = 0.0;
 const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.75;
 /// Fitted gate.
-const GATE_BIAS: f32 = -7.330;
-const GATE_LEX: f32 = 2.052;
-const GATE_COVER: f32 = 18.572;
-const GATE_SEM: f32 = 4.947;
-const GATE_UNKNOWN: f32 = -14.214;
-const GATE_MISS: f32 = -0.171;
+const GATE_BIAS: f32 = -5.105;
+const GATE_LEX: f32 = 2.338;
+const GATE_COVER: f32 = 11.571;
+const GATE_SEM: f32 = 7.435;
+const GATE_UNKNOWN: f32 = -15.852;
+const GATE_MISS: f32 = -0.729;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
 const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
-const REL: f32 = 0.1;
+const REL: f32 = 0.0;
 /// Fitted weight of covering a multi-intent request's other parts.
 const DIVERSITY: f32 = 5.0;
 

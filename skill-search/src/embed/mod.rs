@@ -3,8 +3,9 @@
 //! fields of a PDF document" come out close although they share one word.
 //!
 //! No model runs here. `skill-search/distill/distill.py` ran the transformer once on every
-//! WordPiece token of the model's vocabulary, reduced the outputs to their main axes,
-//! weighted each token (frequent tokens count less) and stored the rows as int8 in
+//! WordPiece token of the model's vocabulary, weighted each token (frequent tokens count
+//! less), fitted the rows so that a training sentence's rows sum to where the model puts
+//! the whole sentence, reduced them to their main axes and stored them as int8 in
 //! `data/static-embeddings.bin`, which is compiled into the crate ([`TABLE`]); see
 //! `data/README.md` for the source package, licence and quality figures. At run time a
 //! text is tokenized exactly as the model tokenizes it ([`tokenizer`]), its tokens' rows

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Write the training sentences of distill.py's refinement step, one per line.
+
+Run (see README.md beside this file):
+
+    python3 skill-search/distill/sentences.py \
+        --packages /var/lib/apt/lists/deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages.lz4 \
+        --python-lib /root/.pyenv/versions/3.11.7/lib/python3.11 \
+        --out /tmp/distill-sentences.txt
+
+The sentences are short English texts about what software does, from two sources that
+have nothing to do with the skill corpus or the evaluation requests:
+
+  1. Every distinct short description (the `Description:` line) of a Debian binary
+     package index (`Packages`, plain or compressed with lz4 or xz), of three words or
+     more: "high availability load balancer for TCP connections".
+  2. The first paragraph of every docstring of the Python standard library's modules
+     (the folder given, one level of packages, tests and IDLE left out), split into
+     sentences of 4 to 40 words, without those that look like code.
+
+The output is sorted and deduplicated, so the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import lzma
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# Shortest package description kept, in words ("Python bindings" says too little).
+MIN_DESCRIPTION_WORDS = 3
+# Docstring sentences kept, in words.
+MIN_SENTENCE_WORDS = 4
+MAX_SENTENCE_WORDS = 40
+# A sentence with any of these reads as code, not prose.
+CODE_LIKE = re.compile(r"[{}<>=]|::|\w\(")
+
+
+def packages_text(path: Path) -> str:
+    data = path.read_bytes()
+    if path.suffix == ".lz4":
+        data = subprocess.run(["lz4", "-dc"], input=data, capture_output=True, check=True).stdout
+    elif path.suffix == ".xz":
+        data = lzma.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
+def package_descriptions(text: str) -> set[str]:
+    out = set()
+    for line in text.splitlines():
+        if line.startswith("Description: "):
+            d = line[len("Description: ") :].strip()
+            if len(d.split()) >= MIN_DESCRIPTION_WORDS:
+                out.add(d)
+    return out
+
+
+def docstring_sentences(lib: Path) -> set[str]:
+    files = sorted(list(lib.glob("*.py")) + list(lib.glob("*/*.py")))
+    out = set()
+    for f in files:
+        parts = f.relative_to(lib).parts
+        if parts[0] in ("idlelib", "site-packages") or any(p.startswith("test") for p in parts):
+            continue
+        try:
+            tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            doc = ast.get_docstring(node)
+            if not doc:
+                continue
+            para = " ".join(doc.strip().split("\n\n")[0].split())
+            for s in re.split(r"(?<=[.!?])\s+", para):
+                n = len(s.split())
+                if MIN_SENTENCE_WORDS <= n <= MAX_SENTENCE_WORDS and not CODE_LIKE.search(s):
+                    out.add(s)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--packages", required=True, type=Path, help="a Debian Packages index (plain, .lz4 or .xz)")
+    ap.add_argument("--python-lib", required=True, type=Path, help="the Python standard library folder")
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args()
+    text = packages_text(args.packages)
+    print(f"packages index: sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()} (decompressed)", file=sys.stderr)
+    debian = package_descriptions(text)
+    python = docstring_sentences(args.python_lib)
+    sentences = sorted(debian | python)
+    data = "".join(s + "\n" for s in sentences).encode("utf-8")
+    args.out.write_bytes(data)
+    print(
+        f"wrote {args.out}: {len(sentences)} sentences ({len(debian)} package descriptions, "
+        f"{len(python)} docstring sentences), sha256 {hashlib.sha256(data).hexdigest()}",
+        file=sys.stderr,
+    )
+
+
+if __name__ == "__main__":
+    main()
