@@ -39,32 +39,41 @@
 //!
 //! # Confidence and the no-skill gate
 //!
-//! A candidate's confidence is `logistic(gate - rel * gap)`: `gate` is a logistic model of
-//! "the ranking has a right skill to offer for this request" (fitted on requests whose
-//! first three hold a right skill against requests no skill fits, over a large corpus
-//! and over each of its packs alone: a host with one pack must refuse what it cannot
-//! answer) over the best candidate's raw lexical score, that score's share of the
-//! request's idf mass (plus one rare term's, so that a request that says little is not
-//! fully covered), the best semantic similarity, the share of the request's words no
-//! skill uses and how rare the rarest request word is that the first candidate lacks (a
-//! request naming something specific that the best skill never mentions); `gap` is how
-//! far the candidate's fused score is below the best one. Explicit mention, a phrase of
-//! the skill and matched triggers raise it (noisy-OR; those probabilities are set by
-//! hand, since real packs declare almost no triggers). A candidate whose declared limits
-//! (a "not for" clause of its description, a `when_not_to_use` entry, an item of a "when
-//! not to use" list) match the request keeps, of the gate's part, only the share of its
-//! evidence they leave: they rule out the request's idf mass in the best-matching
-//! clause that the skill's other text does not use, over that mass plus the mass of the
-//! request's words the skill holds. A "do not use ..." said in passing in a body lowers
-//! only its score. A candidate with less than half the best one's lexical score keeps its
-//! confidence only in proportion (its share of the evidence, doubled). So at the default
-//! threshold of 0.5 a request gets `no_skill_needed` when the gate says no skill fits (or
-//! when every candidate's own limits rule it out), and the top candidates that are close
-//! to the best are selected with it. (The shipped fit sets `rel` to 0: closeness is then
-//! the share of lexical evidence alone.)
+//! A candidate's confidence is
+//! `1 - (1 - evidence * kept * logistic(gate - rel * gap)) * (1 - p_explicit) * (1 - p_phrase) * Π(1 - p_trigger)`
+//! (noisy-OR; a factor counts only when the candidate has it), capped at the confidence
+//! of every candidate ranked above it, so that confidence never rises down the list:
+//! - `gate` is a logistic model of "the ranking has a right skill to offer for this
+//!   request" (fitted on requests whose first three hold a right skill against requests
+//!   no skill fits, over a large corpus and over each of its packs alone: a host with one
+//!   pack must refuse what it cannot answer) over the highest raw lexical score among the
+//!   candidates, that score's share of the request's idf mass (plus one rare term's, so
+//!   that a request that says little is not fully covered), the best semantic
+//!   similarity, the share of the request's words no skill uses and how rare the rarest
+//!   request word is that the first candidate lacks (a request naming something specific
+//!   that the best skill never mentions);
+//! - `gap` is how far the candidate's fused score is below the best one (the shipped fit
+//!   sets `rel` to 0, so it does not count now);
+//! - `evidence` is the candidate's lexical score over a fitted share of the highest one,
+//!   at most 1: a candidate with much less lexical evidence than the best keeps its
+//!   confidence only in proportion;
+//! - `kept` is what the candidate's declared limits (a "not for" clause of its
+//!   description, a `when_not_to_use` entry, an item of a "when not to use" list) leave
+//!   when they match the request: they rule out the request's idf mass in the
+//!   best-matching clause that the skill's other text does not use, over that mass plus
+//!   the mass of the request's words the skill holds. A "do not use ..." said in passing
+//!   in a body lowers only its score;
+//! - an explicit mention of the skill's name, an exact phrase of it and its matched
+//!   triggers raise it by probabilities set by hand (real packs declare almost no
+//!   triggers to fit them on).
+//!
+//! So at the default threshold of 0.5 a request gets `no_skill_needed` when the gate says
+//! no skill fits (or when every candidate's own limits rule it out), and the first
+//! candidates with enough of the best one's evidence are selected with it.
 //!
 //! Every tunable number (BM25 k1 and per-field b, field weights, the name bonus and limit
-//! penalties, the fusion weights, the gate, `rel`) is a private constant chosen by
+//! penalties, the fusion weights, the gate, `rel`, the evidence share, the multi-intent
+//! diversity weight) is a private constant chosen by
 //! `cargo xtask bench select-fit` on the *tuning* half of `xtask/data/select-requests.jsonl`
 //! (requests written from the user's side over the 1,876-skill public corpus, with
 //! multi-intent and no-skill requests); the held-out half is only ever scored, by

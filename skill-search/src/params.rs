@@ -81,7 +81,7 @@ const GATE_SEM: f32 = 7.435;
 const GATE_UNKNOWN: f32 = -15.852;
 const GATE_MISS: f32 = -0.729;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
-const EVIDENCE_SHARE: f32 = 0.5;
+const EVIDENCE_SHARE: f32 = 0.75;
 /// Fitted confidence drop below the best candidate.
 const REL: f32 = 0.0;
 /// Fitted weight of covering a multi-intent request's other parts.

@@ -8,9 +8,11 @@
 //! `gate` says how likely it is that any skill fits (from the best raw lexical score, its
 //! share of the request, the best semantic similarity, the share of the request's words
 //! no skill uses and the rarest request word the first candidate lacks) and `gap` is how
-//! far the candidate's fused score is below the best one, times the share of its evidence
-//! that its declared "not for" limits leave; explicit mention, a phrase of the skill and
-//! triggers raise it further (noisy-OR). Term-level scoring lives in `terms`.
+//! far the candidate's fused score is below the best one, times its share of the best
+//! lexical evidence and the share of its evidence that its declared "not for" limits
+//! leave; explicit mention, a phrase of the skill and triggers raise it further
+//! (noisy-OR), and it is capped at the confidence of every candidate ranked above it.
+//! Term-level scoring lives in `terms`.
 
 use std::cmp::Ordering;
 
@@ -234,6 +236,7 @@ impl SkillIndex {
                 diversify(&mut scored, p.diversity);
             }
             scored.truncate(n);
+            cap_by_rank(scored.iter_mut().map(|s| &mut s.confidence));
         }
         let out = scored.iter().map(|s| to_match(s, &weighted)).collect();
         Ok((out, gate))
@@ -477,6 +480,18 @@ fn trigger_counts(s: &Scored<'_>) -> [usize; 3] {
 
 /// The ranking order: explicit mention, phrase, ranking score to 0.01, recent use,
 /// lexical score, name (by its first bytes, and only on a tie by the whole name).
+/// Confidence never rises down the ranking: the order is the ranking's judgement of which
+/// candidate is likelier right, and a candidate's confidence is capped at that of every
+/// candidate ranked above it (a lower one showing more confidence than the one above would
+/// contradict the order, and selection keeps the first candidates that clear the threshold).
+fn cap_by_rank<'a>(confidences: impl IntoIterator<Item = &'a mut f32>) {
+    let mut cap = f32::INFINITY;
+    for c in confidences {
+        *c = c.min(cap);
+        cap = *c;
+    }
+}
+
 fn scored_cmp(a: &Scored<'_>, b: &Scored<'_>) -> Ordering {
     let bucket = |s: &Scored<'_>| (s.rank_score * 100.0).round() as i64;
     b.explicit
@@ -621,5 +636,17 @@ mod tests {
         assert!(tokens.len() > 100_000);
         assert_eq!(exact_names(&tokens, &by_name), ["pdf-forms", "spreadsheet"]);
         assert!(exact_names(&name_tokens("nothing named here"), &by_name).is_empty());
+    }
+
+    #[test]
+    fn confidence_never_rises_down_the_ranking() {
+        let mut c = [0.9, 0.18, 0.41, 0.05, 0.3];
+        cap_by_rank(c.iter_mut());
+        assert_eq!(c, [0.9, 0.18, 0.18, 0.05, 0.05]);
+        let mut falling = [0.99, 0.6, 0.2];
+        cap_by_rank(falling.iter_mut());
+        assert_eq!(falling, [0.99, 0.6, 0.2]);
+        let mut none: [f32; 0] = [];
+        cap_by_rank(none.iter_mut());
     }
 }

@@ -217,7 +217,7 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
     // losing no right answer and no covered multi-intent request that no drop selects.
     let flat = score(&p);
     let mut chosen = (flat.selected_total, p);
-    for evidence_share in [0.0, 0.25, 0.5] {
+    for evidence_share in [0.0, 0.25, 0.5, 0.75, 1.0] {
         for rel in [0.0, 0.1, 0.25, 0.5, 1.0, 2.0] {
             let q = Params {
                 rel,
