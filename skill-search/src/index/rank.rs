@@ -4,14 +4,14 @@
 //!
 //! Scores are in units of the idf of a term only one skill uses, so their scale does not
 //! drift with the number of skills. The fused score is a weighted sum of z-scores over the
-//! candidate set. The confidence of a candidate is `logistic(gate - rel * gap)`, where
-//! `gate` says how likely it is that any skill fits (from the best raw lexical score, its
-//! share of the request, the best semantic similarity, the share of the request's words
-//! no skill uses and the rarest request word the first candidate lacks) and `gap` is how
-//! far the candidate's fused score is below the best one, times its share of the best
-//! lexical evidence and the share of its evidence that its declared "not for" limits
-//! leave; explicit mention, a phrase of the skill and triggers raise it further
-//! (noisy-OR), and it is capped at the confidence of every candidate ranked above it.
+//! candidate set. The confidence of a candidate is `logistic(gate - rel * gap)`, times its
+//! share of the best lexical evidence and the share of its evidence that its declared
+//! "not for" limits leave, where `gate` says how likely it is that any skill fits (from
+//! the best raw lexical score, its share of the request, the best semantic similarity,
+//! the share of the request's words no skill uses and the rarest request word the first
+//! candidate lacks) and `gap` is how far the candidate's fused score is below the best
+//! one; explicit mention, a phrase of the skill and triggers raise it further (noisy-OR),
+//! and it is capped at the confidence of every candidate ranked above it.
 //! Term-level scoring lives in `terms`.
 
 use std::cmp::Ordering;
@@ -478,8 +478,6 @@ fn trigger_counts(s: &Scored<'_>) -> [usize; 3] {
     [counts.keywords, counts.verbs, counts.patterns]
 }
 
-/// The ranking order: explicit mention, phrase, ranking score to 0.01, recent use,
-/// lexical score, name (by its first bytes, and only on a tie by the whole name).
 /// Confidence never rises down the ranking: the order is the ranking's judgement of which
 /// candidate is likelier right, and a candidate's confidence is capped at that of every
 /// candidate ranked above it (a lower one showing more confidence than the one above would
@@ -492,6 +490,8 @@ fn cap_by_rank<'a>(confidences: impl IntoIterator<Item = &'a mut f32>) {
     }
 }
 
+/// The ranking order: explicit mention, phrase, ranking score to 0.01, recent use,
+/// lexical score, name (by its first bytes, and only on a tie by the whole name).
 fn scored_cmp(a: &Scored<'_>, b: &Scored<'_>) -> Ordering {
     let bucket = |s: &Scored<'_>| (s.rank_score * 100.0).round() as i64;
     b.explicit

@@ -924,10 +924,13 @@ fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
     );
     assert_eq!(selected(&with), ["html-snippets"]);
     // It is still ranked, with the reason it lost.
-    let pdf = search(&with, request)
-        .into_iter()
-        .find(|m| m.name == "pdf-forms")
-        .unwrap();
+    let pdf_of = |index: &SkillIndex| {
+        search(index, request)
+            .into_iter()
+            .find(|m| m.name == "pdf-forms")
+            .unwrap()
+    };
+    let pdf = pdf_of(&with);
     assert_eq!(pdf.against_terms, ["html", "markup"]);
     assert!(
         pdf.confidence < SelectOptions::default().threshold,
@@ -939,17 +942,8 @@ fn a_skill_its_own_limits_rule_out_is_listed_but_not_selected() {
     // confidence stays well above what the declared limit leaves it (a body's "do not use
     // ..." is as often about one step).
     let (_d3, passing) = build("", " Do not use it for writing HTML markup.");
-    let confidence = |index: &SkillIndex| -> f32 {
-        search(index, request)
-            .into_iter()
-            .find(|m| m.name == "pdf-forms")
-            .unwrap()
-            .confidence
-    };
-    let pdf = search(&passing, request)
-        .into_iter()
-        .find(|m| m.name == "pdf-forms")
-        .unwrap();
+    let confidence = |index: &SkillIndex| pdf_of(index).confidence;
+    let pdf = pdf_of(&passing);
     assert_eq!(pdf.against_terms, ["html", "markup"]);
     assert!(
         pdf.confidence > confidence(&with) + 0.15 && pdf.confidence < confidence(&without),
