@@ -12,7 +12,7 @@ The sentences are short English texts about what software does, from two sources
 have nothing to do with the skill corpus or the evaluation requests:
 
   1. Every distinct short description (the `Description:` line) of a Debian binary
-     package index (`Packages`, plain or compressed with lz4 or xz), of three words or
+     package index (`Packages`, plain or compressed with lz4, xz or gzip), of three words or
      more: "high availability load balancer for TCP connections".
   2. The first paragraph of every docstring of the Python standard library's modules
      (the folder given, one level of packages, tests and IDLE left out), split into
@@ -97,7 +97,7 @@ def docstring_sentences(lib: Path) -> set[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--packages", required=True, type=Path, help="a Debian Packages index (plain, .lz4 or .xz)")
+    ap.add_argument("--packages", required=True, type=Path, help="a Debian Packages index (plain, .lz4, .xz or .gz)")
     ap.add_argument("--python-lib", required=True, type=Path, help="the Python standard library folder")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args()
