@@ -144,6 +144,55 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(matches!(report(&[&big]), Err(Error::Requests { .. })));
 }
 
+/// The request list is read only as a plain file of the pack, and never past the cap: a
+/// link out of the pack printed `/etc/passwd` into the report, a link to `/dev/zero` ran
+/// the machine out of memory, and a FIFO blocked the report for good.
+#[cfg(unix)]
+#[test]
+fn requests_are_read_only_from_a_plain_file_in_the_pack() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    write(
+        &root,
+        "x/SKILL.md",
+        "---\nname: x\ndescription: Do x.\n---\nX.\n",
+    );
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "SECRET request\n").unwrap();
+    let requests = root.join(REQUESTS_FILE);
+    symlink(&secret, &requests).unwrap();
+    match report(&[&root]) {
+        Err(e @ Error::Requests { .. }) => {
+            assert!(e.to_string().contains("symbolic link"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    std::fs::remove_file(&requests).unwrap();
+    symlink("/dev/zero", &requests).unwrap();
+    assert!(matches!(report(&[&root]), Err(Error::Requests { .. })));
+    std::fs::remove_file(&requests).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&requests)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    match report(&[&root]) {
+        Err(e @ Error::Requests { .. }) => {
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // At the cap exactly, the file is read.
+    std::fs::remove_file(&requests).unwrap();
+    let line = "a request\n";
+    let mut text = line.repeat(MAX_REQUESTS_BYTES as usize / line.len());
+    text.push_str(&"#".repeat(MAX_REQUESTS_BYTES as usize - text.len()));
+    assert_eq!(text.len() as u64, MAX_REQUESTS_BYTES);
+    std::fs::write(&requests, text).unwrap();
+    assert!(report(&[&root]).is_ok());
+}
+
 #[test]
 fn requests_past_the_limit_are_named_as_skipped() {
     let dir = tempfile::tempdir().unwrap();
