@@ -38,7 +38,7 @@ use crate::snapshot::Snapshot;
 pub const MAX_LOCK_BYTES: u64 = 64 * 1024 * 1024;
 /// The lock format this crate reads and writes.
 pub const LOCK_VERSION: u32 = 1;
-/// A temporary lock file (`.{name}.tmp-{pid}`) older than this is left over from a writer
+/// A temporary lock file (`.{name}.tmp-{digits}`) older than this is left over from a writer
 /// that was killed (a write takes milliseconds); the next write removes it.
 const STALE_TMP_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -252,9 +252,13 @@ impl Lock {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "skills-lock.json".to_owned());
         remove_stale_tmp(&dir, &name);
-        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        let (tmp, mut f) = create_tmp(&dir, &name).map_err(|e| {
+            fail(format!(
+                "cannot create a temporary file beside it in {} ({e})",
+                dir.display()
+            ))
+        })?;
         let result = (|| -> std::io::Result<()> {
-            let mut f = fs::File::create(&tmp)?;
             f.write_all(self.to_json().as_bytes())?;
             f.sync_all()?;
             fs::rename(&tmp, path)?;
@@ -334,8 +338,46 @@ impl Lock {
     }
 }
 
+/// Temporary names tried before a write gives up.
+const TMP_ATTEMPTS: u32 = 16;
+
+/// Create a new temporary file `.NAME.tmp-DIGITS` in `dir` (the digits: this process's id
+/// and the clock's nanoseconds, so that the name is hard to guess).
+fn create_tmp(dir: &Path, name: &str) -> std::io::Result<(std::path::PathBuf, fs::File)> {
+    create_first((0..TMP_ATTEMPTS).map(|attempt| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        dir.join(format!(
+            ".{name}.tmp-{}{nanos:09}{attempt:02}",
+            std::process::id()
+        ))
+    }))
+}
+
+/// Create the first of `candidates` that nothing has the name of yet. An entry planted
+/// there, a symbolic link to a file elsewhere in particular, is never followed or written
+/// through: the next name is tried.
+fn create_first(
+    candidates: impl Iterator<Item = std::path::PathBuf>,
+) -> std::io::Result<(std::path::PathBuf, fs::File)> {
+    let mut last = std::io::Error::other("no name tried");
+    for tmp in candidates {
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
 /// Remove the temporary files of lock `name` in `dir` that a killed writer left
-/// (`.{name}.tmp-{pid}`, older than [`STALE_TMP_AGE`]). Best effort: what cannot be read
+/// (`.{name}.tmp-{digits}`, older than [`STALE_TMP_AGE`]). Best effort: what cannot be read
 /// or removed stays, and the write goes on.
 fn remove_stale_tmp(dir: &Path, name: &str) {
     let prefix = format!(".{name}.tmp-");
@@ -406,6 +448,36 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+    }
+
+    /// A temporary name already taken, by a link to a file elsewhere in particular, is
+    /// never written through: `lock --output` into a shared folder overwrote the link's
+    /// target (the name was `.NAME.tmp-PID`, easy to plant) and left the lock a link to it.
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_temporary_name_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        let out = dir.path().join("shared");
+        fs::create_dir(&out).unwrap();
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, "VICTIM").unwrap();
+        let pid = std::process::id();
+        for planted in [format!(".skills-lock.json.tmp-{pid}"), "taken".to_owned()] {
+            std::os::unix::fs::symlink(&victim, out.join(planted)).unwrap();
+        }
+        let path = out.join("skills-lock.json");
+        let lock = Lock::from_snapshot(&snapshot(dir.path()));
+        lock.write(&path).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "VICTIM");
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_file());
+        assert_eq!(Lock::read(&path).unwrap(), lock);
+        // The candidates in turn: a planted link is passed over, the next name is made.
+        let (made, _) = create_first([out.join("taken"), out.join("free")].into_iter()).unwrap();
+        assert_eq!(made, out.join("free"));
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "VICTIM");
+        let e = create_first([out.join("taken")].into_iter()).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
     }
 
     /// A writer killed mid-write leaves its temporary file; the next write removes it once
