@@ -3,7 +3,7 @@
 #![allow(missing_docs)]
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skill_format::{Code, Diagnostic, Dialect, Mode};
@@ -72,12 +72,85 @@ pub(crate) fn engine_with(
 }
 
 /// A one-shot engine over folders given as paths, each a layer named by its path (the
-/// `audit`, `lock` and `verify` commands: a lock records layers by these names).
+/// `audit`, `lock` and `verify` commands: a lock records layers by these names). A path
+/// under the current folder is named relative to it, however it was typed, so that a lock
+/// made from `/home/me/repo` with `$PWD/skills` reads the same as one made with `skills`
+/// (and does not carry the absolute path).
+///
+/// Each path must be a folder that can be listed or a markdown file, and must hold a
+/// skill: anything else is a usage problem (a device, a pipe, `/etc/passwd`, a folder with
+/// no skill: the user pointed at the wrong thing, and an empty lock or a clean audit would
+/// hide that).
 pub(crate) fn engine_over(paths: &[PathBuf]) -> Result<Arc<Engine>, String> {
-    check_paths(paths)?;
-    one_shot(EngineConfig::one_shot(layered_config(paths, |_, p| {
-        p.display().to_string()
-    })))
+    for p in paths {
+        check_skill_path(p)?;
+    }
+    let cwd = std::env::current_dir().ok();
+    let engine = one_shot(EngineConfig::one_shot(layered_config(paths, |_, p| {
+        layer_label(p, cwd.as_deref())
+    })))?;
+    let listed = engine.entries();
+    let entries = all_entries(&listed);
+    for p in paths {
+        if !entries.iter().any(|s| s.path.starts_with(p)) {
+            return Err(format!(
+                "{}: no skill file in this folder or below it: give a skill folder, a root of skills or a SKILL.md",
+                p.display()
+            ));
+        }
+    }
+    Ok(engine)
+}
+
+/// A command-line layer's name: `path` relative to `cwd` when it lies under it (compared
+/// lexically, without resolving links; `.` for `cwd` itself), else as typed.
+pub(crate) fn layer_label(path: &Path, cwd: Option<&Path>) -> String {
+    let relative = cwd.and_then(|cwd| {
+        let absolute = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            cwd.join(path)
+        };
+        let normal: PathBuf = absolute.components().collect();
+        normal.strip_prefix(cwd).ok().map(|r| {
+            if r.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                r.to_path_buf()
+            }
+        })
+    });
+    relative
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// A path named on the command line: a folder that can be listed, or a markdown file.
+fn check_skill_path(p: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    if meta.is_dir() {
+        std::fs::read_dir(p)
+            .map_err(|e| format!("{}: the folder cannot be listed ({e})", p.display()))?;
+        Ok(())
+    } else if !meta.is_file() {
+        Err(format!(
+            "{}: not a file or a folder (a named pipe, a device or a socket): give a skill folder or a SKILL.md",
+            p.display()
+        ))
+    } else if !is_markdown(p) {
+        Err(format!(
+            "{}: not a markdown file: give a skill folder, a SKILL.md or a `.md` skill file",
+            p.display()
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `p` names a markdown file (`.md`, any case).
+fn is_markdown(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
 }
 
 /// [`engine_with`] the default routing settings.
@@ -113,31 +186,23 @@ fn all_entries(entries: &skill_runtime::Entries) -> Vec<&Skill> {
 }
 
 /// What `validate` makes of each path before loading: a path that is neither a file nor a
-/// folder (a named pipe, a device), or a folder that cannot be listed, is a usage or I/O
-/// problem (exit 2); in strict mode a file that is not a `SKILL.md` gets the reference
-/// library's `Not a directory`. Returns the diagnostics for the paths.
+/// folder (a named pipe, a device), a folder that cannot be listed, or a file that is not
+/// markdown, is a usage or I/O problem (exit 2); in strict mode a file that is not a
+/// `SKILL.md` gets the reference library's `Not a directory`. Returns the diagnostics for the paths.
 fn validate_paths(args: &ValidateArgs) -> Result<Vec<Diagnostic>, String> {
     let mut diagnostics = Vec::new();
     for p in &args.paths {
-        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        if meta.is_dir() {
-            std::fs::read_dir(p)
-                .map_err(|e| format!("{}: the folder cannot be listed ({e})", p.display()))?;
-        } else if !meta.is_file() {
-            return Err(format!(
-                "{}: not a file or a folder (a named pipe, a device or a socket): give a skill folder or a SKILL.md",
-                p.display()
-            ));
-        } else if args.strict
-            && !p
-                .file_name()
-                .is_some_and(|n| n == "SKILL.md" || n == "skill.md")
-        {
+        let skill_md = p
+            .file_name()
+            .is_some_and(|n| n == "SKILL.md" || n == "skill.md");
+        if args.strict && !skill_md && p.is_file() {
             diagnostics.push(Diagnostic::error(
                 Code::NoSkillFile,
                 p,
                 format!("Not a directory: {}", p.display()),
             ));
+        } else {
+            check_skill_path(p)?;
         }
     }
     Ok(diagnostics)

@@ -74,8 +74,8 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             Ok(0)
         }
         Commands::Verify { lock, paths } => {
-            let locked = Lock::read(&lock).map_err(|e| e.to_string())?;
             let engine = engine_over(&paths)?;
+            let locked = Lock::read(&lock).map_err(|e| e.to_string())?;
             let drift = engine.verify(&locked);
             let mut text = String::new();
             for d in &drift {
@@ -213,5 +213,65 @@ mod tests {
         let (code, _, err) = cli(&["audit", "--severity", "info", r]);
         assert_eq!(code, 2);
         assert!(err.contains("warning or error"), "{err}");
+    }
+
+    /// `audit`, `lock` and `verify` refuse what holds no skill (exit 2, usage): `audit
+    /// /dev/zero` printed "0 finding(s)" and exited 0, `lock` of an empty folder wrote an
+    /// empty lock, and `lock /etc/passwd` locked a skill named `etc`.
+    #[test]
+    fn paths_that_hold_no_skill_are_usage_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        let text = dir.path().join("passwd");
+        fs::write(&text, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        let lock = dir.path().join("skills-lock.json");
+        let lock_s = lock.to_str().unwrap();
+        for (path, why) in [
+            ("/dev/null", "not a file or a folder"),
+            (empty.to_str().unwrap(), "no skill file"),
+            (text.to_str().unwrap(), "not a markdown file"),
+        ] {
+            for args in [
+                vec!["audit", path],
+                vec!["lock", "--output", lock_s, path],
+                vec!["verify", "--lock", lock_s, path],
+                vec!["validate", path],
+            ] {
+                let (code, _, err) = cli(&args);
+                // `validate` reports an empty folder as a diagnostic (exit 1), as the
+                // reference library does; every other case is a usage error.
+                let want = if args[0] == "validate" && why == "no skill file" {
+                    1
+                } else {
+                    2
+                };
+                assert_eq!(code, want, "{args:?}: {err}");
+                if want == 2 {
+                    assert!(err.contains(why), "{args:?}: {err}");
+                }
+            }
+        }
+        assert!(!lock.exists(), "nothing was locked");
+    }
+
+    /// A lock names a layer under the current folder relative to it, however the path was
+    /// typed: a lock made with an absolute path carried it, and differed by checkout.
+    #[test]
+    fn layers_under_the_current_folder_are_named_relative_to_it() {
+        use crate::commands::layer_label;
+        let cwd = Path::new("/home/me/repo");
+        for (typed, want) in [
+            ("/home/me/repo/packs/a", "packs/a"),
+            ("packs/a", "packs/a"),
+            ("./packs/./a", "packs/a"),
+            ("/elsewhere/a", "/elsewhere/a"),
+            ("../other", "../other"),
+            ("/home/me/repo", "."),
+            (".", "."),
+        ] {
+            assert_eq!(layer_label(Path::new(typed), Some(cwd)), want, "{typed}");
+        }
+        assert_eq!(layer_label(Path::new("/x/a"), None), "/x/a");
     }
 }
