@@ -215,11 +215,22 @@ impl Serialize for Code {
     }
 }
 
+/// Serialize a path as text, with any bytes that are not UTF-8 replaced by U+FFFD (serde
+/// refuses such a path, and one folder with such a name turned a whole JSON report into an
+/// error). For `#[serde(serialize_with = "...")]` on path fields of wire shapes.
+pub fn serialize_path<P: AsRef<std::path::Path>, S: serde::Serializer>(
+    path: &P,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.as_ref().to_string_lossy())
+}
+
 /// One finding about one file: a stable code, a severity, a message a person can act on,
 /// the file, and the 1-based line and column in that file where there is one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
     /// The file the finding is about.
+    #[serde(serialize_with = "serialize_path")]
     pub path: PathBuf,
     /// 1-based line in the file, when the finding has a place.
     pub line: Option<u32>,
@@ -319,6 +330,18 @@ mod tests {
                 "{s} is not kebab-case"
             );
         }
+    }
+
+    /// A path that is not UTF-8 is written with U+FFFD: serde refused it, and `validate
+    /// --format json` printed an internal error instead of the diagnostics.
+    #[cfg(unix)]
+    #[test]
+    fn paths_that_are_not_utf8_serialize_lossily() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(b"ok\xff/SKILL.md"));
+        let d = Diagnostic::error(Code::NameTooLong, path, "too long");
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json["path"], "ok\u{fffd}/SKILL.md");
     }
 
     #[test]

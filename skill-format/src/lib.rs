@@ -34,7 +34,7 @@ pub mod sections;
 mod validate;
 pub mod yaml;
 
-pub use diagnostic::{Code, Diagnostic, Severity};
+pub use diagnostic::{Code, Diagnostic, Severity, serialize_path};
 pub use dialect::{Dialect, Mode, detect};
 pub use document::{Document, Frontmatter, UnclosedFrontmatter, split};
 pub use error::Error;

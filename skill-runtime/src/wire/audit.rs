@@ -12,6 +12,7 @@ pub struct FindingShape<'a> {
     /// The skill the file belongs to.
     pub skill: &'a str,
     /// The file.
+    #[serde(serialize_with = "skill_format::serialize_path")]
     pub path: &'a std::path::Path,
     /// 1-based line, where known.
     pub line: Option<u32>,

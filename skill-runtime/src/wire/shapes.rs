@@ -68,6 +68,7 @@ pub struct SkillSummaryShape<'a> {
     model_invocable: bool,
     user_invocable: bool,
     schedule: Option<&'a str>,
+    #[serde(serialize_with = "skill_format::serialize_path")]
     path: &'a Path,
 }
 
@@ -114,6 +115,7 @@ impl<'a> From<&'a SkillList> for SkillListShape<'a> {
 #[derive(Debug, Serialize)]
 struct ShadowShape<'a> {
     layer: &'a str,
+    #[serde(serialize_with = "skill_format::serialize_path")]
     path: &'a Path,
 }
 
@@ -167,6 +169,7 @@ impl<'a> From<&'a Shown> for SkillDetailShape<'a> {
 #[derive(Debug, Serialize)]
 pub struct EntryShape<'a> {
     name: &'a str,
+    #[serde(serialize_with = "skill_format::serialize_path")]
     path: &'a Path,
     dialect: &'static str,
     layer: &'a str,
@@ -408,6 +411,7 @@ impl<'a> From<&'a RunRecord> for RunShape<'a> {
 pub struct ScheduleShape<'a> {
     skill: &'a str,
     expression: &'a str,
+    #[serde(serialize_with = "skill_format::serialize_path")]
     path: &'a Path,
     timezone: &'static str,
     next: Vec<String>,
