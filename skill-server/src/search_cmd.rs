@@ -26,8 +26,8 @@ pub enum Commands {
         /// A skills folder; repeat for layers, lowest precedence first.
         #[arg(long = "skills")]
         skills: Vec<PathBuf>,
-        /// Most results.
-        #[arg(long, default_value_t = DEFAULT_LIMIT)]
+        /// Most results (1 to 1000).
+        #[arg(long, default_value_t = DEFAULT_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_LIMIT as u64))]
         limit: usize,
         /// Leave out skills excluded for this processing profile.
         #[arg(long)]
@@ -45,8 +45,8 @@ pub enum Commands {
         /// A skills folder; repeat for layers, lowest precedence first.
         #[arg(long = "skills")]
         skills: Vec<PathBuf>,
-        /// Most skills selected.
-        #[arg(long = "max", default_value_t = DEFAULT_MAX_SKILLS)]
+        /// Most skills selected (1 to 20).
+        #[arg(long = "max", default_value_t = DEFAULT_MAX_SKILLS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_MAX_SKILLS as u64))]
         max: usize,
         /// Confidence a skill needs to be selected (0 to 1).
         #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
@@ -69,8 +69,8 @@ pub enum Commands {
         /// The notes folder.
         #[arg(long, required = true)]
         notes: PathBuf,
-        /// Most results.
-        #[arg(long, default_value_t = DEFAULT_LIMIT)]
+        /// Most results (1 to 1000).
+        #[arg(long, default_value_t = DEFAULT_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_NOTE_RESULTS as u64))]
         limit: usize,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -276,5 +276,84 @@ fn one_line(text: &str, max: usize) -> String {
         let mut s: String = flat.chars().take(max.saturating_sub(1)).collect();
         s.push('…');
         s
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    /// Out-of-range counts are usage errors, not silently clamped: `--limit 0` gave one
+    /// result, `--max 0` still selected a skill and `--limit 100000` gave 1000.
+    #[test]
+    fn counts_out_of_range_are_usage_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let skills = dir.path().join("skills");
+        std::fs::create_dir_all(skills.join("a")).unwrap();
+        std::fs::write(
+            skills.join("a/SKILL.md"),
+            "---\nname: a\ndescription: Convert units of length.\n---\nBody.\n",
+        )
+        .unwrap();
+        let notes = dir.path().join("notes");
+        std::fs::create_dir_all(&notes).unwrap();
+        std::fs::write(notes.join("n.md"), "# Units\nconvert length\n").unwrap();
+        let (s, n) = (skills.to_str().unwrap(), notes.to_str().unwrap());
+        let run = |args: &[&str]| {
+            let mut all = vec!["skill-server"];
+            all.extend_from_slice(args);
+            crate::run(all, &mut Vec::new(), &mut Vec::new())
+        };
+        let (limit, max, notes_limit) = (
+            skill_search::MAX_LIMIT.to_string(),
+            skill_search::MAX_MAX_SKILLS.to_string(),
+            skill_search::MAX_NOTE_RESULTS.to_string(),
+        );
+        let (limit_over, max_over, notes_over) = (
+            (skill_search::MAX_LIMIT + 1).to_string(),
+            (skill_search::MAX_MAX_SKILLS + 1).to_string(),
+            (skill_search::MAX_NOTE_RESULTS + 1).to_string(),
+        );
+        for (args, code) in [
+            (vec!["search", "--skills", s, "--limit", "0", "units"], 2),
+            (
+                vec!["search", "--skills", s, "--limit", &limit_over, "units"],
+                2,
+            ),
+            (vec!["search", "--skills", s, "--limit", &limit, "units"], 0),
+            (vec!["select", "--skills", s, "--max", "0", "units"], 2),
+            (
+                vec!["select", "--skills", s, "--max", &max_over, "units"],
+                2,
+            ),
+            (vec!["select", "--skills", s, "--max", &max, "units"], 0),
+            (
+                vec!["notes-search", "--notes", n, "--limit", "0", "units"],
+                2,
+            ),
+            (
+                vec![
+                    "notes-search",
+                    "--notes",
+                    n,
+                    "--limit",
+                    &notes_over,
+                    "units",
+                ],
+                2,
+            ),
+            (
+                vec![
+                    "notes-search",
+                    "--notes",
+                    n,
+                    "--limit",
+                    &notes_limit,
+                    "units",
+                ],
+                0,
+            ),
+        ] {
+            assert_eq!(run(&args), code, "{args:?}");
+        }
     }
 }
