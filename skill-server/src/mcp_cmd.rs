@@ -19,6 +19,10 @@ use skill_runtime::http::{App, HttpConfig};
 #[cfg(feature = "mcp")]
 use crate::commands::layered_config;
 
+/// The log filter of `mcp` when `RUST_LOG` is unset: warnings and errors, but rmcp's only
+/// at `error` (it logs what a client sent, an unknown method at `warn`).
+pub(crate) const MCP_LOG_FILTER: &str = "warn,rmcp=error";
+
 /// The path `serve` mounts the MCP server at.
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub const MCP_PATH: &str = "/mcp";
@@ -68,7 +72,7 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
     };
     // Logs to stderr (stdout is the protocol); OTLP when the environment says where.
     let telemetry = crate::telemetry::Telemetry::init(
-        "warn",
+        MCP_LOG_FILTER,
         false,
         &crate::telemetry::OtelSettings::from_env(&|k| std::env::var(k).ok()),
         runtime.handle(),

@@ -423,8 +423,11 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
 }
 
 /// The log filter when `RUST_LOG` is unset: our request and lifecycle lines, without
-/// tantivy's per-commit chatter (every index update logs several lines at `info`).
-const DEFAULT_LOG_FILTER: &str = "info,tantivy=warn";
+/// tantivy's per-commit chatter (every index update logs several lines at `info`), and
+/// without rmcp's own lines below `error`: it logs what a client sent (a 900 KB
+/// notification or client name became a 900 KB line; an unknown method, at `warn`), so a
+/// client could flood the log. Our MCP layer logs what an operator needs.
+pub(crate) const DEFAULT_LOG_FILTER: &str = "info,tantivy=warn,rmcp=error";
 
 /// Run the server until SIGINT or SIGTERM.
 pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {

@@ -142,6 +142,32 @@ mod tests {
         })
     }
 
+    /// rmcp's lines below `error` are filtered out by default (it logged what a client
+    /// sent: a 900 KB notification became a 900 KB line), ours are not.
+    #[test]
+    fn default_filters_keep_rmcp_to_errors() {
+        use tracing_subscriber::layer::SubscriberExt;
+        for filter in [
+            crate::serve_cmd::DEFAULT_LOG_FILTER,
+            crate::mcp_cmd::MCP_LOG_FILTER,
+        ] {
+            let subscriber = tracing_subscriber::registry().with(EnvFilter::new(filter));
+            tracing::subscriber::with_default(subscriber, || {
+                assert!(!tracing::enabled!(target: "rmcp::service", tracing::Level::WARN));
+                assert!(
+                    !tracing::enabled!(target: "rmcp::transport::streamable_http_server", tracing::Level::INFO)
+                );
+                assert!(tracing::enabled!(target: "rmcp::service", tracing::Level::ERROR));
+                assert!(tracing::enabled!(target: "skill_runtime::http", tracing::Level::WARN));
+            });
+        }
+        let subscriber = tracing_subscriber::registry()
+            .with(EnvFilter::new(crate::serve_cmd::DEFAULT_LOG_FILTER));
+        tracing::subscriber::with_default(subscriber, || {
+            assert!(tracing::enabled!(target: "skill_runtime::http", tracing::Level::INFO));
+        });
+    }
+
     #[test]
     fn nothing_is_exported_without_an_endpoint() {
         let s = settings(&[]);
