@@ -278,6 +278,17 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         (None, None, t) => t.clone(),
     }
     .filter(|t| !t.is_empty());
+    if token
+        .as_deref()
+        .is_some_and(|t| t.chars().any(|c| c.is_whitespace() || c.is_control()))
+    {
+        // A client's `Authorization: Bearer` value is read trimmed and cannot carry such
+        // characters usefully: the server would start and refuse every action request.
+        return Err(format!(
+            "the token contains spaces or control characters ({TOKEN_ENV}, token_env or token): \
+             a client could never send it in `Authorization: Bearer`; remove them"
+        ));
+    }
     let allow_unauthenticated =
         args.allow_unauthenticated || file.allow_unauthenticated.unwrap_or(false);
     if token.is_none() && !listen.ip().is_loopback() && !allow_unauthenticated {
@@ -664,6 +675,16 @@ mod tests {
         let r = resolve(&args(&["x"]), &env).unwrap();
         assert_eq!(r.listen.port(), 9000);
         assert_eq!(r.http.token.as_deref(), Some("s3cret"));
+        // A token no client could send is refused at start (it started, and answered 401
+        // to every action request).
+        for spaced in [" s3cret", "s3cret ", " ", "s3\tcret", "s3cret\n"] {
+            let env = |k: &str| (k == TOKEN_ENV).then(|| spaced.to_owned());
+            let e = resolve(&args(&["x"]), &env).err().unwrap_or_default();
+            assert!(
+                e.contains("spaces or control characters"),
+                "{spaced:?}: {e}"
+            );
+        }
         let mut a = args(&["x"]);
         a.listen = Some("127.0.0.1:0".parse().unwrap());
         assert_eq!(resolve(&a, &env).unwrap().listen.port(), 0);
