@@ -29,14 +29,22 @@
 //! serializes them), so a question gets the same JSON over MCP as over HTTP.
 //!
 //! Errors follow the MCP specification: an unknown tool or malformed tool arguments are
-//! `-32602` (Invalid params); a `resources/read` of a URI the server does not serve is
-//! resource-not-found, with the URI in `data.uri` (`-32002` for clients on protocol
-//! 2025-11-25 and earlier, `-32602` from 2026-07-28 on, SEP-2164; rmcp picks the code by the
-//! negotiated version). At most [`DEFAULT_MAX_CALLS_IN_FLIGHT`] `tools/call` requests run at
-//! once per server (over HTTP, [`McpLimits::max_calls_in_flight`]); one more is answered at
-//! once with `-32000` and a message that the server is busy and to retry.
+//! `-32602` (Invalid params), and so are malformed params of any method rmcp knows (rmcp
+//! hands such a request to the server as a custom one; an unknown method is `-32601`). A
+//! message that cannot be read is answered, over stdio and at `/mcp` ([`http_mounted`],
+//! with status `400`): bytes that are not JSON with `-32700` (Parse error), JSON that is
+//! not a JSON-RPC message (a batch, a null or fractional `id`, a `method` that is not a
+//! string, ...) with `-32600` (Invalid request), with its `id` when it could be read, else
+//! null. A `resources/read` of a URI the server does not serve is resource-not-found,
+//! with the URI in `data.uri` (`-32002` for clients on protocol 2025-11-25 and earlier,
+//! `-32602` from 2026-07-28 on, SEP-2164; rmcp picks the code by the negotiated version).
+//! At most [`DEFAULT_MAX_CALLS_IN_FLIGHT`] `tools/call` requests run at once per server
+//! (over HTTP, [`McpLimits::max_calls_in_flight`]); one more is answered at once with
+//! `-32000` and a message that the server is busy and to retry.
 //!
-//! Transports: [`serve_stdio`] (a host starts `skill-server mcp` as a subprocess) and,
+//! Transports: [`serve_stdio`] (a host starts `skill-server mcp` as a subprocess; one
+//! message per line, at most 16 MiB, a longer line answered `-32600` and skipped up to its
+//! newline, the last message read with or without a newline after it) and,
 //! with the `http` feature, [`http_mounted`], what the server mounts at `/mcp` beside `/v1`:
 //! the `Origin` check and [`McpLimits`] around [`http_service`], the tower service for
 //! streamable HTTP.
@@ -46,10 +54,12 @@
 #[cfg(feature = "http")]
 mod bare;
 mod catalog;
+mod jsonrpc;
 #[cfg(feature = "http")]
 mod mount;
 #[cfg(feature = "http")]
 mod server;
+mod stdio;
 mod tools;
 
 use std::sync::Arc;
@@ -78,17 +88,12 @@ pub enum Error {
 
 /// Serve MCP over this process's standard input and output until the client closes it.
 pub async fn serve_stdio(engine: Arc<Engine>, config: McpConfig) -> Result<(), Error> {
-    use rmcp::ServiceExt;
-    let server = SkillsServer::new(engine, config);
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| Error::Session(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map(|_| ())
-        .map_err(|e| Error::Session(e.to_string()))
+    stdio::serve(
+        SkillsServer::new(engine, config),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
 }
 
 /// rmcp's streamable HTTP service over a [`SkillsServer`].

@@ -5,11 +5,14 @@
 //! body is read. A request body is read whole first (MCP requests are single JSON-RPC
 //! messages), within [`McpLimits::max_body_bytes`] (`413`, a declared length over it at
 //! once) and [`McpLimits::body_read_timeout`] (`408`); a body that breaks off is `400`.
-//! Then a new session (a POST `initialize` without `Mcp-Session-Id`) is refused with `503`
-//! and `Retry-After` while [`McpLimits::max_sessions`] are open: each costs memory until
-//! its client deletes it or it stays idle for rmcp's keep-alive (5 minutes). The server
-//! answers a `tools/call` over [`McpLimits::max_calls_in_flight`] itself (a JSON-RPC
-//! error, at once).
+//! A POST whose JSON body is not a JSON-RPC message rmcp reads gets `400` and a JSON-RPC
+//! error (`-32700` for bytes that are not JSON, `-32600` for anything else, with the `id`
+//! when it could be read; see `jsonrpc`); rmcp answered `415` with plain text. A message
+//! that passes goes on as the bytes that came. Then a new session (a POST `initialize`
+//! without `Mcp-Session-Id`) is refused with `503` and `Retry-After` while
+//! [`McpLimits::max_sessions`] are open: each costs memory until its client deletes it or
+//! it stays idle for rmcp's keep-alive (5 minutes). The server answers a `tools/call` over
+//! [`McpLimits::max_calls_in_flight`] itself (a JSON-RPC error, at once).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,10 +20,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use skill_runtime::http::Body;
 
 use crate::RmcpService;
+use crate::jsonrpc::{self, Rejection};
 use crate::server::DEFAULT_MAX_CALLS_IN_FLIGHT;
 
 /// Default most MCP sessions open at once ([`McpLimits::max_sessions`]).
@@ -55,14 +60,13 @@ impl Default for McpLimits {
 }
 
 /// A JSON-RPC error response with an HTTP status (`id` null: the request was not read).
-fn refuse(status: StatusCode, code: i64, message: &str) -> Response<Body> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": code, "message": message },
-    })
-    .to_string();
-    json_response(status, body)
+fn refuse(status: StatusCode, code: i32, message: &str) -> Response<Body> {
+    let rejection = Rejection {
+        code: rmcp::model::ErrorCode(code),
+        message: message.to_owned(),
+        id: serde_json::Value::Null,
+    };
+    json_response(status, rejection.to_json())
 }
 
 /// A response with `status` and the JSON text `body`.
@@ -109,10 +113,21 @@ pub(crate) fn origin_accepted(
     })
 }
 
-/// Whether a body asks to open a session (`initialize`).
-fn is_initialize(body: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(body)
-        .is_ok_and(|v| v.get("method").and_then(serde_json::Value::as_str) == Some("initialize"))
+/// Whether a message asks to open a session (`initialize`, well-formed or not).
+fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(r) if r.request.method() == "initialize")
+}
+
+/// Whether a request says its body is JSON (`Content-Type: application/json`, parameters
+/// aside): only such a body is read as a message here (rmcp answers any other `415`).
+fn says_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
 }
 
 /// Serve one request to `/mcp` within `limits` (see the module docs).
@@ -171,14 +186,18 @@ where
         }
         Ok(Ok(collected)) => collected.to_bytes(),
     };
-    // The cheap checks first: a stateless request (protocol 2026-07-28) has no session id
-    // either, and its body is parsed only when the sessions are at their cap.
-    let may_open =
-        parts.method == http::Method::POST && !parts.headers.contains_key("mcp-session-id");
-    if may_open
-        && sessions.sessions.read().await.len() >= limits.max_sessions
-        && is_initialize(&bytes)
-    {
+    // A malformed message is answered here, as JSON-RPC; a well-formed one goes to rmcp
+    // as the bytes that came.
+    let mut initialize = false;
+    if parts.method == http::Method::POST && says_json(&parts.headers) {
+        match jsonrpc::check(&bytes) {
+            Ok(message) => initialize = is_initialize(&message),
+            Err(rejection) => return json_response(StatusCode::BAD_REQUEST, rejection.to_json()),
+        }
+    }
+    // A stateless request (protocol 2026-07-28) has no session id either.
+    let may_open = initialize && !parts.headers.contains_key("mcp-session-id");
+    if may_open && sessions.sessions.read().await.len() >= limits.max_sessions {
         let mut resp = refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             -32000,

@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, JsonObject,
-    ListPromptsResult, ListResourcesResult, ListSkillsResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities,
-    ServerConfig, ServerNotification, SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetSkillRequestParams,
+    GetSkillResult, Implementation, JsonObject, ListPromptsResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, MetaObject, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role,
+    ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -471,6 +471,23 @@ impl ServerHandler for SkillsServer {
                 .with_description(summary.description)
                 .into(),
         )
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // A request of a method rmcp knows arrives here when its params do not fit the
+        // method: that is Invalid params, not Method not found.
+        let malformed = crate::jsonrpc::params_error(&request.method, request.params.as_ref());
+        Err(malformed.unwrap_or_else(|| {
+            ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            )
+        }))
     }
 
     fn accepted_subscription_filter(

@@ -8,4 +8,5 @@ mod extension;
 mod http;
 #[cfg(target_os = "linux")]
 mod limits;
+mod malformed;
 mod tools_and_prompts;
