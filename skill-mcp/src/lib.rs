@@ -57,7 +57,6 @@ mod catalog;
 mod jsonrpc;
 #[cfg(feature = "http")]
 mod mount;
-#[cfg(feature = "http")]
 mod server;
 mod stdio;
 mod tools;

@@ -145,7 +145,8 @@ impl SkillsServer {
     }
 
     /// A server for a new session: the same engine, settings and catalog, and session state
-    /// of its own.
+    /// of its own (HTTP sessions; stdio has one).
+    #[cfg(feature = "http")]
     pub(crate) fn for_session(&self) -> Self {
         SkillsServer {
             listening: Arc::new(std::sync::atomic::AtomicBool::new(false)),

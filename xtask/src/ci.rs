@@ -73,6 +73,10 @@ pub const STEPS: &[Step] = &[
             "pack-snapshot-example",
         ],
     },
+    // A host that takes the MCP server without its HTTP transport (stdio only) can build
+    // it: a re-export behind the `http` feature once broke that build, unnoticed, since
+    // every other step builds the crate with its default features.
+    Step::cargo(&["check", "-p", "skill-mcp", "--no-default-features"]),
 ];
 
 /// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
