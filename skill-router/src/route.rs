@@ -665,11 +665,18 @@ impl<'s> Router<'s> {
     /// positional written without escapes (a whole quoted word too), from `output`, so
     /// routing a command copies little; [`Route::into_owned`] gives an owned route to keep.
     pub fn route_output<'o>(&self, output: &'o str) -> RoutedOutput<'o> {
+        self.route_output_first(output, usize::MAX)
+    }
+
+    /// [`Router::route_output`] that routes only the first `max` commands: `routes` holds
+    /// at most `max` entries, the extraction still holds every command. For a host that
+    /// executes at most so many commands of one output, so that the rest cost nothing.
+    pub fn route_output_first<'o>(&self, output: &'o str, max: usize) -> RoutedOutput<'o> {
         let extraction = extract(output);
-        let mut routes = Vec::with_capacity(extraction.commands().count());
+        let mut routes = Vec::with_capacity(extraction.commands().count().min(max));
         // Each route is written where it stays (a route is large: moving it through an
         // iterator adapter costs copies).
-        for c in extraction.commands() {
+        for c in extraction.commands().take(max) {
             routes.push(RoutedCommand {
                 command: c.text,
                 line: c.line,

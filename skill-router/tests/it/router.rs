@@ -401,6 +401,23 @@ fn single_skill_rule_for_whole_outputs() {
 }
 
 #[test]
+fn routing_the_first_commands_of_an_output_keeps_the_rest_extracted() {
+    let (_dir, snapshot) = seed_snapshot();
+    let output = "```cmd\nget_skill: email.send\nemail.send --to a --subject b --body c\ntasks.search --overdue\n```\n";
+    let router = Router::new(&snapshot);
+    let all = router.route_output(output);
+    let first = router.route_output_first(output, 2);
+    assert_eq!(first.routes.len(), 2);
+    assert_eq!(first.extraction.commands().count(), 3);
+    let summaries = |r: &skill_router::RoutedOutput<'_>| -> Vec<String> {
+        r.routes.iter().map(|c| summary(&c.route)).collect()
+    };
+    assert_eq!(summaries(&first), summaries(&all)[..2]);
+    assert_eq!(router.route_output_first(output, 3).routes.len(), 3);
+    assert_eq!(router.route_output_first(output, 0).routes.len(), 0);
+}
+
+#[test]
 fn profiles_hide_excluded_skills() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("secret/SKILL.md");
