@@ -36,6 +36,13 @@ pub const NOTE_BOOST_PATH: f32 = 1.5;
 pub const NOTE_BOOST_BODY: f32 = 1.0;
 /// Most results one notes search returns.
 pub const MAX_NOTE_RESULTS: usize = 1_000;
+/// Most bytes of a note's body a hit's snippet is made from: a window that starts
+/// [`SNIPPET_LEAD_BYTES`] before the first place a query word appears in the body (or at
+/// its start). Highlighting reads every word of the text it is given, so without it a
+/// search of many large notes read every body in full for each request.
+pub const SNIPPET_WINDOW_BYTES: usize = 8 * 1024;
+/// How far before the first match a snippet's window starts (some context before it).
+const SNIPPET_LEAD_BYTES: usize = 1024;
 
 /// One ranked note.
 #[derive(Debug, Clone, PartialEq)]
@@ -339,7 +346,7 @@ impl NotesIndex {
         Ok(true)
     }
 
-    /// Notes ranked for `query` (title strongest, then tags, path, body), at most `limit`
+    /// Notes ranked for `query_text` (title strongest, then tags, path, body), at most `limit`
     /// (capped at [`MAX_NOTE_RESULTS`]). Query text is analyzed into words, never parsed
     /// as a query language; a query with no searchable word returns nothing.
     ///
@@ -364,11 +371,11 @@ impl NotesIndex {
     /// assert!(notes.search("enterprise", 5)?.is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
+    pub fn search(&self, query_text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
         let limit = limit.clamp(1, MAX_NOTE_RESULTS);
         let mut analyzer = text::english();
         let mut terms: Vec<String> = Vec::new();
-        for t in text::tokens(&mut analyzer, clip(query)) {
+        for t in text::tokens(&mut analyzer, clip(query_text)) {
             if terms.len() >= MAX_QUERY_TERMS {
                 break;
             }
@@ -405,6 +412,7 @@ impl NotesIndex {
         let top = searcher.search(&query, &TopDocs::with_limit(limit))?;
         let mut snippets = SnippetGenerator::create(&searcher, &query, f.body)?;
         snippets.set_max_num_chars(SNIPPET_CHARS);
+        let finder = word_finder(clip(query_text), &terms);
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr)?;
@@ -413,10 +421,11 @@ impl NotesIndex {
                     .filter_map(|v| v.as_str().map(str::to_owned))
                     .collect()
             };
-            let snippet = snippets.snippet_from_doc(&doc);
+            let body = doc.get_first(f.body).and_then(|v| v.as_str()).unwrap_or("");
+            let snippet = snippets.snippet(snippet_window(body, finder.as_ref()));
             let snippet = if snippet.is_empty() {
-                let body = get(f.body).join(" ");
-                body.split_whitespace()
+                window(body, 0)
+                    .split_whitespace()
                     .collect::<Vec<_>>()
                     .join(" ")
                     .chars()
@@ -452,6 +461,55 @@ impl NotesIndex {
         let _ = &self.index;
         Ok(out)
     }
+}
+
+/// A pattern that finds the query's words in a body, whatever their case: each word as
+/// written and as analyzed (its stem is most often a prefix of the word). `None` when it
+/// cannot be built; snippets then come from each body's start.
+fn word_finder(query: &str, terms: &[String]) -> Option<regex::Regex> {
+    let mut analyzer = text::english();
+    // The words that count (a stop word would find any body's first `a`).
+    let mut words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !text::tokens(&mut analyzer, w).is_empty())
+        .map(str::to_lowercase)
+        .take(MAX_QUERY_TERMS)
+        .collect();
+    words.extend(terms.iter().cloned());
+    words.sort();
+    words.dedup();
+    let alternation: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+    regex::RegexBuilder::new(&alternation.join("|"))
+        .case_insensitive(true)
+        .build()
+        .ok()
+}
+
+/// The part of `body` a hit's snippet is made from: [`SNIPPET_WINDOW_BYTES`] from a little
+/// before the first query word `finder` finds (from the start when it finds none).
+fn snippet_window<'b>(body: &'b str, finder: Option<&regex::Regex>) -> &'b str {
+    if body.len() <= SNIPPET_WINDOW_BYTES {
+        return body;
+    }
+    let first = finder
+        .and_then(|f| f.find(body))
+        .map_or(0, |m| m.start().saturating_sub(SNIPPET_LEAD_BYTES));
+    window(body, first)
+}
+
+/// At most [`SNIPPET_WINDOW_BYTES`] of `body` from byte `start`, both ends moved back to
+/// character boundaries.
+fn window(body: &str, start: usize) -> &str {
+    let floor = |mut at: usize| {
+        at = at.min(body.len());
+        while !body.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let start = floor(start);
+    let end = floor(start.saturating_add(SNIPPET_WINDOW_BYTES));
+    body.get(start..end).unwrap_or("")
 }
 
 fn depth_of(rel: &str) -> usize {

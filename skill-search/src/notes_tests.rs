@@ -265,3 +265,39 @@ fn read_notes_gives_what_the_index_reads() {
         Some("work/q1.md")
     );
 }
+
+#[test]
+fn a_snippet_is_made_from_a_window_around_the_first_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = "filler words here. ".repeat(30_000);
+    text.push_str("Quarterly Revenue grew by a third.\n");
+    text.push_str(&"more filler. ".repeat(1_000));
+    put(dir.path(), "deep.md", &text);
+    let idx = NotesIndex::build(dir.path()).unwrap();
+    let hits = idx.search("revenue", 5).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(
+        hits[0].snippet.contains("**Revenue**"),
+        "{}",
+        hits[0].snippet
+    );
+}
+
+#[test]
+fn the_snippet_window_has_its_size_at_most() {
+    let edge = "a".repeat(SNIPPET_WINDOW_BYTES);
+    assert_eq!(snippet_window(&edge, None), edge, "at the size: whole");
+    let over = format!("{edge}b");
+    assert_eq!(snippet_window(&over, None), edge, "one byte over: cut");
+    // Never inside a character, at either end.
+    let wide = "é".repeat(SNIPPET_WINDOW_BYTES);
+    let w = window(&wide, 1);
+    assert!(w.len() <= SNIPPET_WINDOW_BYTES && w.starts_with('é'));
+    // The window starts a little before the first match.
+    let mut body = "x ".repeat(SNIPPET_WINDOW_BYTES * 2);
+    body.push_str("Needle");
+    let finder = word_finder("needles", &["needl".to_owned()]).unwrap();
+    let w = snippet_window(&body, Some(&finder));
+    assert_eq!(w.len(), SNIPPET_LEAD_BYTES + "Needle".len(), "{w}");
+    assert!(w.ends_with("Needle"));
+}
