@@ -10,6 +10,14 @@
 //! Activations are emitted here, at the engine's doorway ([`crate::Engine`] operations and
 //! the scheduler's dispatch), so HTTP, the command line and MCP all report them alike.
 //!
+//! An operation that activates one skill (a route, one command, a slash line, `get_skill`)
+//! or a few (a selection, at most `skill_search::MAX_MAX_SKILLS`) emits one
+//! [`ACTIVATION_EVENT`] per activation at INFO. A model output's commands are many (up to
+//! [`MAX_OUTPUT_COMMANDS`](crate::exec::MAX_OUTPUT_COMMANDS)): each of them is an
+//! [`ACTIVATION_EVENT`] at DEBUG, counted by a metric event, and the operation emits one
+//! [`ACTIVATION_SUMMARY_EVENT`] at INFO, so one request logs one line at INFO however many
+//! commands it carries.
+//!
 //! Attribute names follow the OpenTelemetry GenAI semantic conventions (semconv 1.37,
 //! status "Development") where one exists (`gen_ai.operation.name`, `gen_ai.tool.name`);
 //! the rest are `skills.*`.
@@ -33,6 +41,15 @@ pub const METRICS_TARGET: &str = "skill_runtime::activation::metrics";
 
 /// The activation event's name (the span event's name in OTLP).
 pub const ACTIVATION_EVENT: &str = "skill_activated";
+
+/// The name of the event that sums up the activations of one model output's commands:
+/// `skills.trigger`, `skills.activations` (how many) and `skills.names` (the distinct
+/// skills, the first ten of them, and how many more).
+pub const ACTIVATION_SUMMARY_EVENT: &str = "skills_activated";
+
+/// Most distinct skill names an [`ACTIVATION_SUMMARY_EVENT`] lists; it says how many more
+/// there were.
+const SUMMARY_NAMES: usize = 10;
 
 static CAPTURE_CONTENT: AtomicBool = AtomicBool::new(false);
 
@@ -80,10 +97,7 @@ impl Trigger {
 /// Emit one activation event (and count it) for `name`, with its layer and dialect from
 /// `snapshot` (`unknown` when the snapshot no longer holds it).
 pub(crate) fn activated(snapshot: &Snapshot, trigger: Trigger, name: &str) {
-    let (layer, dialect) = match snapshot.get(name) {
-        Some(s) => (s.layer.as_str(), s.dialect.as_str()),
-        None => ("unknown", "unknown"),
-    };
+    let (layer, dialect) = layer_and_dialect(snapshot, name);
     tracing::info!(
         monotonic_counter.skills.activations = 1_u64,
         skills.trigger = trigger.as_str(),
@@ -92,6 +106,85 @@ pub(crate) fn activated(snapshot: &Snapshot, trigger: Trigger, name: &str) {
         skills.dialect = dialect,
         "{ACTIVATION_EVENT}"
     );
+}
+
+/// The activations of one operation that may have many (a model output's commands): each
+/// at DEBUG with its metric, and one INFO [`ACTIVATION_SUMMARY_EVENT`] when it is dropped
+/// (none when nothing was activated).
+struct Activations<'s> {
+    snapshot: &'s Snapshot,
+    trigger: Trigger,
+    count: u64,
+    names: Vec<String>,
+    more: usize,
+}
+
+impl<'s> Activations<'s> {
+    fn new(snapshot: &'s Snapshot, trigger: Trigger) -> Self {
+        Activations {
+            snapshot,
+            trigger,
+            count: 0,
+            names: Vec::new(),
+            more: 0,
+        }
+    }
+
+    /// One activation of `name`.
+    fn add(&mut self, name: &str) {
+        let (layer, dialect) = layer_and_dialect(self.snapshot, name);
+        tracing::debug!(
+            skills.trigger = self.trigger.as_str(),
+            skills.name = name,
+            skills.layer = layer,
+            skills.dialect = dialect,
+            "{ACTIVATION_EVENT}"
+        );
+        metrics::activation(self.trigger, name, layer, dialect);
+        self.count += 1;
+        if !self.names.iter().any(|n| n == name) {
+            if self.names.len() < SUMMARY_NAMES {
+                self.names.push(name.to_owned());
+            } else {
+                self.more += 1;
+            }
+        }
+    }
+}
+
+impl Drop for Activations<'_> {
+    fn drop(&mut self) {
+        if self.count == 0 {
+            return;
+        }
+        let mut names = self.names.join(", ");
+        if self.more > 0 {
+            names.push_str(&format!(" and {} more", self.more));
+        }
+        tracing::info!(
+            skills.trigger = self.trigger.as_str(),
+            skills.activations = self.count,
+            skills.names = names,
+            "{ACTIVATION_SUMMARY_EVENT}"
+        );
+    }
+}
+
+/// The activations of a model output's commands (the skills of those that ran one): each
+/// at DEBUG, one summary at INFO ([`Activations`]).
+pub(crate) fn commands_ran<'n>(snapshot: &Snapshot, skills: impl IntoIterator<Item = &'n str>) {
+    let mut activations = Activations::new(snapshot, Trigger::Model);
+    for skill in skills {
+        activations.add(skill);
+    }
+}
+
+/// A skill's layer and dialect in `snapshot` (`unknown` when it no longer holds it).
+fn layer_and_dialect<'s>(snapshot: &'s Snapshot, name: &str) -> (&'s str, &'s str) {
+    match snapshot.get(name) {
+        Some(s) => (s.layer.as_str(), s.dialect.as_str()),
+        None => ("unknown", "unknown"),
+    }
 }
 
 /// Record one selection: its latency, a no-skill answer, and an activation per selected
@@ -123,6 +216,18 @@ mod metrics {
         if selection.no_skill_needed {
             tracing::info!(monotonic_counter.skills.select.no_skill = 1_u64, "no skill");
         }
+    }
+
+    /// The count of one activation reported at DEBUG (see `Activations`).
+    pub(super) fn activation(trigger: super::Trigger, name: &str, layer: &str, dialect: &str) {
+        tracing::info!(
+            monotonic_counter.skills.activations = 1_u64,
+            skills.trigger = trigger.as_str(),
+            skills.name = name,
+            skills.layer = layer,
+            skills.dialect = dialect,
+            "activation"
+        );
     }
 
     pub(super) fn script(ok: bool, code: Option<&str>, duration_ms: u64) {

@@ -115,6 +115,36 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// A model output has more commands than one execution runs
+    /// ([`MAX_OUTPUT_COMMANDS`](crate::exec::MAX_OUTPUT_COMMANDS)): the first ones ran,
+    /// the rest did not.
+    #[error(
+        "this output has {total} commands and at most {limit} are executed per output: the first {limit} ran, the {skipped} from this one (line {line}) on were not executed; send them in another request"
+    )]
+    TooManyCommands {
+        /// Commands in the output.
+        total: usize,
+        /// The limit.
+        limit: usize,
+        /// Commands not executed.
+        skipped: usize,
+        /// The line of the first command not executed.
+        line: u32,
+    },
+    /// The outputs of a model output's commands reached the byte budget of one execution
+    /// ([`MAX_EXECUTION_OUTPUT_BYTES`](crate::exec::MAX_EXECUTION_OUTPUT_BYTES)): the
+    /// commands after that were not executed.
+    #[error(
+        "the outputs of this output's commands reached {limit} bytes, the most one execution returns: the {skipped} commands from this one (line {line}) on were not executed; send them in another request"
+    )]
+    OutputLimit {
+        /// The budget in bytes.
+        limit: usize,
+        /// Commands not executed.
+        skipped: usize,
+        /// The line of the first command not executed.
+        line: u32,
+    },
     /// A forked task was cancelled.
     #[error("the task was cancelled")]
     Cancelled,
@@ -189,6 +219,8 @@ impl Error {
             Error::Limit { .. } => "limit_exceeded",
             Error::ShuttingDown => "shutting_down",
             Error::TooManyTasks { .. } => "too_many_tasks",
+            Error::TooManyCommands { .. } => "too_many_commands",
+            Error::OutputLimit { .. } => "output_limit",
             Error::Cancelled => "cancelled",
             Error::BuiltinCommand(_) => "builtin_command",
             Error::NotACommand(_) => "not_a_command",

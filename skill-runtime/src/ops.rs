@@ -434,15 +434,19 @@ impl Engine {
 
     /// Ranked markdown notes with highlighted snippets; [`Error::NoNotes`] when no notes
     /// folder is configured. With a database shared by replicas, PostgreSQL ranks the
-    /// notes (the folder is mirrored into it); otherwise the in-process tantivy index.
+    /// notes (the folder is mirrored into it); otherwise the in-process tantivy index, on
+    /// tokio's blocking pool: a search over large notes takes long enough to stall the
+    /// async workers (and every request on them, their time limits included).
     pub async fn notes_search(&self, text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
-        let notes = self.notes().ok_or(Error::NoNotes)?;
+        let notes = self.notes().ok_or(Error::NoNotes)?.clone();
         #[cfg(feature = "replicas")]
         if let Some(mirror) = self.notes_mirror() {
             return mirror.search(text, limit).await;
         }
-        notes
-            .search(text, limit)
+        let text = text.to_owned();
+        tokio::task::spawn_blocking(move || notes.search(&text, limit))
+            .await
+            .map_err(|e| Error::Search(format!("the notes search did not finish: {e}")))?
             .map_err(|e| Error::Search(e.to_string()))
     }
 
@@ -599,8 +603,13 @@ impl Engine {
         Executed { route, outcome }
     }
 
-    /// Route a whole model output and execute every command in order (one failure does
-    /// not stop the rest). Successful executions count as uses.
+    /// Route a whole model output and execute its commands in order (one failure does
+    /// not stop the rest), within the limits of
+    /// [`Runtime::execute_output`](crate::exec::Runtime::execute_output): at most
+    /// [`MAX_OUTPUT_COMMANDS`](crate::exec::MAX_OUTPUT_COMMANDS) commands and
+    /// [`MAX_EXECUTION_OUTPUT_BYTES`](crate::exec::MAX_EXECUTION_OUTPUT_BYTES) of output,
+    /// one last result naming the first command not executed. Successful executions count
+    /// as uses. The commands' activations are logged at DEBUG, with one INFO summary.
     #[tracing::instrument(name = "skills.execute_output", skip_all, fields(gen_ai.operation.name = "execute_tool"))]
     pub async fn execute_output(&self, output: &str, scope: &Scope) -> Vec<CommandOutcome> {
         let scope = Scope::model().with_profile(scope.profile.clone());
@@ -615,9 +624,12 @@ impl Engine {
         for r in &mut results {
             self.share_task(&mut r.outcome).await;
         }
-        for r in &results {
-            ran(&snapshot, &r.outcome, Trigger::Model);
-        }
+        // An outcome with a kind ran its skill (route errors have none).
+        let ran_skill = results.iter().filter(|r| r.outcome.kind.is_some());
+        activation::commands_ran(
+            &snapshot,
+            ran_skill.filter_map(|r| r.outcome.skill.as_deref()),
+        );
         self.record_outcomes(results.iter().map(|r| &r.outcome));
         results
     }
@@ -648,8 +660,9 @@ impl Engine {
             .await
     }
 
-    /// Forked tasks (`context: fork`) with their status and result: this process's, or
-    /// with a database shared by replicas the cluster's most recent ones.
+    /// Forked tasks (`context: fork`) with their status and outcome, each outcome without
+    /// its output (`null`; [`Engine::task`] has it): this process's, or with a database
+    /// shared by replicas the cluster's most recent ones.
     pub async fn tasks(&self) -> Result<Vec<TaskInfo>, Error> {
         #[cfg(feature = "replicas")]
         if let Some(store) = self.store() {
@@ -657,7 +670,10 @@ impl Engine {
                 .tasks(crate::exec::DEFAULT_TASK_HISTORY)
                 .await
                 .map_err(|e| Error::Store(e.to_string()))?;
-            return Ok(rows.into_iter().map(crate::replicas::tasks::info).collect());
+            return Ok(rows
+                .into_iter()
+                .map(crate::replicas::tasks::listed)
+                .collect());
         }
         Ok(self.runtime().tasks())
     }

@@ -45,8 +45,21 @@ pub const DEFAULT_FORK_CONCURRENCY: usize = 4;
 /// Forked tasks that may be queued or running at once, by default; more are refused.
 pub const DEFAULT_MAX_PENDING_TASKS: usize = 256;
 /// Finished forked tasks kept for [`Runtime::tasks`](crate::exec::Runtime::tasks), by
-/// default; the oldest finished ones are dropped first.
+/// default; the oldest finished ones are dropped first (also once their results together
+/// pass the history's byte budget, see the module docs of `exec`).
 pub const DEFAULT_TASK_HISTORY: usize = 1000;
+/// Most commands of one model output that
+/// [`Runtime::execute_output`](crate::exec::Runtime::execute_output) executes: the first
+/// this-many run, and one more entry (`too_many_commands`) says how many did not and from
+/// which line. Each command can start a script or a fork, and answers with its own output.
+pub const MAX_OUTPUT_COMMANDS: usize = 100;
+/// Most bytes of output one execution returns (the text of its outputs: every string's
+/// UTF-8 length): one command's outcome is cut there, and a model output's commands share
+/// it: once their outputs reach it, the remaining commands are not executed
+/// (`output_limit`). A cut output ends with a marker that names this limit. Twice the
+/// largest skill file (`skill_format::MAX_FILE_BYTES`), so a template's own text is never
+/// cut; what it bounds is arguments substituted many times, and many commands.
+pub const MAX_EXECUTION_OUTPUT_BYTES: usize = 2 * skill_format::MAX_FILE_BYTES;
 
 /// Limits for script execution.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,14 +20,20 @@
 //! result are read with [`Runtime::tasks`], [`Runtime::task`] and [`Runtime::wait_task`].
 //! At most [`RuntimeConfig::fork_concurrency`] tasks run at once; more wait in the queue
 //! (status `queued`) up to [`RuntimeConfig::max_pending_tasks`], beyond which forks are
-//! refused; the last [`RuntimeConfig::task_history`] finished tasks are kept.
+//! refused; the last [`RuntimeConfig::task_history`] finished tasks are kept, fewer when
+//! their results together hold more than 64 MiB of output (the oldest finished are dropped
+//! first), and a kept result's output is cut at 1 MiB with a marker that says so.
+//! [`Runtime::tasks`] lists them without their outputs; [`Runtime::task`] has one in full.
 //!
 //! The skill's `allowed-tools`, intersected with the profile's tools ([`effective_tools`]),
 //! travels with the call to handlers and tools ([`Call::allowed_tools`]) and is reported in
 //! the [`Outcome`].
 //!
-//! [`Runtime::execute_output`] routes a whole model output and executes every command in
-//! order (a failure does not stop the rest); [`Runtime::invoke`] runs a user's slash line.
+//! [`Runtime::execute_output`] routes a whole model output and executes its commands in
+//! order (a failure does not stop the rest), at most [`MAX_OUTPUT_COMMANDS`] of them and
+//! at most [`MAX_EXECUTION_OUTPUT_BYTES`] of output in all (the commands past either limit
+//! are not executed, and one last result says so); [`Runtime::invoke`] runs a user's slash
+//! line. One execution's output is cut at [`MAX_EXECUTION_OUTPUT_BYTES`], with a marker.
 //! The runtime is also the scheduler's [`Dispatcher`](skill_scheduler::Dispatcher): a
 //! fired skill runs through [`Runtime::execute`], and the outcome is the run's result.
 //!
@@ -65,6 +71,7 @@
 //!   starts children of its own). Elsewhere only the process group is reached; a process
 //!   that leaves it escapes there.
 
+mod budget;
 mod builder;
 mod config;
 #[cfg(target_os = "linux")]
@@ -93,10 +100,10 @@ pub use crate::error::{Error, ErrorInfo, Limit};
 pub use builder::RuntimeBuilder;
 pub use config::{
     DEFAULT_ENV_ALLOWLIST, DEFAULT_FORK_CONCURRENCY, DEFAULT_MAX_PENDING_TASKS,
-    DEFAULT_TASK_HISTORY, DEFAULT_WORKFLOW_DOMAIN, FALLBACK_PATH, MAX_SCRIPT_ARG_BYTES,
-    MAX_SCRIPT_ARGS, MAX_SCRIPT_OUTPUT_BYTES, MAX_SCRIPT_PROCESSES, MIN_SCRIPT_TIMEOUT,
-    PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig, SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits,
-    effective_tools,
+    DEFAULT_TASK_HISTORY, DEFAULT_WORKFLOW_DOMAIN, FALLBACK_PATH, MAX_EXECUTION_OUTPUT_BYTES,
+    MAX_OUTPUT_COMMANDS, MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS, MAX_SCRIPT_OUTPUT_BYTES,
+    MAX_SCRIPT_PROCESSES, MIN_SCRIPT_TIMEOUT, PROCESS_CHECK_INTERVAL, Profile, RuntimeConfig,
+    SCRIPT_NICE, SCRIPT_TIMEOUT, ScriptLimits, effective_tools,
 };
 pub use context::Context;
 pub use outcome::{BoxError, Call, CommandOutcome, HandlerError, Kind, Outcome, Output};
@@ -199,6 +206,11 @@ impl Runtime {
     async fn execute_with(&self, inv: &Invocation, arguments: String, ctx: &Context) -> Outcome {
         let started = Instant::now();
         let mut outcome = self.prepare_and_run(inv, arguments, ctx).await;
+        budget::truncate(
+            &mut outcome.output,
+            MAX_EXECUTION_OUTPUT_BYTES,
+            &execution_cut_marker(),
+        );
         outcome.duration_ms = elapsed_ms(started);
         if outcome.kind == Some(Kind::Script) {
             crate::activation::script_finished(outcome.ok, outcome.code(), outcome.duration_ms);
@@ -508,7 +520,8 @@ impl Runtime {
         o
     }
 
-    /// Every retained forked task, by id.
+    /// Every retained forked task, by id, each result without its output (`null`; a
+    /// listing stays small whatever the results hold): [`Runtime::task`] has it.
     pub fn tasks(&self) -> Vec<TaskInfo> {
         self.inner.tasks.list()
     }
@@ -584,6 +597,13 @@ fn builtin_record(name: &str) -> Skill {
         status: skill_registry::Status::Loaded,
         diagnostics: Vec::new(),
     }
+}
+
+/// The end of an output cut at [`MAX_EXECUTION_OUTPUT_BYTES`].
+fn execution_cut_marker() -> String {
+    format!(
+        "\n[output cut: one execution returns at most {MAX_EXECUTION_OUTPUT_BYTES} bytes of output (MAX_EXECUTION_OUTPUT_BYTES)]"
+    )
 }
 
 fn rt_name(rt: &Runtime, id: u64) -> String {

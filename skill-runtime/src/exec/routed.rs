@@ -7,12 +7,21 @@ use std::time::Instant;
 use skill_registry::Caller;
 use skill_router::{Invocation, Route, Router, RouterConfig};
 
-use super::{CommandOutcome, Context, Error, Kind, Outcome, Runtime, elapsed_ms};
+use super::{
+    CommandOutcome, Context, Error, Kind, MAX_EXECUTION_OUTPUT_BYTES, MAX_OUTPUT_COMMANDS, Outcome,
+    Runtime, budget, elapsed_ms, execution_cut_marker,
+};
 
 impl Runtime {
-    /// Route a whole model output and execute every command in order. Each command gets
+    /// Route a whole model output and execute its commands in order. Each command gets
     /// its own result (help text, route errors and failures included); one failure does
     /// not stop the others. All commands resolve against the same snapshot.
+    ///
+    /// At most [`MAX_OUTPUT_COMMANDS`] commands are executed, and their outputs together
+    /// hold at most [`MAX_EXECUTION_OUTPUT_BYTES`] (the output that reaches it is cut,
+    /// with a marker). Commands past either limit are not executed (nor routed): one last
+    /// result, for the first of them, fails with `too_many_commands` or `output_limit`,
+    /// saying how many were left and from which line.
     pub async fn execute_output(&self, output: &str, ctx: &Context) -> Vec<CommandOutcome> {
         let snapshot = ctx
             .snapshot
@@ -20,10 +29,17 @@ impl Runtime {
             .unwrap_or_else(|| self.inner.registry.snapshot());
         let mut ctx = ctx.clone().with_snapshot(snapshot.clone());
         ctx.caller = Caller::Model;
-        let steps: Vec<(String, u32, Result<Invocation, Outcome>)> = {
+        type Step = (String, u32, Result<Invocation, Outcome>);
+        let (steps, total, beyond): (Vec<Step>, usize, Option<(String, u32)>) = {
             let router = Router::with_config(&snapshot, self.router_config(&ctx));
-            router
-                .route_output(output)
+            let routed = router.route_output_first(output, MAX_OUTPUT_COMMANDS);
+            let total = routed.extraction.commands().count();
+            let beyond = routed
+                .extraction
+                .commands()
+                .nth(MAX_OUTPUT_COMMANDS)
+                .map(|c| (c.text.to_owned(), c.line));
+            let steps = routed
                 .routes
                 .into_iter()
                 .map(|r| {
@@ -33,18 +49,52 @@ impl Runtime {
                     };
                     (r.command.to_owned(), r.line, step)
                 })
-                .collect()
+                .collect();
+            (steps, total, beyond)
         };
-        let mut out = Vec::with_capacity(steps.len());
-        for (command, line, step) in steps {
-            let outcome = match step {
+        let mut out = Vec::with_capacity(steps.len() + 1);
+        let mut left = MAX_EXECUTION_OUTPUT_BYTES;
+        let ran = steps.len();
+        for (i, (command, line, step)) in steps.into_iter().enumerate() {
+            if left == 0 {
+                let e = Error::OutputLimit {
+                    limit: MAX_EXECUTION_OUTPUT_BYTES,
+                    skipped: total - i,
+                    line,
+                };
+                out.push(CommandOutcome {
+                    command,
+                    line,
+                    outcome: Outcome::failure(None, None, &e),
+                });
+                return out;
+            }
+            let mut outcome = match step {
                 Ok(inv) => self.execute(&inv, &ctx).await,
                 Err(o) => o,
             };
+            let used = budget::text_bytes(&outcome.output);
+            if used > left {
+                budget::truncate(&mut outcome.output, left, &execution_cut_marker());
+            }
+            left = left.saturating_sub(used);
             out.push(CommandOutcome {
                 command,
                 line,
                 outcome,
+            });
+        }
+        if let Some((command, line)) = beyond {
+            let e = Error::TooManyCommands {
+                total,
+                limit: MAX_OUTPUT_COMMANDS,
+                skipped: total - ran,
+                line,
+            };
+            out.push(CommandOutcome {
+                command,
+                line,
+                outcome: Outcome::failure(None, None, &e),
             });
         }
         out

@@ -82,6 +82,16 @@ pub(crate) async fn share(store: &Store, runtime: &Runtime, outcome: &mut Outcom
     });
 }
 
+/// A task as the database holds it, as the engine lists tasks: its outcome without its
+/// output (`null`), as a runtime's own listing has it.
+pub(crate) fn listed(row: TaskRow) -> TaskInfo {
+    let mut info = info(row);
+    if let Some(o) = info.outcome.as_mut() {
+        o.output = serde_json::Value::Null;
+    }
+    info
+}
+
 /// A task as the database holds it, as the engine reports tasks.
 pub(crate) fn info(row: TaskRow) -> TaskInfo {
     let status = match row.status.as_str() {

@@ -155,6 +155,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     ),
     code("not_user_invocable", 200, "a skill users may not invoke"),
     code("nul", 200, "a NUL byte in a command line"),
+    code(
+        "output_limit",
+        200,
+        "a model output's commands after their outputs reached the byte budget (not executed)",
+    ),
     code("overloaded", 503, "too many requests or event streams"),
     code("pipe", 200, "a shell pipe in a command line"),
     code(
@@ -206,6 +211,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "the request took longer than its time limit",
     ),
     code("too_long", 200, "a command line over the length limit"),
+    code(
+        "too_many_commands",
+        200,
+        "a model output's commands past the most one execution runs (not executed)",
+    ),
     code(
         "too_many_tasks",
         200,

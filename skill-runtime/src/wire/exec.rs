@@ -38,7 +38,8 @@ fn outcome_json<S: serde::Serializer>(o: &Option<&Outcome>, s: S) -> Result<S::O
     o.map(OutcomeShape::from).serialize(s)
 }
 
-/// `GET /v1/tasks`: every forked task.
+/// `GET /v1/tasks`: every kept forked task, each outcome without its `output` (a listing
+/// stays small whatever the results hold; `GET /v1/tasks/{id}` has the output).
 #[derive(Debug, Serialize)]
 pub struct TasksShape<'a> {
     tasks: Vec<TaskShape<'a>>,
@@ -48,7 +49,7 @@ impl<'a> TasksShape<'a> {
     /// The tasks.
     pub fn new(tasks: &'a [TaskInfo]) -> Self {
         TasksShape {
-            tasks: tasks.iter().map(TaskShape::from).collect(),
+            tasks: tasks.iter().map(TaskShape::listed).collect(),
         }
     }
 }

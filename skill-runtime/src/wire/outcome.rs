@@ -32,7 +32,9 @@ pub struct OutcomeShape<'a> {
     skill: Option<&'a str>,
     kind: Option<&'static str>,
     ok: bool,
-    output: &'a serde_json::Value,
+    /// Left out (not `null`) in a listing of tasks, which leaves outputs out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<&'a serde_json::Value>,
     requires_interpretation: bool,
     task: Option<u64>,
     error: Option<ErrorInfoShape<'a>>,
@@ -47,7 +49,7 @@ impl<'a> From<&'a Outcome> for OutcomeShape<'a> {
             skill: o.skill.as_deref(),
             kind: o.kind.map(kind_name),
             ok: o.ok,
-            output: &o.output,
+            output: Some(&o.output),
             requires_interpretation: o.requires_interpretation,
             task: o.task,
             error: o.error.as_ref().map(|e| ErrorInfoShape {
@@ -103,6 +105,18 @@ impl<'a> From<&'a TaskInfo> for TaskShape<'a> {
             finished_ms: t.finished_ms,
             outcome: t.outcome.as_ref().map(OutcomeShape::from),
         }
+    }
+}
+
+impl<'a> TaskShape<'a> {
+    /// A task as `GET /v1/tasks` lists it: its outcome without `output` (the field is
+    /// left out; `GET /v1/tasks/{id}` has it).
+    pub fn listed(t: &'a TaskInfo) -> Self {
+        let mut shape = TaskShape::from(t);
+        if let Some(o) = shape.outcome.as_mut() {
+            o.output = None;
+        }
+        shape
     }
 }
 

@@ -5,7 +5,6 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use skill_registry::{RegistryConfig, Source};
@@ -14,7 +13,7 @@ use skill_runtime::{Engine, EngineConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::common::write;
+use crate::common::{captured_log, write};
 
 /// Long enough for a loaded machine; every answer here should take milliseconds.
 const IO_TIMEOUT: Duration = Duration::from_secs(20);
@@ -246,38 +245,6 @@ async fn bad_resource_paths_are_4xx_and_never_name_a_server_path() {
             r.body
         );
     }
-}
-
-/// A writer the test reads back: every log line the server wrote.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The log lines of every test's servers, at INFO: the subscriber is the process's global
-/// one (a thread-scoped one misses events when other tests run at the same time), so each
-/// test picks out its own server's lines.
-fn captured_log() -> &'static Captured {
-    static LOG: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
-    LOG.get_or_init(|| {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::INFO)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        captured
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

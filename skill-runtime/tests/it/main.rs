@@ -1,12 +1,14 @@
 //! skill-runtime's integration tests, one binary: execution by kind and limits (`runtime`,
 //! `scripts`, `contain`), the built-in workflow handler (`workflow`), the HTTP server against
-//! hostile clients and its OpenAPI document (`http`), several replicas on one database
-//! (`replicas`); `common` holds the helpers.
+//! hostile clients and its OpenAPI document (`http`), the bounds on one request's work and
+//! answer (`load`), several replicas on one database (`replicas`); `common` holds the
+//! helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 mod contain;
 mod http;
+mod load;
 #[cfg(feature = "replicas")]
 mod replicas;
 mod runtime;
