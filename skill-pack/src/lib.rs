@@ -201,7 +201,7 @@ pub fn report_with<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result
         .map_err(|e| Error::Engine(e.to_string()))?;
     let mut requests = Vec::new();
     for r in &roots {
-        requests.extend(read_requests(&r.given.join(REQUESTS_FILE), &r.label)?);
+        requests.extend(requests::read(&r.given.join(REQUESTS_FILE), &r.label)?);
     }
     let mut out = String::new();
     header(&mut out, &roots, config);
@@ -298,61 +298,6 @@ fn scrub(mut text: String, roots: &[Root]) -> String {
         text = text.replace(&from, to);
     }
     text
-}
-
-/// Read the pack's request list: a regular file reached without a symbolic link (a link
-/// could lead out of the pack, and the report prints every line), never past
-/// [`MAX_REQUESTS_BYTES`] whatever its size said (a device such as `/dev/zero` would never
-/// end, a FIFO would block the report for good). Absent: no requests.
-fn read_requests(path: &Path, label: &str) -> Result<Vec<(String, String)>, Error> {
-    use std::io::Read;
-    let refuse = |why: String| Error::Requests {
-        path: path.to_path_buf(),
-        source: std::io::Error::other(why),
-    };
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(Error::Requests {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    if meta.file_type().is_symlink() {
-        return Err(refuse(
-            "it is a symbolic link; keep the request list in the pack as a plain file".to_owned(),
-        ));
-    }
-    if !meta.is_file() {
-        return Err(refuse("it is not a regular file".to_owned()));
-    }
-    let too_big = |len: u64| {
-        refuse(format!(
-            "the file has {len} bytes; at most {MAX_REQUESTS_BYTES} are read"
-        ))
-    };
-    if meta.len() > MAX_REQUESTS_BYTES {
-        return Err(too_big(meta.len()));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_REQUESTS_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|source| Error::Requests {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if bytes.len() as u64 > MAX_REQUESTS_BYTES {
-        return Err(too_big(bytes.len() as u64));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".to_owned()))?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| (format!("{label}/{REQUESTS_FILE}"), l.to_owned()))
-        .collect())
 }
 
 pub(crate) fn section(out: &mut String, title: &str) {
@@ -796,6 +741,7 @@ fn selections(
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod requests;
 mod trigger_evals;
 
 #[cfg(test)]
