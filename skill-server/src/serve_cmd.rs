@@ -437,8 +437,12 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
 /// tantivy's per-commit chatter (every index update logs several lines at `info`), and
 /// without rmcp's own lines below `error`: it logs what a client sent (a 900 KB
 /// notification or client name became a 900 KB line; an unknown method, at `warn`), so a
-/// client could flood the log. Our MCP layer logs what an operator needs.
-pub(crate) const DEFAULT_LOG_FILTER: &str = "info,tantivy=warn,rmcp=error";
+/// client could flood the log. Our MCP layer logs what an operator needs. Activation events
+/// (one per `select`, `get_skill`, `route`, ... request) are request logs: left out of the
+/// default log (a flood of requests was a flood of lines), still exported over OTLP, whose
+/// layers filter on their own, and shown with `RUST_LOG=info`.
+pub(crate) const DEFAULT_LOG_FILTER: &str =
+    "info,tantivy=warn,rmcp=error,skill_runtime::activation=warn";
 
 /// Run the server until SIGINT or SIGTERM.
 pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {

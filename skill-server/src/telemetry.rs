@@ -165,6 +165,11 @@ mod tests {
             .with(EnvFilter::new(crate::serve_cmd::DEFAULT_LOG_FILTER));
         tracing::subscriber::with_default(subscriber, || {
             assert!(tracing::enabled!(target: "skill_runtime::http", tracing::Level::INFO));
+            // Activations are request logs: out of the default log.
+            assert!(!tracing::enabled!(
+                target: "skill_runtime::activation",
+                tracing::Level::INFO
+            ));
         });
     }
 
