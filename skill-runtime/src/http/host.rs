@@ -4,19 +4,55 @@
 //! served only when its `Host` names the server as a browser could not be tricked into
 //! naming it: an IP address, `localhost` or a `*.localhost` name, or a name the operator
 //! lists in [`HttpConfig::allowed_hosts`](super::HttpConfig::allowed_hosts) (`"*"` allows
-//! every name, for a server behind a proxy that checks them). A request without `Host`
-//! (HTTP/1.0) is served: browsers always send one.
+//! every name, for a server behind a proxy that checks them). A request target in absolute
+//! form (`GET http://name/...`) must name the server the same way: it wins over `Host` (RFC
+//! 9112, section 3.2.2). An HTTP/1.0 request without `Host` is served (browsers always send
+//! one); an HTTP/1.1 request without it, or with two, is malformed (RFC 9112, section 3.2:
+//! `400`).
 
-use http::HeaderMap;
 use http::header::HOST;
 use http::uri::Authority;
+use http::{HeaderMap, Uri, Version};
 
-/// Whether a request with these headers may be served (see the module docs).
-pub(crate) fn allowed(headers: &HeaderMap, allowed_hosts: &[String]) -> bool {
-    let Some(value) = headers.get(HOST) else {
-        return true;
-    };
-    let Some((host, port)) = value.to_str().ok().and_then(split) else {
+/// Why a request's `Host` is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// No `Host` on HTTP/1.1, or more than one: `400`.
+    Malformed,
+    /// A name the server does not serve: `403`.
+    Forbidden,
+}
+
+/// Whether a request may be served (see the module docs), by its target, version and headers.
+pub(crate) fn check(
+    uri: &Uri,
+    version: Version,
+    headers: &HeaderMap,
+    allowed_hosts: &[String],
+) -> Result<(), Refusal> {
+    let mut values = headers.get_all(HOST).iter();
+    let value = values.next();
+    if values.next().is_some() {
+        return Err(Refusal::Malformed);
+    }
+    if let Some(authority) = uri.authority() {
+        // Absolute form: the target's authority is the host (HTTP/2's `:authority` too).
+        if !allowed(Some(authority.as_str()), allowed_hosts) {
+            return Err(Refusal::Forbidden);
+        }
+    } else if value.is_none() && version == Version::HTTP_11 {
+        return Err(Refusal::Malformed);
+    }
+    match value {
+        None => Ok(()),
+        Some(v) if allowed(v.to_str().ok(), allowed_hosts) => Ok(()),
+        Some(_) => Err(Refusal::Forbidden),
+    }
+}
+
+/// Whether a `Host` value (`None`: not text) names the server.
+fn allowed(value: Option<&str>, allowed_hosts: &[String]) -> bool {
+    let Some((host, port)) = value.and_then(split) else {
         return false;
     };
     if host.parse::<std::net::IpAddr>().is_ok()
@@ -67,7 +103,61 @@ mod tests {
             headers.insert(HOST, h.parse().unwrap());
         }
         let list: Vec<String> = list.iter().map(|s| (*s).to_owned()).collect();
-        allowed(&headers, &list)
+        let uri = Uri::from_static("/v1/skills");
+        check(&uri, Version::HTTP_10, &headers, &list).is_ok()
+    }
+
+    /// Two `Host` headers, or none on HTTP/1.1, are malformed (both were served, the second
+    /// header unchecked); an absolute-form target must name the server (`GET
+    /// http://evil.example/v1/skills` with `Host: 127.0.0.1` was served).
+    #[test]
+    fn duplicate_missing_and_absolute_form_hosts() {
+        let one = |h: &str| {
+            let mut headers = HeaderMap::new();
+            headers.append(HOST, h.parse().unwrap());
+            headers
+        };
+        let path = Uri::from_static("/v1/skills");
+        let mut two = one("127.0.0.1");
+        two.append(HOST, "evil.example".parse().unwrap());
+        for version in [Version::HTTP_10, Version::HTTP_11] {
+            assert_eq!(
+                check(&path, version, &two, &[]),
+                Err(Refusal::Malformed),
+                "{version:?}"
+            );
+        }
+        let none = HeaderMap::new();
+        assert_eq!(check(&path, Version::HTTP_10, &none, &[]), Ok(()));
+        assert_eq!(
+            check(&path, Version::HTTP_11, &none, &[]),
+            Err(Refusal::Malformed)
+        );
+        let evil = Uri::from_static("http://evil.example/v1/skills");
+        let local = Uri::from_static("http://127.0.0.1:7878/v1/skills");
+        assert_eq!(
+            check(&evil, Version::HTTP_11, &one("127.0.0.1"), &[]),
+            Err(Refusal::Forbidden)
+        );
+        assert_eq!(
+            check(&local, Version::HTTP_11, &one("127.0.0.1"), &[]),
+            Ok(())
+        );
+        // HTTP/2 carries the authority in the target and may send no `Host`.
+        assert_eq!(check(&local, Version::HTTP_2, &none, &[]), Ok(()));
+        assert_eq!(
+            check(&evil, Version::HTTP_2, &none, &[]),
+            Err(Refusal::Forbidden)
+        );
+        assert_eq!(
+            check(
+                &evil,
+                Version::HTTP_11,
+                &one("127.0.0.1"),
+                &["evil.example".to_owned()]
+            ),
+            Ok(())
+        );
     }
 
     #[test]

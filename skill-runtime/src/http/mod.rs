@@ -27,8 +27,9 @@
 //! from that header only, and compared in time independent of its content. Every request,
 //! mounted services' included, must name the server in its `Host` as an IP address,
 //! `localhost` or a name in [`HttpConfig::allowed_hosts`] (DNS-rebinding protection;
-//! `403 forbidden_host` otherwise), except `/v1/health` and `/v1/ready`, which probes
-//! reach by any name.
+//! `403 forbidden_host` otherwise; an absolute-form target's authority likewise), and an
+//! HTTP/1.1 request needs exactly one `Host` (`400 bad_host`), except `/v1/health` and
+//! `/v1/ready`, which probes reach by any name.
 //!
 //! Every endpoint that answers `GET` answers `HEAD` as well (RFC 9110, section 9.3.2), with
 //! the same checks: the status and headers the `GET` would get, the `Content-Length` of its

@@ -108,6 +108,15 @@ pub(crate) fn json_response(status: StatusCode, value: &impl serde::Serialize) -
     resp
 }
 
+/// The `400` of a request with two `Host` headers, or none on HTTP/1.1 (see `host.rs`).
+pub(crate) fn bad_host() -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "bad_host",
+        "an HTTP/1.1 request needs exactly one Host header (RFC 9112, section 3.2)",
+    )
+}
+
 /// The `403` of a request whose `Host` does not name this server (see `host.rs`).
 pub(crate) fn forbidden_host() -> ApiError {
     ApiError::new(

@@ -26,7 +26,7 @@ use super::config::SHUTDOWN_GRACE;
 use super::handlers::{self, Routed};
 use super::host;
 use super::request::{find, read_body};
-use super::response::{ApiError, Body, forbidden_host, head_response};
+use super::response::{ApiError, Body, bad_host, forbidden_host, head_response};
 use super::routes::Op;
 use crate::error::Error;
 
@@ -184,8 +184,21 @@ async fn handle_request(
         // service answers HEAD its own way (hyper never sends a body to a HEAD).
         let head = method == Method::HEAD;
         let ours = |resp| if head { head_response(resp) } else { resp };
-        let mut resp = if !probe && !host::allowed(req.headers(), &app.config.allowed_hosts) {
-            ours(forbidden_host().into_response())
+        let host = if probe {
+            Ok(())
+        } else {
+            host::check(
+                req.uri(),
+                req.version(),
+                req.headers(),
+                &app.config.allowed_hosts,
+            )
+        };
+        let mut resp = if let Err(refusal) = host {
+            ours(match refusal {
+                host::Refusal::Malformed => bad_host().into_response(),
+                host::Refusal::Forbidden => forbidden_host().into_response(),
+            })
         } else {
             match mount {
                 Some(m) => serve_mounted(&app, &m, req).await,

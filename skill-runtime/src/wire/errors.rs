@@ -30,6 +30,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     ),
     code("bad_body", 400, "the request body could not be read"),
     code(
+        "bad_host",
+        400,
+        "two Host headers, or none on HTTP/1.1 (RFC 9112)",
+    ),
+    code(
         "bad_json",
         400,
         "the body is not the JSON the endpoint expects",
