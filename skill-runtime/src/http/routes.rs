@@ -237,7 +237,11 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         summary: "Ranked, explained skills for a query.",
         query: &[
             param("q", Kind::Text, "the query text"),
-            param("limit", Kind::Count, "most results (default 10)"),
+            param(
+                "limit",
+                Kind::Count,
+                "most results (default 10; 0 counts as 1, more than 1000 as 1000)",
+            ),
             PROFILE,
         ],
         body: None,
@@ -252,7 +256,11 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         body: Some(&[
             ("message", "string", "the user's request (required)"),
             ("recent_turns", "array", "earlier turns, oldest first"),
-            ("max_skills", "integer", "most skills selected"),
+            (
+                "max_skills",
+                "integer",
+                "most skills selected (default 3; 0 counts as 1, more than 20 as 20)",
+            ),
             ("profile", "string", "the processing profile"),
             (
                 "budget_tokens",
@@ -269,7 +277,11 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         summary: "Ranked markdown notes with highlighted snippets (when a notes folder is configured).",
         query: &[
             param("q", Kind::Text, "the query text"),
-            param("limit", Kind::Count, "most results (default 10)"),
+            param(
+                "limit",
+                Kind::Count,
+                "most results (default 10; 0 counts as 1, more than 1000 as 1000)",
+            ),
         ],
         body: None,
     },
@@ -514,6 +526,31 @@ pub(crate) fn percent_decode(s: &str) -> Option<String> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// The documented bounds of counts are the ones the engine clamps to.
+    #[test]
+    fn count_descriptions_name_the_clamps() {
+        let find = |path: &str| ENDPOINTS.iter().find(|e| e.path == path).unwrap();
+        let select = find("/v1/select").body.unwrap();
+        let (_, _, max) = select.iter().find(|(n, _, _)| *n == "max_skills").unwrap();
+        assert!(max.contains(&format!("default {}", skill_search::DEFAULT_MAX_SKILLS)));
+        assert!(max.contains(&format!(
+            "more than {0} as {0}",
+            skill_search::MAX_MAX_SKILLS
+        )));
+        for (path, cap) in [
+            ("/v1/search", skill_search::MAX_LIMIT),
+            ("/v1/notes/search", skill_search::MAX_NOTE_RESULTS),
+        ] {
+            let limit = find(path).query.iter().find(|p| p.name == "limit").unwrap();
+            assert!(
+                limit
+                    .description
+                    .contains(&format!("more than {cap} as {cap}")),
+                "{path}"
+            );
+        }
+    }
 
     #[test]
     fn path_templates() {
