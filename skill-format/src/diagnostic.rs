@@ -336,6 +336,7 @@ mod tests {
     /// --format json` printed an internal error instead of the diagnostics.
     #[cfg(unix)]
     #[test]
+    #[allow(clippy::unwrap_used)]
     fn paths_that_are_not_utf8_serialize_lossily() {
         use std::os::unix::ffi::OsStrExt;
         let path = std::path::Path::new(std::ffi::OsStr::from_bytes(b"ok\xff/SKILL.md"));
