@@ -22,6 +22,11 @@ use serde::Deserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 mod fast;
+mod nesting;
+
+#[cfg(test)]
+use nesting::MAX_FLOW_NESTING;
+use nesting::check_nesting;
 
 /// The YAML type a scalar resolved to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -117,11 +122,6 @@ pub struct Parsed {
     /// Keys that appear more than once in one mapping, as dotted paths (`metadata.author`).
     pub duplicate_keys: Vec<String>,
 }
-
-/// The deepest nesting of flow collections (`[`, `{`) a frontmatter may have. The YAML
-/// scanner's cost per token grows with the nesting depth, so an unbounded depth makes the
-/// parse quadratic in the file size; a pre-scan refuses deeper text before it is parsed.
-const MAX_FLOW_NESTING: usize = 64;
 
 /// The most text (scalars and keys, in bytes) a frontmatter may expand to. Aliases repeat
 /// what their anchor holds, so a 1 MB string aliased a thousand times made 1 GB (and
@@ -381,87 +381,11 @@ fn to_yaml_error(e: &serde_yaml::Error) -> YamlError {
     }
 }
 
-/// Whether a quote at byte `i` can open a quoted scalar: YAML starts one only where a token
-/// starts. The set is wider than YAML's, which only makes the pre-scan count more nesting.
-fn at_token_start(bytes: &[u8], i: usize) -> bool {
-    i == 0
-        || matches!(
-            bytes[i - 1],
-            b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',' | b':' | b'?' | b'-'
-        )
-}
-
-/// The pre-scan: one pass over the bytes, refusing flow nesting deeper than
-/// [`MAX_FLOW_NESTING`] before the YAML parser sees the text.
-///
-/// It errs on the side of counting too deep, never too shallow: every `[` and `{` counts,
-/// wherever it is, and a closing bracket lowers the depth only outside what may be a quoted
-/// scalar or a comment. A quote is taken to open at a token start, and to close only at a
-/// matching quote that follows text, so a closing bracket inside a real quoted scalar is never
-/// taken as structure.
-fn check_nesting(text: &str) -> Result<(), YamlError> {
-    let bytes = text.as_bytes();
-    // Every bracket counts at most once, so few brackets cannot nest too deep.
-    if bytes.iter().filter(|b| matches!(b, b'[' | b'{')).count() <= MAX_FLOW_NESTING {
-        return Ok(());
-    }
-    let mut depth = 0usize;
-    let mut quote: Option<u8> = None;
-    let mut comment = false;
-    let (mut line, mut column) = (1u32, 0u32);
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        column = column.saturating_add(1);
-        match b {
-            b'\n' => {
-                comment = false;
-                line = line.saturating_add(1);
-                column = 0;
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_FLOW_NESTING {
-                    return Err(YamlError {
-                        message: format!(
-                            "lists and mappings are nested more than {MAX_FLOW_NESTING} deep: flatten the frontmatter"
-                        ),
-                        line: Some(line),
-                        column: Some(column),
-                    });
-                }
-            }
-            b']' | b'}' if quote.is_none() && !comment => depth = depth.saturating_sub(1),
-            b'#' if quote.is_none() && at_token_start(bytes, i) => comment = true,
-            // An escape inside a double-quoted scalar: the next byte is text (a newline
-            // still counts as a line).
-            b'\\' if quote == Some(b'"') && bytes.get(i + 1).is_some_and(|n| *n != b'\n') => {
-                i += 1;
-                column = column.saturating_add(1);
-            }
-            b'\'' if quote == Some(b'\'') && bytes.get(i + 1) == Some(&b'\'') => {
-                i += 1;
-                column = column.saturating_add(1);
-            }
-            b'"' | b'\'' if !comment => match quote {
-                None if at_token_start(bytes, i) => quote = Some(b),
-                // A quote of the other kind at a token start may open a real quoted scalar
-                // inside what was only taken for one: follow the newer one.
-                Some(q) if q != b && at_token_start(bytes, i) => quote = Some(b),
-                Some(q) if q == b && !at_token_start(bytes, i) => quote = None,
-                _ => {}
-            },
-            _ => {}
-        }
-        i += 1;
-    }
-    Ok(())
-}
-
 /// Read YAML text into a [`Node`] tree, keeping scalar source text.
 ///
 /// An empty (or comment-only) document is a null scalar. Flow nesting deeper than
-/// `MAX_FLOW_NESTING` (64) is refused by a linear pre-scan before parsing. Aliases are expanded
+/// `MAX_FLOW_NESTING` (64) is refused by a linear pre-scan before parsing (brackets in
+/// quoted, block and block-context plain scalars, and in comments, are text to it). Aliases are expanded
 /// by `serde_yaml`, which bounds how often they are replayed (a "billion laughs" document is
 /// an error, not an explosion), and the text they produce is bounded here
 /// (`MAX_EXPANDED_TEXT_BYTES`, 16 MiB), so aliases of one large value are an error too; so

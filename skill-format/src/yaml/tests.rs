@@ -182,6 +182,105 @@ fn closing_brackets_inside_quotes_do_not_hide_nesting() {
     );
 }
 
+/// Whether `doc` is refused by the nesting pre-scan.
+fn refused_as_nested(doc: &str) -> bool {
+    parse(doc)
+        .err()
+        .is_some_and(|e| e.message.contains("nested more than"))
+}
+
+#[test]
+fn brackets_in_quoted_scalars_are_text() {
+    // The hostile-input report: 65 quoted regex triggers, and no flow collection deeper
+    // than one.
+    let pats: String = (0..65)
+        .map(|i| format!("    - \"[0-9]+ ?u{i}\"\n"))
+        .collect();
+    let doc = format!(
+        "name: unit-converter\ndescription: Converts quantities between units.\nversion: 0.3.1\ntriggers:\n  keywords: [\"convert\"]\n  patterns:\n{pats}default_enabled: true\n"
+    );
+    let p = parse(&doc).unwrap();
+    let Some(Node::Seq(patterns)) = p.root.get("triggers").and_then(|t| t.get("patterns")) else {
+        panic!("patterns expected")
+    };
+    assert_eq!(patterns.len(), 65);
+    assert_eq!(patterns[64].as_scalar(), Some("[0-9]+ ?u64"));
+    // Quoted scalars inside a flow collection, of both kinds, with their escapes.
+    let n = 4 * MAX_FLOW_NESTING;
+    for item in ["\"{\"", "'{'", "\"[\\\"[\"", "'[''['", "\"\\\\[\""] {
+        let doc = format!("tags: [{}]\n", vec![item; n].join(", "));
+        assert!(parse(&doc).is_ok(), "{doc}");
+    }
+    // A multi-line quoted scalar: its brackets stay text on every line.
+    let doc = format!("a: \"{}\"\n", "[{\n  ".repeat(n));
+    assert!(parse(&doc).is_ok());
+}
+
+#[test]
+fn brackets_in_comments_and_block_text_are_text() {
+    let n = 4 * MAX_FLOW_NESTING;
+    // Comments, on their own lines and after values.
+    let doc: String = (0..n)
+        .map(|i| format!("# [{{ note {i}\nk{i}: v # [[\n"))
+        .collect();
+    assert!(parse(&doc).is_ok());
+    // Plain scalars in block context, on one line and running over several.
+    let doc: String = (0..n).map(|i| format!("p{i}: a[b{{c\n")).collect();
+    assert!(parse(&doc).is_ok());
+    let doc = format!("p: first\n  {}\n", "[{ ".repeat(n));
+    assert!(parse(&doc).is_ok());
+    let doc: String = (0..n).map(|i| format!("- item {i} [x\n")).collect();
+    assert!(parse(&doc).is_ok());
+    // Block scalars, literal and folded, with brackets at the start of their lines.
+    for style in ["|", ">-", "|2"] {
+        let doc = format!("d: {style}\n{}e: x\n", "  [{ text\n".repeat(n));
+        assert!(parse(&doc).is_ok(), "{doc}");
+    }
+    // A verbatim tag may hold brackets (checked by the pre-scan alone: serde_yaml reads
+    // tags as enum variants).
+    let doc = format!("a: [{}]\n", vec!["!<t[x]> v"; n].join(", "));
+    assert!(check_nesting(&doc).is_ok());
+}
+
+#[test]
+fn real_nesting_is_refused_wherever_text_looks_like_a_quote_or_comment() {
+    let deep = format!(
+        "{}x{}",
+        "[".repeat(MAX_FLOW_NESTING + 1),
+        "]".repeat(MAX_FLOW_NESTING + 1)
+    );
+    // An apostrophe in a plain scalar, or in a comment, opens no quoted scalar.
+    assert!(refused_as_nested(&format!("a: don't\nb: {deep}\nc: '\n")));
+    assert!(refused_as_nested(&format!(
+        "a: x # it's\nb: {deep}\nc: '\n"
+    )));
+    assert!(refused_as_nested(&format!(
+        "a: [x, y#'\n  , {deep}, \"'\"]\n"
+    )));
+    // A block scalar ends where its indentation does.
+    assert!(refused_as_nested(&format!(
+        "a: |\n  it's \"\nb: {deep}\nc: \"\n"
+    )));
+    // A plain scalar in block context ends at a line indented no deeper than its block.
+    assert!(refused_as_nested(&format!("a:\n  b: it's\n  c: {deep}\n")));
+    // In a flow collection a plain scalar ends at a bracket, which nests.
+    assert!(refused_as_nested(&format!(
+        "a: {}\n",
+        "[x".repeat(MAX_FLOW_NESTING + 1)
+    )));
+    assert!(!refused_as_nested(&format!(
+        "a: {}{}\n",
+        "[x".repeat(MAX_FLOW_NESTING),
+        "]".repeat(MAX_FLOW_NESTING)
+    )));
+    // A verbatim tag may hold an apostrophe and a comma.
+    assert!(refused_as_nested(&format!("a: [!<x,'y> {deep}, 'z']\n")));
+    // An escaped quote does not close a double-quoted scalar, a doubled one does not close
+    // a single-quoted one; the scalar after them still ends.
+    assert!(refused_as_nested(&format!("a: \"\\\"\"\nb: {deep}\n")));
+    assert!(refused_as_nested(&format!("a: 'it''s'\nb: {deep}\n")));
+}
+
 fn key_checks(keys: usize) -> usize {
     let doc: String = (0..keys).map(|i| format!("k{i}: v\n")).collect();
     let pass = Pass::default();
