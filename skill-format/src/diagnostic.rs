@@ -125,7 +125,8 @@ codes! {
     InvalidVersion => "invalid-version",
     /// A toolsets entry that is not `path:Export`.
     InvalidToolset => "invalid-toolset",
-    /// A trigger pattern that does not compile as a regular expression.
+    /// A trigger pattern that does not compile as a regular expression, compiles past the
+    /// size limit, or is past the index's budget for patterns.
     InvalidTriggerPattern => "invalid-trigger-pattern",
     /// The body is longer than the standard recommends (500 lines).
     BodyTooLong => "body-too-long",

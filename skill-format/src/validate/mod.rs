@@ -39,8 +39,11 @@ pub const RECOMMENDED_MAX_BODY_LINES: usize = 500;
 pub const RESERVED_ACTIONS: &[&str] = &["all", "help"];
 /// Operating system names lily's `eligibility.os` understands.
 pub const KNOWN_OS: &[&str] = &["darwin", "linux", "win32"];
-/// Largest compiled size of one trigger pattern, in bytes (guards against huge regexes).
-pub const MAX_PATTERN_SIZE: usize = 1 << 20;
+/// Largest compiled size of one trigger pattern, in bytes, compiled as search matches it
+/// (case-insensitively, Unicode classes). Real trigger patterns take 2 to 60 KiB (each
+/// Unicode `\w` about 50 KiB); a counted repetition of `\w` grows past this, and each
+/// pattern costs memory and compile time in proportion.
+pub const MAX_PATTERN_SIZE: usize = 256 * 1024;
 
 fn regex(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static Regex> {
     cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()

@@ -1,6 +1,6 @@
 //! Toolsets rules: a required kebab-case name, a description of at most
 //! [`MAX_TOOLSETS_DESCRIPTION_CHARS`], a semantic `version`, and trigger patterns that compile
-//! within [`MAX_PATTERN_SIZE`].
+//! (case-insensitively, as search matches them) within [`MAX_PATTERN_SIZE`].
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -75,12 +75,17 @@ pub(super) fn rules(c: &Context<'_>, out: &mut Vec<Finding>, resolved: &mut Reso
         }
     }
     for p in &m.triggers.patterns {
-        if let Some(first) = pattern_problem(p) {
+        if let Some(problem) = pattern_problem(p) {
             out.push(finding(
                 Code::InvalidTriggerPattern,
                 "triggers",
                 false,
-                format!("trigger pattern `{p}` does not compile ({first}); it is ignored"),
+                match problem {
+                    PatternProblem::TooBig => too_big_message(p),
+                    PatternProblem::Invalid(first) => {
+                        format!("trigger pattern `{p}` does not compile ({first}); it is ignored")
+                    }
+                },
             ));
         }
     }
@@ -95,18 +100,35 @@ const CHECKED_PATTERNS_CAP: usize = 4096;
 /// size in memory. Real trigger patterns are a line long.
 const REMEMBERED_PATTERN_MAX_BYTES: usize = 1024;
 
-/// Patterns checked so far in this process, with the last line of their compile error
-/// (`None`: the pattern compiles).
-static CHECKED_PATTERNS: LazyLock<Mutex<HashMap<String, Option<String>>>> =
+/// Why a trigger pattern is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PatternProblem {
+    /// It compiles to more than [`MAX_PATTERN_SIZE`].
+    TooBig,
+    /// It does not compile: the last line of the compile error.
+    Invalid(String),
+}
+
+/// The message for a pattern that compiles to more than [`MAX_PATTERN_SIZE`].
+fn too_big_message(p: &str) -> String {
+    format!(
+        "trigger pattern `{p}` compiles to more than {} KiB; simplify it (e.g. use [a-z] instead of \\w, or fewer repetitions); it is ignored",
+        MAX_PATTERN_SIZE / 1024
+    )
+}
+
+/// Patterns checked so far in this process, with why they are refused (`None`: the
+/// pattern compiles).
+static CHECKED_PATTERNS: LazyLock<Mutex<HashMap<String, Option<PatternProblem>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// Why a trigger pattern does not compile within [`MAX_PATTERN_SIZE`] (the last line of
-/// the compile error), or `None` when it compiles.
+/// Why a trigger pattern is refused (it does not compile, or not within
+/// [`MAX_PATTERN_SIZE`]), or `None` when it compiles.
 ///
 /// Compiling a pattern costs far more than parsing its whole file, and the same patterns
 /// come back on every load and reload (and across skills), so the outcome, a pure function
 /// of the pattern, is remembered per process.
-fn pattern_problem(p: &str) -> Option<String> {
+fn pattern_problem(p: &str) -> Option<PatternProblem> {
     if p.len() > REMEMBERED_PATTERN_MAX_BYTES {
         return compile_problem(p);
     }
@@ -125,13 +147,20 @@ fn pattern_problem(p: &str) -> Option<String> {
     problem
 }
 
-/// [`pattern_problem`] without the memory: compile the pattern now.
-fn compile_problem(p: &str) -> Option<String> {
-    regex::RegexBuilder::new(p)
+/// [`pattern_problem`] without the memory: compile the pattern now, as search does
+/// (case-insensitively).
+fn compile_problem(p: &str) -> Option<PatternProblem> {
+    match regex::RegexBuilder::new(p)
+        .case_insensitive(true)
         .size_limit(MAX_PATTERN_SIZE)
         .build()
-        .err()
-        .map(|e| e.to_string().lines().last().unwrap_or("").trim().to_owned())
+    {
+        Ok(_) => None,
+        Err(regex::Error::CompiledTooBig(_)) => Some(PatternProblem::TooBig),
+        Err(e) => Some(PatternProblem::Invalid(
+            e.to_string().lines().last().unwrap_or("").trim().to_owned(),
+        )),
+    }
 }
 
 /// Why a `scripts` entry can never run, if it cannot: the runtime executes only a relative
@@ -153,9 +182,57 @@ fn script_entry_problem(entry: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::{
-        CHECKED_PATTERNS, REMEMBERED_PATTERN_MAX_BYTES, compile_problem, pattern_problem,
-        script_entry_problem,
+        CHECKED_PATTERNS, PatternProblem, REMEMBERED_PATTERN_MAX_BYTES, compile_problem,
+        pattern_problem, script_entry_problem,
     };
+    use crate::{Code, Origin, ParseOptions, parse_skill};
+
+    /// Every trigger pattern of the corpus and the bundled packs fits, and so do larger
+    /// realistic ones; a pattern just over [`super::MAX_PATTERN_SIZE`] is refused as too big
+    /// (each Unicode `\w` compiles to about a fifth of the limit: five fit, six do not).
+    #[test]
+    fn trigger_patterns_are_refused_just_over_the_size_limit() {
+        for p in [
+            r"\d+(\.\d+)?\s*(km|mi|kg|lb|oz|ml|cups?)\b",
+            r"(?i)in\s+(celsius|fahrenheit)",
+            r"weather\s+(in|for)\s+\w+",
+            r"^lab:\s*\w+",
+            r"\w+@\w+\.\w+",
+            r"\b(convert|translate|transform)\s+(\w+\s+){0,3}(to|into)\s+\w+",
+            r"\w{5}",
+        ] {
+            assert_eq!(compile_problem(p), None, "{p}");
+        }
+        for p in [r"\w{6}", r"\w{20}7"] {
+            assert_eq!(compile_problem(p), Some(PatternProblem::TooBig), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_too_big_trigger_pattern_is_a_diagnostic_that_says_how_to_simplify_it() {
+        let text = "---\nname: big\ndescription: Converts things.\nversion: 0.1.0\ntoolsets:\n  - \"t:T\"\ntriggers:\n  patterns: [\"\\\\w{20}7\", \"\\\\w{5}\"]\n---\n\n# Big\n";
+        let opts = ParseOptions::new(
+            "big/SKILL.md",
+            Origin::Folder {
+                folder_name: "big".into(),
+            },
+        );
+        let file = parse_skill(text.as_bytes(), &opts);
+        let found: Vec<&str> = file
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::InvalidTriggerPattern)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "trigger pattern `\\w{20}7` compiles to more than 256 KiB; simplify it (e.g. use [a-z] instead of \\w, or fewer repetitions); it is ignored"
+            ],
+            "{:?}",
+            file.diagnostics
+        );
+    }
 
     /// Patterns up to the size limit are remembered, longer ones are not (and still get
     /// the outcome of compiling).
