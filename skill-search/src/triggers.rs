@@ -1,8 +1,15 @@
 //! Trigger matching (toolsets seed): keywords and verbs on word boundaries,
 //! case-insensitively; patterns as regular expressions compiled once.
+//!
+//! A pattern is compiled when the index takes it in, within [`MAX_PATTERN_SIZE`] (a larger
+//! one is left out with a diagnostic), and the distinct patterns of an index within
+//! [`MAX_TOTAL_PATTERN_SIZE`] together (patterns that were refused count what compiling them
+//! cost): patterns past it, in the order skills are indexed, are not compiled nor matched,
+//! and each says so in a diagnostic. So a pack's patterns cost bounded memory and compile
+//! time, however many it declares.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use skill_format::{Code, Diagnostic, MAX_PATTERN_SIZE, Triggers};
@@ -17,6 +24,23 @@ pub const MAX_PATTERN_DFA_BYTES: usize = 2 * 1024 * 1024;
 /// per set, and an update recompiles one set. Larger sets mean fewer scans but slower
 /// updates. A pattern that several skills declare is in one set once.
 pub const PATTERNS_PER_SET: usize = 64;
+/// The compiled size all the distinct trigger patterns of one index may take together, in
+/// bytes, each counted at the [`PATTERN_COST_TIERS`] step it fits in (a pattern too large
+/// counts [`MAX_PATTERN_SIZE`], one that does not compile the first step: compiling them
+/// cost that much). Real packs declare a handful of patterns of 2 to 60 KiB. Patterns past
+/// it are neither compiled nor matched, each with a diagnostic, so a pack of many large
+/// patterns costs bounded memory and compile time.
+const MAX_TOTAL_PATTERN_SIZE: usize = 32 * 1024 * 1024;
+/// The sizes a pattern is counted at against [`MAX_TOTAL_PATTERN_SIZE`]: the smallest it
+/// compiles within (at most four times its real size; a pattern that does not fit one step
+/// stops compiling as soon as it outgrows it, so measuring costs little more than one
+/// compile).
+const PATTERN_COST_TIERS: [usize; 4] = [
+    MAX_PATTERN_SIZE / 64,
+    MAX_PATTERN_SIZE / 16,
+    MAX_PATTERN_SIZE / 4,
+    MAX_PATTERN_SIZE,
+];
 
 /// Which kind of trigger matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -144,19 +168,23 @@ impl<'a> Probe<'a> {
 pub(crate) struct Compiled {
     keywords: Vec<(String, Vec<String>)>,
     verbs: Vec<(String, Vec<String>)>,
-    /// Patterns that compile (alone; they are matched in [`TriggerIndex`]'s sets).
+    /// The declared patterns, compiled when [`TriggerIndex`] takes them into its sets (those
+    /// that do not compile, or past its budget, are left out there, with a diagnostic).
     patterns: Vec<String>,
+    /// The skill file, for diagnostics about its patterns (empty without patterns).
+    path: PathBuf,
 }
 
 impl Compiled {
-    /// Compile `triggers`; a pattern that does not compile (or is too large) is left out
-    /// and reported as an `invalid-trigger-pattern` warning on `path`.
+    /// Compile `triggers`' keywords and verbs; patterns are compiled by [`TriggerIndex`],
+    /// within its budget, and reported there. No diagnostic comes from here any more, but
+    /// the list stays for the caller.
     pub(crate) fn new(
         triggers: &Triggers,
         path: &Path,
         stemmer: &mut TextAnalyzer,
     ) -> (Self, Vec<Diagnostic>) {
-        let mut diagnostics = Vec::new();
+        let diagnostics = Vec::new();
         let keywords = triggers
             .keywords
             .iter()
@@ -169,29 +197,18 @@ impl Compiled {
             .map(|v| (v.clone(), tokens(stemmer, v)))
             .filter(|(_, s)| !s.is_empty())
             .collect();
-        let mut patterns = Vec::new();
-        for p in &triggers.patterns {
-            match compile_one(p) {
-                // Compiled here only to be checked: matching uses the sets.
-                Ok(_) => patterns.push(p.clone()),
-                Err(e) => {
-                    let why = e.to_string();
-                    let why = why.lines().last().unwrap_or("").trim().to_owned();
-                    diagnostics.push(Diagnostic::warning(
-                        Code::InvalidTriggerPattern,
-                        path,
-                        format!(
-                            "trigger pattern `{p}` does not compile ({why}); it is ignored by search"
-                        ),
-                    ));
-                }
-            }
-        }
+        let patterns = triggers.patterns.clone();
+        let path = if patterns.is_empty() {
+            PathBuf::new()
+        } else {
+            path.to_path_buf()
+        };
         (
             Compiled {
                 keywords,
                 verbs,
                 patterns,
+                path,
             },
             diagnostics,
         )
@@ -389,11 +406,41 @@ impl Runs {
 /// One trigger pattern, compiled alone, with the crate's settings (case-insensitive,
 /// size and lazy-DFA memory bounded).
 fn compile_one(pattern: &str) -> Result<Regex, regex::Error> {
+    compile_within(pattern, MAX_PATTERN_SIZE)
+}
+
+/// [`compile_one`] within `size` bytes of compiled pattern.
+fn compile_within(pattern: &str, size: usize) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern)
         .case_insensitive(true)
-        .size_limit(MAX_PATTERN_SIZE)
+        .size_limit(size)
         .dfa_size_limit(MAX_PATTERN_DFA_BYTES)
         .build()
+}
+
+/// What `pattern` counts against [`MAX_TOTAL_PATTERN_SIZE`]: the smallest of
+/// [`PATTERN_COST_TIERS`] (none above `cap`) it compiles within; or why it does not compile
+/// within the last of them (`CompiledTooBig` without a try when `cap` is 0).
+fn measure(pattern: &str, cap: usize) -> Result<usize, regex::Error> {
+    let mut outcome = Err(regex::Error::CompiledTooBig(cap));
+    let mut tried = 0;
+    for size in PATTERN_COST_TIERS.map(|t| t.min(cap)) {
+        if size <= tried {
+            continue;
+        }
+        tried = size;
+        outcome = compile_within(pattern, size).map(|_| size);
+        if !matches!(outcome, Err(regex::Error::CompiledTooBig(_))) {
+            break;
+        }
+    }
+    outcome
+}
+
+/// The last line of a compile error.
+fn last_line(e: &regex::Error) -> String {
+    let why = e.to_string();
+    why.lines().last().unwrap_or("").trim().to_owned()
 }
 
 /// Patterns matched together: one [`RegexSet`], filled up to [`PATTERNS_PER_SET`] distinct
@@ -491,10 +538,16 @@ pub(crate) struct TriggerIndex {
     keywords: Runs,
     verbs: Runs,
     chunks: Vec<PatternChunk>,
-    /// The set that holds each distinct pattern.
-    chunk_of: HashMap<String, usize>,
+    /// The set that holds each distinct pattern, and what it counts against
+    /// [`MAX_TOTAL_PATTERN_SIZE`].
+    chunk_of: HashMap<String, (usize, usize)>,
     /// The skills whose patterns are in the sets.
     with_patterns: KeyMap<()>,
+    /// What the distinct patterns in the sets, and the refused ones, count together.
+    pattern_bytes: usize,
+    /// Each skill's refused patterns (they do not compile, or are past the budget): what
+    /// they count in `pattern_bytes`, and a diagnostic for each.
+    refused: KeyMap<(usize, Vec<Diagnostic>)>,
 }
 
 /// The result of [`TriggerIndex::matches`]: every skill with a trigger that matched.
@@ -548,7 +601,7 @@ impl TriggerIndex {
             return;
         }
         for (i, p) in triggers.patterns.iter().enumerate() {
-            if let Some((_, owners)) = self.chunk_of.get(p).and_then(|&at| {
+            if let Some((_, owners)) = self.chunk_of.get(p).and_then(|&(at, _)| {
                 let chunk = self.chunks.get_mut(at)?;
                 chunk.members.iter_mut().find(|(q, _)| q == p)
             }) {
@@ -556,6 +609,44 @@ impl TriggerIndex {
                 owners.add(key, i);
                 continue;
             }
+            let remaining = MAX_TOTAL_PATTERN_SIZE.saturating_sub(self.pattern_bytes);
+            let cost = match measure(p, remaining) {
+                Ok(cost) => cost,
+                Err(e) => {
+                    let (cost, message) = match e {
+                        regex::Error::CompiledTooBig(_) if remaining >= MAX_PATTERN_SIZE => (
+                            MAX_PATTERN_SIZE,
+                            format!(
+                                "trigger pattern `{p}` compiles to more than {} KiB; simplify it (e.g. use [a-z] instead of \\w, or fewer repetitions); it is ignored by search",
+                                MAX_PATTERN_SIZE / 1024
+                            ),
+                        ),
+                        regex::Error::CompiledTooBig(_) => (
+                            remaining,
+                            format!(
+                                "trigger pattern `{p}` is not matched: the trigger patterns indexed before it already take the {} MiB that all of them may compile to; use fewer or simpler patterns (e.g. [a-z] instead of \\w)",
+                                MAX_TOTAL_PATTERN_SIZE / (1024 * 1024)
+                            ),
+                        ),
+                        e => (
+                            PATTERN_COST_TIERS[0].min(remaining),
+                            format!(
+                                "trigger pattern `{p}` does not compile ({}); it is ignored by search",
+                                last_line(&e)
+                            ),
+                        ),
+                    };
+                    self.pattern_bytes += cost;
+                    let refused = self.refused.entry(key).or_default();
+                    refused.0 += cost;
+                    refused.1.push(Diagnostic::warning(
+                        Code::InvalidTriggerPattern,
+                        &triggers.path,
+                        message,
+                    ));
+                    continue;
+                }
+            };
             let at = match self
                 .chunks
                 .iter()
@@ -572,7 +663,8 @@ impl TriggerIndex {
                 owners.add(key, i);
                 chunk.members.push((p.clone(), owners));
                 chunk.dirty = true;
-                self.chunk_of.insert(p.clone(), at);
+                self.chunk_of.insert(p.clone(), (at, cost));
+                self.pattern_bytes += cost;
             }
         }
     }
@@ -586,11 +678,17 @@ impl TriggerIndex {
         for (_, run) in &triggers.verbs {
             self.verbs.remove(key, run);
         }
+        if let Some((cost, _)) = self.refused.remove(&key) {
+            self.pattern_bytes = self.pattern_bytes.saturating_sub(cost);
+        }
         if self.with_patterns.remove(&key).is_none() {
             return;
         }
         for p in &triggers.patterns {
-            let Some(chunk) = self.chunk_of.get(p).and_then(|&at| self.chunks.get_mut(at)) else {
+            let Some(&(at, cost)) = self.chunk_of.get(p) else {
+                continue;
+            };
+            let Some(chunk) = self.chunks.get_mut(at) else {
                 continue;
             };
             let Some(pos) = chunk.members.iter().position(|(q, _)| q == p) else {
@@ -604,8 +702,15 @@ impl TriggerIndex {
                 chunk.members.remove(pos);
                 chunk.dirty = true;
                 self.chunk_of.remove(p);
+                self.pattern_bytes = self.pattern_bytes.saturating_sub(cost);
             }
         }
+    }
+
+    /// The patterns left out: they do not compile (within [`MAX_PATTERN_SIZE`]), or the
+    /// index's patterns had reached [`MAX_TOTAL_PATTERN_SIZE`].
+    pub(crate) fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.refused.values().flat_map(|(_, d)| d)
     }
 
     /// Recompile the pattern sets changed since the last call.

@@ -43,7 +43,7 @@ fn brute_hits(c: &Compiled, probe: &Probe<'_>) -> Vec<TriggerHit> {
         all.push((0, TriggerKind::Verb, i));
     }
     for (i, p) in c.patterns.iter().enumerate() {
-        if compile_one(p).unwrap().is_match(probe.text) {
+        if compile_one(p).is_ok_and(|re| re.is_match(probe.text)) {
             all.push((0, TriggerKind::Pattern, i));
         }
     }
@@ -91,12 +91,23 @@ fn patterns_are_case_insensitive_regexes() {
     assert!(kinds(&c, "greetings").is_empty());
 }
 
+/// The diagnostics of an index holding `c` alone.
+fn index_diagnostics(c: &Compiled) -> Vec<Diagnostic> {
+    let mut index = TriggerIndex::default();
+    index.insert(7, c);
+    let mut d: Vec<Diagnostic> = index.diagnostics().cloned().collect();
+    d.sort_by(|a, b| a.message.cmp(&b.message));
+    d
+}
+
 #[test]
 fn bad_patterns_are_diagnostics_not_crashes() {
     let (c, d) = compiled(&["ok"], &[], &["(unclosed", "a{1000}{1000}{1000}", "fine"]);
+    assert!(d.is_empty());
+    let d = index_diagnostics(&c);
     assert_eq!(d.len(), 2, "{d:?}");
     assert!(d.iter().all(|d| d.code == Code::InvalidTriggerPattern));
-    assert!(d[0].message.contains("(unclosed"));
+    assert!(d.iter().any(|d| d.message.contains("(unclosed")));
     assert_eq!(kinds(&c, "fine ok").len(), 2);
 }
 
@@ -349,4 +360,93 @@ fn owners_go_from_none_to_one_to_many_and_back() {
     o.add(3, 4);
     o.remove(3);
     assert!(o.is_empty());
+}
+
+/// A pattern just under [`MAX_PATTERN_SIZE`] compiles and is matched; one just over is left
+/// out with a diagnostic that says how to simplify it (each Unicode `\w` compiles to about a
+/// fifth of the limit: five fit, six do not).
+#[test]
+fn a_pattern_just_over_the_size_limit_is_a_diagnostic() {
+    let (c, _) = compiled(&[], &[], &[r"\w{5}1", r"\w{6}2", r"\w{20}3"]);
+    assert_eq!(kinds(&c, "abcde1 abcdef2").len(), 1);
+    let d = index_diagnostics(&c);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!(d[0].path, Path::new("x/SKILL.md"));
+    assert_eq!(
+        d[1].message,
+        r"trigger pattern `\w{6}2` compiles to more than 256 KiB; simplify it (e.g. use [a-z] instead of \w, or fewer repetitions); it is ignored by search"
+    );
+    assert!(d[0].message.contains(r"`\w{20}3`"));
+}
+
+/// A pattern counts the smallest step of [`PATTERN_COST_TIERS`] it compiles within, and
+/// none above what the budget has left.
+#[test]
+fn patterns_count_the_smallest_size_step_they_fit() {
+    let all = MAX_TOTAL_PATTERN_SIZE;
+    assert_eq!(
+        measure("shared words", all).ok(),
+        Some(PATTERN_COST_TIERS[0])
+    );
+    assert_eq!(
+        measure(r"greet\s+\w+", all).ok(),
+        Some(PATTERN_COST_TIERS[2])
+    );
+    assert_eq!(measure(r"\w{5}", all).ok(), Some(MAX_PATTERN_SIZE));
+    assert_eq!(
+        measure(r"\w{5}", MAX_PATTERN_SIZE).ok(),
+        Some(MAX_PATTERN_SIZE)
+    );
+    let too_big =
+        |r: Result<usize, regex::Error>| matches!(r, Err(regex::Error::CompiledTooBig(_)));
+    assert!(too_big(measure(r"\w{6}", all)));
+    assert!(too_big(measure(r"\w{5}", MAX_PATTERN_SIZE / 2)));
+    assert!(too_big(measure("x", 0)));
+    assert_eq!(measure("x", 100).ok(), Some(100));
+    assert!(matches!(
+        measure("(unclosed", all),
+        Err(regex::Error::Syntax(_))
+    ));
+}
+
+/// Distinct patterns fill [`MAX_TOTAL_PATTERN_SIZE`] exactly; the next one is neither
+/// compiled nor matched and says so; removing a skill gives back what its patterns took.
+#[test]
+fn patterns_past_the_index_budget_are_skipped_with_a_diagnostic() {
+    // Each counts MAX_PATTERN_SIZE: the budget holds exactly this many.
+    let fit = MAX_TOTAL_PATTERN_SIZE / MAX_PATTERN_SIZE;
+    let skills: Vec<Compiled> = (0..=fit)
+        .map(|i| compiled(&[], &[], &[&format!(r"\w{{5}}{i}")]).0)
+        .collect();
+    let last = compiled(&[], &[], &["word"]).0;
+    let mut index = TriggerIndex::default();
+    for (key, c) in (0u64..).zip(&skills) {
+        index.insert(key, c);
+    }
+    // A pattern already in the sets costs nothing more.
+    index.insert(900, &skills[0]);
+    index.insert(901, &last);
+    assert_eq!(index.pattern_bytes, MAX_TOTAL_PATTERN_SIZE);
+    assert_eq!(index.chunk_of.len(), fit);
+    let d: Vec<&Diagnostic> = index.diagnostics().collect();
+    assert_eq!(d.len(), 2, "{d:?}");
+    let budget = "already take the 32 MiB that all of them may compile to; use fewer or simpler patterns (e.g. [a-z] instead of \\w)";
+    assert!(d.iter().all(|d| d.message.ends_with(budget)), "{d:?}");
+    assert!(d.iter().any(|d| {
+        d.message
+            .starts_with(&format!(r"trigger pattern `\w{{5}}{fit}` is not matched"))
+    }));
+    // Removing a skill gives its share back; the skipped skill, indexed again, fits.
+    index.remove(3, &skills[3]);
+    index.remove(901, &last);
+    assert_eq!(
+        index.pattern_bytes,
+        MAX_TOTAL_PATTERN_SIZE - MAX_PATTERN_SIZE
+    );
+    assert_eq!(index.diagnostics().count(), 1);
+    index.insert(901, &last);
+    assert_eq!(index.diagnostics().count(), 1);
+    index.finish();
+    let probe = Probe::new("word", &mut stems_analyzer());
+    assert_eq!(index.matches(&probe).keys(), [901]);
 }

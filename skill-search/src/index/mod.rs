@@ -335,12 +335,14 @@ impl SkillIndex {
         self.state.read().ok().map(|s| s.snapshot.clone())
     }
 
-    /// Diagnostics found while indexing (trigger patterns that do not compile), by path.
+    /// Diagnostics found while indexing (trigger patterns that do not compile, or past the
+    /// index's budget of compiled patterns), by path.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let Ok(st) = self.state.read() else {
             return Vec::new();
         };
         let mut out: Vec<Diagnostic> = st.diagnostics.values().flatten().cloned().collect();
+        out.extend(st.triggers.diagnostics().cloned());
         out.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
         out
     }
