@@ -565,7 +565,10 @@ impl Engine {
         route
     }
 
-    /// Route every command of a whole model output, in order.
+    /// Route the commands of a whole model output, in order: the first
+    /// [`MAX_OUTPUT_COMMANDS`](crate::exec::MAX_OUTPUT_COMMANDS), those an execution would
+    /// run. The extraction still lists every command; the rest are not routed (a 1 MB
+    /// output of one-word commands made a 60 MB answer).
     #[tracing::instrument(name = "skills.route_output", skip_all, fields(gen_ai.operation.name = "route"))]
     pub fn route_output<'o>(&self, output: &'o str, scope: &Scope) -> RoutedOutput<'o> {
         let snapshot = self.registry().snapshot();
@@ -573,7 +576,7 @@ impl Engine {
             &snapshot,
             &Scope::model().with_profile(scope.profile.clone()),
         )
-        .route_output(output)
+        .route_output_first(output, crate::exec::MAX_OUTPUT_COMMANDS)
     }
 
     /// Route one model command and execute it when it invokes a skill. A successful

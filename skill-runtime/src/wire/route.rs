@@ -217,11 +217,18 @@ pub(crate) fn borrowed_route<S: serde::Serializer>(r: &&Route, s: S) -> Result<S
     RouteShape::from(*r).serialize(s)
 }
 
-/// A whole model output routed: `{extraction: {segments}, routes: [...]}`.
+/// A whole model output routed: `{extraction: {segments}, routes: [...]}`, and
+/// `not_routed`, the number of commands past the routed ones, when there are any.
 #[derive(Debug, Serialize)]
 pub struct RoutedOutputShape<'a> {
     extraction: SegmentsShape<'a>,
     routes: Vec<RoutedCommandShape<'a>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    not_routed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// An extraction as its segments only.
@@ -250,6 +257,11 @@ impl<'a> From<&'a RoutedOutput<'a>> for RoutedOutputShape<'a> {
                     route: (&r.route).into(),
                 })
                 .collect(),
+            not_routed: o
+                .extraction
+                .commands()
+                .count()
+                .saturating_sub(o.routes.len()),
         }
     }
 }

@@ -71,6 +71,32 @@ async fn a_notes_search_leaves_the_async_worker_free() {
     );
 }
 
+/// Routing an output (without executing it) routes the commands an execution would run and
+/// counts the rest: a 1 MB output of one-word commands made a 60 MB answer.
+#[test]
+fn a_model_output_routes_at_most_its_command_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    skill(dir.path(), "probe-echo", "", "Echo: $ARGUMENTS\n");
+    let engine = engine(dir.path(), None);
+    let commands: Vec<String> = (0..=MAX_OUTPUT_COMMANDS)
+        .map(|i| format!("probe-echo {i}"))
+        .collect();
+    let shape = |n: usize| {
+        let text = output(&commands[..n]);
+        let routed = engine.route_output(&text, &Scope::model());
+        serde_json::to_value(skill_runtime::wire::RoutedOutputShape::from(&routed)).unwrap()
+    };
+    let at = shape(MAX_OUTPUT_COMMANDS);
+    assert_eq!(at["routes"].as_array().unwrap().len(), MAX_OUTPUT_COMMANDS);
+    assert!(at.get("not_routed").is_none(), "{}", at["not_routed"]);
+    let over = shape(MAX_OUTPUT_COMMANDS + 1);
+    assert_eq!(
+        over["routes"].as_array().unwrap().len(),
+        MAX_OUTPUT_COMMANDS
+    );
+    assert_eq!(over["not_routed"], 1);
+}
+
 #[tokio::test]
 async fn a_model_output_executes_at_most_its_command_limit() {
     let dir = tempfile::tempdir().unwrap();
