@@ -74,6 +74,21 @@ impl Providers {
 /// A boxed layer over the subscriber `S`.
 pub(crate) type BoxedLayer<S> = Box<dyn Layer<S> + Send + Sync + 'static>;
 
+/// What the exporters take: the engine's crates at INFO, and every activation event, a
+/// model output's per-command ones included (those are DEBUG, so that a library's plain
+/// `info` log shows one summary per request instead of one line per command).
+fn exported_targets() -> Targets {
+    EXPORTED_TARGETS
+        .iter()
+        .fold(Targets::new(), |t, name| {
+            t.with_target(*name, LevelFilter::INFO)
+        })
+        .with_target(
+            skill_runtime::activation::ACTIVATION_TARGET,
+            LevelFilter::DEBUG,
+        )
+}
+
 /// The OpenTelemetry layers `settings` ask for (none when nothing is to be exported), the
 /// providers behind them, and warnings for exporters that could not be built.
 pub(crate) fn layers<S>(
@@ -92,9 +107,7 @@ where
         runtime: runtime.clone(),
         timeout: export_timeout(),
     };
-    let exported = EXPORTED_TARGETS.iter().fold(Targets::new(), |t, name| {
-        t.with_target(*name, LevelFilter::INFO)
-    });
+    let exported = exported_targets();
     let mut providers = Providers {
         tracer: None,
         meter: None,
@@ -218,4 +231,20 @@ async fn send(request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
         .await?
         .to_bytes();
     Ok(Response::from_parts(parts, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing::Level;
+
+    /// A model output's per-command activations (DEBUG) are exported; other DEBUG events
+    /// are not (they were dropped with them once activations moved to DEBUG).
+    #[test]
+    fn per_command_activations_are_exported() {
+        let t = super::exported_targets();
+        assert!(t.would_enable(skill_runtime::activation::ACTIVATION_TARGET, &Level::DEBUG));
+        assert!(t.would_enable("skill_runtime::http", &Level::INFO));
+        assert!(!t.would_enable("skill_runtime::http", &Level::DEBUG));
+        assert!(!t.would_enable("hyper", &Level::INFO));
+    }
 }
