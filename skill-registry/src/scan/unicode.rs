@@ -37,13 +37,26 @@ fn invisible_name(c: char) -> Option<&'static str> {
     })
 }
 
-/// Characters with honest uses inside words of scripts that need them (the joiners, the
-/// directional marks, the grapheme joiner): see [`joiner_in_context`].
-fn joins(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200c}' | '\u{200d}' | '\u{200e}' | '\u{200f}' | '\u{61c}' | '\u{34f}'
-    )
+/// Whether an invisible character `c` between `prev` and `next` is in an honest place:
+/// - a soft hyphen anywhere (a hyphenation point, common in German or Dutch text; it hides
+///   nothing from a reviewer, and the phrase checks read the line without it);
+/// - a directional mark or the grapheme joiner anywhere but inside a Latin word or number
+///   (right-to-left text puts marks beside punctuation, digits and Latin names; inside
+///   `ig<LRM>nore` a mark only splits a word);
+/// - a zero-width (non-)joiner or the Mongolian vowel separator between two letters of
+///   scripts that need them ([`joiner_in_context`]).
+fn honest_place(c: char, prev: Option<char>, next: Option<char>) -> bool {
+    match c {
+        '\u{ad}' => true,
+        '\u{200e}' | '\u{200f}' | '\u{61c}' | '\u{34f}' => !inside_latin_word(prev, next),
+        '\u{200c}' | '\u{200d}' | '\u{180e}' => joiner_in_context(prev, next),
+        _ => false,
+    }
+}
+
+/// Whether both neighbours are ASCII letters or digits.
+fn inside_latin_word(prev: Option<char>, next: Option<char>) -> bool {
+    matches!((prev, next), (Some(p), Some(n)) if p.is_ascii_alphanumeric() && n.is_ascii_alphanumeric())
 }
 
 fn is_bidi_control(c: char) -> bool {
@@ -66,10 +79,11 @@ fn selector_byte(c: char) -> Option<u8> {
     u8::try_from(byte).ok()
 }
 
-/// A control character that is not a tab or a line end: C0, DEL and C1 (the line ends a
-/// file's lines are split at; a carriage return inside a line is left alone too).
+/// A control character that is not a tab, a form feed (a page break in C and Python
+/// sources) or a line end: C0, DEL and C1 (the line ends a file's lines are split at; a
+/// carriage return inside a line is left alone too).
 fn is_control(c: char) -> bool {
-    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{c}')
 }
 
 /// What a character the model reads and a reviewer does not see (or a terminal acts on)
@@ -339,7 +353,7 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) -> bool {
                 k.2 += 1;
             }
             Some(Hidden::Invisible(name)) => {
-                let honest = joins(c) && joiner_in_context(prev, next);
+                let honest = honest_place(c, prev, next);
                 if !honest {
                     let v = invisible.get_or_insert((at, name, 0));
                     v.2 += 1;
@@ -550,12 +564,11 @@ mod tests {
         );
     }
 
-    /// Soft hyphens, the combining grapheme joiner and the directional marks draw nothing
-    /// (the marks are ordinary between letters of scripts that need them).
+    /// The combining grapheme joiner and the directional marks draw nothing: inside a
+    /// Latin word they only split it.
     #[test]
     fn format_characters_and_directional_marks_are_hidden_text() {
         for (c, name) in [
-            ('\u{ad}', "soft hyphen"),
             ('\u{34f}', "combining grapheme joiner"),
             ('\u{200e}', "left-to-right mark"),
             ('\u{200f}', "right-to-left mark"),
@@ -565,6 +578,27 @@ mod tests {
             assert!(message.contains(name), "{message}");
         }
         assert_eq!(codes("a.md", "\u{5e9}\u{5dc}\u{200f}\u{5d5}\u{5dd}\n"), []);
+    }
+
+    /// Right-to-left text puts directional marks beside punctuation, digits and Latin
+    /// names, German text has soft hyphens, C and Python sources have form feeds, and
+    /// Mongolian has its vowel separator between letters: none of these hides anything
+    /// (the audit called each an error, keeping such skills out of low-trust sources).
+    #[test]
+    fn ordinary_text_of_other_scripts_is_not_hidden_text() {
+        for text in [
+            "\u{5e9}\u{5dc}\u{5d5}\u{5dd} \u{5e2}\u{5d5}\u{5dc}\u{5dd}!\u{200f}\n",
+            "\u{200f}\u{5de}\u{5d7}\u{5d9}\u{5e8}: 100\n",
+            "\u{5d4}\u{5e7}\u{5d5}\u{5d1}\u{5e5} config.json\u{200e} \u{5e0}\u{5de}\u{5e6}\u{5d0}\n",
+            "\u{627}\u{644}\u{633}\u{639}\u{631}\u{61c} 42\n",
+            "Donau\u{ad}dampf\u{ad}schiff\u{ad}fahrt\n",
+            "def a():\n\u{c}\n",
+            "\u{1821}\u{180e}\u{1820}\n",
+        ] {
+            assert_eq!(codes("a.md", text), [], "{text:?}");
+        }
+        // Inside a Latin word a mark still counts.
+        hidden_message("ig\u{200e}nore\n", 3);
     }
 
     /// Control characters other than tab (and the line ends): an ANSI escape sequence can
