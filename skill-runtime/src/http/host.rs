@@ -5,8 +5,8 @@
 //! naming it: an IP address, `localhost` or a `*.localhost` name, or a name the operator
 //! lists in [`HttpConfig::allowed_hosts`](super::HttpConfig::allowed_hosts) (`"*"` allows
 //! every name, for a server behind a proxy that checks them). A request target in absolute
-//! form (`GET http://name/...`) must name the server the same way: it wins over `Host` (RFC
-//! 9112, section 3.2.2). An HTTP/1.0 request without `Host` is served (browsers always send
+//! form (`GET http://name/...`, which RFC 9112 section 3.2.2 makes win over `Host`) must
+//! name the server the same way, and so must its `Host`. An HTTP/1.0 request without `Host` is served (browsers always send
 //! one); an HTTP/1.1 request without it, or with two, is malformed (RFC 9112, section 3.2:
 //! `400`).
 
