@@ -10,8 +10,10 @@
 //! - blank lines are skipped, a trailing `\r` and a leading UTF-8 byte-order mark are
 //!   ignored, and the last message is read whether or not a newline ends it.
 //!
-//! Writes go through one task that owns the output, in the order they were made, so an
-//! error answer and a response never interleave on the wire.
+//! Writes go through one task that owns the output, each line whole, so an error answer
+//! and a response never interleave on the wire. Lines are written in the order they reach
+//! that task's queue: rmcp sends each message from a task of its own, so two messages sent
+//! at once (a notification and a response) may reach it in either order.
 
 use std::io;
 

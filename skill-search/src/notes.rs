@@ -40,7 +40,7 @@ pub const MAX_NOTE_RESULTS: usize = 1_000;
 /// [`SNIPPET_LEAD_BYTES`] before the first place a query word appears in the body (or at
 /// its start). Highlighting reads every word of the text it is given, so without it a
 /// search of many large notes read every body in full for each request.
-pub const SNIPPET_WINDOW_BYTES: usize = 8 * 1024;
+pub(crate) const SNIPPET_WINDOW_BYTES: usize = 8 * 1024;
 /// How far before the first match a snippet's window starts (some context before it).
 const SNIPPET_LEAD_BYTES: usize = 1024;
 

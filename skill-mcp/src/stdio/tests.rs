@@ -248,8 +248,9 @@ async fn a_last_message_without_a_newline_is_served() {
     }
 }
 
-/// A client that sends more garbage than the output queue holds while it reads nothing
-/// holds the server's reading (it waits for room), and loses no answer.
+/// A client that sends more garbage than the output queue holds, through a small output
+/// pipe it drains only as it goes, loses no answer (each line is answered, in order).
+/// That the reading waits for room when nothing is drained is not shown here.
 #[tokio::test(flavor = "multi_thread")]
 async fn answers_past_the_output_queue_wait_and_none_is_lost() {
     let mut client = start_with_output_buffer(256);

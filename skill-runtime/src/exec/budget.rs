@@ -72,15 +72,17 @@ fn cut(value: &mut Value, left: &mut usize, marker: &str) -> bool {
         Value::Object(map) => {
             let keys: Vec<String> = map.keys().cloned().collect();
             let mut over = false;
+            let mut spent = false;
             for key in keys {
                 if over {
                     map.remove(&key);
                     continue;
                 }
                 if *left == 0 {
-                    // Spent before this field: the rest goes, the marker says so.
+                    // Spent before this field: the rest goes, and the marker says so once
+                    // every field is gone (a later field of its name would remove it).
                     map.remove(&key);
-                    map.insert(TRUNCATED_FIELD.to_owned(), Value::String(marker.to_owned()));
+                    spent = true;
                     over = true;
                     continue;
                 }
@@ -88,6 +90,9 @@ fn cut(value: &mut Value, left: &mut usize, marker: &str) -> bool {
                 if let Some(v) = map.get_mut(&key) {
                     over = cut(v, left, marker);
                 }
+            }
+            if spent {
+                map.insert(TRUNCATED_FIELD.to_owned(), Value::String(marker.to_owned()));
             }
             over
         }
@@ -126,6 +131,14 @@ mod tests {
         let mut v = json!("aé");
         assert!(truncate(&mut v, 2, "[cut]"));
         assert_eq!(v, "a[cut]");
+    }
+
+    /// A later field named like the marker's does not take the marker away with it.
+    #[test]
+    fn the_marker_survives_a_later_field_of_its_name() {
+        let mut v = json!({"a": "xx", "b": "y", "truncated": false});
+        assert!(truncate(&mut v, 3, "~"));
+        assert_eq!(v, json!({"a": "xx", "truncated": "~"}));
     }
 
     #[test]
