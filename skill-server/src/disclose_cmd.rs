@@ -52,7 +52,7 @@ pub enum Commands {
         /// The model's context window in tokens (the budget is 2% of it, 4 chars a token).
         #[arg(long)]
         context_window_tokens: Option<u64>,
-        /// The cap on one entry, in characters.
+        /// The cap on one entry, in characters (only its description is cut to fit).
         #[arg(long)]
         entry_cap_chars: Option<usize>,
     },

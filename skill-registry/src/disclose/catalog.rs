@@ -2,7 +2,8 @@
 //!
 //! Fitting, in order (deterministic for the same snapshot and options):
 //! 1. Every entry is capped at [`Budget::entry_cap_chars`]: its description is shortened so
-//!    the entry's text fits.
+//!    the entry's text fits (the description is all that is cut: an entry whose other
+//!    parts alone exceed the cap keeps them, with an empty description).
 //! 2. Entries are taken in priority order (skills proactive for the profile first, then by
 //!    name) while each still fits with its description cut to [`MIN_DESCRIPTION_CHARS`];
 //!    from the first that does not fit on, the rest are **omitted** (and named in the report,
@@ -60,7 +61,11 @@ pub struct Budget {
     /// The model's context window: the budget is [`CONTEXT_WINDOW_PERCENT`] of it, at
     /// [`CHARS_PER_TOKEN`] characters per token.
     pub context_window_tokens: Option<u64>,
-    /// The cap on one entry's text ([`DEFAULT_ENTRY_CAP_CHARS`] when `None`).
+    /// The cap on one entry's text ([`DEFAULT_ENTRY_CAP_CHARS`] when `None`). Only the
+    /// description is cut to meet it: the rest of an entry (name, location, and in JSON
+    /// its `when_to_use`/`when_not_to_use` lists) is kept whole, so a cap smaller than
+    /// that leaves the description empty and the entry longer than the cap (it is still
+    /// reported as shortened, and the whole catalog still never exceeds the budget).
     pub entry_cap_chars: Option<usize>,
 }
 

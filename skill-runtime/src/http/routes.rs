@@ -225,7 +225,11 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
                 Kind::Count,
                 "the context window; the budget is 2% of it x 4",
             ),
-            param("entry_cap_chars", Kind::Count, "the cap on one entry"),
+            param(
+                "entry_cap_chars",
+                Kind::Count,
+                "the cap on one entry, in characters (only its description is cut to fit)",
+            ),
         ],
         body: None,
     },
