@@ -155,6 +155,10 @@ codes! {
     DuplicateName => "duplicate-name",
     /// A skill is hidden by a same-named skill of a higher layer.
     Shadowed => "shadowed",
+    /// Two served names a reader cannot tell apart: they differ only in letter case,
+    /// Unicode normalization or look-alike characters (UTS #39 confusables), and at least
+    /// one of them has a capital letter or a character outside ASCII.
+    LookalikeName => "lookalike-name",
     /// The skill's `eligibility.os` does not include this operating system.
     IneligibleOs => "ineligible-os",
     /// A variable named in `eligibility.env` is not set.

@@ -49,6 +49,7 @@ mod files;
 mod index;
 mod load;
 mod lock;
+mod lookalike;
 mod manifest;
 mod pathcmp;
 mod read;

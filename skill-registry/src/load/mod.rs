@@ -503,6 +503,10 @@ impl Loader {
         }
         diagnostics.extend(fresh);
         diagnostics.extend(extra);
+        // Whether a name looks like another depends on every name served, not only on the
+        // names this edit touched: recomputed over the whole maps (one pass when every
+        // name is lowercase ASCII).
+        crate::lookalike::refresh(&[&skills, &domains], &mut diagnostics);
         sort_diagnostics(&mut diagnostics);
         Some(Snapshot::new(
             generation,

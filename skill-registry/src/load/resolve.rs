@@ -132,6 +132,7 @@ pub(super) fn resolve(
     {
         diagnostics.extend(s.diagnostics.iter().cloned());
     }
+    crate::lookalike::refresh(&[&skills, &domains], &mut diagnostics);
     sort_diagnostics(&mut diagnostics);
     shadowed.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     Snapshot::new(

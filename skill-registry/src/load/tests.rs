@@ -366,3 +366,61 @@ fn parsing_as_folders_are_listed_serves_what_parsing_after_the_walk_serves() {
         }
     }
 }
+
+/// Names that look alike are reported at each, on a full load and on the edit fast path
+/// alike, and the warnings follow the names: an edit that renames one takes them away.
+#[test]
+fn lookalike_names_are_reported_on_every_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let (low, high) = (dir.path().join("builtin"), dir.path().join("user"));
+    // The second has a Cyrillic `о`.
+    write(&low, "pdf-forms/SKILL.md", &md("pdf-forms", "Fill forms."));
+    write(
+        &high,
+        "pdf-f\u{43e}rms/SKILL.md",
+        &md("pdf-f\u{43e}rms", "Fill forms."),
+    );
+    let config = RegistryConfig::with_sources(vec![
+        Source::new(&low, "builtin"),
+        Source::new(&high, "user"),
+    ]);
+    let lookalikes = |s: &Snapshot| {
+        s.diagnostics()
+            .iter()
+            .filter(|d| d.code == Code::LookalikeName)
+            .map(|d| d.path.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut loader = Loader::default();
+    let first = loader.load(&config, 1, Scope::All);
+    assert_eq!(
+        lookalikes(&first),
+        [
+            low.join("pdf-forms/SKILL.md"),
+            high.join("pdf-f\u{43e}rms/SKILL.md")
+        ]
+    );
+    // An edit of one of them that keeps its name keeps both warnings, once each.
+    write(
+        &low,
+        "pdf-forms/SKILL.md",
+        &md("pdf-forms", "Fill PDF forms."),
+    );
+    let edited: HashSet<PathBuf> = [low.join("pdf-forms/SKILL.md")].into();
+    let second = loader
+        .load_edits(&config, &first, 2, &edited)
+        .expect("an edit of a known file takes the fast path");
+    assert_eq!(lookalikes(&second), lookalikes(&first));
+    // A rename on the fast path takes them away, at the other name too.
+    write(
+        &high,
+        "pdf-f\u{43e}rms/SKILL.md",
+        &md("forms-ru", "Fill forms."),
+    );
+    let renamed: HashSet<PathBuf> = [high.join("pdf-f\u{43e}rms/SKILL.md")].into();
+    let third = loader
+        .load_edits(&config, &second, 3, &renamed)
+        .expect("an edit of a known file takes the fast path");
+    assert!(lookalikes(&third).is_empty());
+    assert!(lookalikes(&Loader::default().load(&config, 4, Scope::All)).is_empty());
+}
