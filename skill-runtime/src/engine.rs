@@ -458,15 +458,24 @@ impl Engine {
     }
 
     /// The scheduler's recent runs, when the scheduler runs: with a shared database, the
-    /// cluster's (every replica shows the same), else this process's.
+    /// cluster's (every replica shows the same), plus the fires only this process knows it
+    /// missed (not run because the database did not answer, or skipped because its own run
+    /// was still going); else this process's.
     pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
         let guard = self.scheduler.lock().ok()?;
         let local = guard.as_ref().map(Scheduler::history)?;
         #[cfg(feature = "replicas")]
         if let Some(history) = self.shared.as_ref().and_then(|s| s.history()) {
-            return Some(history);
+            return Some(crate::replicas::with_local_misses(history, &local));
         }
         Some(local)
+    }
+
+    /// Why the database shared by replicas does not answer, while it does not (`None` when
+    /// it answers or there is none).
+    #[cfg(feature = "replicas")]
+    pub(crate) fn shared_database_unreachable(&self) -> Option<String> {
+        self.shared.as_ref().and_then(|s| s.unreachable())
     }
 
     /// The webhook deliveries this process attempted (each with its attempts), oldest first;

@@ -234,7 +234,8 @@ pub struct Health {
 pub struct Readiness {
     /// The snapshot generation.
     pub generation: u64,
-    /// Why it is not ready (index rebuilds that failed); empty when ready.
+    /// Why it is not ready (index rebuilds that failed, a shared database that does not
+    /// answer); empty when ready.
     pub problems: Vec<String>,
 }
 
@@ -256,11 +257,19 @@ impl Engine {
         }
     }
 
-    /// Readiness: ready once no index rebuild failed.
+    /// Readiness: ready once no index rebuild failed and, with a database shared by
+    /// replicas, while that database answers (a replica that cannot reach it cannot claim
+    /// fires nor share tasks, so a load balancer should send work elsewhere).
     pub fn ready(&self) -> Readiness {
+        #[allow(unused_mut)]
+        let mut problems = self.index_errors();
+        #[cfg(feature = "replicas")]
+        if let Some(why) = self.shared_database_unreachable() {
+            problems.push(format!("the shared database does not answer: {why}"));
+        }
         Readiness {
             generation: self.registry().snapshot().generation(),
-            problems: self.index_errors(),
+            problems,
         }
     }
 

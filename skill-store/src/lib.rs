@@ -24,6 +24,7 @@
 mod migrate;
 mod notes;
 mod outbox;
+mod rows;
 mod runs;
 mod tasks;
 
@@ -42,6 +43,9 @@ pub use tasks::TaskRow;
 pub const DATABASE_URL_ENV: &str = "SKILLS_DATABASE_URL";
 /// Most connections one replica opens.
 pub const MAX_CONNECTIONS: usize = 8;
+/// How long a claim waits by default for another replica's claim of the same job
+/// ([`Store::with_claim_wait`]).
+pub const DEFAULT_CLAIM_WAIT: Duration = Duration::from_secs(5);
 /// How long to wait for a connection from the pool before giving up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -55,11 +59,22 @@ pub enum Error {
     /// No connection could be had (server down, wrong credentials, pool exhausted).
     #[error("cannot reach the database: {0}")]
     Connect(String),
-    /// A statement failed.
-    #[error("database error: {0}")]
+    /// A statement failed (the message carries the server's reason).
+    #[error("database error: {}", chain(.0))]
     Query(#[from] tokio_postgres::Error),
+    /// A row holds a value this version cannot read (an infinite timestamp, a NULL where a
+    /// value belongs): written by hand or by another program, not by a replica.
+    #[error("row {id} of {table} cannot be read ({reason}): correct or delete it")]
+    Unreadable {
+        /// The table.
+        table: &'static str,
+        /// The row's id (-1 when even that cannot be read).
+        id: i64,
+        /// Why.
+        reason: String,
+    },
     /// A migration failed; the database is left at the version before it.
-    #[error("migration {version} ({name}) failed: {source}")]
+    #[error("migration {version} ({name}) failed: {}", chain(.source))]
     Migration {
         /// The migration's version.
         version: i32,
@@ -75,6 +90,10 @@ pub enum Error {
 pub struct Store {
     pool: Pool,
     replica: String,
+    /// Unreadable rows already reported.
+    reported: rows::Reported,
+    /// How long a claim waits for the job's lock.
+    claim_wait: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -106,10 +125,22 @@ impl Store {
         let store = Store {
             pool,
             replica: replica.to_owned(),
+            reported: rows::Reported::default(),
+            claim_wait: DEFAULT_CLAIM_WAIT,
         };
         let mut client = store.client().await?;
         migrate::apply(&mut client).await?;
         Ok(store)
+    }
+
+    /// This store, its claims waiting at most `wait` (at least a millisecond) for another
+    /// replica's claim of the same job ([`DEFAULT_CLAIM_WAIT`] by default). A replica that
+    /// stalls mid-claim (paused, swapped out) would otherwise hold every other replica's
+    /// fires of that job until it wakes; past the wait the instant is recorded as not run
+    /// ([`Claim::NotRun`]).
+    pub fn with_claim_wait(mut self, wait: Duration) -> Store {
+        self.claim_wait = wait.max(Duration::from_millis(1));
+        self
     }
 
     /// This replica's name.
@@ -118,11 +149,25 @@ impl Store {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, Error> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| Error::Connect(e.to_string()))
+        self.pool.get().await.map_err(|e| Error::Connect(chain(&e)))
     }
+}
+
+/// An error and its causes, joined by `: ` (a cause already in the text before it is not
+/// repeated): `tokio_postgres` keeps the server's reason, or the refused connection, in the
+/// error's source, and its own text alone ("db error") says nothing.
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !text.is_empty() && !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
 }
 
 /// A replica name for this process: the host name (when known) and the process id.

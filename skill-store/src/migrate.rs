@@ -50,7 +50,10 @@ async fn apply_locked(client: &mut deadpool_postgres::Object) -> Result<(), Erro
     let rows = client
         .query("SELECT version FROM skills_schema_migrations", &[])
         .await?;
-    let applied: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    let applied = rows
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<Vec<i32>, _>>()?;
     for (version, name, sql) in MIGRATIONS {
         if applied.contains(version) {
             continue;

@@ -94,7 +94,12 @@ impl Store {
         let rows = client
             .query("SELECT path FROM skills_notes ORDER BY path", &[])
             .await?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        Ok(crate::rows::all(
+            &self.reported,
+            "skills_notes",
+            &rows,
+            |r| r.try_get(0),
+        ))
     }
 
     /// Notes ranked for `query`, at most `limit`; a query with no searchable word returns
@@ -119,18 +124,20 @@ impl Store {
                 &[&query, &limit, &HEADLINE_OPTIONS],
             )
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let snippet: String = r.get(4);
-                StoreNoteHit {
-                    path: r.get(0),
-                    title: r.get(1),
-                    tags: r.get(2),
-                    score: r.get(3),
+        Ok(crate::rows::all(
+            &self.reported,
+            "skills_notes",
+            &rows,
+            |r| {
+                let snippet: String = r.try_get(4)?;
+                Ok(StoreNoteHit {
+                    path: r.try_get(0)?,
+                    title: r.try_get(1)?,
+                    tags: r.try_get(2)?,
+                    score: r.try_get(3)?,
                     snippet: snippet.split_whitespace().collect::<Vec<_>>().join(" "),
-                }
-            })
-            .collect())
+                })
+            },
+        ))
     }
 }

@@ -68,17 +68,17 @@ pub struct Attempt {
 
 const DELIVERY_COLUMNS: &str = "id, run_id, idempotency_key, url, body, state, attempts";
 
-fn delivery(r: &tokio_postgres::Row) -> Delivery {
-    let state: String = r.get(5);
-    Delivery {
-        id: r.get(0),
-        run_id: r.get(1),
-        key: r.get(2),
-        url: r.get(3),
-        body: r.get(4),
+fn delivery(r: &tokio_postgres::Row) -> Result<Delivery, tokio_postgres::Error> {
+    let state: String = r.try_get(5)?;
+    Ok(Delivery {
+        id: r.try_get(0)?,
+        run_id: r.try_get(1)?,
+        key: r.try_get(2)?,
+        url: r.try_get(3)?,
+        body: r.try_get(4)?,
         state: DeliveryState::parse(&state),
-        attempts: r.get(6),
-    }
+        attempts: r.try_get(6)?,
+    })
 }
 
 impl Store {
@@ -104,7 +104,7 @@ impl Store {
                 &[&run_id, &key, &url, body],
             )
             .await?;
-        Ok(row.get(0))
+        crate::rows::one("skills_deliveries", &row, |r| r.try_get(0))
     }
 
     /// Take the most overdue pending delivery no replica holds (or whose holder's lease ran
@@ -128,10 +128,25 @@ impl Store {
                 &[&lease.as_secs_f64()],
             )
             .await?;
-        Ok(row.as_ref().map(delivery))
+        let Some(row) = row else { return Ok(None) };
+        match crate::rows::one("skills_deliveries", &row, delivery) {
+            Ok(d) => Ok(Some(d)),
+            Err(e) => {
+                // Left pending, it would be taken again at every lease: given up instead,
+                // with the reason as its attempt, so the outbox moves on.
+                let why = e.to_string();
+                if let Ok(id) = row.try_get::<_, i64>(0) {
+                    let attempt = row.try_get::<_, i32>(6).unwrap_or(1);
+                    self.record_attempt(id, attempt, None, Some(&why), false, None)
+                        .await?;
+                }
+                Err(e)
+            }
+        }
     }
 
-    /// The earliest instant a pending delivery is due, if any (for sleeping until then).
+    /// The earliest instant a pending delivery is due, if any (for sleeping until then;
+    /// an instant too far to read, such as `infinity` written by hand, is none).
     pub async fn next_delivery_due(&self) -> Result<Option<DateTime<Utc>>, Error> {
         let client = self.client().await?;
         let row = client
@@ -141,7 +156,7 @@ impl Store {
                 &[],
             )
             .await?;
-        Ok(row.get(0))
+        Ok(row.try_get(0).ok().flatten())
     }
 
     /// Record attempt `attempt` of delivery `id` and what follows: delivered, retried after
@@ -191,7 +206,8 @@ impl Store {
         Ok(())
     }
 
-    /// The most recent `limit` deliveries, oldest first.
+    /// The most recent `limit` deliveries, oldest first (a row this version cannot read is
+    /// skipped, with a warning the first time).
     pub async fn deliveries(&self, limit: usize) -> Result<Vec<Delivery>, Error> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let client = self.client().await?;
@@ -204,7 +220,12 @@ impl Store {
                 &[&limit],
             )
             .await?;
-        Ok(rows.iter().map(delivery).collect())
+        Ok(crate::rows::all(
+            &self.reported,
+            "skills_deliveries",
+            &rows,
+            delivery,
+        ))
     }
 
     /// Every recorded attempt of delivery `id`, in order.
@@ -217,16 +238,20 @@ impl Store {
                 &[&id],
             )
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| Attempt {
-                delivery_id: r.get(0),
-                attempt: r.get(1),
-                replica: r.get(2),
-                at: r.get(3),
-                status: r.get(4),
-                error: r.get(5),
-            })
-            .collect())
+        Ok(crate::rows::all(
+            &self.reported,
+            "skills_delivery_attempts",
+            &rows,
+            |r| {
+                Ok(Attempt {
+                    delivery_id: r.try_get(0)?,
+                    attempt: r.try_get(1)?,
+                    replica: r.try_get(2)?,
+                    at: r.try_get(3)?,
+                    status: r.try_get(4)?,
+                    error: r.try_get(5)?,
+                })
+            },
+        ))
     }
 }

@@ -17,7 +17,15 @@ pub enum Claim {
     /// A run of the job is still going (on some replica, its lease alive): recorded as
     /// `skipped-overlap` with this row id.
     SkippedOverlap(i64),
+    /// Another replica held the job's claim for longer than the store's claim wait (it
+    /// stalled mid-claim): this instant is recorded `failed` (not run) with this row id.
+    NotRun(i64),
 }
+
+/// The message of an instant recorded as not run because the job's claim was held too
+/// long.
+pub(crate) const CLAIM_HELD: &str =
+    "not run: another replica held this job's claim past the claim wait (stalled mid-claim?)";
 
 /// One run as the shared history holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +62,9 @@ impl Store {
     /// Claim `job`'s fire at `scheduled` for this replica, in one transaction holding a
     /// per-job lock: runs of the job whose lease ran out are marked failed first; an instant
     /// already in the table is [`Claim::Taken`]; a run still going makes this instant a
-    /// recorded skip; otherwise a `running` row leased for `lease` is this replica's.
+    /// recorded skip; otherwise a `running` row leased for `lease` is this replica's. A lock
+    /// held by another replica past the claim wait ([`Store::with_claim_wait`]) makes the
+    /// instant a recorded [`Claim::NotRun`].
     pub async fn claim_fire(
         &self,
         job: &str,
@@ -65,11 +75,39 @@ impl Store {
         let generation = i64::try_from(generation).unwrap_or(i64::MAX);
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('skills-run:' || $1))",
-            &[&job],
-        )
-        .await?;
+        // `SET LOCAL` takes no parameters: the wait is written as whole milliseconds.
+        let wait_ms = self.claim_wait.as_millis().clamp(1, i32::MAX as u128);
+        tx.batch_execute(&format!("SET LOCAL lock_timeout = {wait_ms}"))
+            .await?;
+        let locked = tx
+            .execute(
+                "SELECT pg_advisory_xact_lock(hashtext('skills-run:' || $1))",
+                &[&job],
+            )
+            .await;
+        if let Err(e) = locked {
+            if e.code() != Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) {
+                return Err(e.into());
+            }
+            // The transaction is aborted; the instant is recorded on its own. Its unique
+            // (job, instant) keeps it once however many replicas gave up waiting.
+            drop(tx);
+            let row = client
+                .query_opt(
+                    "INSERT INTO skills_runs (job, scheduled, replica, generation, outcome, message, finished)
+                     VALUES ($1, $2, $3, $4, 'failed', $5, clock_timestamp())
+                     ON CONFLICT (job, scheduled) DO NOTHING
+                     RETURNING id",
+                    &[&job, &scheduled, &self.replica, &generation, &CLAIM_HELD],
+                )
+                .await?;
+            return match row {
+                None => Ok(Claim::Taken),
+                Some(r) => Ok(Claim::NotRun(crate::rows::one("skills_runs", &r, |r| {
+                    r.try_get(0)
+                })?)),
+            };
+        }
         tx.execute(
             "UPDATE skills_runs SET outcome = 'failed', message = $2, finished = clock_timestamp()
              WHERE job = $1 AND outcome = 'running' AND lease_until < clock_timestamp()",
@@ -112,8 +150,14 @@ impl Store {
         tx.commit().await?;
         Ok(match row {
             None => Claim::Taken,
-            Some(r) if running => Claim::SkippedOverlap(r.get(0)),
-            Some(r) => Claim::Run(r.get(0)),
+            Some(r) => {
+                let id = crate::rows::one("skills_runs", &r, |r| r.try_get(0))?;
+                if running {
+                    Claim::SkippedOverlap(id)
+                } else {
+                    Claim::Run(id)
+                }
+            }
         })
     }
 
@@ -151,7 +195,8 @@ impl Store {
     }
 
     /// The most recent `limit` runs of every job, oldest first (runs whose lease ran out
-    /// are reported failed).
+    /// are reported failed). A row this version cannot read is skipped, with a warning the
+    /// first time.
     pub async fn recent_runs(&self, limit: usize) -> Result<Vec<RunRow>, Error> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let client = self.client().await?;
@@ -169,19 +214,23 @@ impl Store {
                 &[&limit],
             )
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| RunRow {
-                id: r.get(0),
-                job: r.get(1),
-                scheduled: r.get(2),
-                replica: r.get(3),
-                generation: r.get(4),
-                started: r.get(5),
-                finished: r.get(6),
-                outcome: r.get(7),
-                message: r.get(8),
-            })
-            .collect())
+        Ok(crate::rows::all(
+            &self.reported,
+            "skills_runs",
+            &rows,
+            |r| {
+                Ok(RunRow {
+                    id: r.try_get(0)?,
+                    job: r.try_get(1)?,
+                    scheduled: r.try_get(2)?,
+                    replica: r.try_get(3)?,
+                    generation: r.try_get(4)?,
+                    started: r.try_get(5)?,
+                    finished: r.try_get(6)?,
+                    outcome: r.try_get(7)?,
+                    message: r.try_get(8)?,
+                })
+            },
+        ))
     }
 }

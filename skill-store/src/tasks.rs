@@ -35,17 +35,17 @@ pub struct TaskRow {
 
 const TASK_COLUMNS: &str = "id, skill, replica, status, outcome, reason, created, finished";
 
-fn task(r: &tokio_postgres::Row) -> TaskRow {
-    TaskRow {
-        id: r.get(0),
-        skill: r.get(1),
-        replica: r.get(2),
-        status: r.get(3),
-        outcome: r.get(4),
-        reason: r.get(5),
-        created: r.get(6),
-        finished: r.get(7),
-    }
+fn task(r: &tokio_postgres::Row) -> Result<TaskRow, tokio_postgres::Error> {
+    Ok(TaskRow {
+        id: r.try_get(0)?,
+        skill: r.try_get(1)?,
+        replica: r.try_get(2)?,
+        status: r.try_get(3)?,
+        outcome: r.try_get(4)?,
+        reason: r.try_get(5)?,
+        created: r.try_get(6)?,
+        finished: r.try_get(7)?,
+    })
 }
 
 impl Store {
@@ -60,7 +60,7 @@ impl Store {
                 &[&skill, &self.replica, &lease.as_secs_f64()],
             )
             .await?;
-        Ok(row.get(0))
+        crate::rows::one("skills_tasks", &row, |r| r.try_get(0))
     }
 
     /// Extend task `id`'s lease; false when it is no longer running.
@@ -105,7 +105,8 @@ impl Store {
         Ok(())
     }
 
-    /// Task `id`, whichever replica runs it (`None`: unknown).
+    /// Task `id`, whichever replica runs it (`None`: unknown; [`Error::Unreadable`] when its
+    /// row holds a value this version cannot read).
     pub async fn task(&self, id: i64) -> Result<Option<TaskRow>, Error> {
         let client = self.client().await?;
         self.expire_tasks(&client).await?;
@@ -115,10 +116,13 @@ impl Store {
                 &[&id],
             )
             .await?;
-        Ok(row.as_ref().map(task))
+        row.as_ref()
+            .map(|r| crate::rows::one("skills_tasks", r, task))
+            .transpose()
     }
 
-    /// The most recent `limit` tasks, oldest first.
+    /// The most recent `limit` tasks, oldest first (a row this version cannot read is
+    /// skipped, with a warning the first time).
     pub async fn tasks(&self, limit: usize) -> Result<Vec<TaskRow>, Error> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let client = self.client().await?;
@@ -132,6 +136,11 @@ impl Store {
                 &[&limit],
             )
             .await?;
-        Ok(rows.iter().map(task).collect())
+        Ok(crate::rows::all(
+            &self.reported,
+            "skills_tasks",
+            &rows,
+            task,
+        ))
     }
 }

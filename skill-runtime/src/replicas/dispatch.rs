@@ -72,8 +72,27 @@ impl ReplicaDispatcher {
             Ok(Claim::Run(id)) => id,
             // Another replica has it, or it is a recorded skip: nothing to do here.
             Ok(Claim::Taken | Claim::SkippedOverlap(_)) => return Ok(()),
-            // Without a claim the fire is not run (never twice beats always once).
-            Err(e) => return Err(format!("not run: cannot claim the fire: {e}")),
+            // Recorded in the shared history as not run; said here too.
+            Ok(Claim::NotRun(_)) => {
+                let why = "not run: another replica held this job's claim too long";
+                tracing::warn!(
+                    job = fire.name,
+                    instant = instant(&fire),
+                    "scheduled fire {why}"
+                );
+                return Err(why.to_owned());
+            }
+            // Without a claim the fire is not run (never twice beats always once). The
+            // shared history cannot say so: this replica's history keeps it, and the log.
+            Err(e) => {
+                let why = format!("not run: cannot claim the fire: {e}");
+                tracing::warn!(
+                    job = fire.name,
+                    instant = instant(&fire),
+                    "scheduled fire {why}"
+                );
+                return Err(why);
+            }
         };
         let renew = {
             let store = store.clone();

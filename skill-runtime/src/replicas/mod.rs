@@ -20,6 +20,7 @@
 mod config;
 mod dispatch;
 pub(crate) mod notes;
+mod outage;
 pub(crate) mod tasks;
 mod webhook;
 
@@ -49,6 +50,9 @@ pub(crate) struct Shared {
     pub(crate) store: Option<Store>,
     pub(crate) history: Arc<Mutex<Option<Vec<RunRecord>>>>,
     pub(crate) deliveries: webhook::Log,
+    /// Why the last read of the shared history failed, while reads fail (`None` while the
+    /// database answers): readiness reports it.
+    pub(crate) unreachable: Arc<Mutex<Option<String>>>,
 }
 
 impl Shared {
@@ -56,6 +60,12 @@ impl Shared {
     pub(crate) fn history(&self) -> Option<Vec<RunRecord>> {
         self.store.as_ref()?;
         self.history.lock().ok()?.clone()
+    }
+
+    /// Why the shared database does not answer, while it does not.
+    pub(crate) fn unreachable(&self) -> Option<String> {
+        self.store.as_ref()?;
+        self.unreachable.lock().ok()?.clone()
     }
 }
 
@@ -70,27 +80,16 @@ pub(crate) fn start(
         store: replicas.store.clone(),
         history: Arc::new(Mutex::new(None)),
         deliveries: log.clone(),
+        unreachable: Arc::new(Mutex::new(None)),
     };
     let outbox = Arc::new(tokio::sync::Notify::new());
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         if let Some(store) = &replicas.store {
-            let reader = store.clone();
-            let view = shared.history.clone();
-            handle.spawn(async move {
-                let store = reader;
-                loop {
-                    match store.recent_runs(HISTORY_ROWS).await {
-                        Ok(rows) => {
-                            let records = rows.into_iter().map(record).collect();
-                            if let Ok(mut v) = view.lock() {
-                                *v = Some(records);
-                            }
-                        }
-                        Err(e) => tracing::warn!(error = %e, "cannot read the shared run history"),
-                    }
-                    tokio::time::sleep(HISTORY_REFRESH).await;
-                }
-            });
+            handle.spawn(history_loop(
+                store.clone(),
+                shared.history.clone(),
+                shared.unreachable.clone(),
+            ));
             if let Some(hook) = &replicas.webhook {
                 handle.spawn(webhook::outbox_worker(
                     store.clone(),
@@ -108,6 +107,39 @@ pub(crate) fn start(
         outbox,
     ));
     (dispatcher, shared)
+}
+
+/// Read the shared history every [`HISTORY_REFRESH`] into `view`, and whether the database
+/// answers into `unreachable`. A failed read keeps the last history and logs as an
+/// [`outage::Outage`] does (a line when it starts, a summary a minute, one when it ends).
+async fn history_loop(
+    store: Store,
+    view: Arc<Mutex<Option<Vec<RunRecord>>>>,
+    unreachable: Arc<Mutex<Option<String>>>,
+) {
+    const WHAT: &str = "reading the shared run history";
+    let mut outage = outage::Outage::default();
+    loop {
+        match store.recent_runs(HISTORY_ROWS).await {
+            Ok(rows) => {
+                let records = rows.into_iter().map(record).collect();
+                if let Ok(mut v) = view.lock() {
+                    *v = Some(records);
+                }
+                if let Ok(mut u) = unreachable.lock() {
+                    *u = None;
+                }
+                outage::Outage::log(outage.succeeded(), WHAT, &"");
+            }
+            Err(e) => {
+                if let Ok(mut u) = unreachable.lock() {
+                    *u = Some(e.to_string());
+                }
+                outage::Outage::log(outage.failed(), WHAT, &e);
+            }
+        }
+        tokio::time::sleep(HISTORY_REFRESH).await;
+    }
 }
 
 /// A database row as the scheduler's record type.
@@ -129,6 +161,38 @@ fn record(r: RunRow) -> RunRecord {
     }
 }
 
+/// The shared history with this replica's own misses added: its records that failed or
+/// were skipped and that the shared history does not hold (the database did not answer the
+/// claim, or the replica's own run of the job was still going, so it never claimed), from
+/// the shared history's oldest instant on, in order of instant.
+pub(crate) fn with_local_misses(mut shared: Vec<RunRecord>, local: &[RunRecord]) -> Vec<RunRecord> {
+    let from = shared.iter().map(|r| r.scheduled).min();
+    let known: std::collections::HashSet<(&str, skill_scheduler::DateTime<skill_scheduler::Utc>)> =
+        shared
+            .iter()
+            .map(|r| (r.name.as_str(), r.scheduled))
+            .collect();
+    let missed: Vec<RunRecord> = local
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.outcome,
+                RunOutcome::Failed(_) | RunOutcome::SkippedOverlap
+            )
+        })
+        .filter(|r| from.is_none_or(|f| r.scheduled >= f))
+        .filter(|r| !known.contains(&(r.name.as_str(), r.scheduled)))
+        .cloned()
+        .collect();
+    if missed.is_empty() {
+        return shared;
+    }
+    shared.extend(missed);
+    // Stable: the shared order is kept among runs of one instant.
+    shared.sort_by_key(|r| r.scheduled);
+    shared
+}
+
 /// The dispatcher as the scheduler takes it.
 pub(crate) fn dispatch_handle(d: Arc<ReplicaDispatcher>) -> dispatch::Handle {
     dispatch::Handle(d)
@@ -143,5 +207,63 @@ pub(crate) fn apply_history(jobs: &mut [skill_scheduler::JobInfo], history: &[Ru
         if let Some(r) = last {
             job.last_fire = Some(job.last_fire.map_or(r.scheduled, |f| f.max(r.scheduled)));
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    fn run(name: &str, second: u32, outcome: RunOutcome) -> RunRecord {
+        let at = Utc.with_ymd_and_hms(2026, 11, 28, 5, 0, second).unwrap();
+        RunRecord {
+            id: u64::from(second),
+            name: name.to_owned(),
+            scheduled: at,
+            started: at,
+            finished: Some(at),
+            generation: 1,
+            outcome,
+        }
+    }
+
+    /// Fires this replica missed while the database did not answer (or skipped because its
+    /// own run was going) were in its own history only, which `/v1/schedules` does not show
+    /// with a database: they are added, in order; what the shared history holds is not.
+    #[test]
+    fn local_misses_join_the_shared_history() {
+        let shared = vec![
+            run("tick", 10, RunOutcome::Succeeded),
+            run("tick", 30, RunOutcome::Succeeded),
+        ];
+        let lost = RunOutcome::Failed("not run: cannot claim the fire".into());
+        let local = vec![
+            // Before the shared window: left out.
+            run("tick", 5, lost.clone()),
+            // Run by another replica: locally "succeeded" (nothing to do), not added.
+            run("tick", 15, RunOutcome::Succeeded),
+            run("tick", 20, lost.clone()),
+            run("tick", 25, RunOutcome::SkippedOverlap),
+            // The shared history has this instant: it wins.
+            run("tick", 30, lost.clone()),
+        ];
+        let merged = with_local_misses(shared.clone(), &local);
+        let seen: Vec<(u32, &RunOutcome)> = merged
+            .iter()
+            .map(|r| (chrono::Timelike::second(&r.scheduled), &r.outcome))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (10, &RunOutcome::Succeeded),
+                (20, &lost),
+                (25, &RunOutcome::SkippedOverlap),
+                (30, &RunOutcome::Succeeded)
+            ]
+        );
+        assert_eq!(with_local_misses(shared.clone(), &[]), shared);
+        assert_eq!(with_local_misses(Vec::new(), &local).len(), 4);
     }
 }

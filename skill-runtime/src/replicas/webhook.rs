@@ -268,9 +268,15 @@ pub(crate) async fn deliver_in_process(
 /// The outbox worker of one replica: take a due delivery, attempt it, record the attempt
 /// and what follows; sleep until woken or [`OUTBOX_POLL`] when nothing is due.
 pub(crate) async fn outbox_worker(store: Store, hook: WebhookConfig, log: Log, wake: Arc<Notify>) {
+    const WHAT: &str = "reading the webhook outbox";
     let max = i32::try_from(hook.max_attempts.max(1)).unwrap_or(i32::MAX);
+    let mut outage = super::outage::Outage::default();
     loop {
-        match store.take_due_delivery(OUTBOX_LEASE).await {
+        let due = store.take_due_delivery(OUTBOX_LEASE).await;
+        if due.is_ok() {
+            super::outage::Outage::log(outage.succeeded(), WHAT, &"");
+        }
+        match due {
             Ok(Some(d)) => {
                 let attempt = u32::try_from(d.attempts).unwrap_or(1);
                 let bytes = d.body.to_string().into_bytes();
@@ -300,8 +306,12 @@ pub(crate) async fn outbox_worker(store: Store, hook: WebhookConfig, log: Log, w
                     () = tokio::time::sleep(OUTBOX_POLL) => {}
                 }
             }
+            Err(e @ skill_store::Error::Unreadable { .. }) => {
+                // That delivery was given up (the store recorded why); the rest go on.
+                tracing::warn!(error = %e, "a webhook delivery could not be read");
+            }
             Err(e) => {
-                tracing::warn!(error = %e, "cannot read the webhook outbox");
+                super::outage::Outage::log(outage.failed(), WHAT, &e);
                 tokio::time::sleep(OUTBOX_POLL * 4).await;
             }
         }

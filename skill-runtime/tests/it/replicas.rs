@@ -431,6 +431,63 @@ async fn with_a_database_notes_are_mirrored_and_searched_there() {
     engine.shutdown().await;
 }
 
+/// A replica whose shared database stops answering kept answering ready (a load balancer
+/// went on sending it work it could not share); it is not ready while the database does
+/// not answer, saying why, and ready again once it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_the_shared_database() {
+    let Some(url) = common_db::fresh_database().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let engine = replica(dir.path(), &url, "a", Arc::new(tokio::sync::Notify::new())).await;
+    let (base, name) = url.rsplit_once('/').unwrap();
+    let (admin, conn) = tokio_postgres::connect(&format!("{base}/postgres"), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let until = |want: bool| {
+        let engine = engine.clone();
+        async move {
+            for _ in 0..200 {
+                let r = engine.ready();
+                if r.is_ready() == want {
+                    return r;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!(
+                "readiness never became {want}: {:?}",
+                engine.ready().problems
+            );
+        }
+    };
+    until(true).await;
+    // The database refuses this replica: connections cut, new ones not accepted.
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {name} ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = '{name}' AND pid <> pg_backend_pid();"
+        ))
+        .await
+        .unwrap();
+    let down = until(false).await;
+    assert!(
+        down.problems
+            .iter()
+            .any(|p| p.starts_with("the shared database does not answer")),
+        "{:?}",
+        down.problems
+    );
+    admin
+        .batch_execute(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
+        .await
+        .unwrap();
+    until(true).await;
+    engine.shutdown().await;
+}
+
 /// A fresh database per test on the test server.
 mod common_db {
     pub async fn fresh_database() -> Option<String> {

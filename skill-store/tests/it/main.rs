@@ -10,3 +10,4 @@ mod outbox;
 mod runs;
 mod support;
 mod tasks;
+mod unreadable;

@@ -67,6 +67,7 @@ async fn each_instant_is_claimed_by_exactly_one_replica() {
                 Claim::Run(_) => runs += 1,
                 Claim::Taken => {}
                 Claim::SkippedOverlap(_) => panic!("no run was going at {at}"),
+                Claim::NotRun(_) => panic!("no claim waited past the wait at {at}"),
             }
         }
         assert_eq!(runs, 1, "instant {at}");
@@ -111,4 +112,71 @@ async fn a_run_going_makes_the_next_instant_a_recorded_skip_until_its_lease_runs
     );
     // A renewal after expiry is refused: the run is over as far as the cluster knows.
     assert!(!a.renew_run(first, short).await.unwrap());
+}
+
+/// A replica that stalls mid-claim (paused while it holds the job's lock) held every other
+/// replica's fires of that job until it woke: they ran late, and the instants between went
+/// unrecorded. Past the claim wait, an instant is now recorded as not run, once.
+#[tokio::test]
+async fn a_claim_held_past_the_wait_records_the_instant_as_not_run() {
+    let Some((url, a)) = store("a").await else {
+        return;
+    };
+    let a = a.with_claim_wait(Duration::from_millis(200));
+    let b = Store::connect(&url, "b")
+        .await
+        .unwrap()
+        .with_claim_wait(Duration::from_millis(200));
+    // A stalled claim: the job's lock taken and held.
+    let (mut holder, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let held = holder.transaction().await.unwrap();
+    held.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('skills-run:' || $1))",
+        &[&"tick"],
+    )
+    .await
+    .unwrap();
+    let at = chrono::Utc::now();
+    let started = std::time::Instant::now();
+    let claim = a
+        .claim_fire("tick", at, 1, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(matches!(claim, Claim::NotRun(_)), "{claim:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "it waited");
+    // Another replica giving up on the same instant finds it recorded.
+    assert_eq!(
+        b.claim_fire("tick", at, 1, Duration::from_secs(30))
+            .await
+            .unwrap(),
+        Claim::Taken
+    );
+    let runs = b.recent_runs(10).await.unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].outcome, "failed");
+    assert!(
+        runs[0]
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("not run")
+    );
+    // Another job is not held up, and once the lock is let go the job claims again.
+    assert!(matches!(
+        a.claim_fire("other", at, 1, Duration::from_secs(30))
+            .await
+            .unwrap(),
+        Claim::Run(_)
+    ));
+    held.rollback().await.unwrap();
+    let next = at + chrono::Duration::seconds(5);
+    assert!(matches!(
+        a.claim_fire("tick", next, 1, Duration::from_secs(30))
+            .await
+            .unwrap(),
+        Claim::Run(_)
+    ));
 }

@@ -1,0 +1,85 @@
+//! Reading rows that other programs (or people) may have written: a value this crate
+//! cannot take (an infinite timestamp, a NULL where a value belongs, a number out of
+//! range) is an error naming the row, never a panic; a list skips such rows and says so
+//! once per row.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use tokio_postgres::Row;
+
+use crate::Error;
+
+/// Unreadable rows reported by one store, remembered so that a list read every half
+/// second reports each once. Past this many, further rows are skipped without a line.
+const MAX_REPORTED: usize = 1024;
+
+/// The rows of this store already reported as unreadable.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Reported(Arc<Mutex<HashSet<(&'static str, i64)>>>);
+
+impl Reported {
+    /// Whether `(table, id)` is reported now for the first time (and remembered).
+    fn first_time(&self, table: &'static str, id: i64) -> bool {
+        match self.0.lock() {
+            Ok(mut seen) if seen.len() < MAX_REPORTED => seen.insert((table, id)),
+            _ => false,
+        }
+    }
+}
+
+/// The id in column 0 of a row, or -1 when even that cannot be read.
+fn id_of(row: &Row) -> i64 {
+    row.try_get::<_, i64>(0).unwrap_or(-1)
+}
+
+/// One row as `read` makes it, or [`Error::Unreadable`] naming it.
+pub(crate) fn one<T>(
+    table: &'static str,
+    row: &Row,
+    read: impl Fn(&Row) -> Result<T, tokio_postgres::Error>,
+) -> Result<T, Error> {
+    read(row).map_err(|e| Error::Unreadable {
+        table,
+        id: id_of(row),
+        reason: crate::chain(&e),
+    })
+}
+
+/// Every row `read` can make; the others are skipped, each reported (a warning) the first
+/// time this store meets it.
+pub(crate) fn all<T>(
+    reported: &Reported,
+    table: &'static str,
+    rows: &[Row],
+    read: impl Fn(&Row) -> Result<T, tokio_postgres::Error>,
+) -> Vec<T> {
+    rows.iter()
+        .filter_map(|row| match one(table, row, &read) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                if reported.first_time(table, id_of(row)) {
+                    tracing::warn!(error = %e, "skipped a row of the shared database");
+                }
+                None
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_row_is_reported_once_and_the_memory_is_bounded() {
+        let r = Reported::default();
+        assert!(r.first_time("skills_runs", 1));
+        assert!(!r.first_time("skills_runs", 1));
+        assert!(r.first_time("skills_tasks", 1));
+        for id in 2..=i64::try_from(MAX_REPORTED).unwrap_or(0) {
+            r.first_time("skills_runs", id);
+        }
+        assert!(!r.first_time("skills_runs", i64::MAX), "past the bound");
+    }
+}
