@@ -41,7 +41,10 @@ pub(crate) async fn apply(client: &mut deadpool_postgres::Object) -> Result<(), 
 async fn apply_locked(client: &mut deadpool_postgres::Object) -> Result<(), Error> {
     client
         .batch_execute(
-            "CREATE TABLE IF NOT EXISTS skills_schema_migrations (
+            // `IF NOT EXISTS` on a table that exists is a NOTICE, which the client logs at
+            // INFO at every start: notices are not wanted on this connection.
+            "SET client_min_messages = warning;
+             CREATE TABLE IF NOT EXISTS skills_schema_migrations (
                  version INTEGER PRIMARY KEY,
                  name TEXT NOT NULL,
                  applied TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())",
