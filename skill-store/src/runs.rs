@@ -218,19 +218,53 @@ impl Store {
             &self.reported,
             "skills_runs",
             &rows,
-            |r| {
-                Ok(RunRow {
-                    id: r.try_get(0)?,
-                    job: r.try_get(1)?,
-                    scheduled: r.try_get(2)?,
-                    replica: r.try_get(3)?,
-                    generation: r.try_get(4)?,
-                    started: r.try_get(5)?,
-                    finished: r.try_get(6)?,
-                    outcome: r.try_get(7)?,
-                    message: r.try_get(8)?,
-                })
-            },
+            run_row,
         ))
     }
+
+    /// The latest run (by instant) of every job that has one, by job name. However busy
+    /// other jobs are, a daily job's last run is here, while [`Store::recent_runs`] may
+    /// have moved past it. One index probe per job (a loose scan of the `(job, scheduled)`
+    /// index), not a pass over the table.
+    pub async fn last_run_of_each_job(&self) -> Result<Vec<RunRow>, Error> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "WITH RECURSIVE jobs(job) AS (
+                     (SELECT job FROM skills_runs ORDER BY job LIMIT 1)
+                     UNION ALL
+                     SELECT (SELECT r.job FROM skills_runs r WHERE r.job > jobs.job
+                             ORDER BY r.job LIMIT 1)
+                     FROM jobs WHERE jobs.job IS NOT NULL)
+                 SELECT last.id, last.job, last.scheduled, last.replica, last.generation,
+                        last.started, last.finished, last.outcome, last.message
+                 FROM jobs, LATERAL (SELECT * FROM skills_runs r WHERE r.job = jobs.job
+                                     ORDER BY r.scheduled DESC LIMIT 1) last
+                 WHERE jobs.job IS NOT NULL
+                 ORDER BY last.job",
+                &[],
+            )
+            .await?;
+        Ok(crate::rows::all(
+            &self.reported,
+            "skills_runs",
+            &rows,
+            run_row,
+        ))
+    }
+}
+
+/// A run as [`RunRow`], from its nine columns in order.
+fn run_row(r: &tokio_postgres::Row) -> Result<RunRow, tokio_postgres::Error> {
+    Ok(RunRow {
+        id: r.try_get(0)?,
+        job: r.try_get(1)?,
+        scheduled: r.try_get(2)?,
+        replica: r.try_get(3)?,
+        generation: r.try_get(4)?,
+        started: r.try_get(5)?,
+        finished: r.try_get(6)?,
+        outcome: r.try_get(7)?,
+        message: r.try_get(8)?,
+    })
 }

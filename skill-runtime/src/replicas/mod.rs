@@ -40,7 +40,7 @@ pub use webhook::{
 
 /// How often a replica re-reads the shared run history from the database.
 pub const HISTORY_REFRESH: Duration = Duration::from_millis(500);
-/// How many shared runs a replica keeps in view.
+/// How many shared runs a replica keeps in view (besides the last run of each job).
 const HISTORY_ROWS: usize = 200;
 
 /// What the engine keeps while replicas are configured: the history view and the
@@ -120,7 +120,7 @@ async fn history_loop(
     const WHAT: &str = "reading the shared run history";
     let mut outage = outage::Outage::default();
     loop {
-        match store.recent_runs(HISTORY_ROWS).await {
+        match read_history(&store).await {
             Ok(rows) => {
                 let records = rows.into_iter().map(record).collect();
                 if let Ok(mut v) = view.lock() {
@@ -140,6 +140,24 @@ async fn history_loop(
         }
         tokio::time::sleep(HISTORY_REFRESH).await;
     }
+}
+
+/// The [`HISTORY_ROWS`] most recent runs, and the last run of each job they leave out (a
+/// daily job among busy ones), in the order of their ids.
+async fn read_history(store: &Store) -> Result<Vec<RunRow>, skill_store::Error> {
+    let mut rows = store.recent_runs(HISTORY_ROWS).await?;
+    let seen: std::collections::HashSet<i64> = rows.iter().map(|r| r.id).collect();
+    let older: Vec<RunRow> = store
+        .last_run_of_each_job()
+        .await?
+        .into_iter()
+        .filter(|r| !seen.contains(&r.id))
+        .collect();
+    if !older.is_empty() {
+        rows.extend(older);
+        rows.sort_by_key(|r| r.id);
+    }
+    Ok(rows)
 }
 
 /// A database row as the scheduler's record type.

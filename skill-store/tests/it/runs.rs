@@ -180,3 +180,45 @@ async fn a_claim_held_past_the_wait_records_the_instant_as_not_run() {
         Claim::Run(_)
     ));
 }
+
+/// A daily job's last run fell out of the recent runs once busier jobs filled them, and
+/// `/v1/schedules` then said it had never run: the last run of each job is read on its own.
+#[tokio::test]
+async fn the_last_run_of_each_job_is_found_however_busy_the_others_are() {
+    let Some((_url, s)) = store("a").await else {
+        return;
+    };
+    let lease = Duration::from_secs(30);
+    let day = Utc.with_ymd_and_hms(2026, 11, 27, 6, 0, 0).unwrap();
+    for back in [2, 1] {
+        let at = day - chrono::Duration::days(back);
+        if let Claim::Run(id) = s.claim_fire("daily", at, 1, lease).await.unwrap() {
+            s.finish_run(id, None).await.unwrap();
+        }
+    }
+    for i in 0..30 {
+        let at = day + chrono::Duration::seconds(5 * i);
+        if let Claim::Run(id) = s.claim_fire("busy", at, 1, lease).await.unwrap() {
+            s.finish_run(id, Some("boom")).await.unwrap();
+        }
+    }
+    assert!(
+        s.recent_runs(10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.job == "busy")
+    );
+    let last = s.last_run_of_each_job().await.unwrap();
+    let seen: Vec<(&str, chrono::DateTime<Utc>, &str)> = last
+        .iter()
+        .map(|r| (r.job.as_str(), r.scheduled, r.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("busy", day + chrono::Duration::seconds(145), "failed"),
+            ("daily", day - chrono::Duration::days(1), "succeeded"),
+        ]
+    );
+}
