@@ -33,6 +33,17 @@ pub trait Dispatcher: Send + Sync + 'static {
     /// Start the run for `fire`. Called on the scheduler's task with no lock held (so it
     /// may call back into the [`Scheduler`](crate::Scheduler)), and should return quickly: the work belongs
     /// in the returned future, which runs on its own tokio task. While it is pending,
-    /// further fires of the same skill are skipped and recorded as such.
+    /// further fires of the same skill are skipped and recorded as such, unless
+    /// [`Dispatcher::decides_overlap`] says the dispatcher decides.
     fn dispatch(&self, fire: Fire) -> DispatchFuture;
+
+    /// Whether this dispatcher decides itself what a fire that comes while a run of the
+    /// same skill is going does (default false: the scheduler skips it and records the
+    /// skip). A dispatcher that claims fires in a database shared by replicas says true:
+    /// the database knows whether a run is going anywhere, while this process only knows
+    /// its own runs, and a run that is only waiting for its claim would otherwise make
+    /// this replica skip instants another replica should run.
+    fn decides_overlap(&self) -> bool {
+        false
+    }
 }

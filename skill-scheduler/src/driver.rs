@@ -84,9 +84,11 @@ fn save_state(core: &Mutex<Core>, save: Option<&StateWrite>) {
     }
 }
 
-/// Start (or skip, when one is still going) the run of each due fire.
+/// Start (or skip, when one is still going and the dispatcher leaves that to the
+/// scheduler) the run of each due fire.
 fn launch(due: Vec<Due>, runs: &Arc<Mutex<Runs>>, dispatcher: &dyn Dispatcher) {
     let mut starts = Vec::with_capacity(due.len());
+    let skip_overlaps = !dispatcher.decides_overlap();
     {
         let mut r = lock(runs);
         let now = r.clock.now();
@@ -100,14 +102,14 @@ fn launch(due: Vec<Due>, runs: &Arc<Mutex<Runs>>, dispatcher: &dyn Dispatcher) {
                 generation: d.generation,
                 outcome: Outcome::Running,
             };
-            if r.running.contains(&d.name) {
+            if skip_overlaps && r.running.contains_key(&d.name) {
                 record.outcome = Outcome::SkippedOverlap;
                 record.finished = Some(now);
                 r.push(record);
                 continue;
             }
             let id = r.push(record);
-            r.running.insert(d.name.clone());
+            *r.running.entry(d.name.clone()).or_default() += 1;
             starts.push((d, id));
         }
     }

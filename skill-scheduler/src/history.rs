@@ -2,7 +2,7 @@
 //! runs going now. Shared with the run tasks, which record their end without waiting on
 //! the jobs.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -58,8 +58,9 @@ pub struct RunRecord {
 /// Runs going and the history (shared with the run tasks, so they never wait on the jobs).
 pub(crate) struct Runs {
     pub(crate) clock: WallClock,
-    /// Skills with a run going.
-    pub(crate) running: HashSet<Arc<str>>,
+    /// Skills with a run going, with how many (more than one only when the dispatcher
+    /// decides overlaps itself: [`Dispatcher::decides_overlap`](crate::Dispatcher::decides_overlap)).
+    pub(crate) running: HashMap<Arc<str>, usize>,
     /// The records, oldest first, with consecutive ids.
     pub(crate) history: VecDeque<RunRecord>,
     history_limit: usize,
@@ -72,7 +73,7 @@ impl Runs {
     pub(crate) fn new(clock: WallClock, history_limit: usize) -> Self {
         Runs {
             clock,
-            running: HashSet::new(),
+            running: HashMap::new(),
             history: VecDeque::new(),
             history_limit: history_limit.clamp(1, MAX_HISTORY_LIMIT),
             next_id: 1,
@@ -93,7 +94,12 @@ impl Runs {
 
     /// Record the end of run `id` of `name`, if its record is still kept.
     pub(crate) fn finish(&mut self, name: &Arc<str>, id: u64, result: Option<RunResult>) {
-        self.running.remove(name);
+        if let Some(n) = self.running.get_mut(name) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.running.remove(name);
+            }
+        }
         let now = self.clock.now();
         // Ids are consecutive in the history, so the record (if still kept) is found by
         // its distance from the oldest one.

@@ -142,7 +142,10 @@ impl Scheduler {
                 .iter()
                 .map(|l| {
                     let last_run = latest.get(&*l.name).map(|r| (*r).clone());
-                    (l.name.clone(), (last_run, runs.running.contains(&l.name)))
+                    (
+                        l.name.clone(),
+                        (last_run, runs.running.contains_key(&l.name)),
+                    )
                 })
                 .collect()
         };

@@ -45,7 +45,7 @@ pub const DATABASE_URL_ENV: &str = "SKILLS_DATABASE_URL";
 pub const MAX_CONNECTIONS: usize = 8;
 /// How long a claim waits by default for another replica's claim of the same job
 /// ([`Store::with_claim_wait`]).
-pub const DEFAULT_CLAIM_WAIT: Duration = Duration::from_secs(5);
+pub const DEFAULT_CLAIM_WAIT: Duration = Duration::from_secs(2);
 /// How long to wait for a connection from the pool before giving up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -159,4 +159,10 @@ impl Dispatcher for Handle {
     fn dispatch(&self, fire: Fire) -> DispatchFuture {
         Box::pin(self.0.clone().run(fire))
     }
+
+    /// With a shared database the claim decides: a run going anywhere makes the instant a
+    /// recorded `skipped-overlap` there, seen by every replica.
+    fn decides_overlap(&self) -> bool {
+        self.0.replicas.store.is_some()
+    }
 }

@@ -1,10 +1,12 @@
 //! The scheduler end to end on tokio's paused clock: a registry over a temp folder, a
 //! recording dispatcher, and simulated days that pass without sleeping.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use skill_scheduler::{
-    CatchUp, Clock, Outcome, STATE_WRITE_LEAD, Scheduler, SchedulerConfig, parse_timezone,
+    CatchUp, Clock, DispatchFuture, Dispatcher, Fire, Outcome, STATE_WRITE_LEAD, Scheduler,
+    SchedulerConfig, parse_timezone,
 };
 
 use crate::support::*;
@@ -385,6 +387,46 @@ async fn a_run_still_going_skips_the_next_fire() {
     assert_eq!(rec.instants("jobs.slow").len(), 2);
     assert!(s.jobs(0)[0].running);
     assert_eq!(h[0].finished, Some(utc(2026, 1, 1, 0, 2, 30)));
+}
+
+/// A dispatcher that decides overlaps itself (replicas claiming in a shared database).
+struct Deciding(Arc<Recorder>);
+
+impl Dispatcher for Deciding {
+    fn dispatch(&self, fire: Fire) -> DispatchFuture {
+        self.0.dispatch(fire)
+    }
+    fn decides_overlap(&self) -> bool {
+        true
+    }
+}
+
+/// With replicas, a run of this process that is still going (or only waiting for its
+/// claim) made this replica skip instants another replica should have run, and the skips
+/// were known to this process alone: a dispatcher that decides overlaps gets every fire.
+#[tokio::test(start_paused = true)]
+async fn a_dispatcher_that_decides_overlaps_gets_every_fire() {
+    let pack = Pack::new();
+    pack.job("slow", "* * * * *", "");
+    let rec = Recorder::new(Behaviour::Hold(Duration::from_secs(90)));
+    let s = Scheduler::start(
+        pack.registry(),
+        Arc::new(Deciding(rec.clone())),
+        config(utc(2026, 1, 1, 0, 0, 30)),
+    )
+    .unwrap();
+    pass(Duration::from_secs(60 * 3 + 45)).await; // to 00:04:15
+    let h = s.history();
+    assert!(
+        h.iter().all(|r| r.outcome != Outcome::SkippedOverlap),
+        "{h:?}"
+    );
+    assert_eq!(rec.instants("jobs.slow").len(), 4);
+    // Two runs overlap (00:03 and 00:04): the job is running until both end.
+    assert!(s.jobs(0)[0].running);
+    pass(Duration::from_secs(60)).await; // to 00:05:15: 00:03 ended, 00:04 and 00:05 go
+    assert!(s.jobs(0)[0].running);
+    s.shutdown();
 }
 
 #[tokio::test(start_paused = true)]
