@@ -20,6 +20,7 @@
 mod config;
 mod dispatch;
 pub(crate) mod notes;
+mod retention;
 pub(crate) mod tasks;
 mod webhook;
 
@@ -99,6 +100,7 @@ pub(crate) fn start(
                     outbox.clone(),
                 ));
             }
+            handle.spawn(retention::pruner(store.clone(), replicas.retention));
         }
     }
     let dispatcher = Arc::new(ReplicaDispatcher::new(
