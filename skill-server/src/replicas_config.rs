@@ -1,14 +1,16 @@
 //! `serve`'s settings for several replicas and webhook delivery: `database_url` (or
-//! `SKILLS_DATABASE_URL`), `replica_name`, and the `[webhook]` table (see docs/operator.md,
-//! "Running several replicas").
+//! `SKILLS_DATABASE_URL`), `replica_name`, `retention_days`, and the `[webhook]` table (see
+//! docs/operator.md, "Running several replicas").
 
 use std::time::Duration;
 
 use serde::Deserialize;
-use skill_runtime::replicas::{DEFAULT_MAX_ATTEMPTS, WebhookConfig};
+use skill_runtime::replicas::{DEFAULT_MAX_ATTEMPTS, Replicas, WebhookConfig};
 
 /// Most attempts a webhook delivery may be configured to make.
 pub const MAX_WEBHOOK_ATTEMPTS: u32 = 20;
+/// Most days `retention_days` may keep finished rows in the shared database (ten years).
+pub const MAX_RETENTION_DAYS: u32 = 3650;
 
 /// The `[webhook]` table.
 #[derive(Debug, Default, Deserialize)]
@@ -47,6 +49,32 @@ pub(crate) fn database(
         url,
         replica: replica.unwrap_or_else(skill_store::default_replica_name),
     })
+}
+
+/// How long finished rows stay in the shared database: `retention_days` (1 to
+/// [`MAX_RETENTION_DAYS`]), else [`Replicas::DEFAULT_RETENTION`]. Set without a database it
+/// does nothing, which is said in `warnings`.
+pub(crate) fn retention(
+    days: Option<u32>,
+    database: Option<&Database>,
+    warnings: &mut Vec<String>,
+) -> Result<Duration, String> {
+    let Some(days) = days else {
+        return Ok(Replicas::DEFAULT_RETENTION);
+    };
+    if !(1..=MAX_RETENTION_DAYS).contains(&days) {
+        return Err(format!(
+            "retention_days = {days} is out of range: keep between 1 and {MAX_RETENTION_DAYS} days"
+        ));
+    }
+    if database.is_none() {
+        warnings.push(format!(
+            "retention_days = {days} does nothing without a database (database_url or \
+             {}): this process keeps history_limit runs in memory",
+            skill_store::DATABASE_URL_ENV
+        ));
+    }
+    Ok(Duration::from_secs(u64::from(days) * 24 * 60 * 60))
 }
 
 /// The webhook settings, checked.
@@ -107,6 +135,40 @@ mod tests {
             (f.url.as_str(), f.replica.as_str()),
             ("postgresql://f/db", "r1")
         );
+    }
+
+    #[test]
+    fn retention_days_are_checked_at_their_edges() {
+        const DAY: u64 = 24 * 60 * 60;
+        let db = Database {
+            url: "postgresql://h/db".into(),
+            replica: "r".into(),
+        };
+        let mut warnings = Vec::new();
+        let mut days = |d, database| retention(d, database, &mut warnings);
+        assert_eq!(days(None, Some(&db)).unwrap(), Replicas::DEFAULT_RETENTION);
+        assert_eq!(Replicas::DEFAULT_RETENTION, Duration::from_secs(30 * DAY));
+        assert_eq!(days(Some(1), Some(&db)).unwrap(), Duration::from_secs(DAY));
+        assert_eq!(
+            days(Some(MAX_RETENTION_DAYS), Some(&db)).unwrap(),
+            Duration::from_secs(u64::from(MAX_RETENTION_DAYS) * DAY)
+        );
+        for bad in [0, MAX_RETENTION_DAYS + 1, u32::MAX] {
+            let e = days(Some(bad), Some(&db)).unwrap_err();
+            assert!(
+                e.contains(&format!("retention_days = {bad} is out of range")),
+                "{e}"
+            );
+        }
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // Without a database: accepted, with a warning; absent, no warning.
+        assert_eq!(
+            retention(Some(7), None, &mut warnings).unwrap(),
+            Duration::from_secs(7 * DAY)
+        );
+        assert!(retention(None, None, &mut warnings).is_ok());
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("without a database"), "{warnings:?}");
     }
 
     #[test]

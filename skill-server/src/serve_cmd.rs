@@ -108,6 +108,8 @@ struct FileConfig {
     database_url: Option<String>,
     /// This replica's name in the shared database (default: host name and process id).
     replica_name: Option<String>,
+    /// With a database, days finished runs, deliveries and tasks are kept in it (default 30).
+    retention_days: Option<u32>,
     /// Where scheduled runs that need a model are POSTed.
     webhook: Option<crate::replicas_config::WebhookFile>,
     /// The trust policy (`[trust]`, see docs/operator.md).
@@ -374,6 +376,8 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     }
     let database =
         crate::replicas_config::database(file.database_url.take(), file.replica_name.take(), env);
+    engine.replicas.retention =
+        crate::replicas_config::retention(file.retention_days, database.as_ref(), &mut warnings)?;
     engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
     engine.schedule = if file.scheduler == Some(false) {
         None
@@ -660,6 +664,20 @@ mod tests {
             skill_scheduler::MAX_HISTORY_LIMIT
         ));
         assert!(resolve(&a, &none).is_ok());
+    }
+
+    #[test]
+    fn retention_days_from_the_file() {
+        let none = |_: &str| None;
+        let (_d, a) = with_file("database_url = \"postgresql://h/db\"\nretention_days = 7");
+        let r = resolve(&a, &none).unwrap();
+        assert!(r.database.is_some());
+        assert_eq!(r.engine.replicas.retention, Duration::from_secs(7 * 86_400));
+        let (_d, a) = with_file("database_url = \"postgresql://h/db\"\nretention_days = 0");
+        let e = resolve(&a, &none).unwrap_err();
+        assert!(e.contains("retention_days = 0 is out of range"), "{e}");
+        let (_d, a) = with_file("retention_days = -1");
+        assert!(resolve(&a, &none).unwrap_err().contains("retention_days"));
     }
 
     #[test]

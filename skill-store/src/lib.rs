@@ -14,7 +14,9 @@
 //! - the webhook outbox ([`Store::enqueue_delivery`], [`Store::take_due_delivery`]): rows
 //!   claimed with `FOR UPDATE SKIP LOCKED` and a lease, every attempt recorded;
 //! - forked tasks with a lease ([`Store::create_task`]);
-//! - notes full-text search ([`Store::upsert_notes`], [`Store::search_notes`]).
+//! - notes full-text search ([`Store::upsert_notes`], [`Store::search_notes`]);
+//! - retention ([`Store::prune`]): finished runs, deliveries (with their attempts) and tasks
+//!   older than an age are deleted in bounded batches.
 //!
 //! Times come from the database's clock (`clock_timestamp()`), so replicas with skewed
 //! clocks agree on leases.
@@ -24,6 +26,7 @@
 mod migrate;
 mod notes;
 mod outbox;
+mod retention;
 mod rows;
 mod runs;
 mod tasks;
@@ -36,6 +39,7 @@ use tokio_postgres::NoTls;
 pub use migrate::MIGRATIONS;
 pub use notes::{NoteRow, StoreNoteHit};
 pub use outbox::{Attempt, Delivery, DeliveryState};
+pub use retention::{PRUNE_BATCH_ROWS, Pruned};
 pub use runs::{Claim, RunRow};
 pub use tasks::TaskRow;
 

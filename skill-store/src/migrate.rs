@@ -16,6 +16,11 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         "0002_notes.sql",
         include_str!("../migrations/0002_notes.sql"),
     ),
+    (
+        3,
+        "0003_retention_indexes.sql",
+        include_str!("../migrations/0003_retention_indexes.sql"),
+    ),
 ];
 
 /// The advisory lock key the migrations are applied under (any fixed number; this one is

@@ -21,6 +21,7 @@ mod config;
 mod dispatch;
 pub(crate) mod notes;
 mod outage;
+mod retention;
 pub(crate) mod tasks;
 mod webhook;
 
@@ -98,6 +99,7 @@ pub(crate) fn start(
                     outbox.clone(),
                 ));
             }
+            handle.spawn(retention::pruner(store.clone(), replicas.retention));
         }
     }
     let dispatcher = Arc::new(ReplicaDispatcher::new(

@@ -1,7 +1,7 @@
 //! Several replicas and webhooks from the runtime's side: in-process webhook delivery with
 //! retries against a receiver that fails its first attempts (no database), forked tasks
-//! answered by every replica, and notes search on PostgreSQL against the tantivy notes
-//! index on `tests/data/notes` (these two need a database:
+//! answered by every replica, notes search on PostgreSQL against the tantivy notes index on
+//! `tests/data/notes`, and the retention of finished rows (these three need a database:
 //! `SKILLS_TEST_DATABASE_URL` or `target/ci-postgres/url`; skipped with a message outside
 //! CI without one, a failure in CI).
 
@@ -88,6 +88,7 @@ async fn a_scheduled_template_run_is_posted_and_retried_with_one_key_until_accep
     config.replicas = Replicas {
         store: None,
         webhook: Some(hook),
+        ..Replicas::default()
     };
     let engine = Engine::start(config).unwrap();
     // Wait until the first run's delivery got through (two 503s first). The next second's
@@ -265,6 +266,7 @@ async fn replica(dir: &Path, url: &str, name: &str, gate: Arc<tokio::sync::Notif
     config.replicas = Replicas {
         store: Some(store),
         webhook: None,
+        ..Replicas::default()
     };
     Engine::start_with(config, move |b| {
         b.handler_fn("slowfork", move |_call| {
@@ -398,6 +400,7 @@ async fn with_a_database_notes_are_mirrored_and_searched_there() {
     config.replicas = Replicas {
         store: Some(Store::connect(&url, "notes").await.unwrap()),
         webhook: None,
+        ..Replicas::default()
     };
     let engine = Engine::start(config).unwrap();
 
@@ -485,6 +488,49 @@ async fn readiness_follows_the_shared_database() {
         .await
         .unwrap();
     until(true).await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_deletes_finished_rows_past_the_retention_shortly_after_start() {
+    let Some(url) = common_db::fresh_database().await else {
+        return;
+    };
+    let store = Store::connect(&url, "old").await.unwrap();
+    let done = store
+        .create_task("report", Duration::from_secs(60))
+        .await
+        .unwrap();
+    store
+        .finish_task(done, "succeeded", &serde_json::json!({}))
+        .await
+        .unwrap();
+    let going = store
+        .create_task("report", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let skills = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+        skills.path(),
+        "project",
+    )]));
+    config.watch = None;
+    config.schedule = None;
+    config.replicas = Replicas {
+        store: Some(Store::connect(&url, "pruner").await.unwrap()),
+        webhook: None,
+        retention: Duration::ZERO,
+    };
+    let engine = Engine::start(config).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while store.task(done).await.unwrap().is_some() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the finished task is still there"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(store.task(going).await.unwrap().unwrap().status, "running");
     engine.shutdown().await;
 }
 

@@ -7,6 +7,7 @@
 
 mod notes;
 mod outbox;
+mod retention;
 mod runs;
 mod support;
 mod tasks;
