@@ -234,9 +234,13 @@ pub struct Health {
 pub struct Readiness {
     /// The snapshot generation.
     pub generation: u64,
-    /// Why it is not ready (index rebuilds that failed, a shared database that does not
-    /// answer); empty when ready.
+    /// Why it is not ready (index rebuilds that failed); empty when ready.
     pub problems: Vec<String>,
+    /// What does not work while it stays ready: with replicas, a shared database that does
+    /// not answer (only claims of scheduled fires, forked tasks and notes search need it,
+    /// and every replica shares it, so failing readiness would take every replica's whole
+    /// API out of a load balancer at once).
+    pub degraded: Vec<String>,
 }
 
 impl Readiness {
@@ -257,19 +261,19 @@ impl Engine {
         }
     }
 
-    /// Readiness: ready once no index rebuild failed and, with a database shared by
-    /// replicas, while that database answers (a replica that cannot reach it cannot claim
-    /// fires nor share tasks, so a load balancer should send work elsewhere).
+    /// Readiness: ready once no index rebuild failed; with a database shared by replicas
+    /// that does not answer, ready but degraded, saying why.
     pub fn ready(&self) -> Readiness {
         #[allow(unused_mut)]
-        let mut problems = self.index_errors();
+        let mut degraded = Vec::new();
         #[cfg(feature = "replicas")]
         if let Some(why) = self.shared_database_unreachable() {
-            problems.push(format!("the shared database does not answer: {why}"));
+            degraded.push(format!("the shared database does not answer: {why}"));
         }
         Readiness {
             generation: self.registry().snapshot().generation(),
-            problems,
+            problems: self.index_errors(),
+            degraded,
         }
     }
 

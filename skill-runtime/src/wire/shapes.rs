@@ -44,6 +44,8 @@ pub struct ReadyShape<'a> {
     ready: bool,
     generation: u64,
     problems: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    degraded: &'a [String],
 }
 
 impl<'a> From<&'a Readiness> for ReadyShape<'a> {
@@ -52,6 +54,7 @@ impl<'a> From<&'a Readiness> for ReadyShape<'a> {
             ready: r.is_ready(),
             generation: r.generation,
             problems: &r.problems,
+            degraded: &r.degraded,
         }
     }
 }
