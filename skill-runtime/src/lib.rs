@@ -63,6 +63,7 @@ mod integrity;
 mod ops;
 mod ops_discovery;
 mod ops_files;
+mod ops_schedules;
 mod ops_sections;
 #[cfg(feature = "replicas")]
 pub mod replicas;
@@ -73,11 +74,12 @@ pub use error::Error;
 pub use evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
 pub use integrity::Locked;
 pub use ops::{
-    CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, ScheduleEntry,
-    ScheduleQuery, Schedules, Scope, SearchQuery, Shown, SkillList, SkillQuery,
+    CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, Scope,
+    SearchQuery, Shown, SkillList, SkillQuery,
 };
 pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
 pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
+pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

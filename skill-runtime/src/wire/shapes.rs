@@ -8,9 +8,8 @@ use skill_registry::{BudgetReport, CatalogEntry, Resource, Skill};
 use skill_scheduler::{DateTime, RunRecord, SecondsFormat, Tz, Utc};
 use skill_search::{Match, NoteHit, TriggerHit};
 
-use crate::ops::{
-    CatalogView, Diagnostics, Health, Readiness, ScheduleEntry, Schedules, Shown, SkillList,
-};
+use crate::ops::{CatalogView, Diagnostics, Health, Readiness, Shown, SkillList};
+use crate::ops_schedules::{ScheduleEntry, Schedules};
 
 /// An instant as RFC 3339 in a zone, to the second (`Z` for UTC).
 pub fn rfc3339(t: &DateTime<Utc>, zone: Tz) -> String {

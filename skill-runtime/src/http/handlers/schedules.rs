@@ -6,7 +6,7 @@ use skill_scheduler::{DateTime, Tz, Utc};
 use super::{Query, bad_query, number};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
-use crate::ops::ScheduleQuery;
+use crate::ops_schedules::ScheduleQuery;
 use crate::wire;
 
 /// Most upcoming fire times `/v1/schedules` lists per skill.
