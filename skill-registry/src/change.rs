@@ -181,28 +181,8 @@ impl Drop for Subscription {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use skill_format::{Dialect, FileKind, Manifest};
 
-    use crate::skill::Status;
-
-    fn skill(name: &str, description: &str) -> Arc<Skill> {
-        Arc::new(Skill {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            dialect: Dialect::AgentSkills,
-            kind: FileKind::Skill,
-            layer: "user".to_owned(),
-            source: 0,
-            path: format!("{name}/SKILL.md").into(),
-            dir: name.into(),
-            domain: None,
-            manifest: Manifest::default(),
-            body: String::new(),
-            body_line: 1,
-            status: Status::Loaded,
-            diagnostics: Vec::new(),
-        })
-    }
+    use crate::test_util::skill;
 
     /// The comparison by lookups that the side-by-side walk replaced.
     fn by_lookups(

@@ -75,25 +75,9 @@ pub(crate) fn refresh(maps: &[&BTreeMap<String, Arc<Skill>>], diagnostics: &mut 
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use skill_format::{Dialect, FileKind, Manifest};
 
     fn skill(name: &str) -> Arc<Skill> {
-        Arc::new(Skill {
-            name: name.to_owned(),
-            description: String::new(),
-            dialect: Dialect::AgentSkills,
-            kind: FileKind::Skill,
-            layer: "user".to_owned(),
-            source: 0,
-            path: format!("{name}/SKILL.md").into(),
-            dir: name.into(),
-            domain: None,
-            manifest: Manifest::default(),
-            body: String::new(),
-            body_line: 1,
-            status: crate::Status::Loaded,
-            diagnostics: Vec::new(),
-        })
+        crate::test_util::skill(name, "")
     }
 
     fn warned(names: &[&str]) -> Vec<String> {

@@ -214,12 +214,7 @@ impl Store {
                 &[&limit],
             )
             .await?;
-        Ok(crate::rows::all(
-            &self.reported,
-            "skills_runs",
-            &rows,
-            run_row,
-        ))
+        Ok(self.runs(&rows))
     }
 
     /// The latest run (by instant) of every job that has one, by job name. However busy
@@ -245,12 +240,14 @@ impl Store {
                 &[],
             )
             .await?;
-        Ok(crate::rows::all(
-            &self.reported,
-            "skills_runs",
-            &rows,
-            run_row,
-        ))
+        Ok(self.runs(&rows))
+    }
+}
+
+impl Store {
+    /// The runs of `rows` this version can read (see [`crate::rows::all`]).
+    fn runs(&self, rows: &[tokio_postgres::Row]) -> Vec<RunRow> {
+        crate::rows::all(&self.reported, "skills_runs", rows, run_row)
     }
 }
 
