@@ -459,14 +459,14 @@ impl Engine {
 
     /// The scheduler's recent runs, when the scheduler runs: with a shared database, the
     /// cluster's (every replica shows the same), plus the fires only this process knows it
-    /// missed (not run because the database did not answer, or skipped because its own run
-    /// was still going); else this process's.
+    /// missed (not run because the database did not answer its claim); else this
+    /// process's.
     pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
         let guard = self.scheduler.lock().ok()?;
         let local = guard.as_ref().map(Scheduler::history)?;
         #[cfg(feature = "replicas")]
-        if let Some(history) = self.shared.as_ref().and_then(|s| s.history()) {
-            return Some(crate::replicas::with_local_misses(history, &local));
+        if let Some(history) = self.shared.as_ref().and_then(|s| s.history_with(&local)) {
+            return Some(history);
         }
         Some(local)
     }

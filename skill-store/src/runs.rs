@@ -89,10 +89,16 @@ impl Store {
             if e.code() != Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) {
                 return Err(e.into());
             }
-            // The transaction is aborted; the instant is recorded on its own. Its unique
-            // (job, instant) keeps it once however many replicas gave up waiting.
-            drop(tx);
-            let row = client
+            // The transaction is aborted; the instant is recorded on its own, in a
+            // transaction that waits no longer either (the stalled claim may hold the row of
+            // this very instant, inserted and not committed). Its unique (job, instant)
+            // keeps it once however many replicas gave up waiting; a second wait that runs
+            // out means another replica is recording it.
+            tx.rollback().await?;
+            let tx = client.transaction().await?;
+            tx.batch_execute(&format!("SET LOCAL lock_timeout = {wait_ms}"))
+                .await?;
+            let row = match tx
                 .query_opt(
                     "INSERT INTO skills_runs (job, scheduled, replica, generation, outcome, message, finished)
                      VALUES ($1, $2, $3, $4, 'failed', $5, clock_timestamp())
@@ -100,7 +106,15 @@ impl Store {
                      RETURNING id",
                     &[&job, &scheduled, &self.replica, &generation, &CLAIM_HELD],
                 )
-                .await?;
+                .await
+            {
+                Ok(row) => row,
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) => {
+                    return Ok(Claim::Taken);
+                }
+                Err(e) => return Err(e.into()),
+            };
+            tx.commit().await?;
             return match row {
                 None => Ok(Claim::Taken),
                 Some(r) => Ok(Claim::NotRun(crate::rows::one("skills_runs", &r, |r| {

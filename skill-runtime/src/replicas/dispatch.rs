@@ -19,6 +19,9 @@ use crate::exec::{Outcome, Runtime};
 /// running for at most this long, then the run is failed and the job fires again.
 pub const RUN_LEASE: Duration = Duration::from_secs(6);
 
+/// How the outcome of a fire that was not run (its claim failed) starts.
+pub(crate) const NOT_RUN: &str = "not run: ";
+
 /// Claims fires in the shared database and delivers runs that need a model.
 pub struct ReplicaDispatcher {
     runtime: Runtime,
@@ -85,7 +88,7 @@ impl ReplicaDispatcher {
             // Without a claim the fire is not run (never twice beats always once). The
             // shared history cannot say so: this replica's history keeps it, and the log.
             Err(e) => {
-                let why = format!("not run: cannot claim the fire: {e}");
+                let why = format!("{NOT_RUN}cannot claim the fire: {e}");
                 tracing::warn!(
                     job = fire.name,
                     instant = instant(&fire),

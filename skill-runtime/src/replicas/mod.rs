@@ -49,18 +49,33 @@ const HISTORY_ROWS: usize = 200;
 #[derive(Debug, Clone)]
 pub(crate) struct Shared {
     pub(crate) store: Option<Store>,
-    pub(crate) history: Arc<Mutex<Option<Vec<RunRecord>>>>,
+    pub(crate) history: Arc<Mutex<Option<History>>>,
     pub(crate) deliveries: webhook::Log,
     /// Why the last read of the shared history failed, while reads fail (`None` while the
     /// database answers): readiness reports it.
     pub(crate) unreachable: Arc<Mutex<Option<String>>>,
 }
 
+/// The shared history as last read, in order of instant, and where its window of recent
+/// runs starts.
+pub(crate) type History = (
+    Vec<RunRecord>,
+    Option<skill_scheduler::DateTime<skill_scheduler::Utc>>,
+);
+
 impl Shared {
     /// The shared history, when a store is configured and it has been read once.
     pub(crate) fn history(&self) -> Option<Vec<RunRecord>> {
         self.store.as_ref()?;
-        self.history.lock().ok()?.clone()
+        Some(self.history.lock().ok()?.as_ref()?.0.clone())
+    }
+
+    /// [`Shared::history`] with this replica's own misses among `local` added
+    /// ([`with_local_misses`]).
+    pub(crate) fn history_with(&self, local: &[RunRecord]) -> Option<Vec<RunRecord>> {
+        self.store.as_ref()?;
+        let (runs, from) = self.history.lock().ok()?.clone()?;
+        Some(with_local_misses(runs, from, local))
     }
 
     /// Why the shared database does not answer, while it does not.
@@ -116,17 +131,17 @@ pub(crate) fn start(
 /// [`outage::Outage`] does (a line when it starts, a summary a minute, one when it ends).
 async fn history_loop(
     store: Store,
-    view: Arc<Mutex<Option<Vec<RunRecord>>>>,
+    view: Arc<Mutex<Option<History>>>,
     unreachable: Arc<Mutex<Option<String>>>,
 ) {
     const WHAT: &str = "reading the shared run history";
     let mut outage = outage::Outage::default();
     loop {
         match read_history(&store).await {
-            Ok(rows) => {
+            Ok((rows, from)) => {
                 let records = rows.into_iter().map(record).collect();
                 if let Ok(mut v) = view.lock() {
-                    *v = Some(records);
+                    *v = Some((records, from));
                 }
                 if let Ok(mut u) = unreachable.lock() {
                     *u = None;
@@ -145,9 +160,19 @@ async fn history_loop(
 }
 
 /// The [`HISTORY_ROWS`] most recent runs, and the last run of each job they leave out (a
-/// daily job among busy ones), in the order of their ids.
-async fn read_history(store: &Store) -> Result<Vec<RunRow>, skill_store::Error> {
+/// daily job among busy ones), in order of instant; and the instant the recent window
+/// starts at.
+async fn read_history(
+    store: &Store,
+) -> Result<
+    (
+        Vec<RunRow>,
+        Option<skill_scheduler::DateTime<skill_scheduler::Utc>>,
+    ),
+    skill_store::Error,
+> {
     let mut rows = store.recent_runs(HISTORY_ROWS).await?;
+    let from = rows.iter().map(|r| r.scheduled).min();
     let seen: std::collections::HashSet<i64> = rows.iter().map(|r| r.id).collect();
     let older: Vec<RunRow> = store
         .last_run_of_each_job()
@@ -155,11 +180,9 @@ async fn read_history(store: &Store) -> Result<Vec<RunRow>, skill_store::Error> 
         .into_iter()
         .filter(|r| !seen.contains(&r.id))
         .collect();
-    if !older.is_empty() {
-        rows.extend(older);
-        rows.sort_by_key(|r| r.id);
-    }
-    Ok(rows)
+    rows.extend(older);
+    rows.sort_by_key(|r| (r.scheduled, r.id));
+    Ok((rows, from))
 }
 
 /// A database row as the scheduler's record type.
@@ -181,12 +204,15 @@ fn record(r: RunRow) -> RunRecord {
     }
 }
 
-/// The shared history with this replica's own misses added: its records that failed or
-/// were skipped and that the shared history does not hold (the database did not answer the
-/// claim, or the replica's own run of the job was still going, so it never claimed), from
-/// the shared history's oldest instant on, in order of instant.
-pub(crate) fn with_local_misses(mut shared: Vec<RunRecord>, local: &[RunRecord]) -> Vec<RunRecord> {
-    let from = shared.iter().map(|r| r.scheduled).min();
+/// The shared history with this replica's own misses added: its fires that were not run
+/// because the claim failed (the database did not answer; their outcome starts with
+/// [`dispatch::NOT_RUN`]) and that the shared history does not hold, from `from` (where
+/// the shared history's window of recent runs starts) on, in order of instant.
+pub(crate) fn with_local_misses(
+    mut shared: Vec<RunRecord>,
+    from: Option<skill_scheduler::DateTime<skill_scheduler::Utc>>,
+    local: &[RunRecord],
+) -> Vec<RunRecord> {
     let known: std::collections::HashSet<(&str, skill_scheduler::DateTime<skill_scheduler::Utc>)> =
         shared
             .iter()
@@ -194,12 +220,9 @@ pub(crate) fn with_local_misses(mut shared: Vec<RunRecord>, local: &[RunRecord])
             .collect();
     let missed: Vec<RunRecord> = local
         .iter()
-        .filter(|r| {
-            matches!(
-                r.outcome,
-                RunOutcome::Failed(_) | RunOutcome::SkippedOverlap
-            )
-        })
+        .filter(
+            |r| matches!(&r.outcome, RunOutcome::Failed(why) if why.starts_with(dispatch::NOT_RUN)),
+        )
         .filter(|r| from.is_none_or(|f| r.scheduled >= f))
         .filter(|r| !known.contains(&(r.name.as_str(), r.scheduled)))
         .cloned()
@@ -208,7 +231,6 @@ pub(crate) fn with_local_misses(mut shared: Vec<RunRecord>, local: &[RunRecord])
         return shared;
     }
     shared.extend(missed);
-    // Stable: the shared order is kept among runs of one instant.
     shared.sort_by_key(|r| r.scheduled);
     shared
 }
@@ -221,8 +243,12 @@ pub(crate) fn dispatch_handle(d: Arc<ReplicaDispatcher>) -> dispatch::Handle {
 /// Give each job the cluster's last run and running flag from the shared history.
 pub(crate) fn apply_history(jobs: &mut [skill_scheduler::JobInfo], history: &[RunRecord]) {
     for job in jobs {
+        // The history is in order of instant: the last of the job is its latest.
         let last = history.iter().rev().find(|r| r.name == job.name);
-        job.running = last.is_some_and(|r| r.outcome == RunOutcome::Running);
+        // A run may still go while a later instant was skipped because of it.
+        job.running = history
+            .iter()
+            .any(|r| r.name == job.name && r.outcome == RunOutcome::Running);
         job.last_run = last.cloned();
         if let Some(r) = last {
             job.last_fire = Some(job.last_fire.map_or(r.scheduled, |f| f.max(r.scheduled)));
@@ -249,27 +275,33 @@ mod tests {
         }
     }
 
-    /// Fires this replica missed while the database did not answer (or skipped because its
-    /// own run was going) were in its own history only, which `/v1/schedules` does not show
-    /// with a database: they are added, in order; what the shared history holds is not.
+    /// Fires this replica missed while the database did not answer were in its own history
+    /// only, which `/v1/schedules` does not show with a database: they are added, in order,
+    /// from where the shared window of recent runs starts; the replica's other records
+    /// (failures the database holds too, runs another replica made) are not, nor what the
+    /// shared history holds.
     #[test]
     fn local_misses_join_the_shared_history() {
+        let at = |second| Utc.with_ymd_and_hms(2026, 11, 28, 5, 0, second).unwrap();
+        // A daily job's last run, long before the window, then the window from 00:10.
         let shared = vec![
+            run("daily", 1, RunOutcome::Succeeded),
             run("tick", 10, RunOutcome::Succeeded),
             run("tick", 30, RunOutcome::Succeeded),
         ];
         let lost = RunOutcome::Failed("not run: cannot claim the fire".into());
         let local = vec![
-            // Before the shared window: left out.
+            // Before the window: left out.
             run("tick", 5, lost.clone()),
             // Run by another replica: locally "succeeded" (nothing to do), not added.
             run("tick", 15, RunOutcome::Succeeded),
             run("tick", 20, lost.clone()),
-            run("tick", 25, RunOutcome::SkippedOverlap),
+            // A run's own failure is the database's to show.
+            run("tick", 25, RunOutcome::Failed("exit 1".into())),
             // The shared history has this instant: it wins.
             run("tick", 30, lost.clone()),
         ];
-        let merged = with_local_misses(shared.clone(), &local);
+        let merged = with_local_misses(shared.clone(), Some(at(10)), &local);
         let seen: Vec<(u32, &RunOutcome)> = merged
             .iter()
             .map(|r| (chrono::Timelike::second(&r.scheduled), &r.outcome))
@@ -277,13 +309,38 @@ mod tests {
         assert_eq!(
             seen,
             [
+                (1, &RunOutcome::Succeeded),
                 (10, &RunOutcome::Succeeded),
                 (20, &lost),
-                (25, &RunOutcome::SkippedOverlap),
                 (30, &RunOutcome::Succeeded)
             ]
         );
-        assert_eq!(with_local_misses(shared.clone(), &[]), shared);
-        assert_eq!(with_local_misses(Vec::new(), &local).len(), 4);
+        assert_eq!(with_local_misses(shared.clone(), Some(at(10)), &[]), shared);
+        assert_eq!(with_local_misses(Vec::new(), None, &local).len(), 3);
+    }
+
+    /// A job whose run still goes while a later instant was skipped because of it is
+    /// running; its last run is its latest instant.
+    #[test]
+    fn a_job_runs_while_any_of_its_runs_goes() {
+        let history = vec![
+            run("tick", 10, RunOutcome::Running),
+            run("tick", 20, RunOutcome::SkippedOverlap),
+        ];
+        let mut jobs = vec![skill_scheduler::JobInfo {
+            name: "tick".into(),
+            expression: "* * * * * *".into(),
+            timezone: skill_scheduler::Tz::UTC,
+            next: Vec::new(),
+            last_run: None,
+            last_fire: None,
+            running: false,
+        }];
+        apply_history(&mut jobs, &history);
+        assert!(jobs[0].running);
+        assert_eq!(
+            jobs[0].last_run.as_ref().map(|r| r.outcome.clone()),
+            Some(RunOutcome::SkippedOverlap)
+        );
     }
 }

@@ -172,6 +172,30 @@ async fn a_claim_held_past_the_wait_records_the_instant_as_not_run() {
         Claim::Run(_)
     ));
     held.rollback().await.unwrap();
+    // Stalled after inserting its row for this very instant, before committing: the
+    // recording of the miss waits no longer than the claim did either.
+    let held = holder.transaction().await.unwrap();
+    held.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('skills-run:' || $1))",
+        &[&"late"],
+    )
+    .await
+    .unwrap();
+    held.execute(
+        "INSERT INTO skills_runs (job, scheduled, replica, outcome) VALUES ('late', $1, 'z', 'running')",
+        &[&at],
+    )
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(
+        a.claim_fire("late", at, 1, Duration::from_secs(30))
+            .await
+            .unwrap(),
+        Claim::Taken
+    );
+    assert!(started.elapsed() < Duration::from_secs(5), "it waited");
+    held.rollback().await.unwrap();
     let next = at + chrono::Duration::seconds(5);
     assert!(matches!(
         a.claim_fire("tick", next, 1, Duration::from_secs(30))
