@@ -7,8 +7,10 @@
 //!   `std::fs::read` of every `SKILL.md` on one thread against (d) a full
 //!   `skill_registry::load_snapshot` (discovery, parsing on every core, precedence,
 //!   eligibility, the per-file manifest and content scan). Target: (d) <= 2x (c).
-//! - The manifest: (e) the pass alone, cold (every file read again, on one thread), against
-//!   (d), whose own pass reuses the parse's reads (target <= 0.5x).
+//! - The manifest, for reference (no target): (e) the pass alone, cold (every file read
+//!   again, hashed and scanned, on one thread), against (c), which reads the same files on
+//!   one thread: what hashing and the content scan add to reading. (The load's own pass
+//!   reuses the parse's reads, so (e) is not a part of (d).)
 //! - The corpus as a user validates it: `cat` of its `SKILL.md` files against the release
 //!   `skill-server validate` of the folder, both whole processes (`validate_proc.rs`).
 //!   Target: <= 1.5x.
@@ -34,8 +36,6 @@ const DEFAULT_GENERATED: usize = 10_000;
 const PARSE_TARGET: f64 = 1.25;
 /// Target for a registry load over reading the files.
 const LOAD_TARGET: f64 = 2.0;
-/// Target for the cold manifest pass over the whole load (which includes it).
-const MANIFEST_TARGET: f64 = 0.5;
 
 /// Arguments of `bench load`.
 #[derive(Debug, Args)]
@@ -281,7 +281,7 @@ fn generated_bench(n: usize, iterations: usize, table: &mut Table) {
             ),
         );
     }
-    manifest_bench(&snapshot, n, bytes, load_time, iterations, table);
+    manifest_bench(&snapshot, n, bytes, (base, load_time), iterations, table);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     table.note(format!(
         "generated: {n} skills, {:.2} MB in a temporary folder; read floor on 1 thread, registry load on {threads}",
@@ -290,17 +290,18 @@ fn generated_bench(n: usize, iterations: usize, table: &mut Table) {
 }
 
 /// The per-file manifest (SHA-256 of every file, content scan of every text file): (e) the
-/// pass alone, cold (every file read, hashed and scanned, on one thread), against (d) the
-/// whole load, which includes it.
+/// pass alone, cold (every file read, hashed and scanned, on one thread), against (c) the
+/// read floor (`times`: its median and the whole load's), for reference.
 fn manifest_bench(
     snapshot: &skill_registry::Snapshot,
     n: usize,
     bytes: u64,
-    load_time: std::time::Duration,
+    times: (std::time::Duration, std::time::Duration),
     iterations: usize,
     table: &mut Table,
 ) {
-    const MANIFEST: &str = "load: manifest pass, cold (hash + scan)";
+    const MANIFEST: &str = "load: manifest pass, cold (read + hash + scan)";
+    let (read_time, load_time) = times;
     let entries: Vec<_> = snapshot.entries().cloned().collect();
     let ((_, ()), (manifest_time, files)) = measure_pair(
         iterations,
@@ -323,18 +324,11 @@ fn manifest_bench(
         );
         return;
     }
-    table.compared(
-        MANIFEST,
-        n,
-        bytes,
-        manifest_time,
-        load_time,
-        MANIFEST_TARGET,
-    );
+    table.compared(MANIFEST, n, bytes, manifest_time, read_time, f64::INFINITY);
     // The load reuses its parse's reads for the pass, so the cold pass is not a part of the
     // load's time that subtracting it would leave the rest of: say only what was measured.
     table.note(format!(
-        "manifest: {files} files; the cold pass (one thread, every file read again) took {:.1} ms, the whole load {:.1} ms (its pass reuses the parse's reads)",
+        "manifest: {files} files; the cold pass (one thread, every file read again), against the read floor, took {:.1} ms, the whole load {:.1} ms (its pass reuses the parse's reads)",
         manifest_time.as_secs_f64() * 1e3,
         load_time.as_secs_f64() * 1e3
     ));
