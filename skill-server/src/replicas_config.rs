@@ -1,6 +1,6 @@
 //! `serve`'s settings for several replicas and webhook delivery: `database_url` (or
-//! `SKILLS_DATABASE_URL`), `replica_name`, `retention_days`, and the `[webhook]` table (see
-//! docs/operator.md, "Running several replicas").
+//! `SKILLS_DATABASE_URL`), `replica_name`, `retention_days`, `claim_wait_ms`, and the
+//! `[webhook]` table (see docs/operator.md, "Running several replicas").
 
 use std::time::Duration;
 
@@ -11,6 +11,9 @@ use skill_runtime::replicas::{DEFAULT_MAX_ATTEMPTS, Replicas, WebhookConfig};
 pub const MAX_WEBHOOK_ATTEMPTS: u32 = 20;
 /// Most days `retention_days` may keep finished rows in the shared database (ten years).
 pub const MAX_RETENTION_DAYS: u32 = 3650;
+/// Most milliseconds `claim_wait_ms` may let a claim wait for another replica's claim of
+/// the same job (a minute: past that, the fire is late by more than most schedules allow).
+pub const MAX_CLAIM_WAIT_MS: u64 = 60_000;
 
 /// The `[webhook]` table.
 #[derive(Debug, Default, Deserialize)]
@@ -28,11 +31,12 @@ pub(crate) struct WebhookFile {
     first_backoff_ms: Option<u64>,
 }
 
-/// The database to share and this replica's name in it.
+/// The database to share, this replica's name in it, and how long its claims wait.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Database {
     pub(crate) url: String,
     pub(crate) replica: String,
+    pub(crate) claim_wait: Duration,
 }
 
 /// The database from the file, else from `SKILLS_DATABASE_URL`.
@@ -48,7 +52,34 @@ pub(crate) fn database(
     Some(Database {
         url,
         replica: replica.unwrap_or_else(skill_store::default_replica_name),
+        claim_wait: skill_store::DEFAULT_CLAIM_WAIT,
     })
+}
+
+/// How long a claim waits for another replica's claim of the same job: `claim_wait_ms` (1
+/// to [`MAX_CLAIM_WAIT_MS`]), else [`skill_store::DEFAULT_CLAIM_WAIT`]. Set without a
+/// database it does nothing, which is said in `warnings`.
+pub(crate) fn claim_wait(
+    ms: Option<u64>,
+    database: Option<&Database>,
+    warnings: &mut Vec<String>,
+) -> Result<Duration, String> {
+    let Some(ms) = ms else {
+        return Ok(skill_store::DEFAULT_CLAIM_WAIT);
+    };
+    if !(1..=MAX_CLAIM_WAIT_MS).contains(&ms) {
+        return Err(format!(
+            "claim_wait_ms = {ms} is out of range: keep between 1 and {MAX_CLAIM_WAIT_MS} milliseconds"
+        ));
+    }
+    if database.is_none() {
+        warnings.push(format!(
+            "claim_wait_ms = {ms} does nothing without a database (database_url or {}): \
+             only replicas sharing one claim scheduled fires",
+            skill_store::DATABASE_URL_ENV
+        ));
+    }
+    Ok(Duration::from_millis(ms))
 }
 
 /// How long finished rows stay in the shared database: `retention_days` (1 to
@@ -143,6 +174,7 @@ mod tests {
         let db = Database {
             url: "postgresql://h/db".into(),
             replica: "r".into(),
+            claim_wait: skill_store::DEFAULT_CLAIM_WAIT,
         };
         let mut warnings = Vec::new();
         let mut days = |d, database| retention(d, database, &mut warnings);

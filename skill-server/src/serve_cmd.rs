@@ -110,6 +110,9 @@ struct FileConfig {
     replica_name: Option<String>,
     /// With a database, days finished runs, deliveries and tasks are kept in it (default 30).
     retention_days: Option<u32>,
+    /// With a database, how long a claim waits for another replica's claim of the same job
+    /// before the fire is recorded as not run (default 2000).
+    claim_wait_ms: Option<u64>,
     /// Where scheduled runs that need a model are POSTed.
     webhook: Option<crate::replicas_config::WebhookFile>,
     /// The trust policy (`[trust]`, see docs/operator.md).
@@ -374,8 +377,13 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             );
         }
     }
-    let database =
+    let mut database =
         crate::replicas_config::database(file.database_url.take(), file.replica_name.take(), env);
+    let claim_wait =
+        crate::replicas_config::claim_wait(file.claim_wait_ms, database.as_ref(), &mut warnings)?;
+    if let Some(db) = &mut database {
+        db.claim_wait = claim_wait;
+    }
     engine.replicas.retention =
         crate::replicas_config::retention(file.retention_days, database.as_ref(), &mut warnings)?;
     engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
@@ -496,7 +504,8 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         if let Some(db) = &resolved.database {
             let store = skill_store::Store::connect(&db.url, &db.replica)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?
+                .with_claim_wait(db.claim_wait);
             tracing::info!(replica = db.replica, "sharing state in the database");
             engine_config.replicas.store = Some(store);
         }
@@ -678,6 +687,38 @@ mod tests {
         assert!(e.contains("retention_days = 0 is out of range"), "{e}");
         let (_d, a) = with_file("retention_days = -1");
         assert!(resolve(&a, &none).unwrap_err().contains("retention_days"));
+    }
+
+    #[test]
+    fn claim_wait_from_the_file_at_its_edges() {
+        use crate::replicas_config::MAX_CLAIM_WAIT_MS;
+        let none = |_: &str| None;
+        let db = "database_url = \"postgresql://h/db\"\n";
+        let wait = |text: &str| {
+            let (_d, a) = with_file(text);
+            resolve(&a, &none).map(|r| r.database.map(|d| d.claim_wait))
+        };
+        assert_eq!(wait(db), Ok(Some(skill_store::DEFAULT_CLAIM_WAIT)));
+        for ok in [1, MAX_CLAIM_WAIT_MS] {
+            assert_eq!(
+                wait(&format!("{db}claim_wait_ms = {ok}")),
+                Ok(Some(Duration::from_millis(ok)))
+            );
+        }
+        for bad in [0, MAX_CLAIM_WAIT_MS + 1] {
+            let e = wait(&format!("{db}claim_wait_ms = {bad}")).unwrap_err();
+            assert!(
+                e.contains(&format!("claim_wait_ms = {bad} is out of range")),
+                "{e}"
+            );
+        }
+        let (_d, a) = with_file("claim_wait_ms = 500");
+        let r = resolve(&a, &none).unwrap();
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("claim_wait_ms = 500 does nothing"))
+        );
     }
 
     #[test]
