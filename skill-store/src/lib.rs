@@ -68,12 +68,13 @@ pub enum Error {
     Query(#[from] tokio_postgres::Error),
     /// A row holds a value this version cannot read (an infinite timestamp, a NULL where a
     /// value belongs): written by hand or by another program, not by a replica.
-    #[error("row {id} of {table} cannot be read ({reason}): correct or delete it")]
+    #[error("row {key} of {table} cannot be read ({reason}): correct or delete it")]
     Unreadable {
         /// The table.
         table: &'static str,
-        /// The row's id (-1 when even that cannot be read).
-        id: i64,
+        /// The row's key: its id, or for a note its path (`?` when even that cannot be
+        /// read).
+        key: String,
         /// Why.
         reason: String,
     },

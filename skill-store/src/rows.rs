@@ -16,22 +16,31 @@ const MAX_REPORTED: usize = 1024;
 
 /// The rows of this store already reported as unreadable.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Reported(Arc<Mutex<HashSet<(&'static str, i64)>>>);
+pub(crate) struct Reported(Arc<Mutex<HashSet<(&'static str, String)>>>);
 
 impl Reported {
-    /// Whether `(table, id)` is reported now for the first time (and remembered).
-    fn first_time(&self, table: &'static str, id: i64) -> bool {
+    /// Whether `(table, key)` is reported now for the first time (and remembered).
+    fn first_time(&self, table: &'static str, key: &str) -> bool {
         match self.0.lock() {
-            Ok(mut seen) if seen.len() < MAX_REPORTED => seen.insert((table, id)),
+            Ok(mut seen) if seen.len() < MAX_REPORTED => seen.insert((table, key.to_owned())),
             _ => false,
         }
     }
 }
 
-/// The id in column 0 of a row, or -1 when even that cannot be read.
-fn id_of(row: &Row) -> i64 {
-    row.try_get::<_, i64>(0).unwrap_or(-1)
+/// What names a row: column 0, its key (a number for runs, tasks and deliveries, a path
+/// for notes), or `?` when even that cannot be read.
+fn key_of(row: &Row) -> String {
+    match row.try_get::<_, i64>(0) {
+        Ok(id) => id.to_string(),
+        Err(_) => row
+            .try_get::<_, String>(0)
+            .unwrap_or_else(|_| UNKNOWN_KEY.to_owned()),
+    }
 }
+
+/// A row's key when even that cannot be read.
+const UNKNOWN_KEY: &str = "?";
 
 /// One row as `read` makes it, or [`Error::Unreadable`] naming it.
 pub(crate) fn one<T>(
@@ -41,7 +50,7 @@ pub(crate) fn one<T>(
 ) -> Result<T, Error> {
     read(row).map_err(|e| Error::Unreadable {
         table,
-        id: id_of(row),
+        key: key_of(row),
         reason: crate::chain(&e),
     })
 }
@@ -58,7 +67,7 @@ pub(crate) fn all<T>(
         .filter_map(|row| match one(table, row, &read) {
             Ok(t) => Some(t),
             Err(e) => {
-                if reported.first_time(table, id_of(row)) {
+                if reported.first_time(table, &key_of(row)) {
                     tracing::warn!(error = %e, "skipped a row of the shared database");
                 }
                 None
@@ -74,12 +83,17 @@ mod tests {
     #[test]
     fn each_row_is_reported_once_and_the_memory_is_bounded() {
         let r = Reported::default();
-        assert!(r.first_time("skills_runs", 1));
-        assert!(!r.first_time("skills_runs", 1));
-        assert!(r.first_time("skills_tasks", 1));
-        for id in 2..=i64::try_from(MAX_REPORTED).unwrap_or(0) {
-            r.first_time("skills_runs", id);
+        assert!(r.first_time("skills_runs", "1"));
+        assert!(!r.first_time("skills_runs", "1"));
+        assert!(r.first_time("skills_tasks", "1"));
+        assert!(r.first_time("skills_notes", "a.md"));
+        assert!(
+            r.first_time("skills_notes", "b.md"),
+            "each note by its path"
+        );
+        for id in 2..MAX_REPORTED {
+            r.first_time("skills_runs", &id.to_string());
         }
-        assert!(!r.first_time("skills_runs", i64::MAX), "past the bound");
+        assert!(!r.first_time("skills_runs", "last"), "past the bound");
     }
 }

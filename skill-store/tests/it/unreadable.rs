@@ -1,6 +1,7 @@
 //! Rows written by hand or by another program with values this version cannot read, and
 //! connection errors: an error that names the row or the cause, never a panic.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::{server_url, store};
@@ -84,4 +85,72 @@ async fn connection_errors_say_why() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not exist"), "{e}");
+}
+
+/// The warnings a test's code logs, as text.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// A note has no number: an unreadable one (a NULL among its tags, which `TEXT[] NOT NULL`
+/// allows) is named by its path. Before, every note row was "row -1", so a second
+/// unreadable note was never reported and none said which it was.
+#[tokio::test]
+async fn unreadable_notes_are_named_by_their_path_once_each() {
+    let Some((url, s)) = store("a").await else {
+        return;
+    };
+    let note = |path: &str| skill_store::NoteRow {
+        path: path.to_owned(),
+        file_name: path.trim_end_matches(".md").to_owned(),
+        title: path.to_owned(),
+        frontmatter: serde_json::json!({}),
+        tags: vec!["t".to_owned()],
+        content: "the quarterly budget review".to_owned(),
+    };
+    s.upsert_notes(&[note("a.md"), note("b.md"), note("c.md")])
+        .await
+        .unwrap();
+    sql(
+        &url,
+        "UPDATE skills_notes SET tags = ARRAY[NULL]::text[] WHERE path IN ('a.md', 'b.md')",
+    )
+    .await;
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    for _ in 0..2 {
+        let hits = s.search_notes("budget", 10).await.unwrap();
+        let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(paths, ["c.md"]);
+    }
+    let text = logs.text();
+    for path in ["a.md", "b.md"] {
+        assert_eq!(
+            text.matches(&format!("row {path} of skills_notes cannot be read"))
+                .count(),
+            1,
+            "{text}"
+        );
+    }
+    assert_eq!(text.matches("skipped a row").count(), 2, "{text}");
 }
