@@ -471,8 +471,9 @@ impl Engine {
         Some(local)
     }
 
-    /// Why the database shared by replicas does not answer, while it does not (`None` when
-    /// it answers or there is none).
+    /// Why the run history in the database shared by replicas cannot be read (it does not
+    /// answer, or answers with an error), while it cannot (`None` when it can or there is
+    /// none).
     #[cfg(feature = "replicas")]
     pub(crate) fn shared_database_unreachable(&self) -> Option<String> {
         self.shared.as_ref().and_then(|s| s.unreachable())

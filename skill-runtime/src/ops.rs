@@ -188,7 +188,7 @@ pub struct Readiness {
     /// Why it is not ready (index rebuilds that failed); empty when ready.
     pub problems: Vec<String>,
     /// What does not work while it stays ready: with replicas, a shared database that does
-    /// not answer (only claims of scheduled fires, forked tasks and notes search need it,
+    /// not answer or answers with an error (only claims of scheduled fires, forked tasks and notes search need it,
     /// and every replica shares it, so failing readiness would take every replica's whole
     /// API out of a load balancer at once).
     pub degraded: Vec<String>,
@@ -213,13 +213,13 @@ impl Engine {
     }
 
     /// Readiness: ready once no index rebuild failed; with a database shared by replicas
-    /// that does not answer, ready but degraded, saying why.
+    /// that does not answer (or answers with an error), ready but degraded, saying why.
     pub fn ready(&self) -> Readiness {
         #[allow(unused_mut)]
         let mut degraded = Vec::new();
         #[cfg(feature = "replicas")]
         if let Some(why) = self.shared_database_unreachable() {
-            degraded.push(format!("the shared database does not answer: {why}"));
+            degraded.push(why);
         }
         Readiness {
             generation: self.registry().snapshot().generation(),

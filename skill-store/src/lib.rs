@@ -90,6 +90,19 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Whether the database did not answer (no connection, or one lost mid-statement), as
+    /// opposed to answering with an error (a statement it refused, a row it holds that
+    /// cannot be read): the first passes by itself, the second needs someone to look.
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            Error::Connect(_) => true,
+            Error::Query(e) => e.as_db_error().is_none(),
+            Error::Config(_) | Error::Unreadable { .. } | Error::Migration { .. } => false,
+        }
+    }
+}
+
 /// A pool of connections to the shared database, and this replica's name in it.
 #[derive(Clone)]
 pub struct Store {

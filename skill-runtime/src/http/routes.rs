@@ -116,7 +116,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         path: "/v1/ready",
         op: Op::Ready,
         action: false,
-        summary: "Readiness: 200 once skills are loaded and indexed, 503 otherwise. With a database shared by replicas that does not answer, still 200, with the reason under `degraded` (only scheduled-fire claims, forked tasks and notes search need it).",
+        summary: "Readiness: 200 once skills are loaded and indexed, 503 otherwise. With a database shared by replicas that does not answer (or answers with an error), still 200, with the reason under `degraded` (only scheduled-fire claims, forked tasks and notes search need it).",
         query: &[],
         body: None,
     },

@@ -78,7 +78,8 @@ impl Shared {
         Some(with_local_misses(runs, from, local))
     }
 
-    /// Why the shared database does not answer, while it does not.
+    /// Why the shared history cannot be read (the database does not answer, or answers
+    /// with an error), while it cannot.
     pub(crate) fn unreachable(&self) -> Option<String> {
         self.store.as_ref()?;
         self.unreachable.lock().ok()?.clone()
@@ -150,12 +151,22 @@ async fn history_loop(
             }
             Err(e) => {
                 if let Ok(mut u) = unreachable.lock() {
-                    *u = Some(e.to_string());
+                    *u = Some(trouble(&e));
                 }
                 outage::Outage::log(outage.failed(), WHAT, &e);
             }
         }
         tokio::time::sleep(HISTORY_REFRESH).await;
+    }
+}
+
+/// What `/v1/ready` says under `degraded` when reading the shared history fails: whether
+/// the database does not answer or answers with an error, and the error.
+fn trouble(e: &skill_store::Error) -> String {
+    if e.is_unreachable() {
+        format!("the shared database does not answer: {e}")
+    } else {
+        format!("the shared database answers with an error: {e}")
     }
 }
 

@@ -1,6 +1,6 @@
-//! A background loop's log lines while the shared database does not answer: the first
-//! failure is a warning, then one summary every [`SUMMARY_EVERY`], and one line when it
-//! answers again. A loop polling every half second would otherwise write thousands of
+//! A background loop's log lines while its work on the shared database fails (the database
+//! does not answer, or answers with an error): the first failure is a warning, then one
+//! summary every [`SUMMARY_EVERY`], and one line when it works again. A loop polling every half second would otherwise write thousands of
 //! lines an hour of outage.
 
 use std::time::Duration;
@@ -73,13 +73,13 @@ impl Outage {
         match report {
             Report::Quiet => {}
             Report::Failing => {
-                tracing::warn!(%error, "{what}: the shared database does not answer (repeats are summarized every minute)");
+                tracing::warn!(%error, "{what} failed (repeats are summarized every minute)");
             }
             Report::Still { errors } => {
-                tracing::warn!(%error, errors, "{what}: the shared database still does not answer");
+                tracing::warn!(%error, errors, "{what} still fails");
             }
             Report::Recovered { errors } => {
-                tracing::info!(errors, "{what}: the shared database answers again");
+                tracing::info!(errors, "{what} works again");
             }
         }
     }

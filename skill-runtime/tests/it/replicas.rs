@@ -436,7 +436,8 @@ async fn with_a_database_notes_are_mirrored_and_searched_there() {
 
 /// A replica whose shared database stops answering said nothing of it: it stays ready (all
 /// replicas share the database; failing readiness would take them all out at once) and
-/// says why it is degraded, until the database answers again.
+/// says why it is degraded, until the database answers again; a database that answers with
+/// errors is told apart from one that does not answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readiness_says_when_the_shared_database_does_not_answer() {
     let Some(url) = common_db::fresh_database().await else {
@@ -487,6 +488,27 @@ async fn readiness_says_when_the_shared_database_does_not_answer() {
     );
     admin
         .batch_execute(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
+        .await
+        .unwrap();
+    until(false).await;
+    // A database that answers, with an error (the history's table renamed by hand), is
+    // not said to be silent: the operator reads which of the two it is.
+    let (own, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    own.batch_execute("ALTER TABLE skills_runs RENAME TO skills_runs_moved")
+        .await
+        .unwrap();
+    let failing = until(true).await;
+    assert!(
+        failing.degraded.iter().any(|p| p
+            .starts_with("the shared database answers with an error: database error")
+            && p.contains("skills_runs")),
+        "{:?}",
+        failing.degraded
+    );
+    own.batch_execute("ALTER TABLE skills_runs_moved RENAME TO skills_runs")
         .await
         .unwrap();
     until(false).await;
