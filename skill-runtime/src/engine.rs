@@ -463,10 +463,14 @@ impl Engine {
     /// process's.
     pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
         let guard = self.scheduler.lock().ok()?;
-        let local = guard.as_ref().map(Scheduler::history)?;
+        let scheduler = guard.as_ref()?;
+        let local = scheduler.history();
         #[cfg(feature = "replicas")]
-        if let Some(history) = self.shared.as_ref().and_then(|s| s.history_with(&local)) {
-            return Some(history);
+        if let Some(shared) = self.shared.as_ref() {
+            let jobs: Vec<String> = scheduler.jobs(0).into_iter().map(|j| j.name).collect();
+            if let Some(history) = shared.history_with(&local, &jobs) {
+                return Some(history);
+            }
         }
         Some(local)
     }

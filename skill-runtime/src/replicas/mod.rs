@@ -71,11 +71,20 @@ impl Shared {
     }
 
     /// [`Shared::history`] with this replica's own misses among `local` added
-    /// ([`with_local_misses`]).
-    pub(crate) fn history_with(&self, local: &[RunRecord]) -> Option<Vec<RunRecord>> {
+    /// ([`with_local_misses`]), and without the runs before its window of jobs no longer
+    /// among `jobs` ([`without_gone_jobs`]).
+    pub(crate) fn history_with(
+        &self,
+        local: &[RunRecord],
+        jobs: &[String],
+    ) -> Option<Vec<RunRecord>> {
         self.store.as_ref()?;
         let (runs, from) = self.history.lock().ok()?.clone()?;
-        Some(with_local_misses(runs, from, local))
+        Some(without_gone_jobs(
+            with_local_misses(runs, from, local),
+            from,
+            jobs,
+        ))
     }
 
     /// Why the shared history cannot be read (the database does not answer, or answers
@@ -246,6 +255,22 @@ pub(crate) fn with_local_misses(
     shared
 }
 
+/// `history` without the runs before `from` (where the window of recent runs starts) of
+/// jobs not among `jobs`: those runs are there only as each job's last run, which a job no
+/// longer scheduled does not need; its runs inside the window stay, as every job's do.
+pub(crate) fn without_gone_jobs(
+    mut history: Vec<RunRecord>,
+    from: Option<skill_scheduler::DateTime<skill_scheduler::Utc>>,
+    jobs: &[String],
+) -> Vec<RunRecord> {
+    let Some(from) = from else {
+        return history;
+    };
+    let jobs: std::collections::HashSet<&str> = jobs.iter().map(String::as_str).collect();
+    history.retain(|r| r.scheduled >= from || jobs.contains(r.name.as_str()));
+    history
+}
+
 /// The dispatcher as the scheduler takes it.
 pub(crate) fn dispatch_handle(d: Arc<ReplicaDispatcher>) -> dispatch::Handle {
     dispatch::Handle(d)
@@ -328,6 +353,27 @@ mod tests {
         );
         assert_eq!(with_local_misses(shared.clone(), Some(at(10)), &[]), shared);
         assert_eq!(with_local_misses(Vec::new(), None, &local).len(), 3);
+    }
+
+    /// A job removed from the skills keeps its runs inside the window, not its last run
+    /// from before it (read only so that scheduled jobs have theirs).
+    #[test]
+    fn a_removed_jobs_last_run_before_the_window_is_left_out() {
+        let at = |second| Utc.with_ymd_and_hms(2026, 11, 28, 5, 0, second).unwrap();
+        let history = vec![
+            run("daily", 1, RunOutcome::Succeeded),
+            run("gone", 2, RunOutcome::Succeeded),
+            run("gone", 10, RunOutcome::Succeeded),
+            run("tick", 12, RunOutcome::Succeeded),
+        ];
+        let jobs = ["daily".to_owned(), "tick".to_owned()];
+        let kept = without_gone_jobs(history.clone(), Some(at(10)), &jobs);
+        let seen: Vec<(&str, u32)> = kept
+            .iter()
+            .map(|r| (r.name.as_str(), chrono::Timelike::second(&r.scheduled)))
+            .collect();
+        assert_eq!(seen, [("daily", 1), ("gone", 10), ("tick", 12)]);
+        assert_eq!(without_gone_jobs(history.clone(), None, &jobs), history);
     }
 
     /// A job whose run still goes while a later instant was skipped because of it is
