@@ -140,11 +140,15 @@ mod tests {
         )
         .unwrap();
         symlink(outside.path(), evals("dir-link")).unwrap();
+        #[allow(unused_mut)]
         let mut config =
             crate::EngineConfig::new(skill_registry::RegistryConfig::with_sources(vec![
                 skill_registry::Source::new(root.path(), "test"),
             ]));
-        config.watch = None;
+        #[cfg(feature = "watch")]
+        {
+            config.watch = None;
+        }
         let engine = Engine::start(config).unwrap();
         let names: Vec<String> = engine
             .trigger_eval_files()

@@ -21,6 +21,7 @@ use crate::commands::layered_config;
 
 /// The log filter of `mcp` when `RUST_LOG` is unset: warnings and errors, but rmcp's only
 /// at `error` (it logs what a client sent, an unknown method at `warn`).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) const MCP_LOG_FILTER: &str = "warn,rmcp=error";
 
 /// The path `serve` mounts the MCP server at.

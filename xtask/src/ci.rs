@@ -73,11 +73,40 @@ pub const STEPS: &[Step] = &[
             "pack-snapshot-example",
         ],
     },
-    // A host that takes the MCP server without its HTTP transport (stdio only) can build
-    // it: a re-export behind the `http` feature once broke that build, unnoticed, since
-    // every other step builds the crate with its default features.
-    Step::cargo(&["check", "-p", "skill-mcp", "--no-default-features"]),
+    // A host that takes a crate without its default features (the MCP server without its
+    // HTTP transport, the runtime without HTTP or the watcher, ...) can build it and its
+    // tests: a re-export behind the `http` feature once broke such a build, and tests that
+    // set a field behind `watch` another, unnoticed, since every other step builds each
+    // crate with its default features. One crate a step, so that features do not unify.
+    Step::cargo(&NO_DEFAULTS[0]),
+    Step::cargo(&NO_DEFAULTS[1]),
+    Step::cargo(&NO_DEFAULTS[2]),
+    Step::cargo(&NO_DEFAULTS[3]),
+    Step::cargo(&NO_DEFAULTS[4]),
 ];
+
+/// The crates with cargo features, each checked (with its tests) without its defaults.
+const NO_DEFAULTS: [[&str; 8]; 5] = [
+    no_defaults("skill-registry"),
+    no_defaults("skill-search"),
+    no_defaults("skill-runtime"),
+    no_defaults("skill-mcp"),
+    no_defaults("skill-server"),
+];
+
+/// `cargo clippy -p <krate> --no-default-features --all-targets -- -D warnings`.
+const fn no_defaults(krate: &'static str) -> [&'static str; 8] {
+    [
+        "clippy",
+        "-p",
+        krate,
+        "--no-default-features",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]
+}
 
 /// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
 /// tests that use it; the MCP conformance suite and schemathesis need the built server; the package cache is

@@ -18,7 +18,10 @@ fn engine(root: &Path, notes: Option<&Path>) -> Arc<Engine> {
     let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
         root, "project",
     )]));
-    config.watch = None;
+    #[cfg(feature = "watch")]
+    {
+        config.watch = None;
+    }
     config.schedule = None;
     config.notes = notes.map(Path::to_path_buf);
     Engine::start(config).unwrap()

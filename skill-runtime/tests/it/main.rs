@@ -7,6 +7,7 @@
 
 mod common;
 mod contain;
+#[cfg(all(feature = "http", feature = "watch"))]
 mod http;
 mod load;
 #[cfg(feature = "replicas")]
