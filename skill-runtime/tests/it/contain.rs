@@ -98,6 +98,7 @@ fn none_left(pids: &[i32]) -> Vec<i32> {
 
 #[tokio::test]
 async fn children_in_their_own_sessions_do_not_outlive_the_script() {
+    let _alone = crate::common::processes_alone().await;
     if !setsid_available() {
         eprintln!("skipped: no setsid program");
         return;
@@ -121,6 +122,7 @@ async fn children_in_their_own_sessions_do_not_outlive_the_script() {
 
 #[tokio::test]
 async fn children_in_their_own_sessions_count_against_the_process_limit() {
+    let _alone = crate::common::processes_alone().await;
     if !setsid_available() {
         eprintln!("skipped: no setsid program");
         return;
@@ -142,6 +144,7 @@ async fn children_in_their_own_sessions_count_against_the_process_limit() {
 
 #[tokio::test]
 async fn escaped_children_exactly_at_the_limit_are_fine() {
+    let _alone = crate::common::processes_alone().await;
     if !setsid_available() {
         eprintln!("skipped: no setsid program");
         return;

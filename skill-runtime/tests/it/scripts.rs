@@ -238,6 +238,7 @@ async fn a_failing_script_reports_its_status_and_stderr() {
 
 #[tokio::test]
 async fn timeout_kills_the_script() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let rt = runtime(dir.path(), Duration::from_millis(500));
@@ -258,6 +259,7 @@ async fn timeout_kills_the_script() {
 
 #[tokio::test]
 async fn the_timeout_kills_background_children_with_the_group() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let rt = runtime(dir.path(), Duration::from_secs(1));
@@ -273,6 +275,7 @@ async fn the_timeout_kills_background_children_with_the_group() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn an_exponential_fork_bomb_is_stopped_at_the_process_limit() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     // The bomb is bounded (depth 8: at most 511 processes, each sleeping 30 s). Were the
@@ -323,6 +326,7 @@ async fn an_exponential_fork_bomb_is_stopped_at_the_process_limit() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn processes_exactly_at_the_limit_are_fine_and_one_more_is_not() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let rt = runtime(dir.path(), Duration::from_secs(10));
@@ -351,6 +355,7 @@ async fn processes_exactly_at_the_limit_are_fine_and_one_more_is_not() {
 
 #[tokio::test]
 async fn a_configured_process_limit_is_enforced() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let mut config = RuntimeConfig::default();
@@ -384,6 +389,7 @@ async fn a_configured_process_limit_is_enforced() {
 
 #[tokio::test]
 async fn scripts_and_their_children_run_at_the_lowest_priority() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let rt = runtime(dir.path(), Duration::from_secs(10));
@@ -397,6 +403,7 @@ async fn scripts_and_their_children_run_at_the_lowest_priority() {
 
 #[tokio::test]
 async fn children_left_behind_are_killed_when_the_script_exits() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let rt = runtime(dir.path(), Duration::from_secs(10));
@@ -602,6 +609,7 @@ async fn only_files_under_the_scripts_folder_run() {
 
 #[tokio::test]
 async fn shutdown_kills_running_scripts() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     lab(dir.path());
     let rt = runtime(dir.path(), Duration::from_secs(30));
@@ -629,6 +637,7 @@ async fn shutdown_kills_running_scripts() {
 
 #[tokio::test]
 async fn cancelling_a_forked_script_kills_its_group() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
@@ -669,6 +678,7 @@ async fn cancelling_a_forked_script_kills_its_group() {
 
 #[tokio::test]
 async fn shutdown_returns_after_a_forked_script_is_reaped() {
+    let _alone = crate::common::processes_alone().await;
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
