@@ -56,6 +56,45 @@ pub(crate) fn database(
     })
 }
 
+/// A setting that only a shared database uses, checked against `1..=max` (in `unit`).
+struct DatabaseSetting {
+    key: &'static str,
+    max: u64,
+    unit: &'static str,
+    /// What happens without a database (said in the warning when it is set anyway).
+    instead: &'static str,
+}
+
+impl DatabaseSetting {
+    /// `value` when it is in range; set without a database it does nothing, which is said
+    /// in `warnings`.
+    fn check(
+        &self,
+        value: u64,
+        database: Option<&Database>,
+        warnings: &mut Vec<String>,
+    ) -> Result<u64, String> {
+        let DatabaseSetting {
+            key,
+            max,
+            unit,
+            instead,
+        } = self;
+        if !(1..=*max).contains(&value) {
+            return Err(format!(
+                "{key} = {value} is out of range: keep between 1 and {max} {unit}"
+            ));
+        }
+        if database.is_none() {
+            warnings.push(format!(
+                "{key} = {value} does nothing without a database (database_url or {}): {instead}",
+                skill_store::DATABASE_URL_ENV
+            ));
+        }
+        Ok(value)
+    }
+}
+
 /// How long a claim waits for another replica's claim of the same job: `claim_wait_ms` (1
 /// to [`MAX_CLAIM_WAIT_MS`]), else [`skill_store::DEFAULT_CLAIM_WAIT`]. Set without a
 /// database it does nothing, which is said in `warnings`.
@@ -67,19 +106,15 @@ pub(crate) fn claim_wait(
     let Some(ms) = ms else {
         return Ok(skill_store::DEFAULT_CLAIM_WAIT);
     };
-    if !(1..=MAX_CLAIM_WAIT_MS).contains(&ms) {
-        return Err(format!(
-            "claim_wait_ms = {ms} is out of range: keep between 1 and {MAX_CLAIM_WAIT_MS} milliseconds"
-        ));
-    }
-    if database.is_none() {
-        warnings.push(format!(
-            "claim_wait_ms = {ms} does nothing without a database (database_url or {}): \
-             only replicas sharing one claim scheduled fires",
-            skill_store::DATABASE_URL_ENV
-        ));
-    }
-    Ok(Duration::from_millis(ms))
+    let setting = DatabaseSetting {
+        key: "claim_wait_ms",
+        max: MAX_CLAIM_WAIT_MS,
+        unit: "milliseconds",
+        instead: "only replicas sharing one claim scheduled fires",
+    };
+    Ok(Duration::from_millis(
+        setting.check(ms, database, warnings)?,
+    ))
 }
 
 /// How long finished rows stay in the shared database: `retention_days` (1 to
@@ -93,19 +128,14 @@ pub(crate) fn retention(
     let Some(days) = days else {
         return Ok(Replicas::DEFAULT_RETENTION);
     };
-    if !(1..=MAX_RETENTION_DAYS).contains(&days) {
-        return Err(format!(
-            "retention_days = {days} is out of range: keep between 1 and {MAX_RETENTION_DAYS} days"
-        ));
-    }
-    if database.is_none() {
-        warnings.push(format!(
-            "retention_days = {days} does nothing without a database (database_url or \
-             {}): this process keeps history_limit runs in memory",
-            skill_store::DATABASE_URL_ENV
-        ));
-    }
-    Ok(Duration::from_secs(u64::from(days) * 24 * 60 * 60))
+    let setting = DatabaseSetting {
+        key: "retention_days",
+        max: u64::from(MAX_RETENTION_DAYS),
+        unit: "days",
+        instead: "this process keeps history_limit runs in memory",
+    };
+    let days = setting.check(u64::from(days), database, warnings)?;
+    Ok(Duration::from_secs(days * 24 * 60 * 60))
 }
 
 /// The webhook settings, checked.
