@@ -199,6 +199,40 @@ mod tests {
     }
 
     #[test]
+    fn claim_wait_is_checked_at_its_edges() {
+        let db = Database {
+            url: "postgresql://h/db".into(),
+            replica: "r".into(),
+            claim_wait: skill_store::DEFAULT_CLAIM_WAIT,
+        };
+        let mut warnings = Vec::new();
+        let mut wait = |ms, database| claim_wait(ms, database, &mut warnings);
+        assert_eq!(
+            wait(None, Some(&db)).unwrap(),
+            skill_store::DEFAULT_CLAIM_WAIT
+        );
+        for ok in [1, MAX_CLAIM_WAIT_MS] {
+            assert_eq!(
+                wait(Some(ok), Some(&db)).unwrap(),
+                Duration::from_millis(ok)
+            );
+        }
+        for bad in [0, MAX_CLAIM_WAIT_MS + 1, u64::MAX] {
+            let e = wait(Some(bad), Some(&db)).unwrap_err();
+            assert!(
+                e.contains(&format!("claim_wait_ms = {bad} is out of range")),
+                "{e}"
+            );
+        }
+        assert!(wait(Some(500), None).is_ok());
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].contains("claim_wait_ms = 500 does nothing"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
     fn retention_days_are_checked_at_their_edges() {
         const DAY: u64 = 24 * 60 * 60;
         let db = Database {
