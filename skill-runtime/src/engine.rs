@@ -479,8 +479,8 @@ impl Engine {
     /// answer, or answers with an error), while it cannot (`None` when it can or there is
     /// none).
     #[cfg(feature = "replicas")]
-    pub(crate) fn shared_database_unreachable(&self) -> Option<String> {
-        self.shared.as_ref().and_then(|s| s.unreachable())
+    pub(crate) fn shared_database_trouble(&self) -> Option<String> {
+        self.shared.as_ref().and_then(|s| s.trouble())
     }
 
     /// The webhook deliveries this process attempted (each with its attempts), oldest first;

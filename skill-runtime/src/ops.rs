@@ -188,9 +188,9 @@ pub struct Readiness {
     /// Why it is not ready (index rebuilds that failed); empty when ready.
     pub problems: Vec<String>,
     /// What does not work while it stays ready: with replicas, a shared database that does
-    /// not answer or answers with an error (only claims of scheduled fires, forked tasks and notes search need it,
-    /// and every replica shares it, so failing readiness would take every replica's whole
-    /// API out of a load balancer at once).
+    /// not answer or answers with an error (only claims of scheduled fires, forked tasks
+    /// and notes search need it, and every replica shares it, so failing readiness would
+    /// take every replica's whole API out of a load balancer at once).
     pub degraded: Vec<String>,
 }
 
@@ -218,7 +218,7 @@ impl Engine {
         #[allow(unused_mut)]
         let mut degraded = Vec::new();
         #[cfg(feature = "replicas")]
-        if let Some(why) = self.shared_database_unreachable() {
+        if let Some(why) = self.shared_database_trouble() {
             degraded.push(why);
         }
         Readiness {

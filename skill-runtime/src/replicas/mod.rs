@@ -51,9 +51,9 @@ pub(crate) struct Shared {
     pub(crate) store: Option<Store>,
     pub(crate) history: Arc<Mutex<Option<History>>>,
     pub(crate) deliveries: webhook::Log,
-    /// Why the last read of the shared history failed, while reads fail (`None` while the
-    /// database answers): readiness reports it.
-    pub(crate) unreachable: Arc<Mutex<Option<String>>>,
+    /// Why the last read of the shared history failed, while reads fail (`None` while they
+    /// succeed): readiness reports it.
+    pub(crate) trouble: Arc<Mutex<Option<String>>>,
 }
 
 /// The shared history as last read, in order of instant, and where its window of recent
@@ -89,9 +89,9 @@ impl Shared {
 
     /// Why the shared history cannot be read (the database does not answer, or answers
     /// with an error), while it cannot.
-    pub(crate) fn unreachable(&self) -> Option<String> {
+    pub(crate) fn trouble(&self) -> Option<String> {
         self.store.as_ref()?;
-        self.unreachable.lock().ok()?.clone()
+        self.trouble.lock().ok()?.clone()
     }
 }
 
@@ -106,7 +106,7 @@ pub(crate) fn start(
         store: replicas.store.clone(),
         history: Arc::new(Mutex::new(None)),
         deliveries: log.clone(),
-        unreachable: Arc::new(Mutex::new(None)),
+        trouble: Arc::new(Mutex::new(None)),
     };
     let outbox = Arc::new(tokio::sync::Notify::new());
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -114,7 +114,7 @@ pub(crate) fn start(
             handle.spawn(history_loop(
                 store.clone(),
                 shared.history.clone(),
-                shared.unreachable.clone(),
+                shared.trouble.clone(),
             ));
             if let Some(hook) = &replicas.webhook {
                 handle.spawn(webhook::outbox_worker(
@@ -136,13 +136,13 @@ pub(crate) fn start(
     (dispatcher, shared)
 }
 
-/// Read the shared history every [`HISTORY_REFRESH`] into `view`, and whether the database
-/// answers into `unreachable`. A failed read keeps the last history and logs as an
+/// Read the shared history every [`HISTORY_REFRESH`] into `view`, and why a read failed
+/// into `trouble` ([`degraded_reason`]). A failed read keeps the last history and logs as an
 /// [`outage::Outage`] does (a line when it starts, a summary a minute, one when it ends).
 async fn history_loop(
     store: Store,
     view: Arc<Mutex<Option<History>>>,
-    unreachable: Arc<Mutex<Option<String>>>,
+    trouble: Arc<Mutex<Option<String>>>,
 ) {
     const WHAT: &str = "reading the shared run history";
     let mut outage = outage::Outage::default();
@@ -153,14 +153,14 @@ async fn history_loop(
                 if let Ok(mut v) = view.lock() {
                     *v = Some((records, from));
                 }
-                if let Ok(mut u) = unreachable.lock() {
+                if let Ok(mut u) = trouble.lock() {
                     *u = None;
                 }
                 outage::Outage::log(outage.succeeded(), WHAT, &"");
             }
             Err(e) => {
-                if let Ok(mut u) = unreachable.lock() {
-                    *u = Some(trouble(&e));
+                if let Ok(mut u) = trouble.lock() {
+                    *u = Some(degraded_reason(&e));
                 }
                 outage::Outage::log(outage.failed(), WHAT, &e);
             }
@@ -171,7 +171,7 @@ async fn history_loop(
 
 /// What `/v1/ready` says under `degraded` when reading the shared history fails: whether
 /// the database does not answer or answers with an error, and the error.
-fn trouble(e: &skill_store::Error) -> String {
+fn degraded_reason(e: &skill_store::Error) -> String {
     if e.is_unreachable() {
         format!("the shared database does not answer: {e}")
     } else {

@@ -1,7 +1,7 @@
 //! A background loop's log lines while its work on the shared database fails (the database
 //! does not answer, or answers with an error): the first failure is a warning, then one
-//! summary every [`SUMMARY_EVERY`], and one line when it works again. A loop polling every half second would otherwise write thousands of
-//! lines an hour of outage.
+//! summary every [`SUMMARY_EVERY`], and one line when it works again. A loop polling every
+//! half second would otherwise write thousands of lines an hour of outage.
 
 use std::time::Duration;
 
