@@ -91,13 +91,27 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the database did not answer (no connection, or one lost mid-statement), as
-    /// opposed to answering with an error (a statement it refused, a row it holds that
-    /// cannot be read): the first passes by itself, the second needs someone to look.
+    /// Whether the database did not answer, as opposed to answering with an error (a
+    /// statement it refused, a row it holds that cannot be read, a value this version
+    /// cannot take): no connection could be had from the pool ([`Error::Connect`], whose
+    /// causes are not told apart), the connection was closed or failed on the wire, or
+    /// the server said it is shutting down, starting up or lost the connection (SQLSTATE
+    /// class `08`, `57P01`–`57P03`).
     pub fn is_unreachable(&self) -> bool {
         match self {
             Error::Connect(_) => true,
-            Error::Query(e) => e.as_db_error().is_none(),
+            Error::Query(e) => {
+                if e.is_closed() {
+                    return true;
+                }
+                match e.code() {
+                    Some(state) => {
+                        let code = state.code();
+                        code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+                    }
+                    None => std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()),
+                }
+            }
             Error::Config(_) | Error::Unreadable { .. } | Error::Migration { .. } => false,
         }
     }

@@ -29,15 +29,27 @@ impl Reported {
 }
 
 /// What names a row: column 0, its key (a number for runs, tasks and deliveries, a path
-/// for notes), or `?` when even that cannot be read.
+/// for notes), followed by `/` and the attempt when column 1 is a delivery attempt's
+/// number (column 0 is then its delivery's id); `?` for what cannot be read.
 fn key_of(row: &Row) -> String {
-    match row.try_get::<_, i64>(0) {
-        Ok(id) => id.to_string(),
-        Err(_) => row
-            .try_get::<_, String>(0)
-            .unwrap_or_else(|_| UNKNOWN_KEY.to_owned()),
+    let part = |i: usize| -> String {
+        if let Ok(n) = row.try_get::<_, i64>(i) {
+            return n.to_string();
+        }
+        if let Ok(n) = row.try_get::<_, i32>(i) {
+            return n.to_string();
+        }
+        row.try_get::<_, String>(i)
+            .unwrap_or_else(|_| UNKNOWN_KEY.to_owned())
+    };
+    match row.columns().get(1) {
+        Some(c) if c.name() == ATTEMPT_COLUMN => format!("{}/{}", part(0), part(1)),
+        _ => part(0),
     }
 }
+
+/// The column that numbers a delivery's attempts (the second of an attempt's row).
+const ATTEMPT_COLUMN: &str = "attempt";
 
 /// A row's key when even that cannot be read.
 const UNKNOWN_KEY: &str = "?";
@@ -67,7 +79,11 @@ pub(crate) fn all<T>(
         .filter_map(|row| match one(table, row, &read) {
             Ok(t) => Some(t),
             Err(e) => {
-                if reported.first_time(table, &key_of(row)) {
+                let key = match &e {
+                    Error::Unreadable { key, .. } => key.as_str(),
+                    _ => UNKNOWN_KEY,
+                };
+                if reported.first_time(table, key) {
                     tracing::warn!(error = %e, "skipped a row of the shared database");
                 }
                 None

@@ -87,7 +87,9 @@ async fn connection_errors_say_why() {
     assert!(e.contains("does not exist"), "{e}");
 }
 
-/// The warnings a test's code logs, as text.
+/// Every log line of this test binary, as text: one subscriber for the whole process,
+/// installed once (a thread's own subscriber would miss events a callsite first met on
+/// another thread, which then caches that nobody listens).
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);
 
@@ -102,6 +104,21 @@ impl std::io::Write for Logs {
 }
 
 impl Logs {
+    /// The process's log, capturing from the first call on.
+    fn global() -> &'static Logs {
+        static LOGS: std::sync::OnceLock<Logs> = std::sync::OnceLock::new();
+        LOGS.get_or_init(|| {
+            let logs = Logs::default();
+            let writer = logs.clone();
+            let subscriber = tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .finish();
+            tracing::subscriber::set_global_default(subscriber).unwrap();
+            logs
+        })
+    }
+
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
@@ -123,28 +140,22 @@ async fn unreadable_notes_are_named_by_their_path_once_each() {
         tags: vec!["t".to_owned()],
         content: "the quarterly budget review".to_owned(),
     };
-    s.upsert_notes(&[note("a.md"), note("b.md"), note("c.md")])
+    let logs = Logs::global();
+    s.upsert_notes(&[note("bad-a.md"), note("bad-b.md"), note("good.md")])
         .await
         .unwrap();
     sql(
         &url,
-        "UPDATE skills_notes SET tags = ARRAY[NULL]::text[] WHERE path IN ('a.md', 'b.md')",
+        "UPDATE skills_notes SET tags = ARRAY[NULL]::text[] WHERE path LIKE 'bad-%'",
     )
     .await;
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
     for _ in 0..2 {
         let hits = s.search_notes("budget", 10).await.unwrap();
         let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
-        assert_eq!(paths, ["c.md"]);
+        assert_eq!(paths, ["good.md"]);
     }
     let text = logs.text();
-    for path in ["a.md", "b.md"] {
+    for path in ["bad-a.md", "bad-b.md"] {
         assert_eq!(
             text.matches(&format!("row {path} of skills_notes cannot be read"))
                 .count(),
@@ -152,5 +163,36 @@ async fn unreadable_notes_are_named_by_their_path_once_each() {
             "{text}"
         );
     }
-    assert_eq!(text.matches("skipped a row").count(), 2, "{text}");
+}
+
+/// A delivery attempt is named by its delivery and its number: two unreadable attempts of
+/// one delivery are two warnings (column 0 alone, the delivery's id, named them alike, so
+/// the second was never reported).
+#[tokio::test]
+async fn unreadable_attempts_are_named_by_delivery_and_number() {
+    let Some((url, s)) = store("a").await else {
+        return;
+    };
+    let logs = Logs::global();
+    sql(
+        &url,
+        "INSERT INTO skills_deliveries (id, idempotency_key, url, body)
+         VALUES (7001, 'attempts', 'http://127.0.0.1:9/', '{}');
+         INSERT INTO skills_delivery_attempts (delivery_id, attempt, replica, at)
+         VALUES (7001, 1, 'x', 'infinity'), (7001, 2, 'x', '-infinity'), (7001, 3, 'x', now());",
+    )
+    .await;
+    let attempts = s.attempts(7001).await.unwrap();
+    assert_eq!(attempts.iter().map(|a| a.attempt).collect::<Vec<_>>(), [3]);
+    let text = logs.text();
+    for key in ["7001/1", "7001/2"] {
+        assert_eq!(
+            text.matches(&format!(
+                "row {key} of skills_delivery_attempts cannot be read"
+            ))
+            .count(),
+            1,
+            "{text}"
+        );
+    }
 }
