@@ -467,7 +467,7 @@ impl Engine {
         let local = scheduler.history();
         #[cfg(feature = "replicas")]
         if let Some(shared) = self.shared.as_ref() {
-            let jobs: Vec<String> = scheduler.jobs(0).into_iter().map(|j| j.name).collect();
+            let jobs = scheduler.job_names();
             if let Some(history) = shared.history_with(&local, &jobs) {
                 return Some(history);
             }

@@ -112,6 +112,15 @@ impl Scheduler {
         })
     }
 
+    /// The names of the jobs, in order ([`Scheduler::jobs`] without their state).
+    pub fn job_names(&self) -> Vec<String> {
+        lock(&self.core)
+            .jobs
+            .keys()
+            .map(|n| n.to_string())
+            .collect()
+    }
+
     /// Every job by name, with its next `next` fire instants.
     ///
     /// The locks are held only to copy each job's state; the fire instants after the

@@ -12,8 +12,10 @@ pub const MAX_WEBHOOK_ATTEMPTS: u32 = 20;
 /// Most days `retention_days` may keep finished rows in the shared database (ten years).
 pub const MAX_RETENTION_DAYS: u32 = 3650;
 /// Most milliseconds `claim_wait_ms` may let a claim wait for another replica's claim of
-/// the same job (a minute: past that, the fire is late by more than most schedules allow).
-pub const MAX_CLAIM_WAIT_MS: u64 = 60_000;
+/// the same job. A waiting claim holds one of the pool's connections, up to about twice
+/// this long when it then records the miss: kept well below the 10 s a history read or a
+/// task waits for a connection, so that a stalled replica cannot starve the pool.
+pub const MAX_CLAIM_WAIT_MS: u64 = 5_000;
 
 /// The `[webhook]` table.
 #[derive(Debug, Default, Deserialize)]

@@ -194,7 +194,8 @@ pub fn captured_log() -> &'static Captured {
 /// leaf, a `setsid` child) while another run is the only one going is counted against
 /// that run (the ambiguity `exec::contain` documents): beside a test that counts exactly,
 /// it failed a run that stayed within its limit (`a_configured_process_limit_is_enforced`,
-/// about 1 in 20 runs of the binary on a loaded machine).
+/// about 1 in 20 runs of the binary on a loaded machine). Runs of other tests (one
+/// process each, leaving no orphans) may still overlap them.
 pub async fn processes_alone() -> tokio::sync::MutexGuard<'static, ()> {
     static ALONE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     ALONE.lock().await

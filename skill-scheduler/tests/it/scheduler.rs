@@ -187,6 +187,7 @@ async fn jobs_follow_reloads_without_restart() {
             .collect::<Vec<_>>(),
         vec!["jobs.b"]
     );
+    assert_eq!(s.job_names(), ["jobs.b"]);
     assert_eq!(s.generation(), 4);
 
     // Made invalid: the job goes and a diagnostic with the column comes.
@@ -194,6 +195,7 @@ async fn jobs_follow_reloads_without_restart() {
     registry.reload();
     pass(MINUTE).await;
     assert!(s.jobs(1).is_empty());
+    assert!(s.job_names().is_empty());
     let d = s.diagnostics();
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].code, skill_format::Code::InvalidSchedule);
