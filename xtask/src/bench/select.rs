@@ -239,7 +239,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         }
     }
     if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
-        misses(&index, &held, table);
+        misses(&index, &tune, table);
     }
 
     // Latency and build time: the corpus, then a generated pack.
@@ -279,15 +279,15 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     Ok(())
 }
 
-/// With `BENCH_SELECT_MISSES` set: the held-out requests the ranking misses in its first
+/// With `BENCH_SELECT_MISSES` set: the tuning half's requests the ranking misses in its first
 /// three (`miss`; for a request no skill fits, the gate opened), and those it has but
 /// `select` drops (`gap`: the gate refused, or the right skill fell under the threshold;
 /// for a request no skill fits, the gate refused but a trigger or a name still selected
-/// a skill), each with what was selected, for reading (not for fitting). To read the
-/// tuning half's, give `--requests` a copy of it marked `heldout`.
-fn misses(index: &SkillIndex, held: &[&Case], table: &mut Table) {
+/// a skill), each with what was selected, for reading. The held-out half is never printed
+/// request by request: reading its misses would tune the engine on it.
+fn misses(index: &SkillIndex, tune: &[&Case], table: &mut Table) {
     let opts = SelectOptions::default();
-    for c in held {
+    for c in tune {
         let Ok((hits, gate)) = tuning::search(
             index,
             &SearchRequest {
