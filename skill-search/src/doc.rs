@@ -14,7 +14,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use crate::embed::{Embedding, StaticEmbedder};
 use crate::negation::{self, Limit};
 use crate::params::FIELDS;
-use crate::text::{self, ENGLISH, EXACT, words};
+use crate::text::{self, ANALYSED, EXACT, words};
 use crate::triggers::{Compiled, word_hash};
 
 /// Boosts of the tantivy query that finds candidates (the final order is the BM25F score
@@ -39,7 +39,7 @@ impl Fields {
         // Frequencies without positions: phrases are checked on the candidates' own words.
         let english = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
-                .set_tokenizer(ENGLISH)
+                .set_tokenizer(ANALYSED)
                 .set_index_option(IndexRecordOption::WithFreqs),
         );
         let exact = TextOptions::default().set_indexing_options(
@@ -88,18 +88,27 @@ pub(crate) struct Terms {
 }
 
 impl Terms {
-    pub(crate) fn intern(&mut self, t: &str) -> u32 {
-        if let Some(&id) = self.ids.get(t) {
+    /// The id of `t`, given it if it has none.
+    pub(crate) fn intern(&mut self, t: String) -> u32 {
+        if let Some(&id) = self.ids.get(&t) {
             return id;
         }
         let id = self.df.len() as u32;
-        self.ids.insert(t.to_owned(), id);
+        self.ids.insert(t, id);
         self.df.push(0);
         id
     }
 
     pub(crate) fn get(&self, t: &str) -> Option<u32> {
         self.ids.get(t).copied()
+    }
+
+    /// Every term with its id, by id.
+    #[cfg(test)]
+    pub(crate) fn all(&self) -> Vec<(String, u32)> {
+        let mut all: Vec<(String, u32)> = self.ids.iter().map(|(t, &id)| (t.clone(), id)).collect();
+        all.sort_by_key(|e| e.1);
+        all
     }
 
     pub(crate) fn df(&self, id: u32) -> u32 {
@@ -229,17 +238,97 @@ impl TermFreqs {
     }
 }
 
-/// Build one skill's document and facts; new terms are interned in `terms` (document
-/// frequencies are the caller's to adjust, with [`DocInfo::terms`]).
-pub(crate) fn document(
+/// What one analysing thread of an index build keeps from skill to skill: term ids of its
+/// own, with the terms it met first in the skill being analysed (the builder then gives
+/// them global ids, [`Analysed::finish`]). A thread
+/// analyses its skills in index order, so a term new to the whole index is always new to
+/// the thread that meets it first, and global ids come out in the order a single thread
+/// would give them.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    ids: HashMap<String, u32, foldhash::fast::RandomState>,
+    /// Terms met first in the current skill, in order: their ids follow the earlier ones.
+    fresh: Vec<String>,
+}
+
+impl Scratch {
+    fn intern(&mut self, t: &str) -> u32 {
+        if let Some(&id) = self.ids.get(t) {
+            return id;
+        }
+        let id = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        self.ids.insert(t.to_owned(), id);
+        self.fresh.push(t.to_owned());
+        id
+    }
+}
+
+/// A term id of one analysing thread's own ([`Scratch`]) to the index's ([`Terms`]):
+/// entry `i` is the global id of local id `i`.
+pub(crate) type GlobalIds = Vec<u32>;
+
+/// One skill as an analysing thread leaves it: document and facts whose term ids are the
+/// thread's own, with the terms the thread met first in it.
+#[derive(Debug)]
+pub(crate) struct Analysed {
+    key: u64,
+    doc: TantivyDocument,
+    info: DocInfo,
+    fresh: Vec<String>,
+    /// The single-word name's term when the skill's own text does not use it (it is then
+    /// looked up among the index's terms).
+    name_lookup: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Analysed {
+    /// The key, document and facts with the index's term ids: the thread's fresh terms are
+    /// interned in `terms` and their ids appended to `global` (the thread's map).
+    pub(crate) fn finish(
+        self,
+        global: &mut GlobalIds,
+        terms: &mut Terms,
+    ) -> (u64, TantivyDocument, DocInfo, Vec<Diagnostic>) {
+        let Analysed {
+            key,
+            doc,
+            mut info,
+            fresh,
+            name_lookup,
+            diagnostics,
+        } = self;
+        global.extend(fresh.into_iter().map(|t| terms.intern(t)));
+        let map = |id: u32| global.get(id as usize).copied();
+        info.terms = TermFreqs::new(
+            std::mem::take(&mut info.terms.entries)
+                .into_iter()
+                .filter_map(|(id, tf)| Some((map(id)?, tf)))
+                .collect(),
+        );
+        for (_, ids) in &mut info.clauses {
+            *ids = ids.iter().filter_map(|&id| map(id)).collect();
+            ids.sort_unstable();
+        }
+        info.name_term = match name_lookup {
+            Some(t) => terms.get(&t),
+            None => info.name_term.and_then(map),
+        };
+        (key, doc, info, diagnostics)
+    }
+}
+
+/// Analyse one skill: its tantivy document and facts, terms interned in `local` (the
+/// builder gives them global ids with [`Analysed::finish`]; document frequencies are its
+/// to adjust, with [`DocInfo::terms`]).
+pub(crate) fn analyse(
     fields: &Fields,
     skill: &Arc<Skill>,
     key: u64,
-    terms: &mut Terms,
+    local: &mut Scratch,
     english: &mut TextAnalyzer,
     stems: &mut TextAnalyzer,
     embedder: &StaticEmbedder,
-) -> (TantivyDocument, DocInfo, Vec<Diagnostic>) {
+) -> Analysed {
     let m = &skill.manifest;
     let mut doc = TantivyDocument::default();
     doc.add_text(fields.id, &skill.name);
@@ -293,25 +382,30 @@ pub(crate) fn document(
         .collect::<Vec<_>>()
         .join("\n");
     let texts: [&str; FIELDS] = [&name_words, &desc, &headings, &body.kept];
-    let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
+    let mut counts: HashMap<u32, [u16; FIELDS], foldhash::fast::RandomState> = HashMap::default();
     let mut len = [0u32; FIELDS];
+    let mut analysed = String::new();
     for (f, text) in texts.iter().enumerate() {
-        doc.add_text(fields.text[f], text);
+        // The tokens, joined by spaces, are what tantivy indexes (`text::ANALYSED`).
+        analysed.clear();
         let mut stream = english.token_stream(text);
         while stream.advance() {
-            let id = terms.intern(&stream.token().text);
+            let token = &stream.token().text;
+            let id = local.intern(token);
             let slot = &mut counts.entry(id).or_insert([0; FIELDS])[f];
             *slot = slot.saturating_add(1);
             len[f] = len[f].saturating_add(1);
+            analysed.push_str(token);
+            analysed.push(' ');
         }
+        doc.add_text(fields.text[f], &analysed);
     }
-    let term_freqs = TermFreqs::new(counts.into_iter().collect());
     let clauses = clauses
         .into_iter()
         .map(|(kind, text)| {
             let mut ids: Vec<u32> = text::tokens(english, &text)
                 .iter()
-                .map(|t| terms.intern(t))
+                .map(|t| local.intern(t))
                 .collect();
             ids.sort_unstable();
             ids.dedup();
@@ -322,12 +416,18 @@ pub(crate) fn document(
 
     let name_parts = words(&skill.name);
     let single_word_name = name_parts.len() == 1;
-    let name_term = if single_word_name {
-        text::tokens(english, &skill.name)
-            .first()
-            .and_then(|t| terms.get(t))
+    let (name_term, name_lookup) = if single_word_name {
+        match text::tokens(english, &skill.name).into_iter().next() {
+            Some(t) => match local.ids.get(&t) {
+                // Met in this skill's text or an earlier one of the thread's: either way
+                // the builder knows it by the time this skill is finished.
+                Some(&id) => (Some(id), None),
+                None => (None, Some(t)),
+            },
+            None => (None, None),
+        }
     } else {
-        None
+        (None, None)
     };
     let mut phrases = Vec::new();
     if name_parts.len() > 1 {
@@ -348,11 +448,16 @@ pub(crate) fn document(
     // The name counts in the lexical score (and its exact form on its own); the
     // embedding is of what the skill says it does, so two skills that say the same tie.
     let embedding = embedder.embed(&desc);
-    (
+    Analysed {
+        key,
         doc,
-        DocInfo {
+        info: DocInfo {
             skill: skill.clone(),
-            terms: term_freqs,
+            // Local ids, unsorted: `finish` maps and sorts them.
+            terms: TermFreqs {
+                entries: counts.into_iter().collect(),
+                ..TermFreqs::default()
+            },
             len,
             clauses,
             triggers,
@@ -365,8 +470,10 @@ pub(crate) fn document(
             name_key: name_key(&skill.name),
             excludes_profiles: !m.exclude_from_prompt_profile_ids.is_empty(),
         },
+        fresh: std::mem::take(&mut local.fresh),
+        name_lookup,
         diagnostics,
-    )
+    }
 }
 
 #[cfg(test)]
@@ -378,8 +485,8 @@ mod tests {
     #[test]
     fn used_counts_terms_some_skill_uses_through_adds_and_removals() {
         let mut t = Terms::default();
-        let a = t.intern("pdf");
-        let b = t.intern("form");
+        let a = t.intern("pdf".into());
+        let b = t.intern("form".into());
         assert_eq!(t.used(), 0, "interned but unused");
         t.adjust([a, b].into_iter(), true);
         t.adjust([a].into_iter(), true);

@@ -2,6 +2,7 @@
 //! (per-field term frequencies, limit clauses, compiled triggers, name table) that rank and
 //! explain each match (see `rank`).
 
+mod build;
 mod multi;
 mod rank;
 mod terms;
@@ -17,7 +18,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
 
 use crate::Error;
-use crate::doc::{self, DocInfo, Fields, Terms};
+use crate::doc::{DocInfo, Fields, Terms};
 use crate::embed::StaticEmbedder;
 use crate::hit::Match;
 use crate::params::{FIELDS, Params};
@@ -241,8 +242,6 @@ impl SkillIndex {
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         let mut st = self.state.write().map_err(|_| Error::Poisoned)?;
         let mut stats = UpdateStats::default();
-        let mut english = text::english_indexing();
-        let mut stems = self.stems.clone();
         let mut dropped = std::collections::HashSet::new();
         for name in removed.iter().chain(names) {
             if let Some(key) = st.by_name.remove(name) {
@@ -261,37 +260,47 @@ impl SkillIndex {
                 }
             }
         }
+        let mut skills = Vec::with_capacity(names.len());
         for name in names {
-            let Some(skill) = snapshot.get(name) else {
-                if dropped.contains(name) && !removed.contains(name) {
-                    stats.removed += 1;
-                }
-                continue;
-            };
-            let key = st.next_key;
-            st.next_key += 1;
-            let (doc, info, diagnostics) = doc::document(
-                &self.fields,
-                skill,
-                key,
-                &mut st.terms,
-                &mut english,
-                &mut stems,
-                self.embedder,
-            );
-            writer.add_document(doc)?;
-            st.terms.adjust(info.terms.ids(), true);
-            for f in 0..FIELDS {
-                st.len_sum[f] = st.len_sum[f].saturating_add(u64::from(info.len[f]));
+            match snapshot.get(name) {
+                Some(skill) => skills.push((name.as_str(), skill)),
+                None if dropped.contains(name) && !removed.contains(name) => stats.removed += 1,
+                None => {}
             }
-            st.triggers.insert(key, &info.triggers);
-            if !diagnostics.is_empty() {
-                st.diagnostics.insert(name.clone(), diagnostics);
-            }
-            st.by_name.insert(name.clone(), key);
-            st.docs.insert(key, info);
-            stats.upserted += 1;
         }
+        let analyser = build::Analyser {
+            fields: &self.fields,
+            english: &text::english_indexing(),
+            stems: &self.stems,
+            embedder: self.embedder,
+        };
+        let first_key = st.next_key;
+        st.next_key += skills.len() as u64;
+        let State {
+            docs,
+            by_name,
+            terms,
+            len_sum,
+            triggers,
+            diagnostics: all_diagnostics,
+            ..
+        } = &mut *st;
+        build::analyse_in_order(&analyser, &skills, first_key, |name, analysed, global| {
+            let (key, doc, info, diagnostics) = analysed.finish(global, terms);
+            writer.add_document(doc)?;
+            terms.adjust(info.terms.ids(), true);
+            for (sum, len) in len_sum.iter_mut().zip(info.len) {
+                *sum = sum.saturating_add(u64::from(len));
+            }
+            triggers.insert(key, &info.triggers);
+            if !diagnostics.is_empty() {
+                all_diagnostics.insert(name.to_owned(), diagnostics);
+            }
+            by_name.insert(name.to_owned(), key);
+            docs.insert(key, info);
+            stats.upserted += 1;
+            Ok::<(), Error>(())
+        })?;
         st.triggers.finish();
         if let Ok(mut c) = self.counts.lock() {
             *c = [None; 2];

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use tantivy::Index;
 use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer,
-    Stemmer, StopWordFilter, TextAnalyzer, TokenFilter,
+    Stemmer, StopWordFilter, TextAnalyzer, TokenFilter, WhitespaceTokenizer,
 };
 
 mod stem;
@@ -18,6 +18,13 @@ use stem::CachedStemmer;
 pub(crate) const ENGLISH: &str = "skill_en";
 /// Name of the exact analyzer: the whole value as one lowercased token.
 pub(crate) const EXACT: &str = "skill_exact";
+/// Name of the analyzer of text analysed before indexing: the [`english`] tokens of a skill
+/// field joined by spaces (they never hold one: a token is a run of letters and digits,
+/// lowercased, folded to ASCII letters, digits and punctuation, and stemmed), split at the
+/// spaces again. The skill index analyses each skill on a worker thread for its own term
+/// frequencies and hands tantivy the result, so that tantivy's one indexing thread does
+/// not analyse everything a second time.
+pub(crate) const ANALYSED: &str = "skill_analysed";
 /// Tokens longer than this many bytes are dropped by the analyzers.
 pub(crate) const MAX_TOKEN_BYTES: usize = 40;
 
@@ -31,6 +38,9 @@ pub const MAX_QUERY_TERMS: usize = 48;
 /// Register the crate's analyzers on an index (they analyze skill text as it is indexed).
 pub(crate) fn register(index: &Index) {
     index.tokenizers().register(ENGLISH, english_indexing());
+    index
+        .tokenizers()
+        .register(ANALYSED, TextAnalyzer::from(WhitespaceTokenizer::default()));
     index.tokenizers().register(
         EXACT,
         TextAnalyzer::builder(RawTokenizer::default())

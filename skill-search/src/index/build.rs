@@ -1,0 +1,335 @@
+//! Analysing many skills at once for an index build: tokenizing, stemming and embedding a
+//! skill's text is most of a build's work and needs nothing shared, so a large build spreads
+//! it over worker threads and takes the results back in index order (the order in which term
+//! ids are given and documents are added, so that a build on any number of threads gives
+//! the same index as one on a single thread).
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use skill_registry::Skill;
+use tantivy::tokenizer::TextAnalyzer;
+
+use crate::doc::{self, Analysed, Fields, GlobalIds, Scratch};
+use crate::embed::StaticEmbedder;
+
+/// Skills a worker analyses before handing them over.
+const CHUNK: usize = 32;
+/// Fewer skills than this are analysed on the calling thread (a reload's few files are
+/// not worth starting threads for).
+const PARALLEL_MIN: usize = 256;
+/// Most worker threads, whatever the machine has.
+const MAX_WORKERS: usize = 8;
+/// Chunks a worker may have ready before it waits for the builder to take them (this
+/// bounds the memory of analysed skills waiting).
+const AHEAD: usize = 2;
+
+/// What analysing needs besides the skill.
+pub(crate) struct Analyser<'a> {
+    pub(crate) fields: &'a Fields,
+    /// The indexing analyzer (cloned per thread).
+    pub(crate) english: &'a TextAnalyzer,
+    /// The stems analyzer of triggers (cloned per thread).
+    pub(crate) stems: &'a TextAnalyzer,
+    pub(crate) embedder: &'static StaticEmbedder,
+}
+
+/// One analysing thread's state.
+struct Worker<'a> {
+    analyser: &'a Analyser<'a>,
+    english: TextAnalyzer,
+    stems: TextAnalyzer,
+    local: Scratch,
+}
+
+impl<'a> Worker<'a> {
+    fn new(analyser: &'a Analyser<'a>) -> Self {
+        Worker {
+            analyser,
+            english: analyser.english.clone(),
+            stems: analyser.stems.clone(),
+            local: Scratch::default(),
+        }
+    }
+
+    fn analyse(&mut self, skill: &Arc<Skill>, key: u64) -> Analysed {
+        doc::analyse(
+            self.analyser.fields,
+            skill,
+            key,
+            &mut self.local,
+            &mut self.english,
+            &mut self.stems,
+            self.analyser.embedder,
+        )
+    }
+}
+
+/// A skill to analyse, under the name it is indexed by.
+pub(crate) type Named<'s> = (&'s str, &'s Arc<Skill>);
+
+/// Analyse `skills` (skill `i` gets key `first_key + i`) and hand each to `take` in order,
+/// with its name and its analysing thread's map of term ids ([`Analysed::finish`] extends
+/// it). Stops at the first error `take` returns, and returns it.
+pub(crate) fn analyse_in_order<E>(
+    analyser: &Analyser<'_>,
+    skills: &[Named<'_>],
+    first_key: u64,
+    take: impl FnMut(&str, Analysed, &mut GlobalIds) -> Result<(), E>,
+) -> Result<(), E> {
+    let workers = if skills.len() < PARALLEL_MIN {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    analyse_on(workers, analyser, skills, first_key, take)
+}
+
+/// [`analyse_in_order`] on `workers` threads (at most [`MAX_WORKERS`], and no more than
+/// there are chunks); with fewer than two, on the calling thread.
+fn analyse_on<E>(
+    workers: usize,
+    analyser: &Analyser<'_>,
+    skills: &[Named<'_>],
+    first_key: u64,
+    mut take: impl FnMut(&str, Analysed, &mut GlobalIds) -> Result<(), E>,
+) -> Result<(), E> {
+    let workers = workers.min(MAX_WORKERS).min(skills.len().div_ceil(CHUNK));
+    if workers < 2 {
+        return on_this_thread(analyser, skills, first_key, &mut take);
+    }
+    std::thread::scope(|scope| {
+        // Worker `w` analyses chunks `w`, `w + workers`, ...: in index order for itself,
+        // and the builder reads chunk `k` from worker `k % workers`.
+        let mut inboxes: Vec<Receiver<Vec<Analysed>>> = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let (tx, rx) = sync_channel(AHEAD);
+            let spawned = std::thread::Builder::new()
+                .name(format!("skill-index-{w}"))
+                .spawn_scoped(scope, move || {
+                    work(analyser, skills, first_key, w, workers, &tx);
+                });
+            if spawned.is_err() {
+                // No threads to be had: the ones started stop at their first hand-over,
+                // now that nobody will take it.
+                drop(inboxes);
+                return on_this_thread(analyser, skills, first_key, &mut take);
+            }
+            inboxes.push(rx);
+        }
+        let mut maps: Vec<GlobalIds> = vec![GlobalIds::new(); workers];
+        for (k, chunk) in skills.chunks(CHUNK).enumerate() {
+            let w = k % workers;
+            let (Some(inbox), Some(map)) = (inboxes.get(w), maps.get_mut(w)) else {
+                break;
+            };
+            // A worker only stops early when its builder has gone: this one is waiting.
+            let Ok(analysed) = inbox.recv() else { break };
+            for ((name, _), a) in chunk.iter().zip(analysed) {
+                // On an error the inboxes are dropped with this closure's frame, so every
+                // worker stops at its next hand-over before the scope joins it.
+                take(name, a, map)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Worker `w` of `workers`: analyse its chunks in order and send each.
+fn work(
+    analyser: &Analyser<'_>,
+    skills: &[Named<'_>],
+    first_key: u64,
+    w: usize,
+    workers: usize,
+    tx: &SyncSender<Vec<Analysed>>,
+) {
+    let mut worker = Worker::new(analyser);
+    for (k, chunk) in skills.chunks(CHUNK).enumerate().skip(w).step_by(workers) {
+        let base = first_key + (k * CHUNK) as u64;
+        let analysed = chunk
+            .iter()
+            .zip(base..)
+            .map(|((_, skill), key)| worker.analyse(skill, key))
+            .collect();
+        if tx.send(analysed).is_err() {
+            return;
+        }
+    }
+}
+
+fn on_this_thread<E>(
+    analyser: &Analyser<'_>,
+    skills: &[Named<'_>],
+    first_key: u64,
+    mut take: impl FnMut(&str, Analysed, &mut GlobalIds) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut worker = Worker::new(analyser);
+    let mut map = GlobalIds::new();
+    for ((name, skill), key) in skills.iter().zip(first_key..) {
+        take(name, worker.analyse(skill, key), &mut map)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::fs;
+
+    use skill_registry::{Registry, RegistryConfig, Source};
+
+    use super::*;
+    use crate::doc::Terms;
+    use crate::text;
+
+    /// A pack of `n` skills whose words overlap (so that threads meet the same terms in
+    /// different orders), with single-word names, limit clauses and triggers among them.
+    fn pack(n: usize) -> (tempfile::TempDir, Registry) {
+        const WORDS: [&str; 12] = [
+            "invoice", "forecast", "poster", "ledger", "sprint", "webhook", "glacier", "orchid",
+            "tariff", "lantern", "harbour", "quiver",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..n {
+            let name = if i % 5 == 0 {
+                format!("{}{i}", WORDS[i % WORDS.len()])
+            } else {
+                format!("skill-{i}")
+            };
+            let folder = dir.path().join(&name);
+            fs::create_dir_all(&folder).unwrap();
+            let (a, b, c) = (WORDS[i % 12], WORDS[(i * 7) % 12], WORDS[(i / 3) % 12]);
+            fs::write(
+                folder.join("SKILL.md"),
+                format!(
+                    "---\nname: {name}\ndescription: Draft the {a} and the {b} report {i}. Not for {c} work.\ntriggers:\n  keywords: [\"{b} {c}\"]\n  patterns: ['\\b{a}\\s+{i}\\b']\n---\n# {c} steps\n\nCheck the {a} {b} {c} word{i} before anything else.\n"
+                ),
+            )
+            .unwrap();
+        }
+        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            dir.path(),
+            "user",
+        )]));
+        (dir, registry)
+    }
+
+    /// Everything `analyse_on(workers, ...)` hands over, finished: per skill its name, key,
+    /// term ids with frequencies, clause ids and name term; and the terms' ids.
+    fn run(workers: usize, skills: &[Named<'_>]) -> (Vec<String>, Vec<(String, u32)>) {
+        let (_, fields) = Fields::schema();
+        let analyser = Analyser {
+            fields: &fields,
+            english: &text::english_indexing(),
+            stems: &text::stems_analyzer(),
+            embedder: StaticEmbedder::bundled().unwrap(),
+        };
+        let mut terms = Terms::default();
+        let mut out = Vec::new();
+        analyse_on(workers, &analyser, skills, 100, |name, analysed, global| {
+            let (key, _, info, _) = analysed.finish(global, &mut terms);
+            let tf: Vec<_> = info
+                .terms
+                .ids()
+                .map(|id| (id, info.tf(id).copied()))
+                .collect();
+            out.push(format!(
+                "{name} {key} {tf:?} {:?} {:?}",
+                info.clauses.iter().map(|(_, ids)| ids).collect::<Vec<_>>(),
+                info.name_term
+            ));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        (out, terms.all())
+    }
+
+    #[test]
+    fn any_number_of_threads_gives_what_one_thread_gives() {
+        let (_dir, registry) = pack(CHUNK * 5 + 3);
+        let snapshot = registry.snapshot();
+        let skills: Vec<Named<'_>> = snapshot.skills().map(|s| (s.name.as_str(), s)).collect();
+        assert_eq!(skills.len(), CHUNK * 5 + 3);
+        let (one, one_terms) = run(1, &skills);
+        assert_eq!(one.len(), skills.len());
+        assert!(
+            one[0].starts_with(&format!("{} 100 ", skills[0].0)),
+            "{}",
+            one[0]
+        );
+        assert!(
+            one.iter().any(|l| !l.ends_with("None")),
+            "some name term is found"
+        );
+        for workers in [2, 3, MAX_WORKERS + 1] {
+            let (many, many_terms) = run(workers, &skills);
+            assert_eq!(many, one, "{workers} threads");
+            assert_eq!(many_terms, one_terms, "{workers} threads");
+        }
+    }
+
+    #[test]
+    fn tantivy_indexes_exactly_the_analysed_terms_and_lengths_of_every_field() {
+        // Enough skills for the build to run on worker threads.
+        let (_dir, registry) = pack(PARALLEL_MIN + 7);
+        let index = crate::SkillIndex::build(registry.snapshot()).unwrap();
+        let st = index.state.read().unwrap();
+        let names: std::collections::HashMap<u32, String> =
+            st.terms.all().into_iter().map(|(t, id)| (id, t)).collect();
+        let searcher = index.reader.searcher();
+        let [segment] = searcher.segment_readers() else {
+            panic!("a build leaves one segment");
+        };
+        for (f, &field) in index.fields.text.iter().enumerate() {
+            let mut ours: Vec<&str> = st
+                .docs
+                .values()
+                .flat_map(|info| {
+                    info.terms
+                        .ids()
+                        .filter(move |&id| info.tf(id).is_some_and(|tf| tf[f] > 0))
+                })
+                .map(|id| names[&id].as_str())
+                .collect();
+            ours.sort_unstable();
+            ours.dedup();
+            let inverted = segment.inverted_index(field).unwrap();
+            let mut theirs = Vec::new();
+            let mut stream = inverted.terms().stream().unwrap();
+            while stream.advance() {
+                theirs.push(String::from_utf8(stream.key().to_vec()).unwrap());
+            }
+            assert!(ours.len() > 10, "field {f} has words");
+            assert_eq!(theirs, ours, "field {f}");
+            assert_eq!(inverted.total_num_tokens(), st.len_sum[f], "field {f}");
+        }
+    }
+
+    #[test]
+    fn an_error_stops_the_build_and_every_thread() {
+        let (_dir, registry) = pack(CHUNK * 6);
+        let snapshot = registry.snapshot();
+        let skills: Vec<Named<'_>> = snapshot.skills().map(|s| (s.name.as_str(), s)).collect();
+        let (_, fields) = Fields::schema();
+        let analyser = Analyser {
+            fields: &fields,
+            english: &text::english_indexing(),
+            stems: &text::stems_analyzer(),
+            embedder: StaticEmbedder::bundled().unwrap(),
+        };
+        let mut taken = 0;
+        // Fails inside the second worker's first chunk, with the first worker blocked on
+        // its hand-over: the call returns (the scope joins every thread) with the error.
+        let outcome = analyse_on(2, &analyser, &skills, 0, |_, _, _| {
+            taken += 1;
+            if taken == CHUNK + 2 {
+                Err(taken)
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(outcome, Err(CHUNK + 2));
+        assert_eq!(taken, CHUNK + 2);
+    }
+}
