@@ -11,11 +11,16 @@
 //!   lookup with trigger control, best-effort flags). Target: <= 4x the baseline.
 //! - for reference, the same over a transcript whose commands are bare names (no flags, no
 //!   values), against that transcript's own line splitting: what extraction and one
-//!   registry lookup per command cost before any argument is read.
+//!   registry lookup per command cost before any argument is read;
+//! - for reference, a naive router over the main transcript, against the same baseline:
+//!   extraction, then per command its ASCII-whitespace words (no quotes, no flags), the
+//!   first looked up in a `HashMap` of the registry's names, the rest collected: about the
+//!   least a router that gives each command its arguments can do.
 //!
 //! Commands are invocations with quoted values, lists and switches; one in
 //! [`HELP_EVERY`] is `<name> --help` (which copies the skill body, as a host would send it).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hint::black_box;
 
@@ -220,6 +225,30 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         );
     } else {
         table.error(NAMES, format!("{invoked} invocations, expected {n}"));
+    }
+    // The naive router, against the main baseline.
+    const NAIVE: &str = "route: naive words + lookup (reference)";
+    let ids: HashMap<&str, usize> = snapshot
+        .skills()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let naive = || {
+        let extraction = skill_router::extract(black_box(&text));
+        let mut out: Vec<(Option<usize>, Vec<&str>)> = Vec::with_capacity(n);
+        for c in extraction.commands() {
+            let mut words = c.text.split_ascii_whitespace();
+            let id = words.next().and_then(|w| ids.get(w).copied());
+            out.push((id, words.collect()));
+        }
+        out
+    };
+    let ((naive_base_time, _), (naive_time, found)) = measure_pair(args.iterations, split, naive);
+    let naive_base = table.baseline(BASE, n, bytes, naive_base_time);
+    if found.iter().filter(|(id, _)| id.is_some()).count() == n {
+        table.compared(NAIVE, n, bytes, naive_time, naive_base, f64::INFINITY);
+    } else {
+        table.error(NAIVE, "the naive router did not find every name");
     }
     table.note(format!(
         "route: {n} cmd blocks ({:.2} MB) against {} generated skills; items are commands; 1 in {HELP_EVERY} is `--help`",
