@@ -4,6 +4,7 @@
 //! ids are given and documents are added, so that a build on any number of threads gives
 //! the same index as one on a single thread).
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
@@ -13,8 +14,12 @@ use tantivy::tokenizer::TextAnalyzer;
 use crate::doc::{self, Analysed, Fields, GlobalIds, Scratch};
 use crate::embed::StaticEmbedder;
 
-/// Skills a worker analyses before handing them over.
+/// Most skills a worker analyses before handing them over.
 const CHUNK: usize = 32;
+/// Most bytes of skill text (body and description) in one hand-over, past its first skill:
+/// with [`AHEAD`], what bounds the memory of analysed skills waiting when skills are large
+/// (a pack of 4 MiB skills hands them over one by one).
+const CHUNK_BYTES: usize = 1024 * 1024;
 /// Fewer skills than this are analysed on the calling thread (a reload's few files are
 /// not worth starting threads for).
 const PARALLEL_MIN: usize = 256;
@@ -94,10 +99,12 @@ fn analyse_on<E>(
     first_key: u64,
     mut take: impl FnMut(&str, Analysed, &mut GlobalIds) -> Result<(), E>,
 ) -> Result<(), E> {
-    let workers = workers.min(MAX_WORKERS).min(skills.len().div_ceil(CHUNK));
+    let chunks = chunks(skills);
+    let workers = workers.min(MAX_WORKERS).min(chunks.len());
     if workers < 2 {
         return on_this_thread(analyser, skills, first_key, &mut take);
     }
+    let chunks = &chunks;
     std::thread::scope(|scope| {
         // Worker `w` analyses chunks `w`, `w + workers`, ...: in index order for itself,
         // and the builder reads chunk `k` from worker `k % workers`.
@@ -107,7 +114,7 @@ fn analyse_on<E>(
             let spawned = std::thread::Builder::new()
                 .name(format!("skill-index-{w}"))
                 .spawn_scoped(scope, move || {
-                    work(analyser, skills, first_key, w, workers, &tx);
+                    work(analyser, skills, chunks, first_key, w, workers, &tx);
                 });
             if spawned.is_err() {
                 // No threads to be had: the ones started stop at their first hand-over,
@@ -118,9 +125,11 @@ fn analyse_on<E>(
             inboxes.push(rx);
         }
         let mut maps: Vec<GlobalIds> = vec![GlobalIds::new(); workers];
-        for (k, chunk) in skills.chunks(CHUNK).enumerate() {
+        for (k, range) in chunks.iter().enumerate() {
             let w = k % workers;
-            let (Some(inbox), Some(map)) = (inboxes.get(w), maps.get_mut(w)) else {
+            let (Some(inbox), Some(map), Some(chunk)) =
+                (inboxes.get(w), maps.get_mut(w), skills.get(range.clone()))
+            else {
                 break;
             };
             // A worker only stops early when its builder has gone: this one is waiting.
@@ -135,18 +144,43 @@ fn analyse_on<E>(
     })
 }
 
+/// The hand-overs: consecutive ranges of `skills`, each of at most [`CHUNK`] skills and,
+/// past its first skill, at most [`CHUNK_BYTES`] of text.
+fn chunks(skills: &[Named<'_>]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0;
+    for (i, (_, skill)) in skills.iter().enumerate() {
+        let size = skill.body.len() + skill.description.len();
+        if i > start && (i - start == CHUNK || bytes + size > CHUNK_BYTES) {
+            out.push(start..i);
+            start = i;
+            bytes = 0;
+        }
+        bytes += size;
+    }
+    if start < skills.len() {
+        out.push(start..skills.len());
+    }
+    out
+}
+
 /// Worker `w` of `workers`: analyse its chunks in order and send each.
 fn work(
     analyser: &Analyser<'_>,
     skills: &[Named<'_>],
+    chunks: &[Range<usize>],
     first_key: u64,
     w: usize,
     workers: usize,
     tx: &SyncSender<Vec<Analysed>>,
 ) {
     let mut worker = Worker::new(analyser);
-    for (k, chunk) in skills.chunks(CHUNK).enumerate().skip(w).step_by(workers) {
-        let base = first_key + (k * CHUNK) as u64;
+    for range in chunks.iter().skip(w).step_by(workers) {
+        let Some(chunk) = skills.get(range.clone()) else {
+            return;
+        };
+        let base = first_key + range.start as u64;
         let analysed = chunk
             .iter()
             .zip(base..)
@@ -304,6 +338,66 @@ mod tests {
             assert_eq!(theirs, ours, "field {f}");
             assert_eq!(inverted.total_num_tokens(), st.len_sum[f], "field {f}");
         }
+    }
+
+    #[test]
+    fn hand_overs_are_bounded_by_count_and_text_and_as_long_as_the_bounds_allow() {
+        let (dir, _) = pack(CHUNK + 5);
+        // Large skills among the small ones: two that fit one hand-over together, one that
+        // does not, and one over the byte bound on its own.
+        for (name, kib) in [
+            ("big-a", 400),
+            ("big-b", 500),
+            ("big-c", 300),
+            ("huge", 1500),
+        ] {
+            let folder = dir.path().join(name);
+            fs::create_dir_all(&folder).unwrap();
+            let body = "word ".repeat(kib * 1024 / 5);
+            fs::write(
+                folder.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: Large.\n---\n{body}\n"),
+            )
+            .unwrap();
+        }
+        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            dir.path(),
+            "user",
+        )]));
+        let snapshot = registry.snapshot();
+        let skills: Vec<Named<'_>> = snapshot.skills().map(|s| (s.name.as_str(), s)).collect();
+        let size = |i: usize| skills[i].1.body.len() + skills[i].1.description.len();
+        let ranges = chunks(&skills);
+        assert_eq!(ranges.first().map(|r| r.start), Some(0));
+        assert_eq!(ranges.last().map(|r| r.end), Some(skills.len()));
+        for (k, r) in ranges.iter().enumerate() {
+            assert!(!r.is_empty() && r.len() <= CHUNK, "{r:?}");
+            let bytes: usize = r.clone().map(size).sum();
+            assert!(r.len() == 1 || bytes <= CHUNK_BYTES, "{r:?}: {bytes} bytes");
+            if let Some(next) = ranges.get(k + 1) {
+                assert_eq!(next.start, r.end);
+                // The next skill would have broken a bound.
+                assert!(
+                    r.len() == CHUNK || bytes + size(r.end) > CHUNK_BYTES,
+                    "{r:?}"
+                );
+            }
+        }
+        assert!(
+            ranges.iter().any(|r| r.len() == CHUNK),
+            "the count bound is met"
+        );
+        assert!(
+            ranges
+                .iter()
+                .any(|r| r.len() > 1 && r.clone().map(size).sum::<usize>() > CHUNK_BYTES / 2),
+            "large skills share a hand-over when they fit"
+        );
+        assert!(
+            ranges
+                .iter()
+                .any(|r| r.len() == 1 && size(r.start) > CHUNK_BYTES)
+        );
     }
 
     #[test]

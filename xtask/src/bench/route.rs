@@ -227,6 +227,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         table.error(NAMES, format!("{invoked} invocations, expected {n}"));
     }
     // The naive router, against the main baseline.
+    const NAIVE_BASE: &str = "route: split lines (baseline of the naive router)";
     const NAIVE: &str = "route: naive words + lookup (reference)";
     let ids: HashMap<&str, usize> = snapshot
         .skills()
@@ -244,7 +245,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         out
     };
     let ((naive_base_time, _), (naive_time, found)) = measure_pair(args.iterations, split, naive);
-    let naive_base = table.baseline(BASE, n, bytes, naive_base_time);
+    let naive_base = table.baseline(NAIVE_BASE, n, bytes, naive_base_time);
     if found.iter().filter(|(id, _)| id.is_some()).count() == n {
         table.compared(NAIVE, n, bytes, naive_time, naive_base, f64::INFINITY);
     } else {
