@@ -275,9 +275,6 @@ pub(crate) struct Analysed {
     doc: TantivyDocument,
     info: DocInfo,
     fresh: Vec<String>,
-    /// The single-word name's term when the skill's own text does not use it (it is then
-    /// looked up among the index's terms).
-    name_lookup: Option<String>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -294,7 +291,6 @@ impl Analysed {
             doc,
             mut info,
             fresh,
-            name_lookup,
             diagnostics,
         } = self;
         global.extend(fresh.into_iter().map(|t| terms.intern(t)));
@@ -309,10 +305,7 @@ impl Analysed {
             *ids = ids.iter().filter_map(|&id| map(id)).collect();
             ids.sort_unstable();
         }
-        info.name_term = match name_lookup {
-            Some(t) => terms.get(&t),
-            None => info.name_term.and_then(map),
-        };
+        info.name_term = info.name_term.and_then(map);
         (key, doc, info, diagnostics)
     }
 }
@@ -416,18 +409,14 @@ pub(crate) fn analyse(
 
     let name_parts = words(&skill.name);
     let single_word_name = name_parts.len() == 1;
-    let (name_term, name_lookup) = if single_word_name {
-        match text::tokens(english, &skill.name).into_iter().next() {
-            Some(t) => match local.ids.get(&t) {
-                // Met in this skill's text or an earlier one of the thread's: either way
-                // the builder knows it by the time this skill is finished.
-                Some(&id) => (Some(id), None),
-                None => (None, Some(t)),
-            },
-            None => (None, None),
-        }
+    // The name field is the name's words, so a single-word name's term (if the analyzer
+    // keeps it: not a stop word) is one this skill's own text has just interned.
+    let name_term = if single_word_name {
+        text::tokens(english, &skill.name)
+            .first()
+            .and_then(|t| local.ids.get(t).copied())
     } else {
-        (None, None)
+        None
     };
     let mut phrases = Vec::new();
     if name_parts.len() > 1 {
@@ -471,7 +460,6 @@ pub(crate) fn analyse(
             excludes_profiles: !m.exclude_from_prompt_profile_ids.is_empty(),
         },
         fresh: std::mem::take(&mut local.fresh),
-        name_lookup,
         diagnostics,
     }
 }

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{SyncSender, sync_channel};
 
 use skill_registry::Skill;
 use tantivy::tokenizer::TextAnalyzer;
@@ -25,8 +25,9 @@ const CHUNK_BYTES: usize = 1024 * 1024;
 const PARALLEL_MIN: usize = 256;
 /// Most worker threads, whatever the machine has.
 const MAX_WORKERS: usize = 8;
-/// Chunks a worker may have ready before it waits for the builder to take them (this
-/// bounds the memory of analysed skills waiting).
+/// Hand-overs a worker may have queued before it waits for the builder to take them. With
+/// one more finished and waiting to be queued, one being analysed and the one the builder
+/// holds, at most `(AHEAD + 2) * workers + 1` hand-overs of analysed skills exist at once.
 const AHEAD: usize = 2;
 
 /// What analysing needs besides the skill.
@@ -108,32 +109,42 @@ fn analyse_on<E>(
     std::thread::scope(|scope| {
         // Worker `w` analyses chunks `w`, `w + workers`, ...: in index order for itself,
         // and the builder reads chunk `k` from worker `k % workers`.
-        let mut inboxes: Vec<Receiver<Vec<Analysed>>> = Vec::with_capacity(workers);
+        let mut inboxes = Vec::with_capacity(workers);
         for w in 0..workers {
-            let (tx, rx) = sync_channel(AHEAD);
+            let (tx, rx) = sync_channel::<Vec<Analysed>>(AHEAD);
             let spawned = std::thread::Builder::new()
                 .name(format!("skill-index-{w}"))
                 .spawn_scoped(scope, move || {
                     work(analyser, skills, chunks, first_key, w, workers, &tx);
                 });
-            if spawned.is_err() {
-                // No threads to be had: the ones started stop at their first hand-over,
-                // now that nobody will take it.
-                drop(inboxes);
-                return on_this_thread(analyser, skills, first_key, &mut take);
+            match spawned {
+                Ok(handle) => inboxes.push((rx, Some(handle))),
+                Err(_) => {
+                    // No threads to be had: the ones started stop at their first hand-over,
+                    // now that nobody will take it (their first chunk's work is wasted).
+                    drop(inboxes);
+                    return on_this_thread(analyser, skills, first_key, &mut take);
+                }
             }
-            inboxes.push(rx);
         }
         let mut maps: Vec<GlobalIds> = vec![GlobalIds::new(); workers];
         for (k, range) in chunks.iter().enumerate() {
             let w = k % workers;
-            let (Some(inbox), Some(map), Some(chunk)) =
-                (inboxes.get(w), maps.get_mut(w), skills.get(range.clone()))
-            else {
+            let (Some((inbox, handle)), Some(map), Some(chunk)) = (
+                inboxes.get_mut(w),
+                maps.get_mut(w),
+                skills.get(range.clone()),
+            ) else {
                 break;
             };
-            // A worker only stops early when its builder has gone: this one is waiting.
-            let Ok(analysed) = inbox.recv() else { break };
+            let Ok(analysed) = inbox.recv() else {
+                // A worker stops early only when it panicked (its builder is still here):
+                // go on with its panic rather than with part of the index.
+                if let Some(Err(panic)) = handle.take().map(|h| h.join()) {
+                    std::panic::resume_unwind(panic);
+                }
+                break;
+            };
             for ((name, _), a) in chunk.iter().zip(analysed) {
                 // On an error the inboxes are dropped with this closure's frame, so every
                 // worker stops at its next hand-over before the scope joins it.
@@ -151,7 +162,7 @@ fn chunks(skills: &[Named<'_>]) -> Vec<Range<usize>> {
     let mut start = 0;
     let mut bytes = 0;
     for (i, (_, skill)) in skills.iter().enumerate() {
-        let size = skill.body.len() + skill.description.len();
+        let size = text_bytes(skill);
         if i > start && (i - start == CHUNK || bytes + size > CHUNK_BYTES) {
             out.push(start..i);
             start = i;
@@ -163,6 +174,30 @@ fn chunks(skills: &[Named<'_>]) -> Vec<Range<usize>> {
         out.push(start..skills.len());
     }
     out
+}
+
+/// The bytes of a skill's text that analysis reads (and copies into its document).
+fn text_bytes(skill: &Skill) -> usize {
+    let m = &skill.manifest;
+    let lists = [
+        &m.when_to_use,
+        &m.when_not_to_use,
+        &m.tags,
+        &m.triggers.keywords,
+        &m.triggers.verbs,
+        &m.triggers.patterns,
+    ];
+    skill.name.len()
+        + skill.body.len()
+        + skill.description.len()
+        + m.summary.as_ref().map_or(0, String::len)
+        + m.brief_description.as_ref().map_or(0, String::len)
+        + skill.domain.as_ref().map_or(0, String::len)
+        + lists
+            .iter()
+            .flat_map(|list| list.iter())
+            .map(String::len)
+            .sum::<usize>()
 }
 
 /// Worker `w` of `workers`: analyse its chunks in order and send each.
@@ -218,11 +253,21 @@ mod tests {
     use crate::text;
 
     /// A pack of `n` skills whose words overlap (so that threads meet the same terms in
-    /// different orders), with single-word names, limit clauses and triggers among them.
+    /// different orders), in several scripts, with single-word names, limit clauses and
+    /// triggers among them.
     fn pack(n: usize) -> (tempfile::TempDir, Registry) {
         const WORDS: [&str; 12] = [
             "invoice", "forecast", "poster", "ledger", "sprint", "webhook", "glacier", "orchid",
             "tariff", "lantern", "harbour", "quiver",
+        ];
+        const OTHER_SCRIPTS: [&str; 7] = [
+            "İstanbul",
+            "Straße",
+            "ﬃcient",
+            "⑴item",
+            "東京",
+            "Ελλάδα",
+            "Москва",
         ];
         let dir = tempfile::tempdir().unwrap();
         for i in 0..n {
@@ -234,10 +279,11 @@ mod tests {
             let folder = dir.path().join(&name);
             fs::create_dir_all(&folder).unwrap();
             let (a, b, c) = (WORDS[i % 12], WORDS[(i * 7) % 12], WORDS[(i / 3) % 12]);
+            let d = OTHER_SCRIPTS[i % OTHER_SCRIPTS.len()];
             fs::write(
                 folder.join("SKILL.md"),
                 format!(
-                    "---\nname: {name}\ndescription: Draft the {a} and the {b} report {i}. Not for {c} work.\ntriggers:\n  keywords: [\"{b} {c}\"]\n  patterns: ['\\b{a}\\s+{i}\\b']\n---\n# {c} steps\n\nCheck the {a} {b} {c} word{i} before anything else.\n"
+                    "---\nname: {name}\ndescription: Draft the {a} and the {b} report {i}. Not for {c} work.\ntriggers:\n  keywords: [\"{b} {c}\"]\n  patterns: ['\\b{a}\\s+{i}\\b']\n---\n# {c} steps\n\nCheck the {a} {b} {c} word{i} and {d} before anything else.\n"
                 ),
             )
             .unwrap();
@@ -360,13 +406,26 @@ mod tests {
             )
             .unwrap();
         }
+        // Large text in the frontmatter alone counts too.
+        let folder = dir.path().join("wide");
+        fs::create_dir_all(&folder).unwrap();
+        let tags: String = (0..1100)
+            .map(|i| format!("  - tag{i} {}\n", "w".repeat(1000)))
+            .collect();
+        fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: wide\ndescription: Wide.\ntags:\n{tags}---\nShort.\n"),
+        )
+        .unwrap();
         let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
             dir.path(),
             "user",
         )]));
         let snapshot = registry.snapshot();
         let skills: Vec<Named<'_>> = snapshot.skills().map(|s| (s.name.as_str(), s)).collect();
-        let size = |i: usize| skills[i].1.body.len() + skills[i].1.description.len();
+        let size = |i: usize| text_bytes(skills[i].1);
+        let wide = skills.iter().position(|s| s.0 == "wide").unwrap();
+        assert!(skills[wide].1.body.len() < 100 && size(wide) > CHUNK_BYTES);
         let ranges = chunks(&skills);
         assert_eq!(ranges.first().map(|r| r.start), Some(0));
         assert_eq!(ranges.last().map(|r| r.end), Some(skills.len()));

@@ -19,11 +19,11 @@ pub(crate) const ENGLISH: &str = "skill_en";
 /// Name of the exact analyzer: the whole value as one lowercased token.
 pub(crate) const EXACT: &str = "skill_exact";
 /// Name of the analyzer of text analysed before indexing: the [`english`] tokens of a skill
-/// field joined by spaces (they never hold one: a token is a run of letters and digits,
-/// lowercased, folded to ASCII letters, digits and punctuation, and stemmed), split at the
-/// spaces again. The skill index analyses each skill on a worker thread for its own term
-/// frequencies and hands tantivy the result, so that tantivy's one indexing thread does
-/// not analyse everything a second time.
+/// field joined by spaces, split at the spaces again. A token never holds ASCII whitespace:
+/// it is a run of letters and digits (any script), lowercased, with some characters folded
+/// to ASCII letters, digits or punctuation (never whitespace), then stemmed. The skill index
+/// analyses each skill on a worker thread for its own term frequencies and hands tantivy
+/// the result, so that tantivy's one indexing thread does not analyse everything again.
 pub(crate) const ANALYSED: &str = "skill_analysed";
 /// Tokens longer than this many bytes are dropped by the analyzers.
 pub(crate) const MAX_TOKEN_BYTES: usize = 40;

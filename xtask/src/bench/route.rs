@@ -12,7 +12,8 @@
 //! - for reference, the same over a transcript whose commands are bare names (no flags, no
 //!   values), against that transcript's own line splitting: what extraction and one
 //!   registry lookup per command cost before any argument is read;
-//! - for reference, a naive router over the main transcript, against the same baseline:
+//! - for reference, a naive router over the main transcript, against line splitting timed
+//!   beside it:
 //!   extraction, then per command its ASCII-whitespace words (no quotes, no flags), the
 //!   first looked up in a `HashMap` of the registry's names, the rest collected: about the
 //!   least a router that gives each command its arguments can do.

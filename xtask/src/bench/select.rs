@@ -287,7 +287,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
 /// request by request: reading its misses would tune the engine on it.
 fn misses(index: &SkillIndex, tune: &[&Case], table: &mut Table) {
     let opts = SelectOptions::default();
-    for c in tune {
+    for c in tune.iter().filter(|c| c.split == Split::Tune) {
         let Ok((hits, gate)) = tuning::search(
             index,
             &SearchRequest {
