@@ -295,16 +295,26 @@ mod tests {
         (dir, registry)
     }
 
+    /// The analyser an index build uses, over `fields`.
+    fn analyser(fields: &Fields) -> Analyser<'_> {
+        Analyser {
+            fields,
+            english: &ENGLISH_INDEXING,
+            stems: &STEMS,
+            embedder: StaticEmbedder::bundled().unwrap(),
+        }
+    }
+
+    static ENGLISH_INDEXING: std::sync::LazyLock<TextAnalyzer> =
+        std::sync::LazyLock::new(text::english_indexing);
+    static STEMS: std::sync::LazyLock<TextAnalyzer> =
+        std::sync::LazyLock::new(text::stems_analyzer);
+
     /// Everything `analyse_on(workers, ...)` hands over, finished: per skill its name, key,
     /// term ids with frequencies, clause ids and name term; and the terms' ids.
     fn run(workers: usize, skills: &[Named<'_>]) -> (Vec<String>, Vec<(String, u32)>) {
         let (_, fields) = Fields::schema();
-        let analyser = Analyser {
-            fields: &fields,
-            english: &text::english_indexing(),
-            stems: &text::stems_analyzer(),
-            embedder: StaticEmbedder::bundled().unwrap(),
-        };
+        let analyser = analyser(&fields);
         let mut terms = Terms::default();
         let mut out = Vec::new();
         analyse_on(workers, &analyser, skills, 100, |name, analysed, global| {
@@ -465,12 +475,7 @@ mod tests {
         let snapshot = registry.snapshot();
         let skills: Vec<Named<'_>> = snapshot.skills().map(|s| (s.name.as_str(), s)).collect();
         let (_, fields) = Fields::schema();
-        let analyser = Analyser {
-            fields: &fields,
-            english: &text::english_indexing(),
-            stems: &text::stems_analyzer(),
-            embedder: StaticEmbedder::bundled().unwrap(),
-        };
+        let analyser = analyser(&fields);
         let mut taken = 0;
         // Fails inside the second worker's first chunk, with the first worker blocked on
         // its hand-over: the call returns (the scope joins every thread) with the error.
