@@ -39,6 +39,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// The sentence-embedding model (crate feature `transformer`) could not be loaded from
+    /// its folder, or failed to run.
+    #[error("transformer model in {path}: {message}")]
+    Transformer {
+        /// The model's folder.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// A lock was poisoned by a panic on another thread.
     #[error("the search index was left inconsistent by a crash on another thread; rebuild it")]
     Poisoned,

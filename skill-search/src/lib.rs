@@ -126,6 +126,8 @@ mod text;
 mod trigger_eval;
 mod triggers;
 
+#[cfg(feature = "transformer")]
+pub use embed::transformer::{MAX_CACHED_TEXTS, MAX_MODEL_BYTES, MAX_TOKENS, Transformer};
 pub use error::Error;
 pub use hit::Match;
 pub use index::{

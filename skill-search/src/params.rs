@@ -48,6 +48,9 @@ pub struct Params {
     pub gate_unknown: f32,
     /// Gate: weight of the rarity of the rarest request word the first candidate lacks.
     pub gate_miss: f32,
+    /// Gate: weight of the full sentence-embedding model's similarity of the request and
+    /// the first candidate's description (0 without the `transformer` feature's model).
+    pub gate_full: f32,
     /// A candidate whose lexical score is at least this share of the best's keeps its full
     /// confidence; below, it shrinks in proportion (0 turns this off).
     pub evidence_share: f32,
@@ -104,9 +107,49 @@ impl Params {
         gate_sem: GATE_SEM,
         gate_unknown: GATE_UNKNOWN,
         gate_miss: GATE_MISS,
+        gate_full: 0.0,
         evidence_share: EVIDENCE_SHARE,
         rel: REL,
         diversity: DIVERSITY,
+    };
+}
+
+/// The gate fitted with the full model's similarity (`cargo xtask bench select-fit
+/// --transformer`), the ranking as shipped.
+#[cfg(feature = "transformer")]
+const T_GATE_BIAS: f32 = -3.801;
+#[cfg(feature = "transformer")]
+const T_GATE_LEX: f32 = 2.423;
+#[cfg(feature = "transformer")]
+const T_GATE_COVER: f32 = 6.068;
+#[cfg(feature = "transformer")]
+const T_GATE_SEM: f32 = 3.794;
+#[cfg(feature = "transformer")]
+const T_GATE_UNKNOWN: f32 = -15.581;
+#[cfg(feature = "transformer")]
+const T_GATE_MISS: f32 = -1.199;
+#[cfg(feature = "transformer")]
+const T_GATE_FULL: f32 = 7.040;
+#[cfg(feature = "transformer")]
+const T_EVIDENCE_SHARE: f32 = 1.0;
+#[cfg(feature = "transformer")]
+const T_REL: f32 = 0.25;
+
+#[cfg(feature = "transformer")]
+impl Params {
+    /// The values used when the index has a sentence-embedding model (crate feature
+    /// `transformer`): [`Params::SHIPPED`] with a gate fitted on its similarity too.
+    pub const TRANSFORMER: Params = Params {
+        gate_bias: T_GATE_BIAS,
+        gate_lex: T_GATE_LEX,
+        gate_cover: T_GATE_COVER,
+        gate_sem: T_GATE_SEM,
+        gate_unknown: T_GATE_UNKNOWN,
+        gate_miss: T_GATE_MISS,
+        gate_full: T_GATE_FULL,
+        evidence_share: T_EVIDENCE_SHARE,
+        rel: T_REL,
+        ..Params::SHIPPED
     };
 }
 

