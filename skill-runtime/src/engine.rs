@@ -52,6 +52,11 @@ pub struct EngineConfig {
     /// Build the skill search index on its first use instead of at start (default
     /// false). A one-shot command that never searches then never pays for it.
     pub lazy_index: bool,
+    /// A sentence-embedding model folder (such as all-MiniLM-L6-v2's) whose similarity of
+    /// the request and the first candidate also gates selection
+    /// ([`SkillIndex::with_transformer`]); default none. Feature `transformer`.
+    #[cfg(feature = "transformer")]
+    pub transformer: Option<PathBuf>,
     /// Shared state of several replicas and webhook delivery (default: neither). Feature
     /// `http`.
     #[cfg(feature = "replicas")]
@@ -72,6 +77,8 @@ impl EngineConfig {
             schedule: Some(SchedulerConfig::default()),
             index_dir: None,
             lazy_index: false,
+            #[cfg(feature = "transformer")]
+            transformer: None,
             #[cfg(feature = "replicas")]
             replicas: crate::replicas::Replicas::default(),
         }
@@ -219,9 +226,18 @@ impl Engine {
             Some(dir) => Storage::Disk(dir),
             None => Storage::Ram,
         };
+        #[cfg(feature = "transformer")]
+        let transformer = match &config.transformer {
+            Some(dir) => Some(Arc::new(
+                skill_search::Transformer::load(dir).map_err(|e| Error::Index(e.to_string()))?,
+            )),
+            None => None,
+        };
         let index = Arc::new(LazyIndex {
             storage,
             built: Mutex::new(None),
+            #[cfg(feature = "transformer")]
+            transformer,
         });
         if !config.lazy_index {
             index.get(&registry)?;
@@ -522,6 +538,9 @@ impl Engine {
 struct LazyIndex {
     storage: Storage,
     built: Mutex<Option<Arc<SkillIndex>>>,
+    /// The sentence-embedding model the index gates with, loaded at start.
+    #[cfg(feature = "transformer")]
+    transformer: Option<Arc<skill_search::Transformer>>,
 }
 
 impl LazyIndex {
@@ -534,10 +553,14 @@ impl LazyIndex {
         if let Some(index) = &*built {
             return Ok(index.clone());
         }
-        let index = Arc::new(
-            SkillIndex::build_in(registry.snapshot(), self.storage.clone())
-                .map_err(|e| Error::Index(e.to_string()))?,
-        );
+        let index = SkillIndex::build_in(registry.snapshot(), self.storage.clone())
+            .map_err(|e| Error::Index(e.to_string()))?;
+        #[cfg(feature = "transformer")]
+        let index = match &self.transformer {
+            Some(model) => index.with_transformer(Arc::clone(model)),
+            None => index,
+        };
+        let index = Arc::new(index);
         *built = Some(index.clone());
         Ok(index)
     }

@@ -1,7 +1,7 @@
 //! `search`, `select` and `notes-search`: the skill-search crate from the command line.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
@@ -32,6 +32,10 @@ pub enum Commands {
         /// Leave out skills excluded for this processing profile.
         #[arg(long)]
         profile: Option<String>,
+        /// A sentence-embedding model folder (such as all-MiniLM-L6-v2's) that also gates
+        /// selection; needs skill-server built with `--features transformer`.
+        #[arg(long, value_name = "DIR")]
+        transformer: Option<PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -60,6 +64,10 @@ pub enum Commands {
         /// The processing profile.
         #[arg(long)]
         profile: Option<String>,
+        /// A sentence-embedding model folder (such as all-MiniLM-L6-v2's) that also gates
+        /// selection; needs skill-server built with `--features transformer`.
+        #[arg(long, value_name = "DIR")]
+        transformer: Option<PathBuf>,
         /// The user's message (several words are joined with spaces).
         #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
         message: Vec<String>,
@@ -89,9 +97,19 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             skills,
             limit,
             profile,
+            transformer,
             format,
             query,
-        } => search(&skills, limit, profile, format, &query.join(" "), out, err),
+        } => search(
+            &skills,
+            transformer.as_deref(),
+            limit,
+            profile,
+            format,
+            &query.join(" "),
+            out,
+            err,
+        ),
         Commands::Select {
             skills,
             max,
@@ -99,6 +117,7 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             budget,
             turns,
             profile,
+            transformer,
             message,
         } => {
             if !(0.0..=1.0).contains(&threshold) {
@@ -112,7 +131,14 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
                     profile,
                     ..SelectOptions::default()
                 };
-                select(&skills, &opts, &message.join(" "), out, err)
+                select(
+                    &skills,
+                    transformer.as_deref(),
+                    &opts,
+                    &message.join(" "),
+                    out,
+                    err,
+                )
             }
         }
         Commands::NotesSearch {
@@ -134,7 +160,11 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 /// The registry over `--skills` folders as layers `layer1..N`, or the default sources.
 /// A one-shot engine over `--skills` folders, or the default sources (the user's and the
 /// project's) when none is given, with its search index built.
-fn engine(skills: &[PathBuf], err: &mut dyn Write) -> Result<std::sync::Arc<Engine>, String> {
+fn engine(
+    skills: &[PathBuf],
+    transformer: Option<&Path>,
+    err: &mut dyn Write,
+) -> Result<std::sync::Arc<Engine>, String> {
     let sources = if skills.is_empty() {
         let cwd = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -151,9 +181,21 @@ fn engine(skills: &[PathBuf], err: &mut dyn Write) -> Result<std::sync::Arc<Engi
             })
             .collect()
     };
-    let engine = one_shot(EngineConfig::one_shot(RegistryConfig::with_sources(
-        sources,
-    )))?;
+    #[allow(unused_mut)] // Changed only with the `transformer` feature.
+    let mut config = EngineConfig::one_shot(RegistryConfig::with_sources(sources));
+    if let Some(dir) = transformer {
+        #[cfg(feature = "transformer")]
+        {
+            config.transformer = Some(dir.to_path_buf());
+        }
+        #[cfg(not(feature = "transformer"))]
+        return Err(format!(
+            "--transformer {}: this skill-server was built without its `transformer` feature; \
+             build it with `cargo build --release -p skill-server --features transformer`",
+            dir.display()
+        ));
+    }
+    let engine = one_shot(config)?;
     for d in engine.index_diagnostics().map_err(|e| e.to_string())? {
         let _ = writeln!(err, "{d}");
     }
@@ -165,8 +207,10 @@ fn write_all(out: &mut dyn Write, text: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write output: {e}"))
 }
 
+#[allow(clippy::too_many_arguments)] // One per command-line option.
 fn search(
     skills: &[PathBuf],
+    transformer: Option<&Path>,
     limit: usize,
     profile: Option<String>,
     format: Format,
@@ -174,7 +218,7 @@ fn search(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
-    let engine = engine(skills, err)?;
+    let engine = engine(skills, transformer, err)?;
     let hits = engine
         .search(&SearchQuery {
             text: query.to_owned(),
@@ -208,12 +252,13 @@ fn search(
 
 fn select(
     skills: &[PathBuf],
+    transformer: Option<&Path>,
     opts: &SelectOptions,
     message: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
-    let engine = engine(skills, err)?;
+    let engine = engine(skills, transformer, err)?;
     let selection = engine.select(message, opts).map_err(|e| e.to_string())?;
     write_all(out, &format!("{}\n", selection.to_json()))
 }

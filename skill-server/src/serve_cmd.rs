@@ -89,6 +89,8 @@ struct FileConfig {
     workflow_domains: Option<Vec<String>>,
     /// A folder for the search index (memory-mapped); default: in RAM.
     index_dir: Option<PathBuf>,
+    /// A sentence-embedding model folder for the no-skill gate (feature `transformer`).
+    transformer: Option<PathBuf>,
     /// IANA zone schedules are read in (default UTC).
     timezone: Option<String>,
     /// Folder for the scheduler's state (last fires); default: in memory only.
@@ -184,6 +186,7 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
         &mut config.notes,
         &mut config.state_dir,
         &mut config.index_dir,
+        &mut config.transformer,
     ]
     .into_iter()
     .flatten()
@@ -317,6 +320,20 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     });
     engine.notes = args.notes.clone().or(file.notes);
     engine.index_dir = file.index_dir;
+    match file.transformer {
+        #[cfg(feature = "transformer")]
+        Some(dir) => engine.transformer = Some(dir),
+        #[cfg(not(feature = "transformer"))]
+        Some(dir) => {
+            return Err(format!(
+                "transformer = \"{}\": this skill-server was built without its `transformer` \
+                 feature; build it with `cargo build --release -p skill-server --features \
+                 transformer`, or remove the setting",
+                dir.display()
+            ));
+        }
+        None => {}
+    }
     let mut http = HttpConfig {
         token,
         allowed_hosts: file.allowed_hosts.unwrap_or_default(),
@@ -603,6 +620,27 @@ mod tests {
         assert!(resolve(&a, &none).is_err());
         let (_d, a) = with_file("listen = \"[::1]:7878\"");
         assert!(resolve(&a, &none).is_ok());
+    }
+
+    #[test]
+    fn a_transformer_folder_needs_the_feature_and_is_relative_to_the_file() {
+        let none = |_: &str| None;
+        let (dir, a) = with_file("transformer = \"models/minilm\"");
+        let r = resolve(&a, &none);
+        #[cfg(feature = "transformer")]
+        assert_eq!(
+            r.unwrap().engine.transformer,
+            Some(dir.path().join("models/minilm"))
+        );
+        #[cfg(not(feature = "transformer"))]
+        {
+            let e = r.err().unwrap();
+            assert!(
+                e.contains("models/minilm") && e.contains("--features transformer"),
+                "{e}"
+            );
+            let _ = dir;
+        }
     }
 
     #[test]

@@ -83,6 +83,17 @@ pub const STEPS: &[Step] = &[
     Step::cargo(&NO_DEFAULTS[2]),
     Step::cargo(&NO_DEFAULTS[3]),
     Step::cargo(&NO_DEFAULTS[4]),
+    // skill-search's optional sentence-embedding model (candle, off by default): its unit
+    // tests, on a tiny model the tests write, with every other unit test of the crate.
+    // The one step that builds candle (about two minutes on two cores).
+    Step::cargo(&[
+        "test",
+        "-p",
+        "skill-search",
+        "--features",
+        "transformer",
+        "--lib",
+    ]),
 ];
 
 /// The crates with cargo features, each checked (with its tests) without its defaults.

@@ -7,7 +7,7 @@
 //! and a skill that shares its words come out close. The model itself reads the whole
 //! sentence. The ranking uses it once a request: the cosine between the request and the
 //! first candidate's description is one more input of the gate (`Gate::full`), with gate
-//! weights fitted for it ([`Params::TRANSFORMER`](crate::params::Params)).
+//! weights fitted for it (`Params::TRANSFORMER`).
 //!
 //! Nothing is downloaded: [`Transformer::load`] reads a model folder the host provides
 //! (`config.json`, `model.safetensors`, `vocab.txt`, and optionally sentence-transformers'
@@ -225,13 +225,18 @@ impl Transformer {
     }
 }
 
-/// The bytes of `path`, refused past `max` bytes (checked while reading, so a file that
-/// grows or a device that never ends cannot make it read more).
+/// The bytes of the regular file `path`, refused past `max` bytes (checked while reading,
+/// so a file that grows cannot make it read more).
 fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    // A FIFO or a device would block or never end: only regular files (or links to them).
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("cannot read {name}: not a regular file"));
+    }
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     let mut bytes = Vec::new();
     file.take(max + 1)

@@ -302,4 +302,19 @@ fn files_are_read_up_to_their_limit_and_refused_past_it() {
     assert_eq!(read_limited(&path, 100).unwrap().len(), 100);
     let e = read_limited(&path, 99).unwrap_err();
     assert!(e.contains("f is larger than 99 bytes"), "{e}");
+    // A FIFO is refused without opening it (opening would wait for a writer).
+    let fifo = dir.path().join("vocab.txt");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let e = read_limited(&fifo, 100).unwrap_err();
+    assert!(e.contains("vocab.txt: not a regular file"), "{e}");
+    assert!(load_err(dir.path()).contains("not a regular file"));
+    assert!(
+        read_limited(dir.path(), 100)
+            .unwrap_err()
+            .contains("not a regular file")
+    );
 }
