@@ -174,6 +174,20 @@ fn load_skill(
     })
 }
 
+/// `f`, which searches or selects: when the engine runs a model for that (milliseconds of
+/// CPU) on a multi-threaded tokio runtime, tokio is told the thread blocks, so that other
+/// sessions' work moves to other threads; else it runs as any call.
+fn beside_executor<T>(engine: &Engine, f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let multi =
+        Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    if multi && engine.runs_model() {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
 /// Run one tool for the model, under the profile (`None`: the engine's).
 pub async fn call(
     engine: &Engine,
@@ -218,7 +232,7 @@ pub async fn call(
                 limit,
                 profile: profile.map(str::to_owned),
             };
-            match engine.search(&request) {
+            match beside_executor(engine, || engine.search(&request)) {
                 Ok(matches) => json_result(&SearchShape::new(query, &matches)),
                 Err(e) => error_result(e.to_string()),
             }
@@ -242,7 +256,7 @@ pub async fn call(
             if let Some(n) = number_arg(&args, "max_skills")? {
                 options.max_skills = n;
             }
-            match engine.select(message, &options) {
+            match beside_executor(engine, || engine.select(message, &options)) {
                 Ok(selection) => json_result(&selection),
                 Err(e) => error_result(e.to_string()),
             }

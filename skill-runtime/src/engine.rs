@@ -534,6 +534,19 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Whether search and selection run a sentence-embedding model (feature
+    /// `transformer`, [`EngineConfig`]'s `transformer`): milliseconds of CPU a request, so an
+    /// async host should call them off its executor's threads.
+    pub fn runs_model(&self) -> bool {
+        #[cfg(feature = "transformer")]
+        if self.index.transformer.is_some() {
+            return true;
+        }
+        false
+    }
+}
+
 /// The skill search index, built at start or on first use.
 struct LazyIndex {
     storage: Storage,

@@ -70,7 +70,7 @@
 //! With the `transformer` feature and a model given to the index
 //! (`SkillIndex::with_transformer`, `Transformer` loaded from a folder the host keeps), the
 //! gate has one more input, the model's cosine of the request and the first candidate's
-//! description, and its weights are those fitted with it.
+//! description, and its weights (with `evidence` and `rel`) are those fitted with it.
 //!
 //! So at the default threshold of 0.5 a request gets `no_skill_needed` when the gate says
 //! no skill fits (or when every candidate's own limits rule it out), and the first

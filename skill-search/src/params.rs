@@ -138,7 +138,9 @@ const T_REL: f32 = 0.25;
 #[cfg(feature = "transformer")]
 impl Params {
     /// The values used when the index has a sentence-embedding model (crate feature
-    /// `transformer`): [`Params::SHIPPED`] with a gate fitted on its similarity too.
+    /// `transformer`): [`Params::SHIPPED`]'s ranking, with the gate and the confidence
+    /// drop below the best candidate (`evidence_share`, `rel`) fitted with the model's
+    /// similarity as one more gate input.
     pub const TRANSFORMER: Params = Params {
         gate_bias: T_GATE_BIAS,
         gate_lex: T_GATE_LEX,

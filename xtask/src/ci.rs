@@ -83,17 +83,39 @@ pub const STEPS: &[Step] = &[
     Step::cargo(&NO_DEFAULTS[2]),
     Step::cargo(&NO_DEFAULTS[3]),
     Step::cargo(&NO_DEFAULTS[4]),
-    // skill-search's optional sentence-embedding model (candle, off by default): its unit
-    // tests, on a tiny model the tests write, with every other unit test of the crate.
-    // The one step that builds candle (about two minutes on two cores).
+    // The optional sentence-embedding model (candle, off by default, so no step above
+    // compiles it): its code in every crate that forwards it, linted; skill-search's tests
+    // with it (on a tiny model the tests write, with every other test of the crate, doc
+    // tests included); its API docs.
     Step::cargo(&[
-        "test",
+        "clippy",
         "-p",
         "skill-search",
+        "-p",
+        "skill-runtime",
+        "-p",
+        "skill-server",
+        "-p",
+        "xtask",
         "--features",
-        "transformer",
-        "--lib",
+        "skill-search/transformer,skill-runtime/transformer,skill-server/transformer,xtask/transformer",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
     ]),
+    Step::cargo(&["test", "-p", "skill-search", "--features", "transformer"]),
+    Step {
+        env: &[("RUSTDOCFLAGS", "-D warnings")],
+        args: &[
+            "doc",
+            "--no-deps",
+            "-p",
+            "skill-search",
+            "--features",
+            "transformer",
+        ],
+    },
 ];
 
 /// The crates with cargo features, each checked (with its tests) without its defaults.

@@ -1,6 +1,8 @@
 //! The optional full sentence-embedding model (crate feature `transformer`): the BERT
-//! encoder of all-MiniLM-L6-v2 (or any BERT with the same vocabulary), run on the CPU by
-//! candle, for hosts that accept some milliseconds a request for a better no-skill gate.
+//! encoder of all-MiniLM-L6-v2, run on the CPU by candle, for hosts that accept some
+//! milliseconds a request for a better no-skill gate. Another BERT with the same
+//! vocabulary loads too, but the gate's weights are fitted on all-MiniLM-L6-v2's
+//! similarities, whose scale another model does not share.
 //!
 //! The static table ([`super::StaticEmbedder`]) sums token vectors, so it cannot read word
 //! order or context; a near-miss request ("a Chrome extension that hides YouTube Shorts")
@@ -53,7 +55,8 @@ pub struct Transformer {
     sep: u32,
     /// Tokens a text is cut to, `[CLS]` and `[SEP]` included.
     max_tokens: usize,
-    cache: Mutex<HashMap<String, Arc<[f32]>>>,
+    /// Embeddings by token ids (at most [`MAX_TOKENS`] each).
+    cache: Mutex<HashMap<Vec<u32>, Arc<[f32]>>>,
     /// The folder it was loaded from (for errors).
     dir: PathBuf,
 }
@@ -84,7 +87,7 @@ impl Transformer {
             message,
         };
         let wordpiece = StaticEmbedder::bundled()?;
-        let vocab = read_limited(&dir.join("vocab.txt"), MAX_SMALL_FILE_BYTES).map_err(&fail)?;
+        let vocab = read_limited(dir, "vocab.txt", MAX_SMALL_FILE_BYTES).map_err(&fail)?;
         let vocab =
             String::from_utf8(vocab).map_err(|_| fail("vocab.txt is not UTF-8".to_owned()))?;
         let ours = wordpiece.vocab();
@@ -108,18 +111,12 @@ impl Transformer {
                 .ok_or_else(|| fail(format!("the vocabulary has no {token} entry")))
         };
         let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
-        let pooling = dir.join("1_Pooling").join("config.json");
-        if pooling.exists() {
-            let bytes = read_limited(&pooling, MAX_SMALL_FILE_BYTES).map_err(&fail)?;
-            let p: serde_json::Value = serde_json::from_slice(&bytes)
-                .map_err(|e| fail(format!("1_Pooling/config.json: {e}")))?;
-            if p.get("pooling_mode_mean_tokens") != Some(&serde_json::Value::Bool(true)) {
-                return Err(fail(
-                    "1_Pooling/config.json asks for another pooling than the mean of the tokens, the only one done here".to_owned(),
-                ));
-            }
+        // Read when anything is there, a broken link included (which is then an error).
+        if dir.join(POOLING_FILE).symlink_metadata().is_ok() {
+            let bytes = read_limited(dir, POOLING_FILE, MAX_SMALL_FILE_BYTES).map_err(&fail)?;
+            check_pooling(&bytes).map_err(|e| fail(format!("{POOLING_FILE}: {e}")))?;
         }
-        let config = read_limited(&dir.join("config.json"), MAX_SMALL_FILE_BYTES).map_err(&fail)?;
+        let config = read_limited(dir, "config.json", MAX_SMALL_FILE_BYTES).map_err(&fail)?;
         let config: Config = serde_json::from_slice(&config)
             .map_err(|e| fail(format!("config.json is not a BERT configuration: {e}")))?;
         if config.vocab_size != ours.len() {
@@ -129,19 +126,14 @@ impl Transformer {
                 ours.len()
             )));
         }
-        if config.max_position_embeddings < 2 {
-            return Err(fail(
-                "config.json has fewer than 2 positions, too few for [CLS] and [SEP]".to_owned(),
-            ));
-        }
-        let weights =
-            read_limited(&dir.join("model.safetensors"), MAX_MODEL_BYTES).map_err(&fail)?;
+        check_shape(&config).map_err(|e| fail(format!("config.json: {e}")))?;
+        let weights = read_limited(dir, "model.safetensors", MAX_MODEL_BYTES).map_err(&fail)?;
         let device = Device::Cpu;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|e| fail(format!("model.safetensors: {e}")))?;
         let model = BertModel::load(vb, &config)
             .map_err(|e| fail(format!("model.safetensors does not match config.json: {e}")))?;
-        Ok(Transformer {
+        let transformer = Transformer {
             model,
             device,
             wordpiece,
@@ -150,35 +142,49 @@ impl Transformer {
             max_tokens: MAX_TOKENS.min(config.max_position_embeddings),
             cache: Mutex::new(HashMap::new()),
             dir: dir.to_path_buf(),
-        })
+        };
+        // Some models load and still cannot run (an embedding table too small for the
+        // token types, say): one run now, so that they fail here and not on every request.
+        let probe = transformer.run(&[cls, sep])?;
+        if probe.len() != config.hidden_size || probe.iter().any(|v| !v.is_finite()) {
+            return Err(fail(format!(
+                "the model gives {} values, not the {} of hidden_size, or values that are not numbers",
+                probe.len(),
+                config.hidden_size
+            )));
+        }
+        Ok(transformer)
     }
 
     /// The sentence embedding of `text`: the mean of the model's outputs over its tokens
     /// (cut to [`MAX_TOKENS`]), unit length. A text with no token still has `[CLS]` and
     /// `[SEP]`, so every text has an embedding.
     ///
+    /// Texts are cached by their tokens as the model sees them (so texts that differ only
+    /// in case, accents or past the cut share an entry).
+    ///
     /// # Errors
     ///
-    /// [`Error::Transformer`] when the model fails to run (it does not on a model that
-    /// loaded; the error is kept rather than a panic), or [`Error::Poisoned`].
+    /// [`Error::Transformer`] when the model fails to run: [`Transformer::load`] ran it
+    /// once, so this is not expected; it is an error rather than a panic.
     pub fn embed(&self, text: &str) -> Result<Arc<[f32]>, Error> {
-        if let Some(hit) = self
-            .cache
-            .lock()
-            .map_err(|_| Error::Poisoned)?
-            .get(text)
-            .cloned()
-        {
+        let ids = self.ids(text);
+        if let Some(hit) = self.cache().get(&ids).cloned() {
             return Ok(hit);
         }
-        let ids = self.ids(text);
         let values: Arc<[f32]> = self.run(&ids)?.into();
-        let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;
+        let mut cache = self.cache();
         if cache.len() >= MAX_CACHED_TEXTS {
             cache.clear();
         }
-        cache.insert(text.to_owned(), Arc::clone(&values));
+        cache.insert(ids, Arc::clone(&values));
         Ok(values)
+    }
+
+    /// The cache. A panic elsewhere while it was held cannot leave it inconsistent (each
+    /// change is one map operation), so a poisoned lock is taken over.
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u32>, Arc<[f32]>>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The cosine similarity of two texts' embeddings.
@@ -225,20 +231,69 @@ impl Transformer {
     }
 }
 
-/// The bytes of the regular file `path`, refused past `max` bytes (checked while reading,
-/// so a file that grows cannot make it read more).
-fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, String> {
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+/// sentence-transformers' pooling configuration, inside the model folder.
+const POOLING_FILE: &str = "1_Pooling/config.json";
+
+/// A pooling configuration that asks for the mean of the tokens and nothing else.
+fn check_pooling(bytes: &[u8]) -> Result<(), String> {
+    let p: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let modes = p
+        .as_object()
+        .ok_or("not a JSON object")?
+        .iter()
+        .filter(|(k, _)| k.starts_with("pooling_mode_"));
+    let mut mean = false;
+    for (key, on) in modes {
+        match (key.as_str(), on.as_bool()) {
+            ("pooling_mode_mean_tokens", Some(true)) => mean = true,
+            (_, Some(false)) => {}
+            (other, _) => {
+                return Err(format!(
+                    "{other} is on; only the mean of the tokens (pooling_mode_mean_tokens) is done here"
+                ));
+            }
+        }
+    }
+    if mean {
+        Ok(())
+    } else {
+        Err("pooling_mode_mean_tokens is not on; only the mean of the tokens is done here".into())
+    }
+}
+
+/// A configuration candle's BERT can be built from without dividing by zero or indexing
+/// out of range: at least one attention head dividing the hidden size, non-empty layers
+/// and token types, room for `[CLS]` and `[SEP]`.
+fn check_shape(c: &Config) -> Result<(), String> {
+    if c.num_attention_heads == 0 || c.hidden_size == 0 {
+        return Err("hidden_size and num_attention_heads must be at least 1".into());
+    }
+    if c.hidden_size % c.num_attention_heads != 0 {
+        return Err(format!(
+            "hidden_size {} is not a multiple of num_attention_heads {}",
+            c.hidden_size, c.num_attention_heads
+        ));
+    }
+    if c.intermediate_size == 0 || c.type_vocab_size == 0 {
+        return Err("intermediate_size and type_vocab_size must be at least 1".into());
+    }
+    if c.max_position_embeddings < 2 {
+        return Err("fewer than 2 positions, too few for [CLS] and [SEP]".into());
+    }
+    Ok(())
+}
+
+/// The bytes of the regular file `name` in `dir`, refused past `max` bytes (checked while
+/// reading, so a file that grows cannot make it read more). Errors name the file by `name`.
+fn read_limited(dir: &Path, name: &str, max: u64) -> Result<Vec<u8>, String> {
+    let path = dir.join(name);
     // A FIFO or a device would block or never end: only regular files (or links to them).
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let meta = std::fs::metadata(&path).map_err(|e| format!("cannot read {name}: {e}"))?;
     if !meta.is_file() {
         return Err(format!("cannot read {name}: not a regular file"));
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let mut bytes = Vec::new();
+    let file = std::fs::File::open(&path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(max)).unwrap_or(0));
     file.take(max + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read {name}: {e}"))?;

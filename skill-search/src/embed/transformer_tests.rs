@@ -28,22 +28,26 @@ fn values(seed: u64, n: usize) -> Vec<f32> {
 }
 
 fn config(vocab: usize) -> String {
+    config_with(vocab, POSITIONS)
+}
+
+fn config_with(vocab: usize, positions: usize) -> String {
     format!(
         r#"{{"vocab_size": {vocab}, "hidden_size": {HIDDEN}, "num_hidden_layers": 1,
         "num_attention_heads": 2, "intermediate_size": {INTERMEDIATE}, "hidden_act": "gelu",
-        "hidden_dropout_prob": 0.1, "max_position_embeddings": {POSITIONS}, "type_vocab_size": 2,
+        "hidden_dropout_prob": 0.1, "max_position_embeddings": {positions}, "type_vocab_size": 2,
         "initializer_range": 0.02, "layer_norm_eps": 1e-12, "pad_token_id": 0,
         "position_embedding_type": "absolute", "model_type": "bert"}}"#
     )
 }
 
 /// The tiny model's weights, by name.
-fn weights(vocab: usize) -> HashMap<String, Tensor> {
+fn weights(vocab: usize, positions: usize) -> HashMap<String, Tensor> {
     let shapes: Vec<(&str, Vec<usize>)> = vec![
         ("embeddings.word_embeddings.weight", vec![vocab, HIDDEN]),
         (
             "embeddings.position_embeddings.weight",
-            vec![POSITIONS, HIDDEN],
+            vec![positions, HIDDEN],
         ),
         ("embeddings.token_type_embeddings.weight", vec![2, HIDDEN]),
         ("embeddings.LayerNorm.weight", vec![HIDDEN]),
@@ -109,14 +113,26 @@ fn weights(vocab: usize) -> HashMap<String, Tensor> {
 
 /// A model folder with the bundled vocabulary and the tiny model.
 pub(crate) fn model_dir() -> tempfile::TempDir {
+    model_dir_with(POSITIONS)
+}
+
+/// [`model_dir`] with another number of positions.
+fn model_dir_with(positions: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let vocab = StaticEmbedder::bundled().unwrap().vocab();
     let mut text = vocab.join("\n");
     text.push('\n');
     std::fs::write(dir.path().join("vocab.txt"), text).unwrap();
-    std::fs::write(dir.path().join("config.json"), config(vocab.len())).unwrap();
-    candle_core::safetensors::save(&weights(vocab.len()), dir.path().join("model.safetensors"))
-        .unwrap();
+    std::fs::write(
+        dir.path().join("config.json"),
+        config_with(vocab.len(), positions),
+    )
+    .unwrap();
+    candle_core::safetensors::save(
+        &weights(vocab.len(), positions),
+        dir.path().join("model.safetensors"),
+    )
+    .unwrap();
     dir
 }
 
@@ -230,7 +246,7 @@ fn the_cache_is_emptied_when_full() {
     {
         let mut cache = t.cache.lock().unwrap();
         for i in 0..MAX_CACHED_TEXTS - 1 {
-            cache.insert(format!("text {i}"), Arc::from(vec![0.0; HIDDEN]));
+            cache.insert(vec![i as u32], Arc::from(vec![0.0; HIDDEN]));
         }
     }
     t.embed("one more").unwrap();
@@ -238,7 +254,11 @@ fn the_cache_is_emptied_when_full() {
     t.embed("and another").unwrap();
     let cache = t.cache.lock().unwrap();
     assert_eq!(cache.len(), 1);
-    assert!(cache.contains_key("and another"));
+    assert!(cache.contains_key(&t.ids("and another")));
+    drop(cache);
+    // Texts the model sees alike share an entry.
+    t.embed("AND ANOTHER").unwrap();
+    assert_eq!(t.cache.lock().unwrap().len(), 1);
 }
 
 #[test]
@@ -280,12 +300,16 @@ fn a_folder_that_is_not_a_usable_model_is_an_error_naming_the_problem() {
 
     let pooling = dir.path().join("1_Pooling");
     std::fs::create_dir(&pooling).unwrap();
-    std::fs::write(
-        pooling.join("config.json"),
+    for other in [
         r#"{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#,
-    )
-    .unwrap();
-    assert!(load_err(dir.path()).contains("pooling"));
+        r#"{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": true}"#,
+        r#"{"word_embedding_dimension": 384}"#,
+        "[]",
+    ] {
+        std::fs::write(pooling.join("config.json"), other).unwrap();
+        let e = load_err(dir.path());
+        assert!(e.contains("1_Pooling/config.json"), "{other}: {e}");
+    }
     std::fs::write(
         pooling.join("config.json"),
         r#"{"pooling_mode_mean_tokens": true}"#,
@@ -297,24 +321,91 @@ fn a_folder_that_is_not_a_usable_model_is_an_error_naming_the_problem() {
 #[test]
 fn files_are_read_up_to_their_limit_and_refused_past_it() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f");
-    std::fs::write(&path, vec![b'x'; 100]).unwrap();
-    assert_eq!(read_limited(&path, 100).unwrap().len(), 100);
-    let e = read_limited(&path, 99).unwrap_err();
+    std::fs::write(dir.path().join("f"), vec![b'x'; 100]).unwrap();
+    assert_eq!(read_limited(dir.path(), "f", 100).unwrap().len(), 100);
+    let e = read_limited(dir.path(), "f", 99).unwrap_err();
     assert!(e.contains("f is larger than 99 bytes"), "{e}");
-    // A FIFO is refused without opening it (opening would wait for a writer).
+    // A folder is not read.
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let e = read_limited(dir.path(), "sub", 100).unwrap_err();
+    assert!(e.contains("sub: not a regular file"), "{e}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_the_model_folder_is_refused_without_waiting_for_a_writer() {
+    let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("vocab.txt");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap();
     assert!(made.success());
-    let e = read_limited(&fifo, 100).unwrap_err();
+    let e = read_limited(dir.path(), "vocab.txt", 100).unwrap_err();
     assert!(e.contains("vocab.txt: not a regular file"), "{e}");
     assert!(load_err(dir.path()).contains("not a regular file"));
-    assert!(
-        read_limited(dir.path(), 100)
-            .unwrap_err()
-            .contains("not a regular file")
-    );
+}
+
+#[test]
+fn a_configuration_that_cannot_run_is_refused_at_load_not_at_the_first_request() {
+    let dir = model_dir();
+    let config_path = dir.path().join("config.json");
+    let good = config(30_522);
+    for (from, to, says) in [
+        (
+            "\"num_attention_heads\": 2",
+            "\"num_attention_heads\": 0",
+            "at least 1",
+        ),
+        (
+            "\"num_attention_heads\": 2",
+            "\"num_attention_heads\": 3",
+            "not a multiple",
+        ),
+        (
+            "\"type_vocab_size\": 2",
+            "\"type_vocab_size\": 0",
+            "at least 1",
+        ),
+        (
+            "\"intermediate_size\": 16",
+            "\"intermediate_size\": 0",
+            "at least 1",
+        ),
+        (
+            "\"max_position_embeddings\": 16",
+            "\"max_position_embeddings\": 1",
+            "fewer than 2 positions",
+        ),
+    ] {
+        assert!(good.contains(from), "{from}");
+        std::fs::write(&config_path, good.replace(from, to)).unwrap();
+        let e = load_err(dir.path());
+        assert!(e.contains("config.json") && e.contains(says), "{to}: {e}");
+    }
+    // At the edge, 2 positions pass the check (the weights have 16, so they do not match).
+    std::fs::write(
+        &config_path,
+        good.replace(
+            "\"max_position_embeddings\": 16",
+            "\"max_position_embeddings\": 2",
+        ),
+    )
+    .unwrap();
+    let e = load_err(dir.path());
+    assert!(e.contains("does not match"), "{e}");
+}
+
+#[test]
+fn text_is_cut_at_max_tokens_when_the_model_has_more_positions() {
+    let dir = model_dir_with(MAX_TOKENS + 44);
+    let t = Transformer::load(dir.path()).unwrap();
+    assert_eq!(t.max_tokens, MAX_TOKENS);
+    // MAX_TOKENS - 2 words fit whole; one more is cut.
+    let fit = "report ".repeat(MAX_TOKENS - 2);
+    assert_eq!(t.ids(&fit).len(), MAX_TOKENS);
+    let ids = t.ids(&format!("{fit}calendar"));
+    assert_eq!(ids.len(), MAX_TOKENS);
+    assert_eq!(ids, t.ids(&fit));
+    assert!((norm(&t.embed(&"report ".repeat(10_000)).unwrap()) - 1.0).abs() < 1e-5);
 }

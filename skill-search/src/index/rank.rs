@@ -125,8 +125,12 @@ impl SkillIndex {
         p: &Params,
         keep: Option<usize>,
     ) -> Result<(Vec<Match>, Gate), Error> {
-        let st = self.state.read().map_err(|_| Error::Poisoned)?;
         let message = clip(req.text);
+        // With a sentence-embedding model, its run on the request (the slow part) happens
+        // before the index is locked, so that a reload does not wait for it; under the
+        // lock only a description never ranked first before is run.
+        self.embed_request(message)?;
+        let st = self.state.read().map_err(|_| Error::Poisoned)?;
         let mut english = self.english.clone();
         let mut stems = self.stems.clone();
 

@@ -12,7 +12,10 @@
 //!    with a right one among the first three against requests no skill fits; requests the
 //!    ranking gets wrong are left out) on the best raw lexical score, its share of the
 //!    request, the best semantic similarity, the share of the request's words no skill
-//!    uses and the rarest request word the first candidate lacks. Its rows come from the
+//!    uses and the rarest request word the first candidate lacks (and, with
+//!    `--transformer DIR`, the model's similarity of the request and the first
+//!    candidate's description; then only the gate and step 3 are fitted, with the
+//!    ranking as shipped). Its rows come from the
 //!    whole corpus and from each of its packs alone (`packs.rs`: a host with a single
 //!    pack must refuse what that pack cannot answer), each of the four cells (corpus or
 //!    pack, right or none) weighing the same. Then its intercept is shifted to maximise

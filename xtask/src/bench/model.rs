@@ -57,6 +57,9 @@ pub fn check(model: &Model) -> Result<f32, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let reference: Reference =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if reference.cases.is_empty() {
+        return Err(format!("{} has no cases", path.display()));
+    }
     let mut least = f32::MAX;
     for case in &reference.cases {
         let ours = model.embed(&case.text).map_err(|e| e.to_string())?;

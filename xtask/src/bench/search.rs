@@ -168,6 +168,9 @@ fn latencies(requests: &[String], passes: usize, mut f: impl FnMut(&str)) -> Vec
 
 /// Run `bench search`.
 pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
+    if args.transformer.is_some() {
+        return Err("--transformer is for `bench select` and `bench select-fit`".into());
+    }
     let corpus = args.corpus()?;
     if corpus.is_dir() {
         let requests: Vec<String> = args

@@ -158,6 +158,12 @@ struct Baselines {
 
 /// Run `bench select`.
 pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
+    // The model first: a folder that is not one (or an xtask built without the feature)
+    // fails before the long run, not after it.
+    let models = match &args.transformer {
+        Some(dir) => Some((model::load(dir)?, model::load(dir)?)),
+        None => None,
+    };
     let corpus = args.corpus()?;
     if !corpus.is_dir() {
         table.skipped(
@@ -210,10 +216,9 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
         misses(&index, &tune, table);
     }
-    if let Some(dir) = &args.transformer {
-        let m = model::load(dir)?;
+    if let Some((m, fresh)) = &models {
         const NAME: &str = "select: the model against its reference outputs";
-        match model::check(&m) {
+        match model::check(m) {
             Ok(cos) if cos >= MIN_REFERENCE_COSINE => table.note(format!(
                 "{NAME}: least cosine {cos:.6} (at least {MIN_REFERENCE_COSINE}: ok)"
             )),
@@ -225,11 +230,10 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         }
         let with = model::attach(
             SkillIndex::build(snapshot.clone()).map_err(|e| e.to_string())?,
-            Some(&m),
+            Some(m),
         );
-        // A second copy of the model, with an empty cache, times the model alone.
-        let fresh = model::load(dir)?;
-        transformer_rows(&with, &fresh, &held, &tune, &b, table)?;
+        // The second copy of the model, with an empty cache, times the model alone.
+        transformer_rows(&with, fresh, &held, &tune, &b, table)?;
     }
 
     // Latency and build time: the corpus, then a generated pack.
@@ -327,8 +331,12 @@ fn transformer_rows(
         let start = std::time::Instant::now();
         let selected = index
             .select(&c.request, &opts)
-            .map(|s| s.selected_skills.into_iter().map(|s| s.skill_id).collect())
-            .unwrap_or_default();
+            .map_err(|e| format!("select with the model: {e}"))?;
+        let selected = selected
+            .selected_skills
+            .into_iter()
+            .map(|s| s.skill_id)
+            .collect();
         times.push(start.elapsed());
         let ranked = index
             .search(&SearchRequest {
@@ -336,8 +344,10 @@ fn transformer_rows(
                 limit: DEPTH,
                 ..Default::default()
             })
-            .map(|h| h.into_iter().map(|m| m.name).collect())
-            .unwrap_or_default();
+            .map_err(|e| format!("search with the model: {e}"))?
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
         answers.push(Answer {
             ranked,
             selected: Some(selected),

@@ -68,6 +68,28 @@ pub(crate) async fn handle(app: &Arc<App>, routed: Routed) -> Response<Body> {
     }
 }
 
+/// `f` on tokio's blocking threads when the engine runs a model for it (a search or a
+/// selection then takes milliseconds of CPU, which must not hold an executor thread that
+/// other connections need), else inline.
+async fn off_executor(
+    app: &Arc<App>,
+    f: impl FnOnce(&App) -> Result<Response<Body>, ApiError> + Send + 'static,
+) -> Result<Response<Body>, ApiError> {
+    if !app.engine.runs_model() {
+        return f(app);
+    }
+    let app = Arc::clone(app);
+    tokio::task::spawn_blocking(move || f(&app))
+        .await
+        .unwrap_or_else(|e| {
+            Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                format!("the request's worker failed: {e}"),
+            ))
+        })
+}
+
 async fn dispatch(
     app: &Arc<App>,
     endpoint: &Endpoint,
@@ -94,8 +116,11 @@ async fn dispatch(
         }
         Op::Catalog => skills::catalog(app, &query),
         Op::Diagnostics => Ok(skills::diagnostics(app)),
-        Op::Search => search::search(app, &query),
-        Op::Select => search::select(app, json_body(req)?),
+        Op::Search => off_executor(app, move |app| search::search(app, &query)).await,
+        Op::Select => {
+            let body = json_body(req)?;
+            off_executor(app, move |app| search::select(app, body)).await
+        }
         Op::NotesSearch => search::notes(app, &query).await,
         Op::Schedules => schedules::schedules(app, &query),
         Op::Extract => exec::extract(app, json_body(req)?),
