@@ -387,7 +387,7 @@ pub fn cross_validate(index: &SkillIndex, tune: &[&Case], packs: &[Pack], start:
 /// The parameters as the constants of `params.rs`.
 pub fn constants(p: &Params) -> String {
     format!(
-        "const K1: f32 = {};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {};\nconst NOT_PENALTY: f32 = {};\nconst ONLY_PENALTY: f32 = {};\nconst W_LEX: f32 = {};\nconst W_SEM: f32 = {};\nconst GATE_BIAS: f32 = {:.3};\nconst GATE_LEX: f32 = {:.3};\nconst GATE_COVER: f32 = {:.3};\nconst GATE_SEM: f32 = {:.3};\nconst GATE_UNKNOWN: f32 = {:.3};\nconst GATE_MISS: f32 = {:.3};\nconst EVIDENCE_SHARE: f32 = {};\nconst REL: f32 = {};\nconst DIVERSITY: f32 = {};",
+        "const K1: f32 = {:?};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {:?};\nconst NOT_PENALTY: f32 = {:?};\nconst ONLY_PENALTY: f32 = {:?};\nconst W_LEX: f32 = {:?};\nconst W_SEM: f32 = {:?};\n{}\nconst DIVERSITY: f32 = {:?};",
         p.k1,
         p.b,
         p.w,
@@ -396,33 +396,35 @@ pub fn constants(p: &Params) -> String {
         p.only_penalty,
         p.w_lex,
         p.w_sem,
-        p.gate_bias,
-        p.gate_lex,
-        p.gate_cover,
-        p.gate_sem,
-        p.gate_unknown,
-        p.gate_miss,
-        p.evidence_share,
-        p.rel,
+        gate_constants("", p, false),
         p.diversity
     )
 }
 
-/// The gate's constants for an index with a sentence-embedding model (`params.rs`'s
-/// `T_*`).
-fn transformer_constants(p: &Params) -> String {
-    format!(
-        "const T_GATE_BIAS: f32 = {:.3};\nconst T_GATE_LEX: f32 = {:.3};\nconst T_GATE_COVER: f32 = {:.3};\nconst T_GATE_SEM: f32 = {:.3};\nconst T_GATE_UNKNOWN: f32 = {:.3};\nconst T_GATE_MISS: f32 = {:.3};\nconst T_GATE_FULL: f32 = {:.3};\nconst T_EVIDENCE_SHARE: f32 = {};\nconst T_REL: f32 = {};",
-        p.gate_bias,
-        p.gate_lex,
-        p.gate_cover,
-        p.gate_sem,
-        p.gate_unknown,
-        p.gate_miss,
-        p.gate_full,
-        p.evidence_share,
-        p.rel
-    )
+/// The gate's constants and the confidence drop's, their names after `prefix`; the
+/// model's weight only `with_full`.
+fn gate_constants(prefix: &str, p: &Params, with_full: bool) -> String {
+    let mut gate = vec![
+        ("GATE_BIAS", p.gate_bias),
+        ("GATE_LEX", p.gate_lex),
+        ("GATE_COVER", p.gate_cover),
+        ("GATE_SEM", p.gate_sem),
+        ("GATE_UNKNOWN", p.gate_unknown),
+        ("GATE_MISS", p.gate_miss),
+    ];
+    if with_full {
+        gate.push(("GATE_FULL", p.gate_full));
+    }
+    let mut lines: Vec<String> = gate
+        .into_iter()
+        .map(|(name, v)| format!("const {prefix}{name}: f32 = {v:.3};"))
+        .collect();
+    lines.push(format!(
+        "const {prefix}EVIDENCE_SHARE: f32 = {:?};",
+        p.evidence_share
+    ));
+    lines.push(format!("const {prefix}REL: f32 = {:?};", p.rel));
+    lines.join("\n")
 }
 
 /// The gate alone, for indexes that have a sentence-embedding model: the ranking stays as
@@ -445,7 +447,7 @@ pub fn run_gate(index: &SkillIndex, packs: &[Pack], cases: &[Case]) -> Vec<Strin
     vec![
         cv.line("gate with the model, 5-fold CV on tune (held folds)"),
         s.line("gate with the model, tune, fitted"),
-        format!("fitted constants:\n{}", transformer_constants(&p)),
+        format!("fitted constants:\n{}", gate_constants("T_", &p, true)),
     ]
 }
 
@@ -486,6 +488,23 @@ mod tests {
 
     fn row(y: f64, group: Group, x: f64) -> ([f64; GATE_FEATURES], f64, Group) {
         ([1.0, x, 0.5 * x, 0.1, 0.0, x * x, 0.0], y, group)
+    }
+
+    #[test]
+    fn the_printed_constants_are_those_of_params_rs() {
+        let params = include_str!("../../../skill-search/src/params.rs");
+        let shipped = constants(&Params::SHIPPED);
+        for line in shipped.lines() {
+            assert!(params.contains(line), "{line} is not in params.rs");
+        }
+        assert!(shipped.contains("const GATE_MISS: f32 = ") && !shipped.contains("GATE_FULL"));
+        let t = gate_constants("T_", &Params::SHIPPED, true);
+        assert_eq!(t.lines().count(), 9);
+        assert!(t.contains("const T_GATE_FULL: f32 = 0.000;"), "{t}");
+        #[cfg(feature = "transformer")]
+        for line in gate_constants("T_", &Params::TRANSFORMER, true).lines() {
+            assert!(params.contains(line), "{line} is not in params.rs");
+        }
     }
 
     #[test]
