@@ -122,6 +122,32 @@ impl StaticEmbedder {
     }
 }
 
+/// The cosine similarity of two unit vectors (or zero ones), in [-1, 1]: their dot product
+/// over the common prefix.
+pub(crate) fn unit_cosine(a: &[f32], b: &[f32]) -> f32 {
+    // Eight running sums instead of one: a single sum is a chain of dependent additions
+    // the compiler may not reorder, so it runs one component at a time; eight independent
+    // ones become vector instructions. (A request is compared with every candidate,
+    // hundreds at 10,000 skills; the one chain was most of a query's time.)
+    const LANES: usize = 8;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut sums = [0f32; LANES];
+    let (mut xs, mut ys) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    for (x, y) in (&mut xs).zip(&mut ys) {
+        for i in 0..LANES {
+            sums[i] += x[i] * y[i];
+        }
+    }
+    let rest: f32 = xs
+        .remainder()
+        .iter()
+        .zip(ys.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    (sums.iter().sum::<f32>() + rest).clamp(-1.0, 1.0)
+}
+
 /// A text's position in the embedding space: unit length, or all zeros when the text had
 /// no known token.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,27 +160,7 @@ impl Embedding {
     /// is zero. Embeddings from the same embedder always have the same length; were they
     /// not, only the common prefix would count.
     pub(crate) fn cosine(&self, other: &Embedding) -> f32 {
-        // Eight running sums instead of one: a single sum is a chain of dependent
-        // additions the compiler may not reorder, so it runs one component at a time; eight
-        // independent ones become vector instructions. (A request is compared with every
-        // candidate, hundreds at 10,000 skills; the one chain was most of a query's time.)
-        const LANES: usize = 8;
-        let n = self.values.len().min(other.values.len());
-        let (a, b) = (&self.values[..n], &other.values[..n]);
-        let mut sums = [0f32; LANES];
-        let (mut xs, mut ys) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-        for (x, y) in (&mut xs).zip(&mut ys) {
-            for i in 0..LANES {
-                sums[i] += x[i] * y[i];
-            }
-        }
-        let rest: f32 = xs
-            .remainder()
-            .iter()
-            .zip(ys.remainder())
-            .map(|(x, y)| x * y)
-            .sum();
-        (sums.iter().sum::<f32>() + rest).clamp(-1.0, 1.0)
+        unit_cosine(&self.values, &other.values)
     }
 
     /// Whether the text had no known token (the vector is all zeros).

@@ -189,12 +189,7 @@ impl Transformer {
 
     /// The cosine similarity of two texts' embeddings.
     pub(crate) fn similarity(&self, a: &str, b: &str) -> Result<f32, Error> {
-        let (a, b) = (self.embed(a)?, self.embed(b)?);
-        Ok(a.iter()
-            .zip(b.iter())
-            .map(|(x, y)| x * y)
-            .sum::<f32>()
-            .clamp(-1.0, 1.0))
+        Ok(super::unit_cosine(&self.embed(a)?, &self.embed(b)?))
     }
 
     /// `[CLS]`, the text's token ids, `[SEP]`, at most `max_tokens` in all.
