@@ -178,10 +178,17 @@ fn load_skill(
 /// CPU) on a multi-threaded tokio runtime, tokio is told the thread blocks, so that other
 /// sessions' work moves to other threads; else it runs as any call.
 fn beside_executor<T>(engine: &Engine, f: impl FnOnce() -> T) -> T {
+    blocking_in_place(engine.runs_model(), f)
+}
+
+/// `f`, in `block_in_place` when `blocking` and the caller is on a multi-threaded tokio
+/// runtime (which alone allows it: on a current-thread runtime it would panic), else as a
+/// plain call.
+fn blocking_in_place<T>(blocking: bool, f: impl FnOnce() -> T) -> T {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let multi =
         Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
-    if multi && engine.runs_model() {
+    if multi && blocking {
         tokio::task::block_in_place(f)
     } else {
         f()
@@ -280,6 +287,7 @@ pub async fn call(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -298,6 +306,37 @@ mod tests {
                 t.name
             );
         }
+    }
+
+    /// A tool that runs a model blocks its thread: on a multi-threaded runtime tokio is told
+    /// (the worker's other tasks move on), which shows as a second worker running a task
+    /// while the first is still blocked; on a current-thread runtime, or outside tokio, it
+    /// is a plain call, where `block_in_place` would panic.
+    #[test]
+    fn a_model_call_blocks_in_place_only_where_tokio_allows_it() {
+        assert_eq!(blocking_in_place(true, || 7), 7);
+        let current = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(current.block_on(async { blocking_in_place(true, || 8) }), 8);
+
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let ran = multi.block_on(async move {
+            // On the only worker: blocked until a task spawned from inside `f` has run,
+            // which needs the worker handed over to another thread.
+            let task = tokio::spawn(async move {
+                blocking_in_place(true, || {
+                    tokio::spawn(async move { tx.send(()).unwrap() });
+                    rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok()
+                })
+            });
+            task.await.unwrap()
+        });
+        assert!(ran, "the spawned task never ran while the tool blocked");
     }
 
     #[test]

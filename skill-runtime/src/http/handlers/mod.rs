@@ -75,11 +75,8 @@ async fn off_executor(
     app: &Arc<App>,
     f: impl FnOnce(&App) -> Result<Response<Body>, ApiError> + Send + 'static,
 ) -> Result<Response<Body>, ApiError> {
-    if !app.engine.runs_model() {
-        return f(app);
-    }
-    let app = Arc::clone(app);
-    tokio::task::spawn_blocking(move || f(&app))
+    let worker = Arc::clone(app);
+    on_blocking_thread(app.engine.runs_model(), move || f(&worker))
         .await
         .unwrap_or_else(|e| {
             Err(ApiError::new(
@@ -88,6 +85,19 @@ async fn off_executor(
                 format!("the request's worker failed: {e}"),
             ))
         })
+}
+
+/// `f` on tokio's blocking threads when `blocking`, else inline on the caller's; a panic
+/// on a blocking thread comes back as the error.
+async fn on_blocking_thread<T: Send + 'static>(
+    blocking: bool,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    if blocking {
+        tokio::task::spawn_blocking(f).await
+    } else {
+        Ok(f())
+    }
 }
 
 async fn dispatch(
@@ -208,4 +218,31 @@ fn scope(q: &Query) -> Result<crate::Scope, ApiError> {
 /// or an instant that is empty is refused instead, as the OpenAPI document says).
 fn text(q: &Query, key: &str) -> Option<String> {
     q.get(key).filter(|v| !v.is_empty()).cloned()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::on_blocking_thread;
+    use std::thread;
+
+    /// With a model, a search or selection runs on a blocking thread, not on the thread
+    /// that runs the executor (here the test's own, a current-thread runtime); without
+    /// one, it runs inline there.
+    #[tokio::test]
+    async fn work_moves_off_the_executor_thread_only_when_asked() {
+        let executor = thread::current().id();
+        let inline = on_blocking_thread(false, || thread::current().id()).await;
+        assert_eq!(inline.unwrap(), executor);
+        let moved = on_blocking_thread(true, || thread::current().id()).await;
+        assert_ne!(moved.unwrap(), executor);
+    }
+
+    /// A panic on the blocking thread is an error for this request, not a crash of the
+    /// executor.
+    #[tokio::test]
+    async fn a_panic_on_the_blocking_thread_is_an_error() {
+        let failed = on_blocking_thread(true, || -> u8 { panic!("worker bug") }).await;
+        assert!(failed.unwrap_err().is_panic());
+    }
 }
