@@ -173,7 +173,7 @@ pub fn detect(root: Option<&Node>) -> Dialect {
     let Node::Map(entries) = root else {
         return Dialect::AgentSkills;
     };
-    let has = |markers: &[&str]| entries.iter().any(|(k, _)| markers.contains(&k.as_str()));
+    let has = |markers: &[&str]| entries.iter().any(|(k, _)| markers.contains(&k.as_ref()));
     if has(ACTIONS_MARKERS) {
         Dialect::Actions
     } else if has(LILY_MARKERS) {

@@ -120,5 +120,5 @@ pub enum KeptFrontmatter<'t> {
     /// Frontmatter whose text `yaml::parse` refuses.
     Invalid(crate::document::Frontmatter<'t>),
     /// Frontmatter and the tree `yaml::parse` read from its text.
-    Read(crate::document::Frontmatter<'t>, crate::yaml::Node),
+    Read(crate::document::Frontmatter<'t>, crate::yaml::Node<'t>),
 }

@@ -176,7 +176,7 @@ pub struct Manifest {
     /// `when_not_to_use`: cases the skill is not for, with the same limits.
     pub when_not_to_use: Vec<String>,
     /// Keys no dialect defines, with their values.
-    pub extra: BTreeMap<String, Node>,
+    pub extra: BTreeMap<String, Node<'static>>,
 }
 
 /// Most entries `when_to_use` or `when_not_to_use` keeps (agentskills-sdk's limit).
@@ -303,7 +303,7 @@ impl Typer {
                 kind: ScalarKind::Null,
                 ..
             } => None,
-            Node::Scalar { text, .. } => Some(text.clone()),
+            Node::Scalar { text, .. } => Some(text.clone().into_owned()),
             other => {
                 self.wrong_type(key, "a string", other, false);
                 None
@@ -348,7 +348,7 @@ impl Typer {
                 kind: ScalarKind::Null,
                 ..
             } => Vec::new(),
-            Node::Scalar { text, .. } => vec![text.clone()],
+            Node::Scalar { text, .. } => vec![text.clone().into_owned()],
             Node::Seq(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
@@ -357,7 +357,7 @@ impl Typer {
                             kind: ScalarKind::Null,
                             ..
                         } => {}
-                        Node::Scalar { text, .. } => out.push(text.clone()),
+                        Node::Scalar { text, .. } => out.push(text.clone().into_owned()),
                         other => self.wrong_type(key, "a list of strings", other, false),
                     }
                 }
@@ -424,7 +424,7 @@ pub(crate) fn from_node(root: &Node) -> (Manifest, Vec<Finding>) {
         return (m, t.findings);
     };
     for (key, node) in entries {
-        let k = key.as_str();
+        let k = key.as_ref();
         match k {
             "name" => m.name = t.string(k, node),
             "description" => m.description = t.string(k, node),
@@ -547,7 +547,8 @@ pub(crate) fn from_node(root: &Node) -> (Manifest, Vec<Finding>) {
                 m.exclude_from_prompt_profile_ids = t.list(k, node);
             }
             _ => {
-                m.extra.insert(key.clone(), node.clone());
+                m.extra
+                    .insert(key.clone().into_owned(), node.clone().into_owned());
             }
         }
     }
@@ -565,7 +566,7 @@ fn is_identifier(s: &str) -> bool {
 /// A compact text rendering of a non-scalar node (`[a, b]`, `{k: v}`).
 fn flatten_text(node: &Node) -> String {
     match node {
-        Node::Scalar { text, .. } => text.clone(),
+        Node::Scalar { text, .. } => text.clone().into_owned(),
         Node::Seq(items) => format!(
             "[{}]",
             items
@@ -596,7 +597,7 @@ fn metadata(t: &mut Typer, node: &Node) -> BTreeMap<String, String> {
             for (key, value) in entries {
                 match value {
                     Node::Scalar { text, .. } => {
-                        out.insert(key.clone(), text.clone());
+                        out.insert(key.clone().into_owned(), text.clone().into_owned());
                     }
                     other => t.push(
                         Code::InvalidMetadata,
@@ -633,7 +634,7 @@ fn eligibility(t: &mut Typer, node: &Node) -> Option<Eligibility> {
             let mut e = Eligibility::default();
             for (key, value) in entries {
                 let field = format!("eligibility.{key}");
-                match key.as_str() {
+                match key.as_ref() {
                     "os" => e.os = t.list(&field, value),
                     "env" => e.env = t.list(&field, value),
                     "binaries" => e.binaries = t.list(&field, value),
@@ -669,7 +670,7 @@ fn triggers(t: &mut Typer, node: &Node) -> Triggers {
         Node::Map(entries) => {
             for (key, value) in entries {
                 let field = format!("triggers.{key}");
-                match key.as_str() {
+                match key.as_ref() {
                     "keywords" => out.keywords = t.list(&field, value),
                     "verbs" => out.verbs = t.list(&field, value),
                     "patterns" => out.patterns = t.list(&field, value),

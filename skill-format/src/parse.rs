@@ -62,7 +62,7 @@ struct Stop<'t> {
 /// The frontmatter as the YAML stages leave it.
 struct Yaml<'t> {
     /// The root node; `None` when the file has no frontmatter.
-    root: Option<Node>,
+    root: Option<Node<'t>>,
     /// Keys set more than once (`a`, `a.b`, `a[0]`), in file order.
     duplicate_keys: Vec<String>,
     /// The frontmatter's text (empty without frontmatter), for key positions.
@@ -284,8 +284,17 @@ impl<'o> Run<'o> {
         let recovered = if self.strict {
             None
         } else {
-            yaml::recover_unquoted_colons(fm.text)
-                .and_then(|(fixed, lines)| yaml::parse(&fixed).ok().map(|p| (p, lines)))
+            yaml::recover_unquoted_colons(fm.text).and_then(|(fixed, lines)| {
+                // The recovered text is this function's own: the tree keeps nothing of it.
+                let parsed = yaml::parse(&fixed).ok()?;
+                Some((
+                    yaml::Parsed {
+                        root: parsed.root.into_owned(),
+                        duplicate_keys: parsed.duplicate_keys,
+                    },
+                    lines,
+                ))
+            })
         };
         let Some((parsed, lines)) = recovered else {
             let pos = error

@@ -14,6 +14,7 @@
 //! strings) straight into the same tree, about ten times faster; it declines anything else,
 //! which then takes the `serde_yaml` path. Its tests compare both paths.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::fmt;
@@ -44,22 +45,28 @@ pub enum ScalarKind {
 }
 
 /// A YAML node with scalar source text kept.
+///
+/// Text is borrowed from the YAML read (`'t`) where it is written there as it reads: keys,
+/// and one-line plain or quoted strings without escapes, which most frontmatter is made of.
+/// Text that reading changed (escapes, `''`, folded or continued lines, block scalars) is
+/// owned. [`Node::into_owned`] gives a tree that keeps nothing borrowed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Node {
+pub enum Node<'t> {
     /// A scalar: its source text (for strings, the parsed value) and its YAML type.
     Scalar {
-        /// The text as written (strings: the parsed string value).
-        text: String,
+        /// The text as written (strings: the parsed string value); borrowed when it is
+        /// in the YAML as it is.
+        text: Cow<'t, str>,
         /// The type YAML resolves it to.
         kind: ScalarKind,
     },
     /// A sequence.
-    Seq(Vec<Node>),
+    Seq(Vec<Node<'t>>),
     /// A mapping, in document order. Keys are the keys' source text.
-    Map(Vec<(String, Node)>),
+    Map(Vec<(Cow<'t, str>, Node<'t>)>),
 }
 
-impl Node {
+impl<'t> Node<'t> {
     /// The scalar's text, when this is a scalar.
     pub fn as_scalar(&self) -> Option<&str> {
         match self {
@@ -69,7 +76,7 @@ impl Node {
     }
 
     /// The value of `key`, when this is a mapping that has it (the last one wins if repeated).
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub fn get(&self, key: &str) -> Option<&Node<'t>> {
         match self {
             Node::Map(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -85,6 +92,23 @@ impl Node {
                 ..
             }
         )
+    }
+
+    /// The same tree with every text owned (borrowed text is copied, owned text moved).
+    pub fn into_owned(self) -> Node<'static> {
+        match self {
+            Node::Scalar { text, kind } => Node::Scalar {
+                text: Cow::Owned(text.into_owned()),
+                kind,
+            },
+            Node::Seq(items) => Node::Seq(items.into_iter().map(Node::into_owned).collect()),
+            Node::Map(entries) => Node::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                    .collect(),
+            ),
+        }
     }
 
     /// A short name of the node's type for messages: `a string`, `a list`, `a mapping`, ...
@@ -103,6 +127,9 @@ impl Node {
     }
 }
 
+/// A tree the `serde_yaml` path builds: every text owned.
+type Owned = Node<'static>;
+
 /// Frontmatter that is not valid YAML.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YamlError {
@@ -116,9 +143,9 @@ pub struct YamlError {
 
 /// The result of reading frontmatter YAML.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Parsed {
-    /// The tree.
-    pub root: Node,
+pub struct Parsed<'t> {
+    /// The tree (borrowing from the YAML read, see [`Node`]).
+    pub root: Node<'t>,
     /// Keys that appear more than once in one mapping, as dotted paths (`metadata.author`).
     pub duplicate_keys: Vec<String>,
 }
@@ -177,8 +204,8 @@ struct AnySeed<'p> {
 }
 
 impl<'de> DeserializeSeed<'de> for AnySeed<'_> {
-    type Value = Node;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+    type Value = Owned;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Owned, D::Error> {
         d.deserialize_any(AnyVisitor(self))
     }
 }
@@ -201,54 +228,57 @@ impl Pass {
 }
 
 impl AnyVisitor<'_> {
-    fn scalar(&self, text: String, kind: ScalarKind) -> Node {
+    fn scalar(&self, text: String, kind: ScalarKind) -> Owned {
         if kind != ScalarKind::Str {
             self.0.pass.non_string_seen.set(true);
         }
-        Node::Scalar { text, kind }
+        Node::Scalar {
+            text: Cow::Owned(text),
+            kind,
+        }
     }
 }
 
 impl<'de> Visitor<'de> for AnyVisitor<'_> {
-    type Value = Node;
+    type Value = Owned;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a YAML value")
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Owned, E> {
         self.0.pass.produce(v.len())?;
         Ok(self.scalar(v.to_owned(), ScalarKind::Str))
     }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Owned, E> {
         self.0.pass.produce(v.len())?;
         Ok(self.scalar(v, ScalarKind::Str))
     }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Owned, E> {
         Ok(self.scalar(v.to_string(), ScalarKind::Bool(v)))
     }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Owned, E> {
         Ok(self.scalar(v.to_string(), ScalarKind::Int))
     }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Owned, E> {
         Ok(self.scalar(v.to_string(), ScalarKind::Int))
     }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Owned, E> {
         Ok(self.scalar(v.to_string(), ScalarKind::Float))
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Owned, E> {
         Ok(self.scalar(String::new(), ScalarKind::Null))
     }
-    fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+    fn visit_none<E: de::Error>(self) -> Result<Owned, E> {
         self.visit_unit()
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Owned, D::Error> {
         AnySeed {
             pass: self.0.pass,
             path: self.0.path,
         }
         .deserialize(d)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Owned, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(AnySeed {
             pass: self.0.pass,
@@ -258,8 +288,8 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
         }
         Ok(Node::Seq(items))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut entries: Vec<(String, Node)> = Vec::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
+        let mut entries: Vec<(Cow<'static, str>, Owned)> = Vec::new();
         // Keys seen so far in this mapping: one lookup per key keeps the check linear in the
         // number of keys.
         let mut seen: HashSet<String> = HashSet::new();
@@ -279,7 +309,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
                     path,
                 })?
             };
-            entries.push((key, value));
+            entries.push((Cow::Owned(key), value));
         }
         Ok(Node::Map(entries))
     }
@@ -311,15 +341,18 @@ impl<'de> Visitor<'de> for TextVisitor {
 }
 
 /// Second pass: the first tree's shape says which `deserialize_*` to call at each place.
-struct ShapeSeed<'n>(&'n Node);
+struct ShapeSeed<'n>(&'n Owned);
 
 impl<'de> DeserializeSeed<'de> for ShapeSeed<'_> {
-    type Value = Node;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+    type Value = Owned;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Owned, D::Error> {
         match self.0 {
             Node::Scalar { kind, .. } => {
                 let text = d.deserialize_str(TextVisitor)?;
-                Ok(Node::Scalar { text, kind: *kind })
+                Ok(Node::Scalar {
+                    text: Cow::Owned(text),
+                    kind: *kind,
+                })
             }
             Node::Seq(items) => d.deserialize_seq(ShapeSeqVisitor(items)),
             Node::Map(entries) => d.deserialize_map(ShapeMapVisitor(entries)),
@@ -327,14 +360,14 @@ impl<'de> DeserializeSeed<'de> for ShapeSeed<'_> {
     }
 }
 
-struct ShapeSeqVisitor<'n>(&'n [Node]);
+struct ShapeSeqVisitor<'n>(&'n [Owned]);
 
 impl<'de> Visitor<'de> for ShapeSeqVisitor<'_> {
-    type Value = Node;
+    type Value = Owned;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a sequence")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Owned, A::Error> {
         let mut items = Vec::with_capacity(self.0.len());
         for shape in self.0 {
             match seq.next_element_seed(ShapeSeed(shape))? {
@@ -346,14 +379,14 @@ impl<'de> Visitor<'de> for ShapeSeqVisitor<'_> {
     }
 }
 
-struct ShapeMapVisitor<'n>(&'n [(String, Node)]);
+struct ShapeMapVisitor<'n>(&'n [(Cow<'static, str>, Owned)]);
 
 impl<'de> Visitor<'de> for ShapeMapVisitor<'_> {
-    type Value = Node;
+    type Value = Owned;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a mapping")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
         let mut entries = Vec::with_capacity(self.0.len());
         for (key, shape) in self.0 {
             if map.next_key_seed(KeySeed)?.is_none() {
@@ -390,7 +423,7 @@ fn to_yaml_error(e: &serde_yaml::Error) -> YamlError {
 /// an error, not an explosion), and the text they produce is bounded here
 /// (`MAX_EXPANDED_TEXT_BYTES`, 16 MiB), so aliases of one large value are an error too; so
 /// is block nesting deeper than serde_yaml's recursion limit.
-pub fn parse(text: &str) -> Result<Parsed, YamlError> {
+pub fn parse(text: &str) -> Result<Parsed<'_>, YamlError> {
     let blank = text.lines().all(|l| {
         let t = l.trim();
         t.is_empty() || t.starts_with('#')
@@ -398,7 +431,7 @@ pub fn parse(text: &str) -> Result<Parsed, YamlError> {
     if blank {
         return Ok(Parsed {
             root: Node::Scalar {
-                text: String::new(),
+                text: Cow::Borrowed(""),
                 kind: ScalarKind::Null,
             },
             duplicate_keys: Vec::new(),
@@ -412,7 +445,7 @@ pub fn parse(text: &str) -> Result<Parsed, YamlError> {
 }
 
 /// The general path of [`parse`], after its checks: `serde_yaml`, in one or two passes.
-fn parse_with_serde(text: &str) -> Result<Parsed, YamlError> {
+fn parse_with_serde(text: &str) -> Result<Parsed<'static>, YamlError> {
     let pass = Pass::default();
     let first = AnySeed {
         pass: &pass,

@@ -183,7 +183,7 @@ struct Context<'a> {
     mode: Mode,
     origin: &'a Origin,
     /// The raw frontmatter (`None` when the file has none).
-    root: Option<&'a Node>,
+    root: Option<&'a Node<'a>>,
     m: &'a Manifest,
     body: &'a str,
     /// The name the file's place gives it.
@@ -225,7 +225,7 @@ pub(crate) fn check(
     if mode == Mode::Strict && dialect != Dialect::AgentSkills {
         if let Some(Node::Map(entries)) = root {
             for (k, _) in entries {
-                if !dialect.keys().contains(&k.as_str()) {
+                if !dialect.keys().contains(&k.as_ref()) {
                     out.push(finding(
                         Code::UnknownField,
                         k,

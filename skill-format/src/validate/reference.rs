@@ -97,7 +97,7 @@ pub(crate) fn reference_name_checks(raw: &str, dir_name: Option<&str>) -> Vec<Fi
 }
 
 /// A scalar's text when the node is a scalar (strictyaml reads every scalar as a string).
-fn reference_string(node: &Node) -> Option<&str> {
+fn reference_string<'n>(node: &'n Node<'_>) -> Option<&'n str> {
     node.as_scalar()
 }
 
@@ -110,7 +110,7 @@ pub(crate) fn reference_checks(root: &Node, dir_name: Option<&str>) -> Vec<Findi
     };
     let mut unexpected: Vec<&str> = entries
         .iter()
-        .map(|(k, _)| k.as_str())
+        .map(|(k, _)| k.as_ref())
         .filter(|k| !REFERENCE_FIELDS.contains(k))
         .collect();
     unexpected.sort_unstable();

@@ -11,6 +11,7 @@
 //! takes the `serde_yaml` path, which also produces every error message. Declining is always
 //! safe; the tests compare both paths on many documents.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::{Node, Parsed, ScalarKind};
@@ -25,7 +26,7 @@ const SMALL_MAP: usize = 16;
 const MAP_CAPACITY: usize = 8;
 
 /// Read `text` if it is in the subset this path handles; `None` otherwise.
-pub(super) fn parse(text: &str) -> Option<Parsed> {
+pub(super) fn parse(text: &str) -> Option<Parsed<'_>> {
     if !plain_text(text.as_bytes()) {
         return None;
     }
@@ -184,15 +185,15 @@ struct Reader<'t> {
 
 impl<'t> Reader<'t> {
     /// A block mapping whose keys sit at column `indent`.
-    fn map(&mut self, indent: usize) -> Option<Vec<(String, Node)>> {
+    fn map(&mut self, indent: usize) -> Option<Vec<(Cow<'t, str>, Node<'t>)>> {
         if self.path.len() > MAX_DEPTH {
             return None;
         }
         // Room for a typical frontmatter mapping's keys at once (growing it key by key
         // moved every entry three times over).
-        let mut entries: Vec<(String, Node)> = Vec::with_capacity(MAP_CAPACITY);
+        let mut entries: Vec<(Cow<'t, str>, Node<'t>)> = Vec::with_capacity(MAP_CAPACITY);
         // Keys of a large mapping, for a linear duplicate check (small ones are scanned).
-        let mut seen: Option<HashSet<String>> = None;
+        let mut seen: Option<HashSet<&'t str>> = None;
         while let Some(line) = self.lines.cur {
             if line.indent < indent {
                 break;
@@ -204,13 +205,17 @@ impl<'t> Reader<'t> {
             self.lines.advance();
             // A repeated key is reported before its value is read, as the serde path does.
             let repeated = match &mut seen {
-                Some(set) => !set.insert(key.to_owned()),
+                Some(set) => !set.insert(key),
                 None => {
                     let repeated = entries.iter().any(|(k, _)| k == key);
                     if entries.len() >= SMALL_MAP {
-                        let mut set: HashSet<String> =
-                            entries.iter().map(|(k, _)| k.clone()).collect();
-                        set.insert(key.to_owned());
+                        // Every key here was borrowed from the line it is on.
+                        let mut set: HashSet<&'t str> = HashSet::with_capacity(entries.len() + 1);
+                        set.extend(entries.iter().filter_map(|(k, _)| match k {
+                            Cow::Borrowed(k) => Some(*k),
+                            Cow::Owned(_) => None,
+                        }));
+                        set.insert(key);
                         seen = Some(set);
                     }
                     repeated
@@ -226,13 +231,13 @@ impl<'t> Reader<'t> {
                 self.value(rest, indent)
             };
             self.path.pop();
-            entries.push((key.to_owned(), value?));
+            entries.push((Cow::Borrowed(key), value?));
         }
         Some(entries)
     }
 
     /// The value of a key with nothing after its `:`: a deeper mapping or list, else null.
-    fn nested(&mut self, indent: usize) -> Option<Node> {
+    fn nested(&mut self, indent: usize) -> Option<Node<'t>> {
         match self.lines.cur {
             Some(next) if next.indent > indent => {
                 if next.content.starts_with("- ") {
@@ -242,14 +247,14 @@ impl<'t> Reader<'t> {
                 }
             }
             _ => Some(Node::Scalar {
-                text: String::new(),
+                text: Cow::Borrowed(""),
                 kind: ScalarKind::Null,
             }),
         }
     }
 
     /// A block list of one-line strings whose `-` sit at column `indent`.
-    fn list(&mut self, indent: usize) -> Option<Node> {
+    fn list(&mut self, indent: usize) -> Option<Node<'t>> {
         let mut items = Vec::new();
         while let Some(line) = self.lines.cur {
             if line.indent < indent {
@@ -274,7 +279,7 @@ impl<'t> Reader<'t> {
     }
 
     /// The value written after `key: ` in a mapping at column `indent`.
-    fn value(&mut self, first: &'t str, indent: usize) -> Option<Node> {
+    fn value(&mut self, first: &'t str, indent: usize) -> Option<Node<'t>> {
         let text = match first.as_bytes()[0] {
             b'[' => {
                 let list = flow_list(first)?;
@@ -282,7 +287,7 @@ impl<'t> Reader<'t> {
             }
             b'"' => self.double_quoted(first, Some(indent))?,
             b'\'' => self.single_quoted(first, Some(indent))?,
-            b'|' | b'>' => self.block(first, indent)?,
+            b'|' | b'>' => Cow::Owned(self.block(first, indent)?),
             _ => self.plain(first, Some(indent))?,
         };
         Some(string(text))
@@ -305,59 +310,74 @@ impl<'t> Reader<'t> {
 
     /// A plain scalar that is surely a string; lines deeper than `indent` continue it
     /// (`None`: a list item, which must fit on one line).
-    fn plain(&mut self, first: &'t str, indent: Option<usize>) -> Option<String> {
+    fn plain(&mut self, first: &'t str, indent: Option<usize>) -> Option<Cow<'t, str>> {
         if is_indicator(first.as_bytes()[0]) {
             return None;
         }
-        let mut text = plain_piece(first)?.to_owned();
+        // One line is a slice of it; continued lines are joined by spaces.
+        let mut text = Cow::Borrowed(plain_piece(first)?);
         while let Some(next) = self.continuation(indent) {
             if next.starts_with('#') {
                 return None;
             }
-            text.push(' ');
-            text.push_str(plain_piece(next)?);
+            let joined = text.to_mut();
+            joined.push(' ');
+            joined.push_str(plain_piece(next)?);
         }
         surely_string(&text).then_some(text)
     }
 
     /// A double-quoted scalar with no escapes, continued on lines deeper than `indent`.
-    fn double_quoted(&mut self, first: &'t str, indent: Option<usize>) -> Option<String> {
+    fn double_quoted(&mut self, first: &'t str, indent: Option<usize>) -> Option<Cow<'t, str>> {
         let mut text = String::new();
         let mut piece = &first[1..];
+        let mut continued = false;
         loop {
             match memchr::memchr2(b'"', b'\\', piece.as_bytes()) {
+                // Closed on its first line: the text between the quotes.
+                Some(i) if piece.as_bytes()[i] == b'"' && !continued => {
+                    return self.closed(Cow::Borrowed(&piece[..i]), &piece[i + 1..], indent);
+                }
                 Some(i) if piece.as_bytes()[i] == b'"' => {
                     text.push_str(&piece[..i]);
-                    return self.closed(text, &piece[i + 1..], indent);
+                    return self.closed(Cow::Owned(text), &piece[i + 1..], indent);
                 }
                 Some(_) => return None,
                 None => {
                     text.push_str(piece.trim_end_matches(' '));
                     piece = self.continuation(indent)?;
                     text.push(' ');
+                    continued = true;
                 }
             }
         }
     }
 
     /// A single-quoted scalar (`''` is a quote), continued on lines deeper than `indent`.
-    fn single_quoted(&mut self, first: &'t str, indent: Option<usize>) -> Option<String> {
+    fn single_quoted(&mut self, first: &'t str, indent: Option<usize>) -> Option<Cow<'t, str>> {
         let mut text = String::new();
         let mut piece = &first[1..];
+        let mut changed = false;
         loop {
             match memchr::memchr(b'\'', piece.as_bytes()) {
                 Some(i) if piece.as_bytes().get(i + 1) == Some(&b'\'') => {
                     text.push_str(&piece[..=i]);
                     piece = &piece[i + 2..];
+                    changed = true;
+                }
+                // Closed on its first line with no `''`: the text between the quotes.
+                Some(i) if !changed => {
+                    return self.closed(Cow::Borrowed(&piece[..i]), &piece[i + 1..], indent);
                 }
                 Some(i) => {
                     text.push_str(&piece[..i]);
-                    return self.closed(text, &piece[i + 1..], indent);
+                    return self.closed(Cow::Owned(text), &piece[i + 1..], indent);
                 }
                 None => {
                     text.push_str(piece.trim_end_matches(' '));
                     piece = self.continuation(indent)?;
                     text.push(' ');
+                    changed = true;
                 }
             }
         }
@@ -365,7 +385,12 @@ impl<'t> Reader<'t> {
 
     /// A quoted scalar's text, when only spaces follow its closing quote and no deeper line
     /// follows it.
-    fn closed(&self, text: String, after: &str, indent: Option<usize>) -> Option<String> {
+    fn closed(
+        &self,
+        text: Cow<'t, str>,
+        after: &str,
+        indent: Option<usize>,
+    ) -> Option<Cow<'t, str>> {
         let only_spaces = after.bytes().all(|b| b == b' ');
         (only_spaces && !self.continues(indent)).then_some(text)
     }
@@ -407,7 +432,7 @@ impl<'t> Reader<'t> {
 /// A one-line flow list of strings (`[a, b c]`, `["x, y", 'it''s']`, `[]`), with nothing
 /// after it. Items are plain (no flow indicator, `:`, `#` or quote in them), double-quoted
 /// without escapes, or single-quoted; an empty item (`[a, , b]`, `[a,]`) declines.
-fn flow_list(text: &str) -> Option<Node> {
+fn flow_list(text: &str) -> Option<Node<'_>> {
     let inner = text
         .strip_prefix('[')?
         .trim_end_matches(' ')
@@ -425,7 +450,7 @@ fn flow_list(text: &str) -> Option<Node> {
                 if body.as_bytes()[end] != b'"' {
                     return None;
                 }
-                (body[..end].to_owned(), &body[end + 1..])
+                (Cow::Borrowed(&body[..end]), &body[end + 1..])
             }
             b'\'' => flow_single_quoted(&rest[1..])?,
             _ => {
@@ -440,7 +465,7 @@ fn flow_list(text: &str) -> Option<Node> {
                 if !plain {
                     return None;
                 }
-                (item.to_owned(), &rest[end..])
+                (Cow::Borrowed(item), &rest[end..])
             }
         };
         items.push(string(item));
@@ -457,7 +482,7 @@ fn flow_list(text: &str) -> Option<Node> {
 
 /// A single-quoted flow item after its opening quote (`''` is a quote): its text and what
 /// follows the closing quote.
-fn flow_single_quoted(body: &str) -> Option<(String, &str)> {
+fn flow_single_quoted(body: &str) -> Option<(Cow<'_, str>, &str)> {
     let mut text = String::new();
     let mut piece = body;
     loop {
@@ -465,15 +490,18 @@ fn flow_single_quoted(body: &str) -> Option<(String, &str)> {
         if piece.as_bytes().get(i + 1) == Some(&b'\'') {
             text.push_str(&piece[..=i]);
             piece = &piece[i + 2..];
+        } else if piece.len() == body.len() {
+            // No `''` before the closing quote: the text between the quotes.
+            return Some((Cow::Borrowed(&piece[..i]), &piece[i + 1..]));
         } else {
             text.push_str(&piece[..i]);
-            return Some((text, &piece[i + 1..]));
+            return Some((Cow::Owned(text), &piece[i + 1..]));
         }
     }
 }
 
 /// A string scalar.
-fn string(text: String) -> Node {
+fn string(text: Cow<'_, str>) -> Node<'_> {
     Node::Scalar {
         text,
         kind: ScalarKind::Str,

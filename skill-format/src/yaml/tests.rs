@@ -106,12 +106,8 @@ fn nested(depth: usize) -> String {
 
 #[test]
 fn flow_nesting_is_accepted_up_to_the_limit() {
-    let mut node = &parse(&nested(MAX_FLOW_NESTING))
-        .unwrap()
-        .root
-        .get("a")
-        .cloned()
-        .unwrap();
+    let text = nested(MAX_FLOW_NESTING);
+    let mut node = &parse(&text).unwrap().root.get("a").cloned().unwrap();
     let mut depth = 0;
     while let Node::Seq(items) = node {
         depth += 1;
