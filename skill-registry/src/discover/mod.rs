@@ -275,6 +275,8 @@ impl Walker<'_, '_, '_> {
         self.found
             .sort_by(|a, b| found_path(&a.0).cmp(found_path(&b.0)));
         let mut visited = Vec::with_capacity(self.found.len());
+        self.out.found.reserve(self.found.len());
+        self.out.found_lone.reserve(self.found.len());
         for (found, lone, visit) in self.found {
             self.out.found.push(found);
             self.out.found_lone.push(lone);
