@@ -310,8 +310,9 @@ mod tests {
 
     /// A tool that runs a model blocks its thread: on a multi-threaded runtime tokio is told
     /// (the worker's other tasks move on), which shows as a second worker running a task
-    /// while the first is still blocked; on a current-thread runtime, or outside tokio, it
-    /// is a plain call, where `block_in_place` would panic.
+    /// while the first is still blocked; on a current-thread runtime, where `block_in_place`
+    /// would panic, it is a plain call. (Outside tokio it is a plain call too, as
+    /// `block_in_place` would be there.)
     #[test]
     fn a_model_call_blocks_in_place_only_where_tokio_allows_it() {
         assert_eq!(blocking_in_place(true, || 7), 7);
