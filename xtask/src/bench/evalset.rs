@@ -2,8 +2,11 @@
 //!
 //! One JSON object a line: `{"id", "split": "tune"|"heldout", "kind":
 //! "single"|"multi"|"none", "request", "expect": [[best, alternates...], ...]}`, one group
-//! per intent (`[]` when no skill fits). Blank lines and `#` lines are skipped. The
-//! tuning half is the only one any fitting may read ([`tune_only`] enforces it).
+//! per intent (`[]` when no skill fits), and optionally `"styles"` (how the request is
+//! written: `misspelled`, `terse`, `chatty`) and `"near_miss"` (a no-skill request that
+//! shares words with some skill). Blank lines and `#` lines are skipped. The tuning half is
+//! the only one any fitting may read ([`tune_only`] enforces it); [`quotas`] checks the
+//! set's make-up against the shares issue 43 asks for.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,6 +37,31 @@ pub enum Kind {
     None,
 }
 
+/// How a request is written, beside plain prose (a request may have several).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Style {
+    /// Typed with real typos.
+    Misspelled,
+    /// At most [`TERSE_MAX_WORDS`] words.
+    Terse,
+    /// A rambling paragraph of at least [`CHATTY_MIN_WORDS`] words.
+    Chatty,
+}
+
+/// Most words a `terse` request has.
+pub const TERSE_MAX_WORDS: usize = 4;
+/// Fewest words a `chatty` request has.
+pub const CHATTY_MIN_WORDS: usize = 60;
+
+/// The style buckets a report has a row for, in order: plain prose, then each [`Style`].
+pub const BUCKETS: [(&str, Option<Style>); 4] = [
+    ("plain", None),
+    ("misspelled", Some(Style::Misspelled)),
+    ("terse", Some(Style::Terse)),
+    ("chatty", Some(Style::Chatty)),
+];
+
 /// One labelled request.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Case {
@@ -47,12 +75,26 @@ pub struct Case {
     pub request: String,
     /// Acceptable skills, one group per intent, best first.
     pub expect: Vec<Vec<String>>,
+    /// How it is written (empty: plain prose).
+    #[serde(default)]
+    pub styles: Vec<Style>,
+    /// For a no-skill request: whether it shares words with some skill.
+    #[serde(default)]
+    pub near_miss: bool,
 }
 
 impl Case {
     /// Whether `name` answers one of the request's intents.
     pub fn accepts(&self, name: &str) -> bool {
         self.expect.iter().any(|g| g.iter().any(|s| s == name))
+    }
+
+    /// Whether the case belongs in the bucket of `style` (`None`: plain, no style at all).
+    pub fn in_bucket(&self, style: Option<Style>) -> bool {
+        match style {
+            None => self.styles.is_empty(),
+            Some(s) => self.styles.contains(&s),
+        }
     }
 
     /// Whether every intent has an answer among `names`.
@@ -92,9 +134,85 @@ pub fn load(path: &Path) -> Result<Vec<Case>, String> {
                 i + 1
             ));
         }
+        if let Err(e) = case.check_styles() {
+            return Err(format!("{}:{}: {e}", path.display(), i + 1));
+        }
         out.push(case);
     }
     Ok(out)
+}
+
+impl Case {
+    /// Whether the styles agree with the text: a terse request is short, a chatty one
+    /// long, and only a no-skill request is a near miss.
+    fn check_styles(&self) -> Result<(), String> {
+        let words = self.request.split_whitespace().count();
+        if self.styles.contains(&Style::Terse) && words > TERSE_MAX_WORDS {
+            return Err(format!(
+                "{}: terse, but {words} words (at most {TERSE_MAX_WORDS})",
+                self.id
+            ));
+        }
+        if self.styles.contains(&Style::Chatty) && words < CHATTY_MIN_WORDS {
+            return Err(format!(
+                "{}: chatty, but {words} words (at least {CHATTY_MIN_WORDS})",
+                self.id
+            ));
+        }
+        if self.near_miss && self.kind != Kind::None {
+            return Err(format!("{}: near_miss on a request a skill fits", self.id));
+        }
+        Ok(())
+    }
+}
+
+/// Least size of the set, and least share of each kind of request in it (issue 43): a set
+/// that looks like users, not like the skills' own words.
+pub const MIN_REQUESTS: usize = 600;
+const MIN_SHARE_MISSPELLED: f64 = 0.15;
+const MIN_SHARE_TERSE: f64 = 0.15;
+const MIN_SHARE_CHATTY: f64 = 0.15;
+const MIN_SHARE_MULTI: f64 = 0.10;
+const MIN_SHARE_NONE: f64 = 0.15;
+/// Least share of near misses among the no-skill requests.
+const MIN_SHARE_NEAR_MISS: f64 = 0.5;
+
+/// Each quota of the set's make-up: its name, the share found and the least share wanted
+/// (a count for the size). Every `found` at least its `want` is a set issue 43 accepts.
+pub fn quotas(cases: &[Case]) -> Vec<(&'static str, f64, f64)> {
+    let n = cases.len().max(1) as f64;
+    let share = |f: &dyn Fn(&Case) -> bool| cases.iter().filter(|c| f(c)).count() as f64 / n;
+    let none = cases.iter().filter(|c| c.kind == Kind::None).count();
+    let near = cases.iter().filter(|c| c.near_miss).count();
+    vec![
+        ("requests", cases.len() as f64, MIN_REQUESTS as f64),
+        (
+            "misspelled",
+            share(&|c| c.styles.contains(&Style::Misspelled)),
+            MIN_SHARE_MISSPELLED,
+        ),
+        (
+            "terse",
+            share(&|c| c.styles.contains(&Style::Terse)),
+            MIN_SHARE_TERSE,
+        ),
+        (
+            "chatty",
+            share(&|c| c.styles.contains(&Style::Chatty)),
+            MIN_SHARE_CHATTY,
+        ),
+        (
+            "multi-intent",
+            share(&|c| c.kind == Kind::Multi),
+            MIN_SHARE_MULTI,
+        ),
+        ("no skill", share(&|c| c.kind == Kind::None), MIN_SHARE_NONE),
+        (
+            "near misses among no-skill",
+            near as f64 / none.max(1) as f64,
+            MIN_SHARE_NEAR_MISS,
+        ),
+    ]
 }
 
 /// The tuning half, checked: anything that fits parameters takes its cases from here, and
@@ -277,7 +395,61 @@ mod tests {
                 .iter()
                 .map(|g| g.iter().map(|s| s.to_string()).collect())
                 .collect(),
+            styles: Vec::new(),
+            near_miss: false,
         }
+    }
+
+    /// The committed set meets every quota of issue 43, and its halves are balanced
+    /// within each kind (the split alternates within a kind, in id order).
+    #[test]
+    fn the_committed_set_meets_its_quotas() {
+        let cases = load(&default_path().unwrap()).unwrap();
+        for (name, found, want) in quotas(&cases) {
+            assert!(found >= want, "{name}: {found:.3}, want at least {want:.3}");
+        }
+        for kind in [Kind::Single, Kind::Multi, Kind::None] {
+            let of = |split| {
+                cases
+                    .iter()
+                    .filter(|c| c.kind == kind && c.split == split)
+                    .count()
+            };
+            assert!(
+                of(Split::Tune).abs_diff(of(Split::Heldout)) <= 1,
+                "{kind:?}: {} tune, {} held-out",
+                of(Split::Tune),
+                of(Split::Heldout)
+            );
+        }
+        let mut ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), cases.len(), "ids are unique");
+    }
+
+    #[test]
+    fn styles_must_agree_with_the_text() {
+        let mut c = case(Kind::Single, &[&["a"]]);
+        c.request = "one two three four".into();
+        c.styles = vec![Style::Terse];
+        assert!(c.check_styles().is_ok());
+        c.request.push_str(" five");
+        assert!(c.check_styles().is_err(), "five words are not terse");
+        c.styles = vec![Style::Chatty];
+        c.request = vec!["w"; CHATTY_MIN_WORDS].join(" ");
+        assert!(c.check_styles().is_ok());
+        c.request = vec!["w"; CHATTY_MIN_WORDS - 1].join(" ");
+        assert!(c.check_styles().is_err(), "59 words are not chatty");
+        c.styles.clear();
+        c.near_miss = true;
+        assert!(
+            c.check_styles().is_err(),
+            "only a no-skill request is a near miss"
+        );
+        assert!(c.in_bucket(None));
+        c.styles = vec![Style::Misspelled, Style::Terse];
+        assert!(c.in_bucket(Some(Style::Terse)) && !c.in_bucket(None));
     }
 
     #[test]

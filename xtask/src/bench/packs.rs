@@ -81,6 +81,8 @@ fn relabel(case: &Case, names: &HashSet<String>) -> Case {
         kind,
         request: case.request.clone(),
         expect,
+        styles: case.styles.clone(),
+        near_miss: case.near_miss,
     }
 }
 
@@ -101,6 +103,8 @@ mod tests {
                 .iter()
                 .map(|g| g.iter().map(|s| s.to_string()).collect())
                 .collect(),
+            styles: Vec::new(),
+            near_miss: false,
         };
         let r = relabel(&case(Kind::Single, &[&["x", "a"]]), &names);
         assert_eq!(
