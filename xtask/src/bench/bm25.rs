@@ -75,6 +75,22 @@ fn tokens(a: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
+/// The textbook baseline's analyser (stop words removed, Snowball stems), for other
+/// measures that read text as it does.
+pub struct Stems(TextAnalyzer);
+
+impl Stems {
+    /// A new analyser.
+    pub fn new() -> Self {
+        Self(analyzer())
+    }
+
+    /// The stems of `text`, in order.
+    pub fn of(&mut self, text: &str) -> Vec<String> {
+        tokens(&mut self.0, text)
+    }
+}
+
 impl Bm25 {
     /// The plain baseline over every skill of `snapshot`: name and description.
     pub fn plain(snapshot: &Snapshot) -> Self {

@@ -15,11 +15,14 @@
 
 mod bm25;
 mod disclose;
+mod distinctive;
 mod evalset;
 mod fastpath;
 mod fit;
 mod generate;
+mod host;
 mod http;
+mod hybrid;
 mod load;
 mod model;
 mod packs;
