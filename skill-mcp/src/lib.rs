@@ -69,7 +69,7 @@ use skill_runtime::Engine;
 pub use bare::HttpService;
 pub use catalog::{MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, SCHEME};
 #[cfg(feature = "http")]
-pub use mount::{DEFAULT_MAX_SESSIONS, McpLimits};
+pub use mount::{DEFAULT_MAX_SESSIONS, MAX_GET_STREAMS_PER_SESSION, McpLimits};
 pub use server::{
     BUSY_ERROR_CODE, CACHE_TTL, DEFAULT_MAX_CALLS_IN_FLIGHT, McpConfig, RESOURCES_PAGE_SIZE,
     SERVED_DIGEST_META, SERVED_SIZE_META, SKILLS_PAGE_SIZE, SkillsServer,
@@ -173,14 +173,18 @@ pub fn http_mounted(
     let server =
         SkillsServer::new(engine, config).with_max_calls_in_flight(limits.max_calls_in_flight);
     let (service, sessions) = http_service_with_sessions(server, vec!["*".to_owned()]);
+    let mount = Arc::new(mount::Mount {
+        service,
+        sessions,
+        book: mount::SessionBook::default(),
+    });
     let allowed_hosts: Arc<[String]> = allowed_hosts.into();
     tower::util::BoxCloneSyncService::new(tower::service_fn(move |req| {
-        let service = service.clone();
-        let sessions = sessions.clone();
+        let mount = mount.clone();
         let allowed_hosts = allowed_hosts.clone();
         async move {
             Ok::<_, std::convert::Infallible>(
-                mount::handle(&service, &sessions, limits, &allowed_hosts, req).await,
+                mount::handle(&mount, limits, &allowed_hosts, req).await,
             )
         }
     }))
