@@ -120,7 +120,7 @@ fn is_id(id: &Value) -> bool {
 }
 
 /// `value`'s JSON type with its article, for messages.
-fn kind(value: &Value) -> &'static str {
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

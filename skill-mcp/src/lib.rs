@@ -44,7 +44,8 @@
 //!
 //! Transports: [`serve_stdio`] (a host starts `skill-server mcp` as a subprocess; one
 //! message per line, at most 16 MiB, a longer line answered `-32600` and skipped up to its
-//! newline, the last message read with or without a newline after it) and,
+//! newline, the last message read with or without a newline after it; at the end of input
+//! what is unwritten has [`STDIO_CLOSE_DRAIN`] to go out) and,
 //! with the `http` feature, [`http_mounted`], what the server mounts at `/mcp` beside `/v1`:
 //! the `Origin` check and [`McpLimits`] around [`http_service`], the tower service for
 //! streamable HTTP.
@@ -69,11 +70,12 @@ use skill_runtime::Engine;
 pub use bare::HttpService;
 pub use catalog::{MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, SCHEME};
 #[cfg(feature = "http")]
-pub use mount::{DEFAULT_MAX_SESSIONS, McpLimits};
+pub use mount::{DEFAULT_MAX_SESSIONS, MAX_GET_STREAMS_PER_SESSION, McpLimits};
 pub use server::{
     BUSY_ERROR_CODE, CACHE_TTL, DEFAULT_MAX_CALLS_IN_FLIGHT, McpConfig, RESOURCES_PAGE_SIZE,
     SERVED_DIGEST_META, SERVED_SIZE_META, SKILLS_PAGE_SIZE, SkillsServer,
 };
+pub use stdio::STDIO_CLOSE_DRAIN;
 pub use tools::MAX_SEARCH_LIMIT;
 
 /// Why the MCP server stopped.
@@ -85,12 +87,14 @@ pub enum Error {
     Session(String),
 }
 
-/// Serve MCP over this process's standard input and output until the client closes it.
+/// Serve MCP over this process's standard input and output until the client closes its
+/// input; answers not yet written then have [`STDIO_CLOSE_DRAIN`] to go out (a client that
+/// no longer reads does not keep the server running).
 pub async fn serve_stdio(engine: Arc<Engine>, config: McpConfig) -> Result<(), Error> {
     stdio::serve(
         SkillsServer::new(engine, config),
         tokio::io::stdin(),
-        tokio::io::stdout(),
+        stdio::stdout(),
     )
     .await
 }
@@ -173,14 +177,18 @@ pub fn http_mounted(
     let server =
         SkillsServer::new(engine, config).with_max_calls_in_flight(limits.max_calls_in_flight);
     let (service, sessions) = http_service_with_sessions(server, vec!["*".to_owned()]);
+    let mount = Arc::new(mount::Mount {
+        service,
+        sessions,
+        book: mount::SessionBook::default(),
+    });
     let allowed_hosts: Arc<[String]> = allowed_hosts.into();
     tower::util::BoxCloneSyncService::new(tower::service_fn(move |req| {
-        let service = service.clone();
-        let sessions = sessions.clone();
+        let mount = mount.clone();
         let allowed_hosts = allowed_hosts.clone();
         async move {
             Ok::<_, std::convert::Infallible>(
-                mount::handle(&service, &sessions, limits, &allowed_hosts, req).await,
+                mount::handle(&mount, limits, &allowed_hosts, req).await,
             )
         }
     }))

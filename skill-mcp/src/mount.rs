@@ -13,6 +13,15 @@
 //! [`McpLimits::max_sessions`] are open: each costs memory until its client deletes it or
 //! it stays idle for rmcp's keep-alive (5 minutes). The server answers a `tools/call` over
 //! [`McpLimits::max_calls_in_flight`] itself (a JSON-RPC error, at once).
+//!
+//! Within a session (see `book`): a request whose `id` is that of a request still in
+//! flight on the session gets `400` and `-32600` with that id, at once (rmcp answered one
+//! of them and left the others open for good); a GET stream past
+//! [`MAX_GET_STREAMS_PER_SESSION`] gets `429`. `DELETE` of an open session answers `200`
+//! (rmcp said `202`, which the specification gives to accepted notifications and Python's
+//! client logs as a failed termination; the specification names no success status, and
+//! `200` is the TypeScript SDK's), and of a session that is not open `404`, as every other
+//! request naming it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +36,15 @@ use skill_runtime::http::Body;
 use crate::RmcpService;
 use crate::jsonrpc::{self, Rejection};
 use crate::server::DEFAULT_MAX_CALLS_IN_FLIGHT;
+
+mod book;
+
+use book::HeldBody;
+pub use book::MAX_GET_STREAMS_PER_SESSION;
+pub(crate) use book::SessionBook;
+
+/// The header naming a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Default most MCP sessions open at once ([`McpLimits::max_sessions`]).
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
@@ -61,10 +79,20 @@ impl Default for McpLimits {
 
 /// A JSON-RPC error response with an HTTP status (`id` null: the request was not read).
 fn refuse(status: StatusCode, code: i32, message: &str) -> Response<Body> {
+    refuse_id(status, code, message, serde_json::Value::Null)
+}
+
+/// A JSON-RPC error response to the request `id`, with an HTTP status.
+fn refuse_id(
+    status: StatusCode,
+    code: i32,
+    message: &str,
+    id: serde_json::Value,
+) -> Response<Body> {
     let rejection = Rejection {
         code: rmcp::model::ErrorCode(code),
         message: message.to_owned(),
-        id: serde_json::Value::Null,
+        id,
     };
     json_response(status, rejection.to_json())
 }
@@ -130,10 +158,19 @@ fn says_json(headers: &http::HeaderMap) -> bool {
         })
 }
 
+/// What `/mcp` serves with: rmcp's service, its sessions, and what is in flight in them.
+pub(crate) struct Mount {
+    /// rmcp's streamable HTTP service.
+    pub(crate) service: RmcpService,
+    /// Its sessions (to count them, and to know which are open).
+    pub(crate) sessions: Arc<LocalSessionManager>,
+    /// Request ids in flight and GET streams open, per session.
+    pub(crate) book: SessionBook,
+}
+
 /// Serve one request to `/mcp` within `limits` (see the module docs).
 pub(crate) async fn handle<B>(
-    service: &RmcpService,
-    sessions: &Arc<LocalSessionManager>,
+    mount: &Mount,
     limits: McpLimits,
     allowed_hosts: &[String],
     req: Request<B>,
@@ -189,15 +226,43 @@ where
     // A malformed message is answered here, as JSON-RPC; a well-formed one goes to rmcp
     // as the bytes that came.
     let mut initialize = false;
+    let mut request_id = None;
     if parts.method == http::Method::POST && says_json(&parts.headers) {
         match jsonrpc::check(&bytes) {
-            Ok(message) => initialize = is_initialize(&message),
+            Ok(message) => {
+                initialize = is_initialize(&message);
+                if let ClientJsonRpcMessage::Request(r) = message {
+                    request_id = Some(r.id);
+                }
+            }
             Err(rejection) => return json_response(StatusCode::BAD_REQUEST, rejection.to_json()),
         }
     }
+    let session = parts
+        .headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let hold = match (&parts.method, session.as_deref()) {
+        (&http::Method::DELETE, Some(session)) => {
+            return delete(mount, session, Request::from_parts(parts, Full::new(bytes))).await;
+        }
+        (&http::Method::POST, Some(session)) => match request_id {
+            None => None,
+            Some(id) => match mount.book.begin(session, &id) {
+                Some(hold) => Some(hold),
+                None => return id_in_flight(&id),
+            },
+        },
+        (&http::Method::GET, Some(session)) => match mount.book.open_stream(session) {
+            Some(hold) => Some(hold),
+            None => return too_many_streams(),
+        },
+        _ => None,
+    };
     // A stateless request (protocol 2026-07-28) has no session id either.
-    let may_open = initialize && !parts.headers.contains_key("mcp-session-id");
-    if may_open && sessions.sessions.read().await.len() >= limits.max_sessions {
+    let may_open = initialize && session.is_none();
+    if may_open && mount.sessions.sessions.read().await.len() >= limits.max_sessions {
         let mut resp = refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             -32000,
@@ -212,8 +277,56 @@ where
         );
         return resp;
     }
-    let response = service
+    let response = mount
+        .service
         .handle(Request::from_parts(parts, Full::new(bytes)))
         .await;
-    response.map(|b| b.boxed_unsync())
+    response.map(|b| match hold {
+        Some(hold) => HeldBody::new(b.boxed_unsync(), hold).boxed_unsync(),
+        None => b.boxed_unsync(),
+    })
+}
+
+/// The `400` of a request whose id is that of a request in flight on its session.
+fn id_in_flight(id: &rmcp::model::RequestId) -> Response<Body> {
+    let json = serde_json::to_value(id).unwrap_or(serde_json::Value::Null);
+    refuse_id(
+        StatusCode::BAD_REQUEST,
+        rmcp::model::ErrorCode::INVALID_REQUEST.0,
+        &format!(
+            "a request with id {json} is still in flight on this session: give each request \
+             an id of its own (an id may be used again once its request has been answered)"
+        ),
+        json,
+    )
+}
+
+/// The `429` of a GET stream past [`MAX_GET_STREAMS_PER_SESSION`].
+fn too_many_streams() -> Response<Body> {
+    refuse(
+        StatusCode::TOO_MANY_REQUESTS,
+        -32000,
+        &format!(
+            "this session has {MAX_GET_STREAMS_PER_SESSION} GET streams open, the most one \
+             session may: close one before opening another"
+        ),
+    )
+}
+
+/// `DELETE` of `session`: `200` once rmcp has closed it (rmcp answers `202`), `404` when
+/// no such session is open.
+async fn delete(mount: &Mount, session: &str, req: Request<Full<Bytes>>) -> Response<Body> {
+    let open = mount.sessions.sessions.read().await.contains_key(session);
+    let mut response = mount.service.handle(req).await.map(|b| b.boxed_unsync());
+    if response.status() == StatusCode::ACCEPTED {
+        if !open {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                -32000,
+                "no MCP session with this Mcp-Session-Id is open (it ended, or never began)",
+            );
+        }
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }

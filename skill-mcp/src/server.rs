@@ -350,6 +350,8 @@ impl ServerHandler for SkillsServer {
         let end = (start + RESOURCES_PAGE_SIZE).min(children.len());
         let mut result = ListResourcesResult::with_all_items(children[start..end].to_vec());
         result.next_cursor = next_cursor(end, children.len());
+        result.ttl_ms = Some(ttl_ms());
+        result.cache_scope = Some(CacheScope::Private);
         Ok(result)
     }
 
@@ -477,8 +479,23 @@ impl ServerHandler for SkillsServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // From protocol 2026-07-28 on (stateless) there is no `initialize`: Method not
+        // found (over HTTP, `404`), as SEP-2575 says, whatever its params. It arrives here
+        // without a `protocolVersion` param (with one, rmcp opens a 2025-11-25 session).
+        if request.method == "initialize"
+            && context
+                .protocol_version()
+                .is_some_and(|v| !v.has_initialize())
+        {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "initialize is not a method of protocol 2026-07-28 and later: send \
+                 server/discover, and each request's _meta",
+                None,
+            ));
+        }
         // A request of a method rmcp knows arrives here when its params do not fit the
         // method: that is Invalid params, not Method not found.
         let malformed = crate::jsonrpc::params_error(&request.method, request.params.as_ref());

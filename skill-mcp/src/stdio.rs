@@ -14,15 +14,23 @@
 //! and a response never interleave on the wire. Lines are written in the order they reach
 //! that task's queue: rmcp sends each message from a task of its own, so two messages sent
 //! at once (a notification and a response) may reach it in either order.
+//!
+//! When the input ends, answers still to be written have [`STDIO_CLOSE_DRAIN`] from then to go
+//! out, all of them together (rmcp's own wait for answers in flight included); past it
+//! they are dropped and the transport closes, so a host that closed the server's input
+//! and no longer reads its output does not keep it running. (It ran on for good once the
+//! unread output filled its pipe, 64 KB.)
 
 use std::io;
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
 
 use crate::jsonrpc::{self, Rejection};
 use crate::{Error, SkillsServer};
@@ -33,9 +41,28 @@ pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Lines waiting for the output at once; past it, a sender waits (a client that stops
 /// reading holds the server's output, not its memory).
 const OUTPUT_QUEUE: usize = 64;
-/// How long closing waits for lines still queued (error answers nobody awaits) to be
-/// written, before it gives up on a client that no longer reads.
-const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long, once the input has ended (or the server stops), answers still to be written
+/// have to go out, before the transport gives up on a client that no longer reads and
+/// closes: 5 s, rmcp's own wait for answers in flight at the end of input.
+pub const STDIO_CLOSE_DRAIN: Duration = Duration::from_secs(5);
+
+/// This process's standard output, written on a duplicate of its descriptor (Unix): a
+/// write the client never reads then blocks only the thread making it. Through
+/// `tokio::io::stdout()` it held the lock of std's `Stdout` meanwhile, and the process,
+/// flushing `Stdout` on its way out, waited for that lock for good.
+pub(crate) fn stdout() -> Box<dyn AsyncWrite + Send + Unpin> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        match std::io::stdout().as_fd().try_clone_to_owned() {
+            Ok(fd) => return Box::new(tokio::fs::File::from_std(std::fs::File::from(fd))),
+            Err(e) => {
+                tracing::warn!("cannot duplicate standard output ({e}); writing to it as it is")
+            }
+        }
+    }
+    Box::new(tokio::io::stdout())
+}
 
 /// Serve `server` on `read` and `write` until the client closes `read`.
 pub(crate) async fn serve<R, W>(server: SkillsServer, read: R, write: W) -> Result<(), Error>
@@ -75,6 +102,22 @@ struct LineTransport<R> {
     /// The writer task's queue (`None` once closed).
     out: Option<mpsc::Sender<Outgoing>>,
     writer: Option<tokio::task::JoinHandle<()>>,
+    /// When unwritten answers are given up: set (to [`STDIO_CLOSE_DRAIN`] from then) when the
+    /// input ends or the transport closes.
+    deadline: watch::Sender<Option<Instant>>,
+}
+
+/// Ready at the deadline `deadline` is given (never, if none is).
+async fn given_up(mut deadline: watch::Receiver<Option<Instant>>) {
+    loop {
+        let set = *deadline.borrow_and_update();
+        if let Some(at) = set {
+            return tokio::time::sleep_until(at).await;
+        }
+        if deadline.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+    }
 }
 
 /// What one bounded read of a line found.
@@ -110,7 +153,24 @@ impl<R: AsyncRead + Unpin> LineTransport<R> {
             reply: None,
             out: Some(out),
             writer: Some(tokio::spawn(write_lines(write, queue))),
+            deadline: watch::Sender::new(None),
         }
+    }
+
+    /// The drain begins now, unless it already has: the deadline of what is unwritten.
+    fn begin_drain(&self) -> Instant {
+        let mut at = Instant::now() + STDIO_CLOSE_DRAIN;
+        self.deadline.send_if_modified(|deadline| match deadline {
+            Some(set) => {
+                at = *set;
+                false
+            }
+            None => {
+                *deadline = Some(at);
+                true
+            }
+        });
+        at
     }
 
     /// Read one line into `self.line`, never holding more than `max_line` bytes of it.
@@ -172,6 +232,15 @@ impl<R: AsyncRead + Unpin> LineTransport<R> {
     }
 }
 
+/// Ready when `read` has nothing more to give: the end of input is next. Pending for good
+/// while input is waiting to be read (it is not consumed).
+async fn input_ends<R: AsyncRead + Unpin>(read: &mut BufReader<R>) {
+    match read.fill_buf().await {
+        Ok([]) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
+    }
+}
+
 /// The message of one line (`None`: a blank line), or why it is refused.
 fn message_of(line: &[u8]) -> Option<Result<ClientJsonRpcMessage, Rejection>> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -219,6 +288,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let out = self.out.clone();
+        let give_up = given_up(self.deadline.subscribe());
         let line = serde_json::to_vec(&item).map(|mut line| {
             line.push(b'\n');
             line
@@ -230,8 +300,21 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
                 line: line.map_err(io::Error::from)?,
                 written: Some(written),
             };
-            out.send(outgoing).await.map_err(|_| closed())?;
-            done.await.map_err(|_| closed())?
+            let sent = async {
+                out.send(outgoing).await.map_err(|_| closed())?;
+                done.await.map_err(|_| closed())?
+            };
+            tokio::select! {
+                sent = sent => sent,
+                () = give_up => Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the client read no more of the output within {} s of the end of its \
+                         input: the message was dropped",
+                        STDIO_CLOSE_DRAIN.as_secs()
+                    ),
+                )),
+            }
         }
     }
 
@@ -239,8 +322,17 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
         loop {
             if self.reply.is_some() {
                 // Cancellation-safe: `reserve` loses nothing when dropped, and the answer
-                // is taken only once it has its place in the queue.
-                let permit = self.out.as_ref()?.reserve().await.ok()?;
+                // is taken only once it has its place in the queue. While the queue is
+                // full, the end of input right after the refused line ends the session
+                // (the answer is then dropped at close if it never finds room).
+                let out = self.out.clone()?;
+                let permit = tokio::select! {
+                    permit = out.reserve() => permit.ok()?,
+                    () = input_ends(&mut self.read) => {
+                        self.begin_drain();
+                        return None;
+                    }
+                };
                 if let Some(line) = self.reply.take() {
                     permit.send(Outgoing {
                         line,
@@ -250,7 +342,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
             }
             match self.read_line().await {
                 LineRead::Line => {}
-                LineRead::Eof if self.line.is_empty() => return None,
+                LineRead::Eof if self.line.is_empty() => {
+                    self.begin_drain();
+                    return None;
+                }
                 // The last message, with no newline after it.
                 LineRead::Eof => {}
                 LineRead::TooLong => {
@@ -263,6 +358,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
                 }
                 LineRead::Io(e) => {
                     tracing::error!("cannot read from the client: {e}");
+                    self.begin_drain();
                     return None;
                 }
             }
@@ -286,9 +382,15 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
                 written: None,
             });
         }
+        let deadline = self.begin_drain();
         if let Some(writer) = self.writer.take() {
             let abort = writer.abort_handle();
-            if tokio::time::timeout(CLOSE_DRAIN, writer).await.is_err() {
+            if tokio::time::timeout_at(deadline, writer).await.is_err() {
+                tracing::warn!(
+                    "the client read no more of the output within {} s of the end of its input: \
+                     unwritten messages were dropped",
+                    STDIO_CLOSE_DRAIN.as_secs()
+                );
                 abort.abort();
             }
         }

@@ -105,7 +105,10 @@ fn text_arg<'a>(
         None | Some(Value::Null) if !required => Ok(None),
         None | Some(Value::Null) => Err(bad_args(format!("`{key}` is required"))),
         Some(Value::String(s)) => Ok(Some(s.as_str())),
-        Some(_) => Err(bad_args(format!("`{key}` is a string"))),
+        Some(other) => Err(bad_args(format!(
+            "`{key}` must be a string, not {}",
+            crate::jsonrpc::kind(other)
+        ))),
     }
 }
 
@@ -121,7 +124,7 @@ fn number_arg(args: &JsonObject, key: &str) -> Result<Option<usize>, ErrorData> 
             .and_then(|n| usize::try_from(n).ok())
             .filter(|&n| n >= 1)
             .map(Some)
-            .ok_or_else(|| bad_args(format!("`{key}` is a whole number of at least 1"))),
+            .ok_or_else(|| bad_args(format!("`{key}` must be a whole number of at least 1"))),
     }
 }
 
@@ -345,11 +348,24 @@ mod tests {
         let mut args = JsonObject::new();
         assert!(required(&args, "name").is_err());
         args.insert("name".into(), json!(3));
-        assert!(required(&args, "name").is_err());
+        // The message says what the argument must be, and what came.
+        let wrong = required(&args, "name")
+            .err()
+            .map(|e| e.message.into_owned());
+        assert_eq!(
+            wrong.as_deref(),
+            Some("`name` must be a string, not an integer")
+        );
         args.insert("name".into(), json!("x"));
         assert_eq!(required(&args, "name").ok(), Some("x"));
         args.insert("limit".into(), json!(0));
-        assert!(number_arg(&args, "limit").is_err());
+        let wrong = number_arg(&args, "limit")
+            .err()
+            .map(|e| e.message.into_owned());
+        assert_eq!(
+            wrong.as_deref(),
+            Some("`limit` must be a whole number of at least 1")
+        );
         args.insert("limit".into(), json!(5));
         assert_eq!(number_arg(&args, "limit").ok(), Some(Some(5)));
     }

@@ -5,11 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
-use super::{MAX_LINE_BYTES, OUTPUT_QUEUE, serve};
+use super::{MAX_LINE_BYTES, OUTPUT_QUEUE, STDIO_CLOSE_DRAIN, serve};
 use crate::{McpConfig, SkillsServer};
 
 /// Long enough for anything here on a loaded machine; reached only by a failing test.
@@ -273,4 +274,69 @@ async fn answers_past_the_output_queue_wait_and_none_is_lost() {
     assert_eq!(errors(&answers), vec![(-32700, Value::Null); lines]);
     drop(writer.await.unwrap());
     served.await.unwrap().unwrap();
+}
+
+/// A host that closes the server's input and reads none of its output: the session ends
+/// [`STDIO_CLOSE_DRAIN`] after the end of input, not sooner (the host may still read) and
+/// not later, with answers unwritten. (rmcp's wait for answers in flight and then the
+/// transport's own ran one after the other: twice the drain.)
+#[tokio::test(start_paused = true)]
+async fn the_end_of_input_ends_the_session_at_the_drain_whatever_is_unread() {
+    let mut client = start_with_output_buffer(256);
+    client.initialize().await;
+    // Far more answers than the pipe, the queue and the writer hold.
+    for id in 2..(4 * OUTPUT_QUEUE as i64) {
+        client.send(&ping(id)).await;
+    }
+    let Client {
+        stdin,
+        answers,
+        served,
+        _dir,
+    } = client;
+    let closed = tokio::time::Instant::now();
+    drop(stdin);
+    tokio::time::timeout(ANSWER_BOUND, served)
+        .await
+        .expect("the session did not end")
+        .unwrap()
+        .unwrap();
+    let took = closed.elapsed();
+    assert!(
+        took >= STDIO_CLOSE_DRAIN && took < STDIO_CLOSE_DRAIN + Duration::from_secs(1),
+        "the session ended {took:?} after the end of input"
+    );
+    drop(answers);
+}
+
+/// The same when the output is full of error answers: the reading, waiting for room in the
+/// output for the answer to the last line, sees that the input has ended after it (it
+/// waited for room for good). One line is in the writer (whose pipe holds a byte), a
+/// queue's worth queued, and the last waits.
+#[tokio::test(start_paused = true)]
+async fn the_end_of_input_is_seen_while_an_error_answer_waits_for_room() {
+    let client = start_with_output_buffer(1);
+    let Client {
+        mut stdin,
+        answers,
+        served,
+        _dir,
+    } = client;
+    for _ in 0..OUTPUT_QUEUE + 2 {
+        stdin.write_all(b"not json\n").await.unwrap();
+    }
+    let closed = tokio::time::Instant::now();
+    drop(stdin);
+    // The input ended before any `initialize`: the session fails, at once.
+    let ended = tokio::time::timeout(ANSWER_BOUND, served)
+        .await
+        .expect("the session did not end")
+        .unwrap();
+    assert!(ended.is_err(), "{ended:?}");
+    assert!(
+        closed.elapsed() <= STDIO_CLOSE_DRAIN,
+        "{:?}",
+        closed.elapsed()
+    );
+    drop(answers);
 }

@@ -138,3 +138,33 @@ async fn unknown_tools_and_resources_get_the_specification_s_codes() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+/// From protocol 2026-07-28 on there is no `initialize`: a stateless one (per-request
+/// `_meta`, no `protocolVersion` param) is `404` with `-32601` Method not found and its id,
+/// as SEP-2575 (and the conformance suite's `server-stateless`) says. It was `200` with
+/// `-32602`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stateless_initialize_is_method_not_found() {
+    use crate::http::{exchange, status};
+    let fx = Fixture::new();
+    let (addr, stop, server) = serve_mcp(
+        &fx.engine,
+        skill_mcp::McpLimits::default(),
+        HttpConfig::default(),
+    )
+    .await;
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: initialize\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let (head, answer) = exchange(addr, &head, body.as_bytes()).await;
+    assert_eq!(status(&head), 404, "{head}\n{answer}");
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["id"], 5, "{answer}");
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}

@@ -147,6 +147,9 @@ async fn directories_list_direct_children_and_refuse_files() {
             ("skill://pdf-forms/scripts", Some(DIRECTORY_MIME_TYPE)),
         ]
     );
+    // The cache hints of every other listing (it said `ttlMs: 0`, "do not cache").
+    assert_eq!(root.ttl_ms, Some(60_000));
+    assert_eq!(root.cache_scope, Some(rmcp::model::CacheScope::Private));
     let prefix = client
         .read_resource_directory(ReadResourceDirectoryRequestParams::new("skill://data"))
         .await

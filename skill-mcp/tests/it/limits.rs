@@ -14,7 +14,7 @@ use crate::common::serve_mcp;
 
 /// Long enough for anything here to happen on a loaded machine; reached only when the
 /// test is failing (it waits for events, never for time).
-const EVENT_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+pub(crate) const EVENT_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn args(value: Value) -> JsonObject {
     match value {
@@ -37,7 +37,7 @@ fn error_code(result: Result<CallToolResult, ServiceError>) -> (ErrorCode, Strin
 
 /// A skill `blocker` whose script, called `blocker <tag>`, writes a line to the FIFO
 /// `started-<tag>` and then waits for a line on the FIFO `release-<tag>` (both in `fifos`).
-fn blocker_engine(
+pub(crate) fn blocker_engine(
     root: &std::path::Path,
     fifos: &std::path::Path,
 ) -> std::sync::Arc<skill_runtime::Engine> {
@@ -71,13 +71,13 @@ fn blocker_engine(
 /// The two FIFOs of one blocked call: `started` (the script has begun, so the call holds
 /// its slot) and `release` (a line lets the script end). Both are opened read-write
 /// (Linux), so neither end ever waits for the other to open and no line is lost.
-struct Gate {
+pub(crate) struct Gate {
     started: tokio::io::BufReader<tokio::net::unix::pipe::Receiver>,
     release: tokio::net::unix::pipe::Sender,
 }
 
 impl Gate {
-    fn new(fifos: &std::path::Path, tag: &str) -> Gate {
+    pub(crate) fn new(fifos: &std::path::Path, tag: &str) -> Gate {
         let mut options = tokio::net::unix::pipe::OpenOptions::new();
         options.read_write(true);
         let open = |name: String| {
@@ -98,7 +98,7 @@ impl Gate {
     }
 
     /// Until the script has started.
-    async fn started(&mut self) {
+    pub(crate) async fn started(&mut self) {
         use tokio::io::AsyncBufReadExt;
         let mut line = String::new();
         tokio::time::timeout(EVENT_BOUND, self.started.read_line(&mut line))
@@ -109,7 +109,7 @@ impl Gate {
     }
 
     /// Let the script end.
-    async fn release(&mut self) {
+    pub(crate) async fn release(&mut self) {
         use tokio::io::AsyncWriteExt;
         self.release.write_all(b"go\n").await.unwrap();
     }

@@ -9,4 +9,6 @@ mod http;
 #[cfg(target_os = "linux")]
 mod limits;
 mod malformed;
+#[cfg(target_os = "linux")]
+mod sessions;
 mod tools_and_prompts;

@@ -92,6 +92,63 @@ fn skill_server_mcp_stops_cleanly_on_sigterm() {
     assert!(status.success(), "{status:?}");
 }
 
+/// A host that closes `skill-server mcp`'s input and never reads its output (far more than
+/// a pipe's 64 KB of answers unread) sees it exit within the stdio drain,
+/// `skill_mcp::STDIO_CLOSE_DRAIN`, from then (with a margin for a loaded machine). It ran on
+/// for good: its last unwritten answer held the lock of standard output, which the process
+/// waited for on its way out.
+#[cfg(all(unix, feature = "mcp"))]
+#[test]
+fn skill_server_mcp_exits_within_the_drain_when_its_input_closes_unread() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .args(["mcp", "--no-watch", "--skills", "packs/agentskills"])
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        )
+        .unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin.flush().unwrap();
+    // The server is up: from here on nothing is read.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":0"), "{line}");
+    let mut requests = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n".to_vec();
+    // Each `tools/list` answer is some 3 KB: 300 of them are 900 KB.
+    for id in 1..=300 {
+        requests.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n").as_bytes(),
+        );
+    }
+    stdin.write_all(&requests).unwrap();
+    drop(stdin);
+    let closed = Instant::now();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let bound = skill_mcp::STDIO_CLOSE_DRAIN + Duration::from_secs(5);
+    let Ok(status) = rx.recv_timeout(bound) else {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        panic!("skill-server mcp still ran {bound:?} after its input closed");
+    };
+    let took = closed.elapsed();
+    assert!(status.unwrap().success(), "took {took:?}");
+    drop(stdout);
+}
+
 /// `serve`'s `/mcp` checks a browser's `Origin` against the configured `allowed_hosts`
 /// (the list of the `Host` check): a page on a listed name, on loopback or on the server's
 /// own address is served, any other site gets `403 forbidden_origin`, `Origin: null` too;
