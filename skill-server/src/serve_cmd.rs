@@ -190,6 +190,7 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
     }
     for p in [
         &mut config.trust.require_lock,
+        &mut config.trust.require_signature,
         &mut config.notes,
         &mut config.state_dir,
         &mut config.index_dir,
