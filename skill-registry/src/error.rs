@@ -19,6 +19,9 @@ pub enum Unavailable {
     Invalid,
     /// The skill fails eligibility on this host.
     Ineligible,
+    /// The trust policy excluded the skill (scan findings from a low-trust source, or a
+    /// lock it does not match): [`Error::Excluded`] carries the reason.
+    Excluded,
 }
 
 /// An error from `skill-registry`.
@@ -81,6 +84,18 @@ pub enum Error {
         name: String,
         /// Why.
         reason: Unavailable,
+    },
+    /// The trust policy excluded the skill ([`Skill::exclusion`](crate::Skill::exclusion)):
+    /// no door serves its body, files or sections.
+    #[error("Skill '{name}' is excluded by the trust policy ({code}): {reason}")]
+    Excluded {
+        /// The skill.
+        name: String,
+        /// The diagnostic code of the exclusion (`untrusted-findings`, `lock-mismatch`,
+        /// `lock-unreadable`).
+        code: skill_format::Code,
+        /// The exclusion diagnostic's message.
+        reason: String,
     },
     /// A section slug the skill does not have (`get_skill: name#slug`).
     #[error(
@@ -198,6 +213,34 @@ fn unavailable(name: &str, reason: Unavailable) -> String {
         Unavailable::Ineligible => format!(
             "Skill '{name}' is not available on this host (eligibility); see its diagnostics."
         ),
+        Unavailable::Excluded => {
+            format!("Skill '{name}' is excluded by the trust policy; see its diagnostics.")
+        }
+    }
+}
+
+impl Error {
+    /// [`Error::Excluded`] for a skill the trust policy excluded, `None` for any other.
+    pub fn excluded(skill: &crate::Skill) -> Option<Error> {
+        skill.exclusion().map(|d| Error::Excluded {
+            name: skill.name.clone(),
+            code: d.code,
+            reason: d.message.clone(),
+        })
+    }
+
+    /// The error for a skill this caller may not use: [`Error::Excluded`] with its reason
+    /// when the trust policy excluded it, [`Error::NotAvailable`] otherwise.
+    pub(crate) fn refused(name: &str, reason: Unavailable, skill: &crate::Skill) -> Error {
+        if reason == Unavailable::Excluded {
+            if let Some(e) = Error::excluded(skill) {
+                return e;
+            }
+        }
+        Error::NotAvailable {
+            name: name.to_owned(),
+            reason,
+        }
     }
 }
 

@@ -49,6 +49,7 @@ mod files;
 mod index;
 mod load;
 mod lock;
+mod lock_sign;
 mod lookalike;
 mod manifest;
 mod pathcmp;
@@ -91,6 +92,9 @@ pub use index::Resolved;
 use load::{Loader, Scope};
 pub use load::{load_snapshot, slug};
 pub use lock::{Drift, LOCK_VERSION, Lock, LockedSkill, MAX_LOCK_BYTES, SkillDrift};
+pub use lock_sign::{
+    MAX_KEY_BYTES, MAX_SIGNATURE_BYTES, PublicKey, SIGNATURE_SUFFIX, sign_lock, signature_path,
+};
 use manifest::Recompute;
 pub use manifest::{MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES};
 pub use scan::{

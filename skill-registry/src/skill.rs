@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use skill_format::{Diagnostic, Dialect, FileKind, Manifest};
+use skill_format::{Code, Diagnostic, Dialect, FileKind, Manifest, Severity};
 
 use crate::eligibility::{self, Affinity};
 
@@ -80,5 +80,21 @@ impl Skill {
     /// Its affinity for a profile.
     pub fn affinity(&self, profile: Option<&str>) -> Affinity {
         eligibility::affinity(&self.manifest, profile)
+    }
+
+    /// Why the trust policy excluded it (an `untrusted-findings`, `lock-mismatch` or
+    /// `lock-unreadable` error diagnostic), or `None` when it did not. An excluded skill's
+    /// body, files and sections are served by no door.
+    pub fn exclusion(&self) -> Option<&Diagnostic> {
+        if self.status != Status::Invalid {
+            return None;
+        }
+        self.diagnostics.iter().find(|d| {
+            d.severity == Severity::Error
+                && matches!(
+                    d.code,
+                    Code::UntrustedFindings | Code::LockMismatch | Code::LockUnreadable
+                )
+        })
     }
 }

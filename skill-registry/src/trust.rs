@@ -6,7 +6,9 @@
 //! excluded (`untrusted-findings`) unless [`TrustPolicy::allow_low_trust_findings`] is set
 //! (then its findings are listed as warnings); with [`TrustPolicy::require_lock`], a winner
 //! whose files do not match the lock is excluded (`lock-mismatch`), and an unreadable lock
-//! excludes everything (`lock-unreadable`). Excluded means [`Status::Invalid`], with no
+//! excludes everything (`lock-unreadable`), and so does, with
+//! [`TrustPolicy::require_signature`], a lock whose minisign signature does not verify.
+//! Excluded means [`Status::Invalid`], with no
 //! fallback to a lower layer. The registry keeps the snapshot from before this pass, so a
 //! later reload judges every skill afresh (a lock that now matches lets the skill back in).
 
@@ -38,6 +40,11 @@ pub struct TrustPolicy {
     /// Serve only skills whose files match this lock file (`skill-server lock`); it is read
     /// again on every reload. Default: none.
     pub require_lock: Option<PathBuf>,
+    /// With [`TrustPolicy::require_lock`], serve only a lock whose minisign signature
+    /// (`<lock>.minisig`, see [`signature_path`](crate::signature_path)) verifies with the
+    /// public key in this file; otherwise every skill is excluded (`lock-unreadable`).
+    /// Default: none.
+    pub require_signature: Option<PathBuf>,
     /// Mark skills from low-trust sources in the catalogs a host discloses through the
     /// engine ([`Disclosure::mark_low_trust`](crate::Disclosure::mark_low_trust)). Default:
     /// false.
@@ -51,6 +58,7 @@ impl Default for TrustPolicy {
             allow_low_trust_findings: false,
             allow_low_trust_scripts: false,
             require_lock: None,
+            require_signature: None,
             mark_low_trust: false,
         }
     }
@@ -71,6 +79,15 @@ impl RegistryConfig {
     }
 }
 
+/// The lock at `path`, its signature checked with the public key at `key` when one is
+/// required.
+fn read_lock(path: &std::path::Path, key: Option<&std::path::Path>) -> Result<Lock, crate::Error> {
+    match key {
+        None => Lock::read(path),
+        Some(key) => Lock::read_signed(path, &crate::PublicKey::read(key)?),
+    }
+}
+
 /// Apply the policy to `base` (a snapshot with manifests, before this pass). Returns
 /// `base` itself when the policy changes nothing.
 pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapshot> {
@@ -78,7 +95,7 @@ pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapsho
     let lock = policy
         .require_lock
         .as_ref()
-        .map(|path| (path, Lock::read(path)));
+        .map(|path| (path, read_lock(path, policy.require_signature.as_deref())));
     let any_low = config.sources.iter().any(|s| s.trust == Trust::Low);
     // Without a lock, only the findings of low-trust skills can change anything.
     if lock.is_none() && (!any_low || !base.any_findings()) {

@@ -221,6 +221,11 @@ impl Engine {
         config: EngineConfig,
         customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
     ) -> Result<Arc<Engine>, Error> {
+        // A webhook URL the destination policy refuses is refused before anything starts.
+        #[cfg(feature = "replicas")]
+        if let Some(hook) = &config.replicas.webhook {
+            hook.check().map_err(Error::Scheduler)?;
+        }
         let registry = Arc::new(Registry::load(config.registry));
         let storage = match config.index_dir {
             Some(dir) => Storage::Disk(dir),

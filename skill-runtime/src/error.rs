@@ -263,6 +263,7 @@ impl Error {
             }
             R::UnknownDomain { .. } | R::EmptyDomain { .. } => "unknown_domain",
             R::NotAvailable { .. } => "not_available",
+            R::Excluded { .. } => "skill_excluded",
             R::UnknownSection { .. } => "unknown_section",
             R::ResourcePath { .. } => "bad_resource_path",
             R::ResourceNotFound { .. } => "unknown_resource",

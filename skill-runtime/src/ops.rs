@@ -280,7 +280,8 @@ impl Engine {
     }
 
     /// One entry (a skill or a domain index) in full, whatever its status, with the
-    /// entries it shadows. Unknown: [`Error::UnknownSkill`] with the closest names.
+    /// entries it shadows. Unknown: [`Error::UnknownSkill`] with the closest names; one the
+    /// trust policy excluded: the `skill_excluded` error with its reason.
     pub fn show(&self, name: &str) -> Result<Shown, Error> {
         let snapshot = self.registry().snapshot();
         let skill = inspect(&snapshot, name)?;
@@ -646,25 +647,27 @@ impl Engine {
     }
 }
 
-/// Any entry of that name (a skill or a domain index), whatever its status.
+/// Any entry of that name (a skill or a domain index), whatever its status, except one the
+/// trust policy excluded: that is the `skill_excluded` error with its reason (excluded
+/// means excluded in every door, inspection included).
 pub(crate) fn inspect(snapshot: &Snapshot, name: &str) -> Result<Arc<Skill>, Error> {
     let name = name.trim();
-    snapshot
-        .entry(name)
-        .or_else(|| snapshot.domain(name))
-        .cloned()
-        .ok_or_else(|| {
-            Error::disclosure(skill_registry::Error::UnknownSkill {
-                name: name.to_owned(),
-                suggestions: closest_names(
-                    name,
-                    snapshot
-                        .entries()
-                        .chain(snapshot.domains())
-                        .map(|s| s.name.as_str()),
-                ),
-            })
+    let found = snapshot.entry(name).or_else(|| snapshot.domain(name));
+    if let Some(excluded) = found.and_then(|s| skill_registry::Error::excluded(s)) {
+        return Err(Error::disclosure(excluded));
+    }
+    found.cloned().ok_or_else(|| {
+        Error::disclosure(skill_registry::Error::UnknownSkill {
+            name: name.to_owned(),
+            suggestions: closest_names(
+                name,
+                snapshot
+                    .entries()
+                    .chain(snapshot.domains())
+                    .map(|s| s.name.as_str()),
+            ),
         })
+    })
 }
 
 /// Every diagnostic of a snapshot (see [`Engine::diagnostics`]), sorted.

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use skill_registry::{Drift, Lock};
+use skill_registry::{Drift, Lock, PublicKey, sign_lock, signature_path};
 use skill_runtime::Locked;
 
 use crate::commands::{engine_over, write_out};
@@ -24,6 +24,10 @@ pub enum Commands {
         /// Where to write it.
         #[arg(long, default_value = DEFAULT_LOCK)]
         output: PathBuf,
+        /// Sign the lock with this minisign secret key (unencrypted: `minisign -G -W`);
+        /// the signature goes to `<output>.minisig`, as `minisign -S` would write it.
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
         /// A skill folder, or a root of many skills; repeat for layers.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -34,6 +38,10 @@ pub enum Commands {
         /// The lock file.
         #[arg(long, default_value = DEFAULT_LOCK)]
         lock: PathBuf,
+        /// Check first that the lock's minisign signature (`<lock>.minisig`) verifies with
+        /// this public key (`minisign.pub`); exit 1 when it is missing or does not.
+        #[arg(long, value_name = "KEY")]
+        pubkey: Option<PathBuf>,
         /// A skill folder, or a root of many skills; repeat for layers.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -53,7 +61,11 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 
 fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, String> {
     match command {
-        Commands::Lock { output, paths } => {
+        Commands::Lock {
+            output,
+            sign,
+            paths,
+        } => {
             let Locked { lock, incomplete } = engine_over(&paths)?.lock();
             for name in &incomplete {
                 let _ = writeln!(
@@ -61,21 +73,55 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
                     "warning: `{name}` has files left out or unhashed (over a limit, or unreadable); verify will report it, and require_lock will not load it"
                 );
             }
+            // Signed before anything is written, so a key that cannot sign leaves no lock.
+            let signature = match &sign {
+                Some(key) => {
+                    let name = output
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    Some(
+                        sign_lock(lock.to_json().as_bytes(), key, &name)
+                            .map_err(|e| e.to_string())?,
+                    )
+                }
+                None => None,
+            };
             lock.write(&output).map_err(|e| e.to_string())?;
             let files: usize = lock.skills.iter().map(|s| s.files.len()).sum();
-            write_out(
-                out,
-                &format!(
-                    "locked {} skill(s), {files} file(s) into {}\n",
-                    lock.skills.len(),
-                    output.display()
-                ),
-            )?;
+            let mut text = format!(
+                "locked {} skill(s), {files} file(s) into {}\n",
+                lock.skills.len(),
+                output.display()
+            );
+            if let Some(signature) = signature {
+                let path = signature_path(&output);
+                std::fs::write(&path, signature)
+                    .map_err(|e| format!("cannot write the signature {}: {e}", path.display()))?;
+                text.push_str(&format!("signed it into {}\n", path.display()));
+            }
+            write_out(out, &text)?;
             Ok(0)
         }
-        Commands::Verify { lock, paths } => {
+        Commands::Verify {
+            lock,
+            pubkey,
+            paths,
+        } => {
             let engine = engine_over(&paths)?;
-            let locked = Lock::read(&lock).map_err(|e| e.to_string())?;
+            let locked = match &pubkey {
+                None => Lock::read(&lock).map_err(|e| e.to_string())?,
+                Some(key) => {
+                    let key = PublicKey::read(key).map_err(|e| e.to_string())?;
+                    match Lock::read_signed(&lock, &key) {
+                        Ok(locked) => locked,
+                        Err(e) => {
+                            let _ = writeln!(err, "error: {e}");
+                            return Ok(1);
+                        }
+                    }
+                }
+            };
             let drift = engine.verify(&locked);
             let mut text = String::new();
             for d in &drift {
@@ -172,6 +218,81 @@ mod tests {
         let (code, _, err) = cli(&["verify", "--lock", "/nonexistent/lock.json", root_s]);
         assert_eq!(code, 2);
         assert!(err.contains("cannot read"), "{err}");
+    }
+
+    /// A test-only minisign key pair, unencrypted (`minisign -G -W`).
+    pub(crate) const TEST_PUBLIC_KEY: &str = "untrusted comment: minisign public key D3AD848C1B8BBD31\nRWQxvYsbjISt077P/k5F42JxVn8H87CenqKmQdvHxwAbWQ2pBjg7VU3r\n";
+    pub(crate) const TEST_SECRET_KEY: &str = "untrusted comment: minisign encrypted secret key\nRWQAAEIyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAMb2LG4yErdMJtOyRaJhm901tmWCbTEXERpBaF1jF3X+nPwi84xe6U77P/k5F42JxVn8H87CenqKmQdvHxwAbWQ2pBjg7VU3rAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n";
+
+    #[test]
+    fn a_signed_lock_verifies_and_an_edited_or_foreign_one_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("skills");
+        write(
+            &root,
+            "a/SKILL.md",
+            "---\nname: a\ndescription: D.\n---\nbody\n",
+        );
+        let (public, secret) = (dir.path().join("k.pub"), dir.path().join("k.key"));
+        fs::write(&public, TEST_PUBLIC_KEY).unwrap();
+        fs::write(&secret, TEST_SECRET_KEY).unwrap();
+        let lock = dir.path().join("skills-lock.json");
+        let (lock_s, root_s) = (lock.to_str().unwrap(), root.to_str().unwrap());
+        let (pub_s, key_s) = (public.to_str().unwrap(), secret.to_str().unwrap());
+        let (code, out, err) = cli(&["lock", "--output", lock_s, "--sign", key_s, root_s]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("signed it into") && out.contains(".minisig"),
+            "{out}"
+        );
+        let verify = || cli(&["verify", "--lock", lock_s, "--pubkey", pub_s, root_s]);
+        let (code, out, err) = verify();
+        assert_eq!(
+            (code, out.contains("ok: 1 skill(s)")),
+            (0, true),
+            "{out}{err}"
+        );
+        // The lock edited after signing (one character of a file's SHA-256).
+        let text = fs::read_to_string(&lock).unwrap();
+        let i = text.find("\"sha256\": \"").unwrap() + 11;
+        let flipped = if &text[i..=i] == "0" { "1" } else { "0" };
+        fs::write(&lock, format!("{}{flipped}{}", &text[..i], &text[i + 1..])).unwrap();
+        let (code, _, err) = verify();
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("does not verify"), "{err}");
+        // Another lock's signature.
+        fs::write(&lock, &text).unwrap();
+        let other = dir.path().join("other.json");
+        let other_s = other.to_str().unwrap();
+        write(
+            &root,
+            "b/SKILL.md",
+            "---\nname: b\ndescription: D.\n---\nbody\n",
+        );
+        assert_eq!(
+            cli(&["lock", "--output", other_s, "--sign", key_s, root_s]).0,
+            0
+        );
+        fs::copy(format!("{other_s}.minisig"), format!("{lock_s}.minisig")).unwrap();
+        assert_eq!(verify().0, 1);
+        // No signature.
+        fs::remove_file(format!("{lock_s}.minisig")).unwrap();
+        let (code, _, err) = verify();
+        assert_eq!(code, 1);
+        assert!(err.contains(".minisig"), "{err}");
+        // A secret key that cannot sign leaves no lock behind.
+        let fresh = dir.path().join("fresh.json");
+        let (code, _, err) = cli(&[
+            "lock",
+            "--output",
+            fresh.to_str().unwrap(),
+            "--sign",
+            pub_s,
+            root_s,
+        ]);
+        assert_eq!(code, 2);
+        assert!(err.contains("secret key"), "{err}");
+        assert!(!fresh.exists());
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub(crate) struct WebhookFile {
     max_attempts: Option<u32>,
     /// The wait before the first retry, in milliseconds (default 1000; doubles per attempt).
     first_backoff_ms: Option<u64>,
+    /// Deliver to loopback, link-local and private addresses too (default false).
+    allow_private_destinations: Option<bool>,
 }
 
 /// The database to share, this replica's name in it, and how long its claims wait.
@@ -148,12 +150,6 @@ pub(crate) fn webhook(
     let Some(w) = file else {
         return Ok(None);
     };
-    if !w.url.starts_with("http://") {
-        return Err(format!(
-            "webhook url `{}`: only http:// is supported (put a TLS-terminating proxy in front of an https receiver)",
-            w.url
-        ));
-    }
     let secret = match (&w.secret_env, w.secret) {
         (Some(var), _) => Some(env(var).ok_or_else(|| {
             format!("the [webhook] section names secret_env = \"{var}\" but it is not set")
@@ -167,6 +163,8 @@ pub(crate) fn webhook(
         ));
     }
     let mut config = WebhookConfig::new(w.url);
+    config.allow_private_destinations = w.allow_private_destinations.unwrap_or(false);
+    config.check()?;
     config.secret = secret;
     config.max_attempts = max_attempts;
     if let Some(ms) = w.first_backoff_ms {
@@ -273,12 +271,27 @@ mod tests {
     fn webhook_settings_are_checked_at_their_edges() {
         let none = |_: &str| None;
         let ok = webhook(
-            Some(file("url = \"http://127.0.0.1:9/h\"\nmax_attempts = 20")),
+            Some(file(
+                "url = \"http://127.0.0.1:9/h\"\nmax_attempts = 20\nallow_private_destinations = true",
+            )),
             &none,
         )
         .unwrap()
         .unwrap();
         assert_eq!(ok.max_attempts, MAX_WEBHOOK_ATTEMPTS);
+        assert!(ok.allow_private_destinations);
+        // The attack run's URLs, refused at start.
+        for (url, what) in [
+            ("http://127.0.0.1:9/h", "allow_private_destinations"),
+            ("http://169.254.169.254/latest/meta-data/", "link-local"),
+            ("http://[::ffff:127.0.0.1]/", "loopback"),
+            ("http:///nohost", "no host"),
+            ("http://h/a\\r\\nX-Injected: 1", "'\\r'"),
+            ("http://h:70000/", "65535"),
+        ] {
+            let e = webhook(Some(file(&format!("url = \"{url}\""))), &none).unwrap_err();
+            assert!(e.contains(what), "{url}: {e}");
+        }
         let over = webhook(Some(file("url = \"http://h/\"\nmax_attempts = 21")), &none);
         assert!(over.unwrap_err().contains("out of range"));
         let zero = webhook(Some(file("url = \"http://h/\"\nmax_attempts = 0")), &none);

@@ -55,6 +55,10 @@ pub struct ServeArgs {
     /// network).
     #[arg(long)]
     allow_unauthenticated: bool,
+    /// Write server paths in `/v1` answers as they are (absolute) instead of relative to
+    /// their source.
+    #[arg(long)]
+    absolute_paths: bool,
 }
 
 /// The configuration file.
@@ -71,6 +75,9 @@ struct FileConfig {
     /// Host names a request's `Host` may give besides IP addresses and `localhost`
     /// (DNS-rebinding protection); `"*"` allows every name.
     allowed_hosts: Option<Vec<String>>,
+    /// Write server paths in `/v1` answers as they are (absolute) instead of relative to
+    /// their source (default false).
+    absolute_paths: Option<bool>,
     notes: Option<PathBuf>,
     watch: Option<bool>,
     debounce_ms: Option<u64>,
@@ -183,6 +190,7 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
     }
     for p in [
         &mut config.trust.require_lock,
+        &mut config.trust.require_signature,
         &mut config.notes,
         &mut config.state_dir,
         &mut config.index_dir,
@@ -337,6 +345,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     let mut http = HttpConfig {
         token,
         allowed_hosts: file.allowed_hosts.unwrap_or_default(),
+        absolute_paths: args.absolute_paths || file.absolute_paths.unwrap_or(false),
         ..HttpConfig::default()
     };
     if let Some(t) = millis("request_timeout_ms", file.request_timeout_ms)? {

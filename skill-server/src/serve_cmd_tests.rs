@@ -13,6 +13,7 @@ fn args(skills: &[&str]) -> ServeArgs {
         no_watch: false,
         dialect: None,
         allow_unauthenticated: false,
+        absolute_paths: false,
     }
 }
 

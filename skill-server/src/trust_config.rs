@@ -19,6 +19,9 @@ pub(crate) struct TrustConfig {
     allow_low_trust_scripts: Option<bool>,
     /// Serve only skills whose files match this lock file (relative to the config file).
     pub(crate) require_lock: Option<PathBuf>,
+    /// Serve the lock only when its minisign signature (`<lock>.minisig`) verifies with the
+    /// public key in this file (relative to the config file); needs `require_lock`.
+    pub(crate) require_signature: Option<PathBuf>,
     /// Mark skills from low-trust sources in the catalog (`[untrusted source] `).
     mark_low_trust: Option<bool>,
 }
@@ -33,6 +36,13 @@ impl TrustConfig {
         p.allow_low_trust_findings = self.allow_low_trust_findings.unwrap_or(false);
         p.allow_low_trust_scripts = self.allow_low_trust_scripts.unwrap_or(false);
         p.require_lock = self.require_lock.clone();
+        if self.require_signature.is_some() && self.require_lock.is_none() {
+            return Err(
+                "[trust] require_signature checks the lock's signature: set require_lock too"
+                    .to_owned(),
+            );
+        }
+        p.require_signature = self.require_signature.clone();
         p.mark_low_trust = self.mark_low_trust.unwrap_or(false);
         Ok(p)
     }
@@ -86,5 +96,14 @@ mod tests {
         assert_eq!(p.exclude_at, Severity::Warning);
         assert!(p.allow_low_trust_scripts && !p.allow_low_trust_findings);
         assert_eq!(p.require_lock, Some(PathBuf::from("l.json")));
+        assert_eq!(p.require_signature, None);
+        let c: TrustConfig = toml::from_str("require_signature = \"k.pub\"\n").unwrap();
+        assert!(c.policy().unwrap_err().contains("set require_lock too"));
+        let c: TrustConfig =
+            toml::from_str("require_lock = \"l.json\"\nrequire_signature = \"k.pub\"\n").unwrap();
+        assert_eq!(
+            c.policy().unwrap().require_signature,
+            Some(PathBuf::from("k.pub"))
+        );
     }
 }

@@ -117,6 +117,7 @@ impl<'a> Disclosure<'a> {
         skill: &Skill,
     ) -> Result<(), Unavailable> {
         match status {
+            Status::Invalid if skill.exclusion().is_some() => return Err(Unavailable::Excluded),
             Status::Invalid => return Err(Unavailable::Invalid),
             Status::Ineligible => return Err(Unavailable::Ineligible),
             Status::Loaded | Status::Shadowed => {}
@@ -167,10 +168,7 @@ impl<'a> Disclosure<'a> {
                     &indexed.skill,
                 ) {
                     Ok(()) => Ok(indexed.resolved(key)),
-                    Err(reason) => Err(Error::NotAvailable {
-                        name: name.to_owned(),
-                        reason,
-                    }),
+                    Err(reason) => Err(Error::refused(name, reason, &indexed.skill)),
                 }
             }
             None => Err(Error::UnknownSkill {

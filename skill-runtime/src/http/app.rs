@@ -60,6 +60,12 @@ pub struct App {
 }
 
 impl App {
+    /// The sources answers' paths are written relative to: the current snapshot's, or
+    /// `None` when the operator asked for absolute paths ([`HttpConfig::absolute_paths`]).
+    pub(crate) fn path_roots(&self) -> Option<Arc<skill_registry::Snapshot>> {
+        (!self.config.absolute_paths).then(|| self.engine.registry().snapshot())
+    }
+
     /// An application over an engine.
     pub fn new(engine: Arc<Engine>, config: HttpConfig) -> Arc<App> {
         App::with_mounts(engine, config, Mounts::default())

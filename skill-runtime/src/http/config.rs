@@ -57,6 +57,9 @@ pub struct HttpConfig {
     pub allowed_hosts: Vec<String>,
     /// Catalog budgets by profile, used when a request gives none.
     pub profile_budgets: std::collections::BTreeMap<String, skill_registry::Budget>,
+    /// Write server paths in answers as they are (absolute), instead of relative to the
+    /// source they are in ([`Paths`](crate::wire::Paths)). Default: false.
+    pub absolute_paths: bool,
 }
 
 impl Default for HttpConfig {
@@ -73,6 +76,7 @@ impl Default for HttpConfig {
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             allowed_hosts: Vec::new(),
             profile_budgets: std::collections::BTreeMap::new(),
+            absolute_paths: false,
         }
     }
 }

@@ -18,7 +18,7 @@ pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 pub(crate) struct ApiError {
     status: StatusCode,
     code: std::borrow::Cow<'static, str>,
-    message: String,
+    pub(crate) message: String,
     /// The methods a `405` names in its `Allow` header.
     allow: Option<String>,
 }

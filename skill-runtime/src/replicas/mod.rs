@@ -18,6 +18,7 @@
 //!   there (the `notes` module).
 
 mod config;
+mod destination;
 mod dispatch;
 pub(crate) mod notes;
 mod outage;

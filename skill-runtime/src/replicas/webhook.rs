@@ -18,6 +18,7 @@ use sha2::Sha256;
 use skill_store::Store;
 use tokio::sync::Notify;
 
+use super::destination::{self, Destination};
 use crate::exec::Outcome;
 
 /// Attempts per delivery unless configured otherwise.
@@ -53,6 +54,9 @@ pub struct WebhookConfig {
     pub max_attempts: u32,
     /// The wait before the first retry (doubled per attempt, with jitter).
     pub first_backoff: Duration,
+    /// Deliver to loopback, link-local and private addresses too (the destination policy
+    /// of the `destination` module refuses them by default). Default: false.
+    pub allow_private_destinations: bool,
 }
 
 impl WebhookConfig {
@@ -63,7 +67,24 @@ impl WebhookConfig {
             secret: None,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             first_backoff: DEFAULT_FIRST_BACKOFF,
+            allow_private_destinations: false,
         }
+    }
+
+    /// Check the URL whole and, unless [`WebhookConfig::allow_private_destinations`], the
+    /// destination policy on what the URL alone says (an address in any of its forms, a
+    /// `localhost` name); a host name is checked again on what it resolves to at every
+    /// delivery. The error says what is wrong in words an operator can act on.
+    pub fn check(&self) -> Result<(), String> {
+        let dest = Destination::parse(&self.url)?;
+        if !self.allow_private_destinations {
+            if let Some(why) = dest.refused_at_start() {
+                return Err(format!(
+                    "{why}: webhooks are not sent to loopback, link-local or private addresses unless allow_private_destinations = true"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -176,21 +197,9 @@ async fn send(
     attempt: u32,
     body: &[u8],
 ) -> Result<u16, String> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|e| format!("bad webhook URL {url}: {e}"))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(format!(
-            "webhook URL {url}: only http:// is supported (put a TLS proxy in front)"
-        ));
-    }
-    let host = uri
-        .host()
-        .ok_or_else(|| format!("webhook URL {url} has no host"))?;
-    let port = uri.port_u16().unwrap_or(80);
-    let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
-    let mut request = http::Request::post(path)
-        .header(http::header::HOST, format!("{host}:{port}"))
+    let dest = Destination::parse(url)?;
+    let mut request = http::Request::post(dest.path.as_str())
+        .header(http::header::HOST, dest.authority.as_str())
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(IDEMPOTENCY_HEADER, key)
         .header(ATTEMPT_HEADER, attempt.to_string());
@@ -201,9 +210,9 @@ async fn send(
         .body(Full::new(Bytes::copy_from_slice(body)))
         .map_err(|e| e.to_string())?;
     let exchange = async {
-        let stream = tokio::net::TcpStream::connect((host, port))
-            .await
-            .map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
+        // Resolved and checked now, then connected to by address: the name is not
+        // looked up again between the check and the connection.
+        let stream = connect(&dest, hook.allow_private_destinations).await?;
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| e.to_string())?;
@@ -218,6 +227,19 @@ async fn send(
         Ok(r) => r,
         Err(_) => Err(format!("no answer within {} s", ATTEMPT_TIMEOUT.as_secs())),
     }
+}
+
+/// A connection to the first address of `dest` that the destination policy allows and
+/// that answers.
+async fn connect(dest: &Destination, allow_private: bool) -> Result<tokio::net::TcpStream, String> {
+    let mut last = String::new();
+    for addr in destination::addresses(dest, allow_private).await? {
+        match tokio::net::TcpStream::connect(addr).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = format!("cannot connect to {} ({addr}): {e}", dest.host),
+        }
+    }
+    Err(last)
 }
 
 fn attempt_record(attempt: u32, result: &Result<u16, String>) -> DeliveryAttempt {
@@ -336,6 +358,43 @@ mod tests {
         }
         let late = backoff(first, 40);
         assert!(late <= MAX_BACKOFF.mul_f64(1.25) && late >= MAX_BACKOFF.mul_f64(0.75));
+    }
+
+    /// The check at delivery: a host name that resolves to loopback (as a rebound name
+    /// would) is not connected to, whatever the check at start said; allowed, it is.
+    #[tokio::test]
+    async fn a_delivery_connects_only_to_an_address_the_policy_allows() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://localhost:{port}/hook");
+        let mut hook = WebhookConfig::new(url.clone());
+        let e = send(&hook, &url, "k", 1, b"{}").await.unwrap_err();
+        assert!(
+            e.contains("refused") && e.contains("allow_private_destinations"),
+            "{e}"
+        );
+        assert!(listener.accept().is_err(), "nothing connected");
+        hook.allow_private_destinations = true;
+        listener.set_nonblocking(false).unwrap();
+        let answer = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap();
+            let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+            s.write_all(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n")
+                .unwrap();
+            head
+        });
+        assert_eq!(send(&hook, &url, "k", 1, b"{}").await, Ok(204));
+        let head = answer.join().unwrap();
+        assert!(head.starts_with("POST /hook HTTP/1.1"), "{head}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains(&format!("host: localhost:{port}")),
+            "{head}"
+        );
     }
 
     #[test]

@@ -194,6 +194,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "a second skill in one output under lily's single-skill rule",
     ),
     code(
+        "skill_excluded",
+        403,
+        "a skill the trust policy excluded (the message says why); in an outcome, 200 with ok: false",
+    ),
+    code(
         "skill_ineligible",
         200,
         "a skill not eligible on this machine",

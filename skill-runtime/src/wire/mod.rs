@@ -19,6 +19,7 @@ mod errors;
 mod evals;
 mod exec;
 mod outcome;
+mod paths;
 pub(crate) mod route;
 mod sections;
 mod shapes;
@@ -36,6 +37,7 @@ pub use outcome::{
     ChangeShape, CommandOutcomeShape, ErrorInfoShape, OutcomeShape, ScheduledRunShape, TaskShape,
     event_json,
 };
+pub use paths::Paths;
 pub use route::{
     CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
     RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,

@@ -1,5 +1,6 @@
 //! The JSON shapes of the engine's answers, borrowed from them.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Serialize;
@@ -10,6 +11,7 @@ use skill_search::{Match, NoteHit, TriggerHit};
 
 use crate::ops::{CatalogView, Diagnostics, Health, Readiness, Shown, SkillList};
 use crate::ops_schedules::{ScheduleEntry, Schedules};
+use crate::wire::Paths;
 
 /// An instant as RFC 3339 in a zone, to the second (`Z` for UTC).
 pub fn rfc3339(t: &DateTime<Utc>, zone: Tz) -> String {
@@ -70,12 +72,18 @@ pub struct SkillSummaryShape<'a> {
     model_invocable: bool,
     user_invocable: bool,
     schedule: Option<&'a str>,
-    #[serde(serialize_with = "skill_format::serialize_path")]
-    path: &'a Path,
+    path: Cow<'a, str>,
 }
 
 impl<'a> From<&'a Skill> for SkillSummaryShape<'a> {
     fn from(s: &'a Skill) -> Self {
+        SkillSummaryShape::new(s, &Paths::Absolute)
+    }
+}
+
+impl<'a> SkillSummaryShape<'a> {
+    /// A skill, its path written as `paths` says.
+    pub fn new(s: &'a Skill, paths: &Paths<'_>) -> Self {
         SkillSummaryShape {
             name: &s.name,
             description: &s.description,
@@ -86,7 +94,7 @@ impl<'a> From<&'a Skill> for SkillSummaryShape<'a> {
             model_invocable: s.model_invocable(),
             user_invocable: s.user_invocable(),
             schedule: s.manifest.schedule.as_deref(),
-            path: &s.path,
+            path: paths.path(&s.path),
         }
     }
 }
@@ -101,13 +109,20 @@ pub struct SkillListShape<'a> {
 
 impl<'a> From<&'a SkillList> for SkillListShape<'a> {
     fn from(l: &'a SkillList) -> Self {
+        SkillListShape::new(l, &Paths::Absolute)
+    }
+}
+
+impl<'a> SkillListShape<'a> {
+    /// A listing, its paths written as `paths` says.
+    pub fn new(l: &'a SkillList, paths: &Paths<'_>) -> Self {
         SkillListShape {
             generation: l.generation,
             count: l.skills.len(),
             skills: l
                 .skills
                 .iter()
-                .map(|s| SkillSummaryShape::from(&**s))
+                .map(|s| SkillSummaryShape::new(s, paths))
                 .collect(),
         }
     }
@@ -117,8 +132,7 @@ impl<'a> From<&'a SkillList> for SkillListShape<'a> {
 #[derive(Debug, Serialize)]
 struct ShadowShape<'a> {
     layer: &'a str,
-    #[serde(serialize_with = "skill_format::serialize_path")]
-    path: &'a Path,
+    path: Cow<'a, str>,
 }
 
 /// `GET /v1/skills/{name}` and `show --format json`: one entry in full.
@@ -136,16 +150,23 @@ pub struct SkillDetailShape<'a> {
     argument_hint: Option<&'a str>,
     context: Option<&'static str>,
     shadows: Vec<ShadowShape<'a>>,
-    diagnostics: &'a [Diagnostic],
+    diagnostics: Cow<'a, [Diagnostic]>,
     generation: u64,
 }
 
 impl<'a> From<&'a Shown> for SkillDetailShape<'a> {
     fn from(shown: &'a Shown) -> Self {
+        SkillDetailShape::new(shown, &Paths::Absolute)
+    }
+}
+
+impl<'a> SkillDetailShape<'a> {
+    /// One entry, its paths written as `paths` says.
+    pub fn new(shown: &'a Shown, paths: &Paths<'_>) -> Self {
         let s = &*shown.skill;
         let m = &s.manifest;
         SkillDetailShape {
-            summary: SkillSummaryShape::from(s),
+            summary: SkillSummaryShape::new(s, paths),
             body: &s.body,
             body_line: s.body_line,
             allowed_tools: m.allowed_tools.as_deref(),
@@ -158,10 +179,10 @@ impl<'a> From<&'a Shown> for SkillDetailShape<'a> {
                 .iter()
                 .map(|h| ShadowShape {
                     layer: &h.layer,
-                    path: &h.path,
+                    path: paths.path(&h.path),
                 })
                 .collect(),
-            diagnostics: &s.diagnostics,
+            diagnostics: paths.diagnostics(&s.diagnostics),
             generation: shown.generation,
         }
     }
@@ -259,16 +280,23 @@ pub struct DiagnosticsShape<'a> {
     generation: u64,
     errors: usize,
     warnings: usize,
-    diagnostics: &'a [Diagnostic],
+    diagnostics: Cow<'a, [Diagnostic]>,
 }
 
 impl<'a> From<&'a Diagnostics> for DiagnosticsShape<'a> {
     fn from(d: &'a Diagnostics) -> Self {
+        DiagnosticsShape::new(d, &Paths::Absolute)
+    }
+}
+
+impl<'a> DiagnosticsShape<'a> {
+    /// The diagnostics, their paths written as `paths` says.
+    pub fn new(d: &'a Diagnostics, paths: &Paths<'_>) -> Self {
         DiagnosticsShape {
             generation: d.generation,
             errors: d.errors,
             warnings: d.warnings,
-            diagnostics: &d.diagnostics,
+            diagnostics: paths.diagnostics(&d.diagnostics),
         }
     }
 }
@@ -413,8 +441,7 @@ impl<'a> From<&'a RunRecord> for RunShape<'a> {
 pub struct ScheduleShape<'a> {
     skill: &'a str,
     expression: &'a str,
-    #[serde(serialize_with = "skill_format::serialize_path")]
-    path: &'a Path,
+    path: Cow<'a, str>,
     timezone: &'static str,
     next: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -426,11 +453,11 @@ pub struct ScheduleShape<'a> {
 }
 
 impl<'a> ScheduleShape<'a> {
-    fn new(e: &'a ScheduleEntry, zone: Tz) -> Self {
+    fn new(e: &'a ScheduleEntry, zone: Tz, paths: &Paths<'_>) -> Self {
         ScheduleShape {
             skill: &e.skill,
             expression: &e.expression,
-            path: &e.path,
+            path: paths.path(&e.path),
             timezone: e.timezone.name(),
             next: e.next.iter().map(|t| rfc3339(t, zone)).collect(),
             last_fire: e.last_fire.as_ref().map(|t| rfc3339(t, zone)),
@@ -449,11 +476,18 @@ pub struct SchedulesShape<'a> {
     schedules: Vec<ScheduleShape<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     history: Option<Vec<RunShape<'a>>>,
-    diagnostics: &'a [Diagnostic],
+    diagnostics: Cow<'a, [Diagnostic]>,
 }
 
 impl<'a> From<&'a Schedules> for SchedulesShape<'a> {
     fn from(s: &'a Schedules) -> Self {
+        SchedulesShape::new(s, &Paths::Absolute)
+    }
+}
+
+impl<'a> SchedulesShape<'a> {
+    /// A listing, its paths written as `paths` says.
+    pub fn new(s: &'a Schedules, paths: &Paths<'_>) -> Self {
         SchedulesShape {
             generation: s.generation,
             timezone: s.timezone.name(),
@@ -461,13 +495,13 @@ impl<'a> From<&'a Schedules> for SchedulesShape<'a> {
             schedules: s
                 .schedules
                 .iter()
-                .map(|e| ScheduleShape::new(e, s.timezone))
+                .map(|e| ScheduleShape::new(e, s.timezone, paths))
                 .collect(),
             history: s
                 .history
                 .as_ref()
                 .map(|h| h.iter().map(RunShape::from).collect()),
-            diagnostics: &s.diagnostics,
+            diagnostics: paths.diagnostics(&s.diagnostics),
         }
     }
 }

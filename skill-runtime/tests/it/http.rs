@@ -19,24 +19,31 @@ use crate::common::{captured_log, write};
 const IO_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A server over `root` on its own task; it stops when the sender drops.
-struct Server {
-    addr: SocketAddr,
+pub(crate) struct Server {
+    pub(crate) addr: SocketAddr,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Result<(), skill_runtime::Error>>,
 }
 
 impl Server {
     /// Shut down and wait until the server is done.
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.stop.send(());
         self.task.await.unwrap().unwrap();
     }
 }
 
 async fn start(root: &Path, http: HttpConfig) -> Server {
-    let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
-        root, "project",
-    )]));
+    start_with(
+        RegistryConfig::with_sources(vec![Source::new(root, "project")]),
+        http,
+    )
+    .await
+}
+
+/// A server over these sources (no watcher) on its own task.
+pub(crate) async fn start_with(registry: RegistryConfig, http: HttpConfig) -> Server {
+    let mut config = EngineConfig::new(registry);
     config.watch = None;
     let engine = Engine::start(config).unwrap();
     let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
@@ -63,9 +70,9 @@ fn pack() -> tempfile::TempDir {
 }
 
 /// An answer: status and body text.
-struct Reply {
-    status: u16,
-    body: String,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) body: String,
 }
 
 /// Read one response (headers and a `Content-Length` body, or up to the close).
@@ -107,7 +114,7 @@ async fn raw(addr: SocketAddr, request: &str) -> Reply {
     read_reply(&mut stream).await
 }
 
-async fn get(addr: SocketAddr, path: &str) -> Reply {
+pub(crate) async fn get(addr: SocketAddr, path: &str) -> Reply {
     raw(
         addr,
         &format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),

@@ -67,6 +67,39 @@ fn receiver(fail_first: usize) -> (String, Requests) {
     (url, seen)
 }
 
+/// The destination policy: a webhook on loopback (here, the receiver's own URL) is
+/// refused when the engine starts unless the host allows private destinations, and so are
+/// the URLs of the attack run; nothing is delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_to_a_private_destination_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = receiver(0);
+    for url in [
+        url.as_str(),
+        "http://169.254.169.254/latest/meta-data/",
+        "http:///nohost",
+        "http://h/a\r\nX-Injected: 1",
+        "http://[::ffff:7f00:1]:9/",
+        "http://2130706433:9/",
+    ] {
+        let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+            dir.path(),
+            "project",
+        )]));
+        config.watch = None;
+        config.replicas = Replicas {
+            store: None,
+            webhook: Some(WebhookConfig::new(url)),
+            ..Replicas::default()
+        };
+        let Err(e) = Engine::start(config) else {
+            panic!("{url:?} accepted");
+        };
+        assert!(!e.to_string().is_empty());
+    }
+    assert!(seen.lock().unwrap().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scheduled_template_run_is_posted_and_retried_with_one_key_until_accepted() {
     let dir = tempfile::tempdir().unwrap();
@@ -77,7 +110,9 @@ async fn a_scheduled_template_run_is_posted_and_retried_with_one_key_until_accep
     )
     .unwrap();
     let (url, seen) = receiver(2);
-    let mut hook = WebhookConfig::new(url);
+    let mut hook = WebhookConfig::new(url.clone());
+    // The receiver is on loopback, which the destination policy refuses by default.
+    hook.allow_private_destinations = true;
     hook.secret = Some("s3cret".into());
     hook.first_backoff = Duration::from_millis(50);
     let mut config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(

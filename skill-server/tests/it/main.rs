@@ -1,6 +1,7 @@
 //! skill-server's integration tests, one binary: the `serve` command as a child process
 //! (`serve`), the README's walkthrough (`readme`), `eval` on a bundled trigger eval and
-//! proactive skills pre-loaded by `select` over the CLI and HTTP (`proactive`);
+//! proactive skills pre-loaded by `select` over the CLI and HTTP (`proactive`); signed locks with
+//! the `minisign` tool and `require_signature` (`signed`);
 //! `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -12,3 +13,4 @@ mod proactive;
 mod readme;
 mod replicas;
 mod serve;
+mod signed;

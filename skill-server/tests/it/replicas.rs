@@ -124,7 +124,10 @@ fn config(dir: &std::path::Path, name: &str, db: Option<&str>, hook: &str) -> St
         .unwrap_or_default();
     std::fs::write(
         &path,
-        format!("watch = false\n{db}\n[webhook]\nurl = \"{hook}\"\nfirst_backoff_ms = 100\n"),
+        format!(
+            "watch = false\n{db}\n[webhook]\nurl = \"{hook}\"\nfirst_backoff_ms = 100\n\
+             allow_private_destinations = true\n"
+        ),
     )
     .unwrap();
     path.to_string_lossy().into_owned()

@@ -58,7 +58,7 @@ fn serve_without_sources_is_a_usage_error() {
 }
 
 /// SIGTERM, then a clean exit.
-fn terminate(mut child: Child) {
+pub(crate) fn terminate(mut child: Child) {
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")

@@ -12,7 +12,9 @@ use skills_tests::{repo_root, skill_md, skill_server, write};
 
 use crate::http::{Server, get, launch, packs, post};
 
-/// A server over `sources` with these routing settings (no watcher).
+/// A server over `sources` with these routing settings (no watcher), writing paths as
+/// they are, as the command line prints them (`/v1` answers are relative to their source
+/// by default).
 fn serve(
     sources: Vec<Source>,
     router: RouterConfig,
@@ -22,7 +24,13 @@ fn serve(
     config.watch = None;
     config.router = router;
     tweak(&mut config);
-    launch(config, HttpConfig::default())
+    launch(
+        config,
+        HttpConfig {
+            absolute_paths: true,
+            ..HttpConfig::default()
+        },
+    )
 }
 
 fn cli_json(args: &[&str]) -> Value {

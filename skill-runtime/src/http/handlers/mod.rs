@@ -55,7 +55,12 @@ pub(crate) async fn handle(app: &Arc<App>, routed: Routed) -> Response<Body> {
     };
     match tokio::time::timeout(limit, dispatch(app, endpoint, params, req)).await {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => e.into_response(),
+        Ok(Err(mut e)) => {
+            // An error's message names files as the answers do (an exclusion's reason).
+            let roots = app.path_roots();
+            e.message = paths(roots.as_deref()).text(&e.message).into_owned();
+            e.into_response()
+        }
         Err(_) => ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
             "timeout",
@@ -173,6 +178,14 @@ fn engine_error(e: &Error) -> ApiError {
         );
     }
     ApiError::owned(status, code.to_owned(), e.to_string())
+}
+
+/// How answers write paths, given [`App::path_roots`](crate::http::app::App::path_roots).
+fn paths(roots: Option<&skill_registry::Snapshot>) -> crate::wire::Paths<'_> {
+    match roots {
+        Some(snapshot) => crate::wire::Paths::Relative(snapshot.sources()),
+        None => crate::wire::Paths::Absolute,
+    }
 }
 
 /// A `400 bad_query`.

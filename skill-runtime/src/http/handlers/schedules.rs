@@ -3,7 +3,7 @@
 use http::{Response, StatusCode};
 use skill_scheduler::{DateTime, Tz, Utc};
 
-use super::{Query, bad_query, number};
+use super::{Query, bad_query, number, paths};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
 use crate::ops_schedules::ScheduleQuery;
@@ -43,8 +43,9 @@ pub(super) fn schedules(app: &App, q: &Query) -> Result<Response<Body>, ApiError
         timezone,
         from,
     });
+    let roots = app.path_roots();
     Ok(json_response(
         StatusCode::OK,
-        &wire::SchedulesShape::from(&schedules),
+        &wire::SchedulesShape::new(&schedules, &paths(roots.as_deref())),
     ))
 }

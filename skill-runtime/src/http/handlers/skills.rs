@@ -5,7 +5,7 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 use skill_registry::{Budget, Caller, CatalogFormat};
 
-use super::{Query, bad_query, engine_error, number, scope, text};
+use super::{Query, bad_query, engine_error, number, paths, scope, text};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, full, json_response};
 use crate::ops::{Lookup, SkillQuery};
@@ -55,9 +55,10 @@ pub(super) fn list(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
         invocable_by,
         profile: text(q, "profile"),
     });
+    let roots = app.path_roots();
     Ok(json_response(
         StatusCode::OK,
-        &wire::SkillListShape::from(&list),
+        &wire::SkillListShape::new(&list, &paths(roots.as_deref())),
     ))
 }
 
@@ -77,9 +78,10 @@ fn exact_name(name: &str) -> Result<&str, ApiError> {
 pub(super) fn detail(app: &App, name: &str) -> Result<Response<Body>, ApiError> {
     let name = exact_name(name)?;
     let shown = app.engine.show(name).map_err(|e| engine_error(&e))?;
+    let roots = app.path_roots();
     Ok(json_response(
         StatusCode::OK,
-        &wire::SkillDetailShape::from(&shown),
+        &wire::SkillDetailShape::new(&shown, &paths(roots.as_deref())),
     ))
 }
 
@@ -165,8 +167,9 @@ pub(super) fn catalog(app: &App, q: &Query) -> Result<Response<Body>, ApiError> 
 }
 
 pub(super) fn diagnostics(app: &App) -> Response<Body> {
+    let roots = app.path_roots();
     json_response(
         StatusCode::OK,
-        &wire::DiagnosticsShape::from(&app.engine.diagnostics()),
+        &wire::DiagnosticsShape::new(&app.engine.diagnostics(), &paths(roots.as_deref())),
     )
 }

@@ -1,0 +1,144 @@
+//! How an answer writes the server's file paths ([`Paths`]): relative to the source they
+//! are in (what `/v1` answers carry unless the operator asks for absolute ones, `serve
+//! --absolute-paths`), or as they are (the command line, run by the operator on their own
+//! machine).
+
+use std::borrow::Cow;
+use std::path::{Component, Path};
+
+use skill_format::Diagnostic;
+use skill_registry::Source;
+
+/// How an answer writes a server path.
+#[derive(Debug, Clone, Copy)]
+pub enum Paths<'s> {
+    /// As the engine has it (absolute when the sources were given so).
+    Absolute,
+    /// Relative to the source it is in, `/`-separated; a path in no source is written as
+    /// its file name alone, so no answer names a folder of the server outside its sources.
+    Relative(&'s [Source]),
+}
+
+impl Paths<'_> {
+    /// One path as the answer writes it.
+    pub fn path<'p>(&self, path: &'p Path) -> Cow<'p, str> {
+        let Paths::Relative(sources) = self else {
+            return path.to_string_lossy();
+        };
+        let root = sources
+            .iter()
+            .map(|s| s.path.as_path())
+            .filter(|root| path.starts_with(root))
+            .max_by_key(|root| root.components().count());
+        let rest = match root {
+            Some(root) => path.strip_prefix(root).unwrap_or(path),
+            None => Path::new(""),
+        };
+        let parts: Vec<Cow<'_, str>> = rest
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(part) => Some(part.to_string_lossy()),
+                _ => None,
+            })
+            .collect();
+        if parts.is_empty() {
+            // The source is the file itself, or the path is in no source: its name.
+            return Cow::Owned(
+                path.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+        }
+        Cow::Owned(parts.join("/"))
+    }
+
+    /// A message with every source folder it names (`<root>/`) written relative.
+    pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let Paths::Relative(sources) = self else {
+            return Cow::Borrowed(text);
+        };
+        let mut roots: Vec<String> = sources
+            .iter()
+            .map(|s| {
+                // A source that is one skill file: the folder it is in.
+                let root = match s.path.extension() {
+                    Some(ext) if ext == "md" => s.path.parent().unwrap_or(&s.path),
+                    _ => &s.path,
+                };
+                root.to_string_lossy().into_owned()
+            })
+            .filter(|r| !r.is_empty())
+            .collect();
+        // The longest first, so a source inside another is cut whole.
+        roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        let mut out = Cow::Borrowed(text);
+        for root in roots {
+            let prefix = format!(
+                "{}{}",
+                root.trim_end_matches('/'),
+                std::path::MAIN_SEPARATOR
+            );
+            if out.contains(&prefix) {
+                out = Cow::Owned(out.replace(&prefix, ""));
+            }
+        }
+        out
+    }
+
+    /// Diagnostics with their paths and messages written as this answer writes paths.
+    pub fn diagnostics<'d>(&self, diagnostics: &'d [Diagnostic]) -> Cow<'d, [Diagnostic]> {
+        if matches!(self, Paths::Absolute) {
+            return Cow::Borrowed(diagnostics);
+        }
+        Cow::Owned(
+            diagnostics
+                .iter()
+                .map(|d| Diagnostic {
+                    path: self.path(&d.path).into_owned().into(),
+                    message: self.text(&d.message).into_owned(),
+                    ..d.clone()
+                })
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use skill_format::Code;
+
+    #[test]
+    fn relative_paths_name_no_server_folder() {
+        let sources = vec![
+            Source::new("/srv/skills", "user"),
+            Source::new("/srv/skills/inner", "project"),
+            Source::new("/srv/one/SKILL.md", "single"),
+        ];
+        let rel = Paths::Relative(&sources);
+        let p = |s: &str| rel.path(Path::new(s)).into_owned();
+        assert_eq!(p("/srv/skills/a/SKILL.md"), "a/SKILL.md");
+        assert_eq!(p("/srv/skills/inner/b/SKILL.md"), "b/SKILL.md");
+        assert_eq!(p("/srv/one/SKILL.md"), "SKILL.md");
+        assert_eq!(p("/etc/skills.lock"), "skills.lock");
+        assert_eq!(
+            p("/srv/skillsX/a.md"),
+            "a.md",
+            "a prefix of a name is not a folder"
+        );
+        assert_eq!(
+            Paths::Absolute.path(Path::new("/srv/skills/a/SKILL.md")),
+            "/srv/skills/a/SKILL.md"
+        );
+        let d = [Diagnostic::error(
+            Code::LockMismatch,
+            "/srv/skills/a/SKILL.md",
+            "see /srv/skills/a/x.sh, /srv/skills/inner/b/y.sh and /srv/one/SKILL.md",
+        )];
+        let out = rel.diagnostics(&d);
+        assert_eq!(out[0].path, Path::new("a/SKILL.md"));
+        assert_eq!(out[0].message, "see a/x.sh, b/y.sh and SKILL.md");
+        assert_eq!(Paths::Absolute.diagnostics(&d)[0], d[0]);
+    }
+}
