@@ -12,3 +12,4 @@ mod proactive;
 mod readme;
 mod replicas;
 mod serve;
+mod sources;
