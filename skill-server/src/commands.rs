@@ -82,14 +82,19 @@ pub(crate) fn engine_with(
 /// skill: anything else is a usage problem (a device, a pipe, `/etc/passwd`, a folder with
 /// no skill: the user pointed at the wrong thing, and an empty lock or a clean audit would
 /// hide that).
-pub(crate) fn engine_over(paths: &[PathBuf]) -> Result<Arc<Engine>, String> {
+///
+/// With `include_hidden`, hidden folders are read too (as a served source with
+/// `include_hidden` reads them, so that a lock covers what it serves).
+pub(crate) fn engine_over(paths: &[PathBuf], include_hidden: bool) -> Result<Arc<Engine>, String> {
     for p in paths {
         check_skill_path(p)?;
     }
     let cwd = std::env::current_dir().ok();
-    let engine = one_shot(EngineConfig::one_shot(layered_config(paths, |_, p| {
-        layer_label(p, cwd.as_deref())
-    })))?;
+    let mut config = layered_config(paths, |_, p| layer_label(p, cwd.as_deref()));
+    for s in &mut config.sources {
+        s.include_hidden = include_hidden;
+    }
+    let engine = one_shot(EngineConfig::one_shot(config))?;
     let listed = engine.entries();
     let entries = all_entries(&listed);
     for p in paths {
