@@ -44,7 +44,8 @@ pub(crate) struct FileRef {
 /// A served skill.
 #[derive(Debug, Clone)]
 pub(crate) struct Served {
-    /// The registry's name.
+    /// The registry's name (`namespace:name` for a namespaced source's skill; the entry's
+    /// frontmatter keeps the name as written).
     pub name: String,
     /// The description from the frontmatter.
     pub description: String,
@@ -198,7 +199,29 @@ impl Catalog {
             }
         }
         served.sort_by(|a, b| a.0.entry.uri.cmp(&b.0.entry.uri));
-        for (index, (skill, files)) in served.into_iter().enumerate() {
+        // Two skills at one URI (a namespaced `ns:x` and a skill in a folder `ns/x` of a
+        // source without one): neither is served as a resource, so neither silently takes
+        // the other's place; both stay reachable through the tools.
+        let mut clash = vec![false; served.len()];
+        for i in 1..served.len() {
+            if served[i].0.entry.uri == served[i - 1].0.entry.uri {
+                clash[i] = true;
+                clash[i - 1] = true;
+            }
+        }
+        let mut kept = Vec::with_capacity(served.len());
+        for ((skill, files), clashes) in served.into_iter().zip(clash) {
+            if clashes {
+                let reason = format!(
+                    "another skill has the same URI {}: rename one, or give its source a namespace",
+                    skill.entry.uri
+                );
+                catalog.skipped.push((skill.name, reason));
+            } else {
+                kept.push((skill, files));
+            }
+        }
+        for (index, (skill, files)) in kept.into_iter().enumerate() {
             let root = skill
                 .entry
                 .uri
@@ -277,7 +300,10 @@ impl Catalog {
         let file = self.files.get(uri)?;
         let skill = &self.skills[file.skill];
         let resource = if file.relative == SKILL_FILE {
-            Resource::new(uri, skill.name.clone()).with_description(skill.description.clone())
+            // The frontmatter's name (SEP-2640), the last segment of the URI: without a
+            // namespace the registry's name, with one the name after `namespace:`.
+            Resource::new(uri, skill.entry.frontmatter.name.clone())
+                .with_description(skill.description.clone())
         } else {
             let name = file.relative.rsplit('/').next().unwrap_or(&file.relative);
             Resource::new(uri, name.to_owned())
@@ -322,10 +348,28 @@ fn serve_one(
         .folder
         .as_deref()
         .ok_or("not a folder skill (an actions file, a domain index or a note)")?;
-    if !valid_name(&summary.name) {
+    // A namespaced skill (`ns:name`) is served under `skill://ns/...`: the namespace is the
+    // first segment of its skill path, and the last is its own name, as the frontmatter
+    // says it (SEP-2640: the final segment equals the frontmatter's `name`).
+    let (namespace, own_name) = match &summary.namespace {
+        Some(ns) => match summary
+            .name
+            .strip_prefix(ns.as_str())
+            .and_then(|rest| rest.strip_prefix(':'))
+        {
+            Some(own) => (Some(ns.as_str()), own),
+            None => {
+                return Err(format!(
+                    "`{}` is not named in its source's namespace `{ns}`",
+                    summary.name
+                ));
+            }
+        },
+        None => (None, summary.name.as_str()),
+    };
+    if !valid_name(own_name) {
         return Err(format!(
-            "`{}` is not an Agent Skills name (a-z, 0-9 and single inner hyphens, at most {MAX_NAME_CHARS})",
-            summary.name
+            "`{own_name}` is not an Agent Skills name (a-z, 0-9 and single inner hyphens, at most {MAX_NAME_CHARS})"
         ));
     }
     let listing = engine
@@ -347,7 +391,10 @@ fn serve_one(
             "over {MAX_BYTES_PER_SKILL} bytes (the extension's per-skill limit)"
         ));
     }
-    let skill_path = skill_path(folder, &summary.name);
+    let skill_path = match namespace {
+        Some(ns) => format!("{}/{}", encode_segment(ns), skill_path(folder, own_name)),
+        None => skill_path(folder, own_name),
+    };
     let skill_uri = format!("{SCHEME}{skill_path}/{SKILL_FILE}");
     let mut files = Vec::with_capacity(listing.files.len());
     let mut manifest = Vec::with_capacity(listing.files.len());
@@ -388,8 +435,8 @@ fn serve_one(
         ));
     }
     let mut fields = frontmatter.ok_or("no SKILL.md")?;
-    let name = match fields.remove("name") {
-        Some(serde_json::Value::String(n)) if n == summary.name => n,
+    let own = match fields.remove("name") {
+        Some(serde_json::Value::String(n)) if n == own_name => n,
         Some(serde_json::Value::String(n)) => {
             return Err(format!(
                 "frontmatter name `{n}` differs from the name it is served under"
@@ -401,12 +448,12 @@ fn serve_one(
         Some(serde_json::Value::String(d)) if !d.trim().is_empty() => d,
         _ => return Err("frontmatter has no `description` string".to_owned()),
     };
-    let mut fm = SkillFrontmatter::new(name.clone(), description.clone());
+    let mut fm = SkillFrontmatter::new(own, description.clone());
     fm.extra = fields;
     let entry = Skill::new(skill_uri, fm, SkillResources::Files(manifest));
     Ok((
         Served {
-            name,
+            name: summary.name.clone(),
             description,
             entry,
         },

@@ -155,6 +155,16 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A source's namespace breaks the namespace rule ([`Namespace::new`](crate::Namespace::new)).
+    #[error(
+        "namespace `{namespace}` is not allowed: {reason} (a namespace is 1 to 64 of a-z, 0-9 and inner `-`)"
+    )]
+    InvalidNamespace {
+        /// The namespace as given.
+        namespace: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A lock file (`skill-server lock`) could not be read, parsed or written.
     #[error("lock file {}: {reason}", path.display())]
     Lock {

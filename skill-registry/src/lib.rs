@@ -52,6 +52,7 @@ mod lock;
 mod lock_sign;
 mod lookalike;
 mod manifest;
+mod namespace;
 mod pathcmp;
 mod read;
 mod scan;
@@ -97,6 +98,7 @@ pub use lock_sign::{
 };
 use manifest::Recompute;
 pub use manifest::{MAX_HASHED_FILE_BYTES, MAX_HASHED_SKILL_BYTES, MAX_MANIFEST_FILES};
+pub use namespace::{MAX_NAMESPACE_CHARS, NAMESPACE_SEPARATOR, Namespace};
 pub use scan::{
     MAX_FINDINGS_PER_CODE, MAX_SCAN_BYTES, MIN_BLOB_CHARS, SCAN_CODES, scan_text, severity_of,
 };
@@ -135,6 +137,15 @@ pub struct Source {
     pub writable: bool,
     /// Its trust level.
     pub trust: Trust,
+    /// Whether discovery also enters its hidden folders (`.curated`, `.system`: a pack may
+    /// keep skills there), as [`DiscoverOptions::include_hidden`] does for every source.
+    /// `.git` and `node_modules` are never entered.
+    pub include_hidden: bool,
+    /// A namespace for its skills: each is served as `namespace:name`
+    /// ([`Namespace::qualify`]; domain indexes and actions too), so it neither shadows nor
+    /// is shadowed by a same-named skill of another namespace. `None` (the default): names
+    /// as written, with layer precedence between sources.
+    pub namespace: Option<Namespace>,
 }
 
 impl Source {
@@ -154,6 +165,8 @@ impl Source {
             layout: Layout::Folders,
             writable: false,
             trust,
+            include_hidden: false,
+            namespace: None,
         }
     }
 }
@@ -192,6 +205,16 @@ impl RegistryConfig {
             threads: 0,
             trust: TrustPolicy::default(),
             manifests: true,
+        }
+    }
+
+    /// The discovery options for the source at `index`: [`RegistryConfig::discover`], with
+    /// hidden folders entered when that source asks ([`Source::include_hidden`]).
+    pub fn discover_options(&self, index: usize) -> DiscoverOptions {
+        let hidden = self.sources.get(index).is_some_and(|s| s.include_hidden);
+        DiscoverOptions {
+            include_hidden: self.discover.include_hidden || hidden,
+            ..self.discover
         }
     }
 

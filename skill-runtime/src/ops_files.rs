@@ -25,8 +25,10 @@ pub const MAX_SKILL_FILE_BYTES: u64 = skill_registry::MAX_RESOURCE_BYTES;
 /// One skill a profile may see, as a door lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillSummary {
-    /// Its name.
+    /// Its name (`namespace:name` when its source has a namespace).
     pub name: String,
+    /// Its source's namespace, if any: [`SkillSummary::name`] is then `namespace:name`.
+    pub namespace: Option<String>,
     /// Its description.
     pub description: String,
     /// For a skill with a folder of its own (`<folder>/SKILL.md`), the folder's path
@@ -70,6 +72,11 @@ fn folder_of(snapshot: &Snapshot, skill: &Skill) -> Option<String> {
 fn summary(snapshot: &Snapshot, skill: &Skill) -> SkillSummary {
     SkillSummary {
         name: skill.name.clone(),
+        namespace: snapshot
+            .sources()
+            .get(skill.source)
+            .and_then(|s| s.namespace.as_ref())
+            .map(ToString::to_string),
         description: skill.description.clone(),
         folder: folder_of(snapshot, skill),
         model_invocable: skill.model_invocable(),

@@ -24,6 +24,10 @@ pub enum Commands {
         /// The lowest severity reported and counted for the exit code: warning or error.
         #[arg(long, default_value = "warning")]
         severity: String,
+        /// Also read hidden folders (`.curated`, `.system`; never `.git` or `node_modules`),
+        /// as `serve` does for a source with `include_hidden`.
+        #[arg(long)]
+        include_hidden: bool,
         /// A skill folder, or a root of many skills.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -45,10 +49,11 @@ fn run_inner(command: Commands, out: &mut dyn Write) -> Result<u8, String> {
     let Commands::Audit {
         format,
         severity,
+        include_hidden,
         paths,
     } = command;
     let threshold = crate::trust_config::severity_named(&severity)?;
-    let engine = engine_over(&paths)?;
+    let engine = engine_over(&paths, include_hidden)?;
     let found: Vec<(String, Diagnostic)> = engine
         .findings()
         .into_iter()

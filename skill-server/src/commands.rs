@@ -13,6 +13,8 @@ use skill_runtime::wire::{
 };
 use skill_runtime::{Engine, EngineConfig};
 
+use crate::skills_arg::SkillDirs;
+
 /// `validate`'s options.
 pub struct ValidateArgs {
     pub dialect: Option<Dialect>,
@@ -61,12 +63,11 @@ pub(crate) fn one_shot(config: EngineConfig) -> Result<Arc<Engine>, String> {
 /// A one-shot engine over `--skills` folders as layers `layer1..N` (later folders win),
 /// with these routing settings.
 pub(crate) fn engine_with(
-    skills: &[PathBuf],
+    skills: &SkillDirs,
     router: skill_router::RouterConfig,
 ) -> Result<Arc<Engine>, String> {
-    check_paths(skills)?;
-    let mut config =
-        EngineConfig::one_shot(layered_config(skills, |i, _| format!("layer{}", i + 1)));
+    check_paths(&skills.paths())?;
+    let mut config = EngineConfig::one_shot(skills.config());
     config.router = router;
     one_shot(config)
 }
@@ -81,14 +82,19 @@ pub(crate) fn engine_with(
 /// skill: anything else is a usage problem (a device, a pipe, `/etc/passwd`, a folder with
 /// no skill: the user pointed at the wrong thing, and an empty lock or a clean audit would
 /// hide that).
-pub(crate) fn engine_over(paths: &[PathBuf]) -> Result<Arc<Engine>, String> {
+///
+/// With `include_hidden`, hidden folders are read too (as a served source with
+/// `include_hidden` reads them, so that a lock covers what it serves).
+pub(crate) fn engine_over(paths: &[PathBuf], include_hidden: bool) -> Result<Arc<Engine>, String> {
     for p in paths {
         check_skill_path(p)?;
     }
     let cwd = std::env::current_dir().ok();
-    let engine = one_shot(EngineConfig::one_shot(layered_config(paths, |_, p| {
-        layer_label(p, cwd.as_deref())
-    })))?;
+    let mut config = layered_config(paths, |_, p| layer_label(p, cwd.as_deref()));
+    for s in &mut config.sources {
+        s.include_hidden = include_hidden;
+    }
+    let engine = one_shot(EngineConfig::one_shot(config))?;
     let listed = engine.entries();
     let entries = all_entries(&listed);
     for p in paths {
@@ -154,7 +160,7 @@ fn is_markdown(p: &Path) -> bool {
 }
 
 /// [`engine_with`] the default routing settings.
-pub(crate) fn engine(skills: &[PathBuf]) -> Result<Arc<Engine>, String> {
+pub(crate) fn engine(skills: &SkillDirs) -> Result<Arc<Engine>, String> {
     engine_with(skills, skill_router::RouterConfig::default())
 }
 
@@ -282,7 +288,7 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
 }
 
 /// `skill-server list`.
-pub fn list(skills: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<u8, String> {
+pub fn list(skills: &SkillDirs, json: bool, out: &mut dyn Write) -> Result<u8, String> {
     let engine = engine(skills)?;
     let entries = engine.entries();
     fn shapes(list: &[Arc<Skill>]) -> Vec<EntryShape<'_>> {

@@ -1,7 +1,6 @@
 //! Disclosure subcommands: `catalog`, `show`, `get-skill`, `resources`.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use skill_registry::{Budget, CatalogFormat, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES};
@@ -26,10 +25,10 @@ pub enum CatalogFormatArg {
 
 /// Where the skills come from.
 #[derive(Debug, Args)]
+#[command(mut_arg("skills", |a| a.required(true)))]
 pub struct SkillsArgs {
-    /// A skills folder; repeat for layers, lowest precedence first.
-    #[arg(long = "skills", required = true)]
-    skills: Vec<PathBuf>,
+    #[command(flatten)]
+    skills: crate::skills_arg::SkillDirs,
     /// The profile to disclose for (agent-skills-integration profile affinity).
     #[arg(long)]
     profile: Option<String>,

@@ -26,10 +26,10 @@ pub enum Commands {
         /// The skill the file is for; by default the skill whose folder holds `evals/`.
         #[arg(long)]
         skill: Option<String>,
-        /// A skills folder to select among; repeat for layers, lowest precedence first.
+        /// The skills to select among (`--skills [NS=]DIR`, repeatable; `--include-hidden`).
         /// By default the folder that holds the skill's folder (its pack).
-        #[arg(long = "skills")]
-        skills: Vec<PathBuf>,
+        #[command(flatten)]
+        skills: crate::skills_arg::SkillDirs,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -69,7 +69,13 @@ fn run_inner(command: Commands, out: &mut dyn Write) -> Result<(), String> {
                 file.display()
             )
         })?;
-        vec![pack.to_path_buf()]
+        crate::skills_arg::SkillDirs {
+            dirs: vec![crate::skills_arg::SkillsDir {
+                namespace: None,
+                path: pack.to_path_buf(),
+            }],
+            include_hidden: skills.include_hidden,
+        }
     } else {
         skills
     };

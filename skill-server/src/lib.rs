@@ -44,6 +44,7 @@ mod schedule_cmd;
 mod search_cmd;
 mod serve_cmd;
 mod signals;
+mod skills_arg;
 mod teardown;
 pub mod telemetry;
 mod terminal;
@@ -122,16 +123,20 @@ enum Command {
         /// `node_modules` are always skipped).
         #[arg(long)]
         skip_hidden: bool,
+        /// Check hidden folders too: the default, said explicitly (as `--include-hidden`
+        /// is said to the commands that load skills).
+        #[arg(long, conflicts_with = "skip_hidden")]
+        include_hidden: bool,
         /// A SKILL.md, a skill folder, or a root of many skills.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
     /// List what layered sources load: name, layer, dialect, status, path, and shadowed
     /// entries. Later `--skills` folders take precedence over earlier ones.
+    #[command(mut_arg("skills", |a| a.required(true)))]
     List {
-        /// A skills folder; repeat for layers, lowest precedence first.
-        #[arg(long = "skills", required = true)]
-        skills: Vec<PathBuf>,
+        #[command(flatten)]
+        skills: skills_arg::SkillDirs,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -194,6 +199,7 @@ where
             strict,
             format,
             skip_hidden,
+            include_hidden: _,
             paths,
         } => commands::validate(
             &commands::ValidateArgs {

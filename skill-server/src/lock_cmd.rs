@@ -28,6 +28,10 @@ pub enum Commands {
         /// the signature goes to `<output>.minisig`, as `minisign -S` would write it.
         #[arg(long, value_name = "KEY")]
         sign: Option<PathBuf>,
+        /// Also read hidden folders (`.curated`, `.system`; never `.git` or `node_modules`),
+        /// as `serve` does for a source with `include_hidden`.
+        #[arg(long)]
+        include_hidden: bool,
         /// A skill folder, or a root of many skills; repeat for layers.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -42,6 +46,10 @@ pub enum Commands {
         /// this public key (`minisign.pub`); exit 1 when it is missing or does not.
         #[arg(long, value_name = "KEY")]
         pubkey: Option<PathBuf>,
+        /// Also read hidden folders (`.curated`, `.system`; never `.git` or `node_modules`),
+        /// as `serve` does for a source with `include_hidden`.
+        #[arg(long)]
+        include_hidden: bool,
         /// A skill folder, or a root of many skills; repeat for layers.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -64,9 +72,10 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
         Commands::Lock {
             output,
             sign,
+            include_hidden,
             paths,
         } => {
-            let Locked { lock, incomplete } = engine_over(&paths)?.lock();
+            let Locked { lock, incomplete } = engine_over(&paths, include_hidden)?.lock();
             for name in &incomplete {
                 let _ = writeln!(
                     err,
@@ -106,9 +115,10 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
         Commands::Verify {
             lock,
             pubkey,
+            include_hidden,
             paths,
         } => {
-            let engine = engine_over(&paths)?;
+            let engine = engine_over(&paths, include_hidden)?;
             let locked = match &pubkey {
                 None => Lock::read(&lock).map_err(|e| e.to_string())?,
                 Some(key) => {
@@ -171,6 +181,41 @@ mod tests {
             String::from_utf8(out).unwrap(),
             String::from_utf8(err).unwrap(),
         )
+    }
+
+    /// A pack whose skills are all in hidden folders: without `--include-hidden`, `lock`
+    /// finds no skill (a usage error, never an empty lock); with it, the hidden skill is
+    /// locked and verified, and `.git` is left out either way.
+    #[test]
+    fn lock_and_verify_read_hidden_folders_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("skills");
+        write(
+            &root,
+            ".curated/pdf/SKILL.md",
+            "---\nname: pdf\ndescription: D.\n---\nbody\n",
+        );
+        write(
+            &root,
+            ".git/leak/SKILL.md",
+            "---\nname: leak\ndescription: D.\n---\nbody\n",
+        );
+        let lock = dir.path().join("skills-lock.json");
+        let (lock_s, root_s) = (lock.to_str().unwrap(), root.to_str().unwrap());
+        let (code, _, err) = cli(&["lock", "--output", lock_s, root_s]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("no skill file"), "{err}");
+        let (code, out, _) = cli(&["lock", "--include-hidden", "--output", lock_s, root_s]);
+        assert_eq!(code, 0);
+        assert!(out.contains("locked 1 skill(s), 1 file(s)"), "{out}");
+        let text = fs::read_to_string(&lock).unwrap();
+        assert!(text.contains("\"pdf\"") && !text.contains("leak"), "{text}");
+        let (code, out, _) = cli(&["verify", "--include-hidden", "--lock", lock_s, root_s]);
+        assert_eq!(code, 0, "{out}");
+        let (code, _, err) = cli(&["audit", root_s]);
+        assert_eq!(code, 2, "{err}");
+        let (code, _, _) = cli(&["audit", "--include-hidden", root_s]);
+        assert_eq!(code, 0);
     }
 
     #[test]

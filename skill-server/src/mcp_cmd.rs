@@ -5,7 +5,6 @@
 //! Standard output carries the protocol only: logs go to standard error.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
@@ -15,9 +14,6 @@ use skill_runtime::Engine;
 #[cfg(feature = "mcp")]
 use skill_runtime::EngineConfig;
 use skill_runtime::http::{App, HttpConfig};
-
-#[cfg(feature = "mcp")]
-use crate::commands::layered_config;
 
 /// The log filter of `mcp` when `RUST_LOG` is unset: warnings and errors, but rmcp's only
 /// at `error` (it logs what a client sent, an unknown method at `warn`).
@@ -30,10 +26,10 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// `mcp`'s flags.
 #[derive(Debug, Args)]
+#[command(mut_arg("skills", |a| a.required(true)))]
 pub struct McpArgs {
-    /// A skills folder; repeat for layers, lowest precedence first.
-    #[arg(long = "skills", required = true)]
-    skills: Vec<PathBuf>,
+    #[command(flatten)]
+    skills: crate::skills_arg::SkillDirs,
     /// Serve this profile's view (affinity exclusions, allowed tools).
     #[arg(long)]
     profile: Option<String>,
@@ -56,9 +52,7 @@ pub fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
 /// down as `serve` does: scripts and forked tasks are stopped).
 #[cfg(feature = "mcp")]
 pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
-    let mut config = EngineConfig::new(layered_config(&args.skills, |i, _| {
-        format!("layer{}", i + 1)
-    }));
+    let mut config = EngineConfig::new(args.skills.config());
     config.watch = (!args.no_watch).then(WatchOptions::default);
     config.schedule = None;
     let runtime = match tokio::runtime::Builder::new_multi_thread()

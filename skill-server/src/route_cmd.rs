@@ -12,6 +12,7 @@ use skill_runtime::Scope;
 use skill_runtime::wire::{ExtractShape, ExtractionShape, RouteShape, RoutedShape, pretty};
 
 use crate::commands::{engine, engine_with, write_out};
+use crate::skills_arg::SkillDirs;
 
 /// The most model output `extract` reads (16 MiB); more is refused rather than truncated.
 const MAX_EXTRACT_INPUT_BYTES: u64 = 16 * 1024 * 1024;
@@ -32,9 +33,8 @@ pub enum Commands {
     /// `name --help`), an invocation (skill, flags, positionals, access), a slash command,
     /// a plain message, or an error with the closest names. Exit 1 when it is an error.
     Route {
-        /// A skills folder; repeat for layers, lowest precedence first.
-        #[arg(long = "skills")]
-        skills: Vec<PathBuf>,
+        #[command(flatten)]
+        skills: SkillDirs,
         /// Who wrote the line: the model (`cmd` block commands) or a user (slash commands).
         #[arg(long, value_enum, default_value_t = Author::Model)]
         from: Author,
@@ -56,9 +56,9 @@ pub enum Commands {
     /// every command is routed too. Exit 1 when an unterminated block or a routing error
     /// is found.
     Extract {
-        /// A skills folder; repeat for layers, lowest precedence first. Routes each command.
-        #[arg(long = "skills")]
-        skills: Vec<PathBuf>,
+        /// With `--skills`: routes each command.
+        #[command(flatten)]
+        skills: SkillDirs,
         /// The model output file (default: stdin).
         file: Option<PathBuf>,
     },
@@ -95,7 +95,7 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 }
 
 fn route(
-    skills: &[PathBuf],
+    skills: &SkillDirs,
     from: Author,
     profile: Option<String>,
     no_suggestions: bool,
@@ -146,8 +146,8 @@ fn read_input(file: Option<PathBuf>) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-fn extract(skills: &[PathBuf], file: Option<PathBuf>, out: &mut dyn Write) -> Result<u8, String> {
-    let engine = engine(if skills.is_empty() { &[] } else { skills })?;
+fn extract(skills: &SkillDirs, file: Option<PathBuf>, out: &mut dyn Write) -> Result<u8, String> {
+    let engine = engine(skills)?;
     let bytes = read_input(file)?;
     let extraction = engine.extract_bytes(&bytes).map_err(|e| e.to_string())?;
     let mut failed = extraction.unterminated().next().is_some();

@@ -1,7 +1,6 @@
 //! `schedules`: each scheduled skill's next fire times, from the skill-scheduler crate.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::Subcommand;
 
@@ -24,10 +23,10 @@ pub enum Commands {
     /// Print every scheduled skill's next fire times (crontab(5) `schedule:` fields).
     /// Skills whose schedule does not parse are reported with the column of the problem,
     /// and the exit code is 1.
+    #[command(mut_arg("skills", |a| a.required(true)))]
     Schedules {
-        /// A skills folder; repeat for layers, lowest precedence first.
-        #[arg(long = "skills", required = true)]
-        skills: Vec<PathBuf>,
+        #[command(flatten)]
+        skills: crate::skills_arg::SkillDirs,
         /// How many fire times to list per skill (at most 1000).
         #[arg(long, default_value_t = DEFAULT_NEXT)]
         next: usize,
@@ -65,7 +64,7 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 }
 
 fn schedules(
-    skills: &[PathBuf],
+    skills: &crate::skills_arg::SkillDirs,
     next: usize,
     tz: &str,
     from: Option<&str>,

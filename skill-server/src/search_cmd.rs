@@ -12,6 +12,7 @@ use skill_runtime::{Engine, EngineConfig, SearchQuery};
 use skill_search::{DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, SelectOptions};
 
 use crate::commands::one_shot;
+use crate::skills_arg::SkillDirs;
 
 /// Default number of search results.
 const DEFAULT_LIMIT: usize = 10;
@@ -23,9 +24,8 @@ pub enum Commands {
     /// triggers and text. Without `--skills`, reads `~/.agents/skills` and
     /// `./.agents/skills`.
     Search {
-        /// A skills folder; repeat for layers, lowest precedence first.
-        #[arg(long = "skills")]
-        skills: Vec<PathBuf>,
+        #[command(flatten)]
+        skills: SkillDirs,
         /// Most results (1 to 1000).
         #[arg(long, default_value_t = DEFAULT_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_LIMIT as u64))]
         limit: usize,
@@ -46,9 +46,8 @@ pub enum Commands {
     /// Choose the skills to pre-load for a message and print the selection JSON
     /// (`selected_skills`, `no_skill_needed`, `disclosure` with the tier and its text).
     Select {
-        /// A skills folder; repeat for layers, lowest precedence first.
-        #[arg(long = "skills")]
-        skills: Vec<PathBuf>,
+        #[command(flatten)]
+        skills: SkillDirs,
         /// Most skills selected (1 to 20).
         #[arg(long = "max", default_value_t = DEFAULT_MAX_SKILLS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_MAX_SKILLS as u64))]
         max: usize,
@@ -161,25 +160,21 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 /// A one-shot engine over `--skills` folders, or the default sources (the user's and the
 /// project's) when none is given, with its search index built.
 fn engine(
-    skills: &[PathBuf],
+    skills: &SkillDirs,
     transformer: Option<&Path>,
     err: &mut dyn Write,
 ) -> Result<std::sync::Arc<Engine>, String> {
     let sources = if skills.is_empty() {
         let cwd = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        RegistryConfig::default_sources(None, home, cwd)
-    } else {
-        for p in skills {
-            std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let mut sources = RegistryConfig::default_sources(None, home, cwd);
+        for s in &mut sources {
+            s.include_hidden = skills.include_hidden;
         }
-        skills
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                crate::commands::command_line_source(p.clone(), format!("layer{}", i + 1))
-            })
-            .collect()
+        sources
+    } else {
+        crate::commands::check_paths(&skills.paths())?;
+        skills.sources(|i, _| format!("layer{}", i + 1))
     };
     #[allow(unused_mut)] // Changed only with the `transformer` feature.
     let mut config = EngineConfig::one_shot(RegistryConfig::with_sources(sources));
@@ -209,7 +204,7 @@ fn write_all(out: &mut dyn Write, text: &str) -> Result<(), String> {
 
 #[allow(clippy::too_many_arguments)] // One per command-line option.
 fn search(
-    skills: &[PathBuf],
+    skills: &SkillDirs,
     transformer: Option<&Path>,
     limit: usize,
     profile: Option<String>,
@@ -251,7 +246,7 @@ fn search(
 }
 
 fn select(
-    skills: &[PathBuf],
+    skills: &SkillDirs,
     transformer: Option<&Path>,
     opts: &SelectOptions,
     message: &str,

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::Args;
 use serde::Deserialize;
-use skill_registry::{RegistryConfig, Source, WatchOptions};
+use skill_registry::{Namespace, RegistryConfig, Source, WatchOptions};
 use skill_runtime::http::HttpConfig;
 use skill_runtime::{Engine, EngineConfig};
 
@@ -35,10 +35,10 @@ pub struct ServeArgs {
     /// A TOML configuration file.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// A skills folder; repeat for layers, lowest precedence first (added after the
-    /// configuration file's sources).
-    #[arg(long = "skills")]
-    skills: Vec<PathBuf>,
+    /// `--skills [NS=]DIR` (added after the configuration file's sources) and
+    /// `--include-hidden` (for those folders; a file's source says `include_hidden`).
+    #[command(flatten)]
+    skills: crate::skills_arg::SkillDirs,
     /// The address to listen on (default 127.0.0.1:7878; port 0 picks a free port).
     #[arg(long)]
     listen: Option<SocketAddr>,
@@ -151,6 +151,12 @@ struct SourceConfig {
     /// `low`, `medium` or `high`; default from the layer (builtin high, user and project
     /// medium, others low).
     trust: Option<String>,
+    /// Also load skills in hidden folders (`.curated`, `.system`); never `.git` or
+    /// `node_modules`.
+    #[serde(default)]
+    include_hidden: bool,
+    /// Serve the source's skills as `namespace:name` (a-z, 0-9 and inner `-`, at most 64).
+    namespace: Option<String>,
 }
 
 fn read_config(path: &Path) -> Result<FileConfig, String> {
@@ -262,12 +268,19 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         if let Some(t) = &s.trust {
             source.trust = crate::trust_config::trust_named(t)?;
         }
+        source.include_hidden = s.include_hidden;
+        if let Some(ns) = &s.namespace {
+            let ns =
+                Namespace::new(ns).map_err(|e| format!("[[sources]] {}: {e}", s.path.display()))?;
+            source.namespace = Some(ns);
+        }
         sources.push(source);
     }
     let offset = sources.len();
-    for (i, p) in args.skills.iter().enumerate() {
-        let mut source =
-            crate::commands::command_line_source(p.clone(), format!("layer{}", offset + i + 1));
+    for mut source in args
+        .skills
+        .sources(|i, _| format!("layer{}", offset + i + 1))
+    {
         source.dialect = args.dialect.and_then(DialectArg::dialect);
         sources.push(source);
     }

@@ -7,7 +7,10 @@ use super::*;
 fn args(skills: &[&str]) -> ServeArgs {
     ServeArgs {
         config: None,
-        skills: skills.iter().map(PathBuf::from).collect(),
+        skills: crate::skills_arg::SkillDirs {
+            dirs: skills.iter().map(|s| s.parse().unwrap()).collect(),
+            include_hidden: false,
+        },
         listen: None,
         notes: None,
         no_watch: false,
@@ -255,4 +258,55 @@ fn defaults_flags_env_and_file_in_order() {
     assert!(resolve(&a, &none).is_err());
     std::fs::write(&file, "nonsense = true\n").unwrap();
     assert!(resolve(&a, &none).unwrap_err().contains("nonsense"));
+}
+
+/// A source's `include_hidden` and `namespace` keys reach the registry's sources, as do
+/// `--skills NS=DIR` and `--include-hidden` for the command line's folders (only those);
+/// a bad namespace in the file is a configuration error naming the source.
+#[test]
+fn sources_take_include_hidden_and_a_namespace() {
+    let none = |_: &str| None;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("skills.toml");
+    std::fs::write(
+        &file,
+        "[[sources]]\npath = \"a\"\ninclude_hidden = true\nnamespace = \"pack-a\"\n\
+         [[sources]]\npath = \"b\"\n",
+    )
+    .unwrap();
+    let mut a = args(&["c=cli", "plain"]);
+    a.config = Some(file.clone());
+    a.skills.include_hidden = true;
+    let r = resolve(&a, &none).unwrap();
+    let got: Vec<(bool, Option<&str>)> = r
+        .engine
+        .registry
+        .sources
+        .iter()
+        .map(|s| (s.include_hidden, s.namespace.as_ref().map(|n| n.as_str())))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (true, Some("pack-a")),
+            (false, None),
+            (true, Some("c")),
+            (true, None)
+        ]
+    );
+    assert_eq!(r.engine.registry.sources[2].path, PathBuf::from("cli"));
+    for bad in ["Pack", "a:b", "", "-a"] {
+        std::fs::write(
+            &file,
+            format!("[[sources]]\npath = \"a\"\nnamespace = \"{bad}\"\n"),
+        )
+        .unwrap();
+        let mut a = args(&[]);
+        a.config = Some(file.clone());
+        let e = resolve(&a, &none).unwrap_err();
+        assert!(
+            e.contains("namespace") && e.contains(&format!("`{bad}`")),
+            "{bad}: {e}"
+        );
+    }
 }

@@ -327,3 +327,68 @@ async fn a_repeated_initialized_notification_does_not_repeat_the_announcements()
     assert!(more.is_err(), "announced again: {more:?}");
     client.cancel().await.unwrap();
 }
+
+/// Two sources with a `pdf` each, given namespaces `a` and `b`: both are listed, at
+/// `skill://a/pdf/SKILL.md` and `skill://b/pdf/SKILL.md` (the namespace as the first
+/// segment, the frontmatter's name as the last, as SEP-2640 asks), each entry's
+/// frontmatter as written, and each file readable. A skill of a source without a
+/// namespace whose folder path gives the same URI (`a/pdf`) takes neither's place: both
+/// are left out of the resources, with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn namespaced_skills_are_served_under_their_namespace() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    write_skill(a.path(), "pdf", 0);
+    write_skill(b.path(), "pdf", 1);
+    let source = |root: &std::path::Path, layer: &str, ns: &str| {
+        let mut s = Source::new(root, layer);
+        s.namespace = Some(skill_registry::Namespace::new(ns).unwrap());
+        s
+    };
+    let start = |sources: Vec<Source>| {
+        let mut config = EngineConfig::new(RegistryConfig::with_sources(sources));
+        config.watch = None;
+        config.schedule = None;
+        Engine::start(config).unwrap()
+    };
+    let engine = start(vec![
+        source(a.path(), "user", "a"),
+        source(b.path(), "project", "b"),
+    ]);
+    let server = SkillsServer::new(engine, McpConfig::default());
+    assert!(server.skipped().is_empty(), "{:?}", server.skipped());
+    let (client, _changes) = connect(server).await;
+    let listed = client.list_all_skills().await.unwrap();
+    let uris: Vec<&str> = listed.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(uris, ["skill://a/pdf/SKILL.md", "skill://b/pdf/SKILL.md"]);
+    for skill in &listed {
+        assert_eq!(skill.name(), "pdf");
+    }
+    let (skills, files) = read_everything(&client).await;
+    assert_eq!((skills, files), (2, 3));
+    let read = client
+        .read_resource(ReadResourceRequestParams::new("skill://b/pdf/f0000.txt"))
+        .await
+        .unwrap();
+    assert_eq!(read.contents.len(), 1);
+    client.cancel().await.unwrap();
+
+    // A plain source with a skill at `a/pdf/SKILL.md` would have the same URI.
+    let plain = tempfile::tempdir().unwrap();
+    write_skill(&plain.path().join("a"), "pdf", 0);
+    let engine = start(vec![
+        Source::new(plain.path(), "project"),
+        source(a.path(), "user", "a"),
+    ]);
+    let server = SkillsServer::new(engine, McpConfig::default());
+    let mut skipped = server.skipped();
+    skipped.sort();
+    let names: Vec<&str> = skipped.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a:pdf", "pdf"]);
+    for (_, reason) in &skipped {
+        assert!(
+            reason.contains("same URI skill://a/pdf/SKILL.md"),
+            "{reason}"
+        );
+    }
+}

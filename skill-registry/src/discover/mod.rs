@@ -371,7 +371,7 @@ impl Walker<'_, '_, '_> {
                     continue;
                 }
                 let child_canon = if is_link {
-                    match self.resolve(path) {
+                    match self.resolve(path, true) {
                         Some(c) => c,
                         None => continue,
                     }
@@ -464,8 +464,11 @@ impl Walker<'_, '_, '_> {
     }
 
     /// The canonical path of an entry, or `None` (with a diagnostic) when a link leaves the
-    /// root.
-    fn resolve(&mut self, path: &Path) -> Option<PathBuf> {
+    /// root or leads into a folder the walk does not enter (`.git`, `node_modules`, and
+    /// hidden folders unless they are included): a link is no way around the rule. For a
+    /// folder (`is_dir`) every folder from the root down to it is checked; for a file,
+    /// the folders it is in.
+    fn resolve(&mut self, path: &Path, is_dir: bool) -> Option<PathBuf> {
         let canon = match fs::canonicalize(path) {
             Ok(c) => c,
             Err(e) => {
@@ -498,6 +501,32 @@ impl Walker<'_, '_, '_> {
             ));
             return None;
         }
+        let below = canon
+            .strip_prefix(&self.root_canon)
+            .unwrap_or(Path::new(""));
+        let mut folders = below.components();
+        if !is_dir {
+            folders.next_back();
+        }
+        let skipped_folder = folders
+            .map(|c| c.as_os_str().to_string_lossy())
+            .find(|name| skipped(self.opts, name));
+        if let Some(folder) = skipped_folder {
+            self.out.diagnostics.push(Diagnostic::warning(
+                Code::SymlinkEscape,
+                path,
+                format!(
+                    "symbolic link leads into `{folder}` (to {}), a folder discovery does not enter; it is not followed{}",
+                    canon.display(),
+                    if ALWAYS_SKIPPED.contains(&&*folder) {
+                        ""
+                    } else {
+                        ": include hidden folders for this source to load it"
+                    }
+                ),
+            ));
+            return None;
+        }
         Some(canon)
     }
 
@@ -509,7 +538,7 @@ impl Walker<'_, '_, '_> {
     /// is loaded from its own folder instead, and the link gets the warning.
     fn accept_file(&mut self, path: &Path, canon: PathBuf, is_link: bool) -> bool {
         let canon = if is_link {
-            match self.resolve(path) {
+            match self.resolve(path, false) {
                 Some(c) => c,
                 None => return false,
             }

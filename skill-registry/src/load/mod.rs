@@ -128,7 +128,7 @@ impl Loader {
                 let (found, visited) = discover_on(
                     &source.path,
                     source.layout,
-                    &config.discover,
+                    &config.discover_options(i),
                     config.threads,
                     (matches!(scope, Scope::All) && !self.parses_after_walk()).then_some(visit),
                 );

@@ -10,10 +10,10 @@ use skill_format::{Code, Diagnostic, FileKind, Origin, SkillFile};
 use super::file::{Listed, file_name, parse_one, to_skill, unparsed_file};
 use super::parallel::{Job, run_parallel_with};
 use super::{Cached, Loader, has_errors, serve_last_good, slug};
-use crate::RegistryConfig;
 use crate::discover::Prefetched;
 use crate::manifest::{HashCache, Primed};
 use crate::skill::Skill;
+use crate::{NAMESPACE_SEPARATOR, RegistryConfig, Source};
 
 /// One file to parse: where it is, what decides its derived name, and its source.
 pub(super) struct Request {
@@ -247,6 +247,27 @@ fn finish_request(req: &Request, config: &RegistryConfig, file: SkillFile) -> Sk
     )
 }
 
+/// Refuse a name that holds the namespace separator (it would pass for a namespaced name,
+/// and could take one from another source), then put the skill (and its domain) in its
+/// source's namespace, if it has one.
+fn namespaced(skill: &mut Skill, source: &Source) {
+    if skill.name.contains(NAMESPACE_SEPARATOR) {
+        let message = format!(
+            "name `{}` holds `{NAMESPACE_SEPARATOR}`, which separates a source's namespace from a skill's name (`namespace:name`): rename the skill, and give its source a namespace in the configuration instead",
+            skill.name
+        );
+        skill
+            .diagnostics
+            .push(Diagnostic::error(Code::InvalidName, &skill.path, message));
+    }
+    if let Some(ns) = &source.namespace {
+        skill.name = ns.qualify(&skill.name);
+        if let Some(domain) = &mut skill.domain {
+            *domain = ns.qualify(domain);
+        }
+    }
+}
+
 /// What [`finish`] needs of a request's origin.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum OriginKind {
@@ -271,6 +292,9 @@ fn finish(
     }
     if skill.kind == FileKind::DomainIndex {
         skill.domain = Some(file_name(dir));
+    }
+    if skill.kind != FileKind::NotASkill {
+        namespaced(&mut skill, source);
     }
     // The skill's path is its request's (the parse keeps the path it was given).
     if origin == OriginKind::Folder && skill.path.file_name().is_some_and(|n| n == "skill.md") {

@@ -20,14 +20,39 @@ pub(super) fn resolve_name(
     mut candidates: Vec<Arc<Skill>>,
     config: &RegistryConfig,
 ) -> Option<(Arc<Skill>, Vec<Arc<Skill>>)> {
-    // Highest precedence first; within a source, the lexicographically first path wins.
-    candidates.sort_by(|a, b| b.source.cmp(&a.source).then_with(|| a.path.cmp(&b.path)));
+    // A namespaced name belongs to the sources of its namespace: their skills win over any
+    // other source's (whose own name, holding the separator, is an error anyway), whatever
+    // the layers. Then the highest precedence; within a source, the first path.
+    let owns = |s: &Skill| {
+        config
+            .sources
+            .get(s.source)
+            .and_then(|src| src.namespace.as_ref())
+            .is_some_and(|ns| ns.strip(name).is_some())
+    };
+    candidates.sort_by(|a, b| {
+        owns(b)
+            .cmp(&owns(a))
+            .then_with(|| b.source.cmp(&a.source))
+            .then_with(|| a.path.cmp(&b.path))
+    });
     let mut iter = candidates.into_iter();
     let winner = iter.next()?;
+    let winner_owns = owns(&winner);
     let mut losers = Vec::new();
     for loser in iter {
         let mut loser = (*loser).clone();
-        if loser.layer == winner.layer {
+        if winner_owns && !owns(&loser) {
+            loser.diagnostics.push(Diagnostic::warning(
+                Code::Shadowed,
+                &loser.path,
+                format!(
+                    "`{name}` is a name of the namespace of layer `{}` ({}); a skill of another source cannot take it: rename this one",
+                    winner.layer,
+                    winner.path.display()
+                ),
+            ));
+        } else if loser.layer == winner.layer {
             loser.diagnostics.push(Diagnostic::error(
                 Code::DuplicateName,
                 &loser.path,

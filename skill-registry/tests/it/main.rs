@@ -1,3 +1,4 @@
 //! skill-registry's integration tests: one binary, one module per area.
 
+mod sources;
 mod trust;

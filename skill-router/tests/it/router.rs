@@ -531,3 +531,87 @@ fn bad_input_never_panics_and_says_what_is_wrong() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Namespaced names (`ns:name`, sources with a namespace) route everywhere a name does: a
+/// model's command word (with flags, in a `cmd` block too), `get_skill:` and `--help`,
+/// a user's `/ns:name` and `/skill ns:name`, and an unknown namespaced name is an error
+/// with the closest names. Two packs' `pdf` skills are both reachable.
+#[test]
+fn namespaced_names_route_like_any_name() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let skill = |name: &str, body: &str| {
+        format!("---\nname: {name}\ndescription: The {name} skill.\n---\n{body}\n")
+    };
+    crate::common::write(a.path(), "pdf/SKILL.md", &skill("pdf", "A's steps."));
+    crate::common::write(b.path(), "pdf/SKILL.md", &skill("pdf", "B's steps."));
+    crate::common::write(
+        b.path(),
+        "email/SKILL.md",
+        "---\ndomain: email\ndescription: Mail.\n---\nIndex.\n",
+    );
+    crate::common::write(
+        b.path(),
+        "email/search.md",
+        "---\nname: email.search\ndescription: Find mail.\n---\nSearch.\n",
+    );
+    let source = |root: &std::path::Path, layer: &str, ns: &str| {
+        let mut s = Source::new(root, layer);
+        s.namespace = Some(skill_registry::Namespace::new(ns).unwrap());
+        s
+    };
+    let registry = Registry::load(RegistryConfig::with_sources(vec![
+        source(a.path(), "user", "a"),
+        source(b.path(), "project", "b"),
+    ]));
+    let snapshot = registry.snapshot();
+    let router = Router::new(&snapshot);
+    let model = |line: &str| summary(&router.route(line, Caller::Model));
+    assert_eq!(
+        model("a:pdf out.pdf --pages 3"),
+        "invoke a:pdf Mutating [pages=\"3\"] pos[\"out.pdf\"]"
+    );
+    assert!(model("b:pdf").starts_with("invoke b:pdf "));
+    assert!(model("b:email.search --q x").starts_with("invoke b:email.search ReadOnly"));
+    assert_eq!(
+        text_of(&router.route("get_skill: a:pdf", Caller::Model)),
+        "A's steps.\n"
+    );
+    assert_eq!(
+        text_of(&router.route("get_skill:b:pdf", Caller::Model)),
+        "B's steps.\n"
+    );
+    assert_eq!(
+        text_of(&router.route("b:pdf --help", Caller::Model)),
+        "B's steps.\n"
+    );
+    assert_eq!(
+        text_of(&router.route("get_skill: b:email", Caller::Model)),
+        "Index.\n"
+    );
+    let out = router.route_output("```cmd\na:pdf x\nb:pdf y\n```\n");
+    let routed: Vec<String> = out.routes.iter().map(|r| summary(&r.route)).collect();
+    assert_eq!(routed.len(), 2, "{routed:?}");
+    assert!(routed[0].starts_with("invoke a:pdf"), "{routed:?}");
+    assert!(routed[1].starts_with("invoke b:pdf"), "{routed:?}");
+
+    let user = |line: &str| summary(&router.route(line, Caller::User));
+    assert!(
+        user("/a:pdf now").starts_with("slash a:pdf Name"),
+        "{}",
+        user("/a:pdf now")
+    );
+    assert!(user("/skill b:pdf now").starts_with("slash b:pdf Skill"));
+
+    let unknown = text_of(&router.route("c:pdf", Caller::Model));
+    assert!(
+        unknown.starts_with("error[") && unknown.contains("c:pdf"),
+        "{unknown}"
+    );
+    assert!(
+        unknown.contains("a:pdf") || unknown.contains("b:pdf"),
+        "{unknown}"
+    );
+    // The bare name is no longer a skill of either pack.
+    assert!(text_of(&router.route("pdf", Caller::Model)).starts_with("error["));
+}

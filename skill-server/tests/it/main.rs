@@ -14,3 +14,4 @@ mod readme;
 mod replicas;
 mod serve;
 mod signed;
+mod sources;
