@@ -127,9 +127,13 @@ mod negation;
 mod notes;
 mod params;
 mod select;
+mod slots;
 mod text;
 mod trigger_eval;
 mod triggers;
+mod typo;
+#[cfg(feature = "tuning")]
+mod typo_table;
 
 #[cfg(feature = "transformer")]
 pub use embed::transformer::{MAX_CACHED_TEXTS, MAX_MODEL_BYTES, MAX_TOKENS, Transformer};
@@ -141,9 +145,9 @@ pub use index::{
 };
 pub use notes::{MAX_NOTE_RESULTS, MAX_NOTES, NoteHit, NoteText, NotesIndex, NotesUpdate};
 pub use select::{
-    CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS,
-    DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON, SelectOptions, Selected,
-    Selection, Tier, asks_for_listing,
+    CORRECTED_REASON, CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD,
+    DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON,
+    SelectOptions, Selected, Selection, Tier, asks_for_listing,
 };
 pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS};
 pub use trigger_eval::{
@@ -158,7 +162,17 @@ pub use triggers::{TriggerHit, TriggerKind};
 pub mod tuning {
     pub use crate::index::Gate;
     pub use crate::params::Params;
+    pub use crate::typo_table::TypoTimes;
     use crate::{Error, Match, SearchRequest, SelectOptions, Selection, SkillIndex};
+
+    /// Typo matching's automata (what ships) and a symmetric-delete table, timed on the
+    /// same words: those of `requests` that typo matching looks up.
+    pub fn compare_typo_matchers(
+        index: &SkillIndex,
+        requests: &[String],
+    ) -> Result<TypoTimes, Error> {
+        index.compare_typo_matchers(requests)
+    }
 
     /// [`SkillIndex::search`] with parameters `p`, and the request's gate.
     pub fn search(
