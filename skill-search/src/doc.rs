@@ -103,16 +103,6 @@ impl Terms {
         self.ids.get(t).copied()
     }
 
-    /// Every term some indexed skill uses, with how many do (read-only; for typo matching's
-    /// measured alternative, `typo_table`).
-    #[cfg(feature = "tuning")]
-    pub(crate) fn used_terms(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
-        self.ids
-            .iter()
-            .map(|(t, &id)| (t.as_str(), self.df(id)))
-            .filter(|&(_, df)| df > 0)
-    }
-
     /// Every term with its id, by id.
     #[cfg(test)]
     pub(crate) fn all(&self) -> Vec<(String, u32)> {

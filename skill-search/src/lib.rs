@@ -30,6 +30,12 @@
 //!    or candidates reach only [`DEFAULT_LISTING_THRESHOLD`], 3 the selected skills' full
 //!    instructions within a token budget). [`Selection`] serialises to the JSON of
 //!    agent-skills-integration 2.3 (`selected_skills`, `no_skill_needed`) plus `disclosure`.
+//!    Before ranking, request words no skill uses are matched to the index's terms (typo
+//!    matching: edit distance with transpositions over tantivy's term dictionary; short
+//!    words and English words are left alone; a correction is named in the reason, after
+//!    [`CORRECTED_REASON`]). Each intent of a request cut at an explicit join ("and also",
+//!    "then", ";", a second question) gets a slot of its own, and near-duplicate skills share
+//!    one slot, the others named in the entry's `alternatives`.
 //!
 //! Plus **trigger evals** for pack authors ([`evaluate_triggers`] over the Agent Skills
 //! `[{"query", "should_trigger"}]` file, [`TRIGGER_EVAL_FILE`] in a skill's folder) and

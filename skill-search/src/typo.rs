@@ -5,7 +5,9 @@
 //! word), its analysed term is used by no indexed skill, it is at least [`MIN_TYPO_CHARS`]
 //! ASCII letters long, and it is not a whole word of the embedding table's vocabulary (an
 //! English word the skills happen not to use, "Haskell" or "sourdough", is not a typo).
-//! Its term is then matched to the index's terms within [`max_edits`] edits (Damerau:
+//! Its term is then matched to the terms of the skills' names and descriptions (not their
+//! bodies, whose long tail of rare words holds a near miss for most words no skill covers)
+//! within [`max_edits`] edits (Damerau:
 //! a swap of two neighbouring letters is one edit), by tantivy's Levenshtein automata run
 //! over tantivy's own term dictionary (the automaton `FuzzyTermQuery` builds, one per word).
 //! The nearest term wins; among equally near ones, the one most skills use; then the first
@@ -23,6 +25,7 @@ use tantivy_fst::Automaton;
 use crate::Error;
 use crate::SkillIndex;
 use crate::index::State;
+use crate::params::{F_DESC, F_NAME};
 use crate::text::{clip, tokens};
 
 /// Words shorter than this many characters are never corrected: a short word is a few
@@ -170,7 +173,7 @@ impl SkillIndex {
         let dfa = builder(edits).build_dfa(stem);
         let mut best: Nearest = None;
         for segment in searcher.segment_readers() {
-            for field in self.fields.text {
+            for field in self.typo_fields() {
                 let inverted = segment.inverted_index(field)?;
                 let mut terms = inverted
                     .terms()
@@ -194,6 +197,13 @@ impl SkillIndex {
             }
         }
         Ok(best)
+    }
+
+    /// The fields whose terms typo matching corrects to: the names and descriptions (what
+    /// skills say they do). A body's long tail of rare words is where a word no skill
+    /// covers ("ansible") finds a near miss that would open the gate.
+    pub(crate) fn typo_fields(&self) -> [tantivy::schema::Field; 2] {
+        [self.fields.text[F_NAME], self.fields.text[F_DESC]]
     }
 
     /// `message` with the words the index does not know matched to its terms (see the

@@ -1,7 +1,7 @@
 //! The other way to match typos, kept only to measure it against the automata that ship
 //! (`typo.rs`), with `cargo xtask bench select` (crate feature `tuning`): a
-//! symmetric-delete table, every term of the index under every string made by deleting up
-//! to two of its letters. A word's candidates are the terms filed under its own deletions;
+//! symmetric-delete table, every term of the fields typo matching reads (names and
+//! descriptions) under every string made by deleting up to two of its letters. A word's candidates are the terms filed under its own deletions;
 //! each is checked by its optimal-string-alignment distance (a swap of neighbours is one
 //! edit), and the same rule picks the best.
 
@@ -77,27 +77,52 @@ struct DeleteTable {
 }
 
 impl DeleteTable {
-    fn build(st: &State) -> Self {
+    /// The table over the terms of the fields typo matching reads, that some skill uses.
+    fn build(index: &SkillIndex, searcher: &tantivy::Searcher, st: &State) -> Result<Self, Error> {
         let mut map: HashMap<String, Vec<u32>> = HashMap::new();
         let mut terms = Vec::new();
         let mut scratch = Vec::new();
         // A word of MIN_TYPO_CHARS letters is at least that less two edits from its term.
         let shortest = MIN_TYPO_CHARS - usize::from(MAX_DELETES);
-        for (term, df) in st.terms.used_terms() {
+        let mut seen = std::collections::HashSet::new();
+        for segment in searcher.segment_readers() {
+            for field in index.typo_fields() {
+                let inverted = segment.inverted_index(field)?;
+                let mut stream = inverted
+                    .terms()
+                    .stream()
+                    .map_err(tantivy::TantivyError::from)?;
+                while stream.advance() {
+                    if let Ok(term) = std::str::from_utf8(stream.key()) {
+                        seen.insert(term.to_owned());
+                    }
+                }
+            }
+        }
+        let mut vocabulary: Vec<(String, u32)> = seen
+            .into_iter()
+            .map(|t| {
+                let df = st.terms.get(&t).map_or(0, |i| st.terms.df(i));
+                (t, df)
+            })
+            .filter(|&(_, df)| df > 0)
+            .collect();
+        vocabulary.sort();
+        for (term, df) in vocabulary {
             if term.chars().count() < shortest {
                 continue;
             }
             let Ok(id) = u32::try_from(terms.len()) else {
                 break;
             };
-            terms.push((term.to_owned(), df));
             scratch.clear();
-            deletes(term, MAX_DELETES, &mut scratch);
+            deletes(&term, MAX_DELETES, &mut scratch);
             for d in scratch.drain(..) {
                 map.entry(d).or_default().push(id);
             }
+            terms.push((term, df));
         }
-        DeleteTable { map, terms }
+        Ok(DeleteTable { map, terms })
     }
 
     fn entries(&self) -> usize {
@@ -147,7 +172,7 @@ impl SkillIndex {
         let st = self.state.read().map_err(|_| Error::Poisoned)?;
         let searcher = self.reader.searcher();
         let t = Instant::now();
-        let table = DeleteTable::build(&st);
+        let table = DeleteTable::build(self, &searcher, &st)?;
         let mut out = TypoTimes {
             table_build: t.elapsed(),
             table_entries: table.entries(),
