@@ -147,6 +147,12 @@ pub fn rows(index: &SkillIndex, held: &[&Case], tune: &[&Case], table: &mut Tabl
         &texts(&copy_refs),
         table,
     );
+    matchers(
+        index,
+        "corpus, misspelt tuning copy",
+        &texts(&copy_refs),
+        table,
+    );
 }
 
 /// Typo matching's automata against a symmetric-delete table, on the words of `requests`
@@ -156,7 +162,9 @@ pub fn matchers(index: &SkillIndex, label: &str, requests: &[String], table: &mu
         Ok(t) => {
             let per = |d: Duration| micros(d / u32::try_from(t.words.max(1)).unwrap_or(u32::MAX));
             table.note(format!(
-                "typo matchers, {label}: {} words; automata over tantivy's term dictionary                  (baseline) {} a word; symmetric-delete table {} a word (x{:.2}), built in {}                  ({} entries); same answer for {} of {}",
+                "typo matchers, {label}: {} words; automata over tantivy's term dictionary \
+                 (baseline) {} a word; symmetric-delete table {} a word (x{:.2}), built in {} \
+                 ({} entries); same answer for {} of {}",
                 t.words,
                 per(t.automata),
                 per(t.table),
