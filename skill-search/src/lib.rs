@@ -30,6 +30,12 @@
 //!    or candidates reach only [`DEFAULT_LISTING_THRESHOLD`], 3 the selected skills' full
 //!    instructions within a token budget). [`Selection`] serialises to the JSON of
 //!    agent-skills-integration 2.3 (`selected_skills`, `no_skill_needed`) plus `disclosure`.
+//!    Before ranking, request words no skill uses are matched to the index's terms (typo
+//!    matching: edit distance with transpositions over tantivy's term dictionary; short
+//!    words and English words are left alone; a correction is named in the reason, after
+//!    [`CORRECTED_REASON`]). Each intent of a request cut at an explicit join ("and also",
+//!    "then", ";", a second question) gets a slot of its own, and near-duplicate skills share
+//!    one slot, the others named in the entry's `alternatives`.
 //!
 //! Plus **trigger evals** for pack authors ([`evaluate_triggers`] over the Agent Skills
 //! `[{"query", "should_trigger"}]` file, [`TRIGGER_EVAL_FILE`] in a skill's folder) and
@@ -127,9 +133,13 @@ mod negation;
 mod notes;
 mod params;
 mod select;
+mod slots;
 mod text;
 mod trigger_eval;
 mod triggers;
+mod typo;
+#[cfg(feature = "tuning")]
+mod typo_table;
 
 #[cfg(feature = "transformer")]
 pub use embed::transformer::{MAX_CACHED_TEXTS, MAX_MODEL_BYTES, MAX_TOKENS, Transformer};
@@ -141,9 +151,9 @@ pub use index::{
 };
 pub use notes::{MAX_NOTE_RESULTS, MAX_NOTES, NoteHit, NoteText, NotesIndex, NotesUpdate};
 pub use select::{
-    CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS,
-    DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON, SelectOptions, Selected,
-    Selection, Tier, asks_for_listing,
+    CORRECTED_REASON, CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD,
+    DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON,
+    SelectOptions, Selected, Selection, Tier, asks_for_listing,
 };
 pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS};
 pub use trigger_eval::{
@@ -158,7 +168,17 @@ pub use triggers::{TriggerHit, TriggerKind};
 pub mod tuning {
     pub use crate::index::Gate;
     pub use crate::params::Params;
+    pub use crate::typo_table::TypoTimes;
     use crate::{Error, Match, SearchRequest, SelectOptions, Selection, SkillIndex};
+
+    /// Typo matching's automata (what ships) and a symmetric-delete table, timed on the
+    /// same words: those of `requests` that typo matching looks up.
+    pub fn compare_typo_matchers(
+        index: &SkillIndex,
+        requests: &[String],
+    ) -> Result<TypoTimes, Error> {
+        index.compare_typo_matchers(requests)
+    }
 
     /// [`SkillIndex::search`] with parameters `p`, and the request's gate.
     pub fn search(

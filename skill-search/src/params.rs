@@ -59,6 +59,12 @@ pub struct Params {
     /// Weight of covering the request's parts not yet covered (multi-intent requests) when
     /// choosing the 2nd and 3rd results; 0 turns it off.
     pub diversity: f32,
+    /// Selection matches request words the index does not know to its terms (`typo.rs`)
+    /// before ranking; false turns it off (to measure it).
+    pub typos: bool,
+    /// Selection gives each intent of a multi-intent request its own slot and collapses
+    /// near-duplicate skills into one (`slots.rs`); false turns it off (to measure it).
+    pub intent_slots: bool,
 }
 
 /// Fitted BM25 saturation.
@@ -111,6 +117,8 @@ impl Params {
         evidence_share: EVIDENCE_SHARE,
         rel: REL,
         diversity: DIVERSITY,
+        typos: true,
+        intent_slots: true,
     };
 }
 

@@ -13,6 +13,9 @@ use crate::index::{Filter, SearchRequest, SkillIndex};
 use crate::params::Params;
 use crate::text::clip;
 
+/// Results ranked beyond `max_skills` for a selection, so that near-duplicate skills that
+/// collapse into one slot leave room for others (and are named as its alternatives).
+const SIBLING_ROOM: usize = 5;
 /// Default most skills selected (toolsets `max_skills`).
 pub const DEFAULT_MAX_SKILLS: usize = 3;
 /// Most skills one selection may ask for.
@@ -33,6 +36,10 @@ pub const CUT_BODY_NOTE: &str = "\n[... truncated to fit the budget; load the sk
 /// The reason given for a skill pre-loaded because it is proactive for the profile (the
 /// profile's name follows).
 pub const PROACTIVE_REASON: &str = "pre-loaded: proactive for profile";
+
+/// Starts the note a selected skill's reason gets when request words the index does not
+/// know were read as words it does (the corrections follow: `"procesing" as "processing"`).
+pub const CORRECTED_REASON: &str = "; read ";
 
 /// The four disclosure tiers of the toolsets seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,6 +100,20 @@ pub struct Selected {
     pub confidence: f32,
     /// Which trigger, name or terms matched.
     pub reason: String,
+    /// Near-duplicate skills (the same skill in other packs) that this one stands for, in
+    /// ranking order; left out of the JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<String>,
+}
+
+/// The [`Selected`] entry of a match.
+pub(crate) fn selected(m: &Match) -> Selected {
+    Selected {
+        skill_id: m.name.clone(),
+        confidence: (m.confidence * 100.0).round() / 100.0,
+        reason: m.reason.clone(),
+        alternatives: Vec::new(),
+    }
 }
 
 /// The text to put in front of the model.
@@ -194,27 +215,40 @@ impl SkillIndex {
             model_invocable_only: true,
         };
         let max = opts.max_skills.clamp(1, MAX_MAX_SKILLS);
-        let (matches, _) = self.search_with(
+        let corrected = if p.typos {
+            Some(self.correct(message)?)
+        } else {
+            None
+        };
+        let request = corrected.as_ref().map_or(message, |c| c.text.as_str());
+        let extra = if p.intent_slots { SIBLING_ROOM } else { 0 };
+        let (mut matches, _) = self.search_with(
             &SearchRequest {
-                text: message,
+                text: request,
                 recent_turns: &opts.recent_turns,
-                limit: max,
+                limit: max + extra,
                 filter: filter.clone(),
             },
             p,
         )?;
-        let selected: Vec<&Match> = matches
-            .iter()
-            .filter(|m| m.confidence >= opts.threshold)
-            .collect();
-        let mut selected_skills: Vec<Selected> = selected
-            .iter()
-            .map(|m| Selected {
-                skill_id: m.name.clone(),
-                confidence: (m.confidence * 100.0).round() / 100.0,
-                reason: m.reason.clone(),
-            })
-            .collect();
+        let mut selected_skills: Vec<Selected> = if p.intent_slots {
+            self.fill_slots(request, &matches, opts.threshold, max, &filter, p)?
+        } else {
+            matches
+                .iter()
+                .filter(|m| m.confidence >= opts.threshold)
+                .map(selected)
+                .collect()
+        };
+        matches.truncate(max);
+        if let Some(note) = corrected
+            .as_ref()
+            .and_then(|c| correction_note(&c.corrections))
+        {
+            for s in &mut selected_skills {
+                s.reason.push_str(&note);
+            }
+        }
         let over_max = self.add_proactive(&mut selected_skills, &matches, &filter, max);
         let weak: Vec<String> = matches
             .iter()
@@ -296,6 +330,7 @@ impl SkillIndex {
                 skill_id: skill.name.clone(),
                 confidence,
                 reason: format!("{PROACTIVE_REASON} `{profile}`"),
+                alternatives: Vec::new(),
             });
         }
         over
@@ -383,6 +418,19 @@ impl Disclosed {
             omitted: Vec::new(),
         }
     }
+}
+
+/// What the reason of a selected skill adds when request words were corrected:
+/// `; read "procesing" as "processing"` (each correction, in request order).
+fn correction_note(corrections: &[crate::typo::Correction]) -> Option<String> {
+    if corrections.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = corrections
+        .iter()
+        .map(|c| format!("\"{}\" as \"{}\"", c.from, c.to))
+        .collect();
+    Some(format!("{CORRECTED_REASON}{}", each.join(", ")))
 }
 
 fn tokens(text: &str) -> usize {

@@ -76,6 +76,12 @@ impl StaticEmbedder {
         self.table.dims()
     }
 
+    /// Whether `word` (lowercase) is a whole word of the embedding vocabulary: an English
+    /// word the model knows, not a misspelling (typo matching leaves such words alone).
+    pub(crate) fn knows_word(&self, word: &str) -> bool {
+        self.wordpiece.is_word(word)
+    }
+
     /// The embedding of `text`: the weighted sum of its tokens' vectors, L2-normalised.
     ///
     /// Only the first [`MAX_INPUT_BYTES`] bytes are read. Text with no known token (empty,

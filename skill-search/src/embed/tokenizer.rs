@@ -78,6 +78,11 @@ impl<'a> WordPiece<'a> {
         })
     }
 
+    /// Whether `word` is a word-initial entry of the vocabulary as it stands.
+    pub(crate) fn is_word(&self, word: &str) -> bool {
+        self.starts.contains_key(word)
+    }
+
     /// Appends the ids of `text`'s tokens to `out`.
     pub(crate) fn tokenize(&self, text: &str, out: &mut Vec<u32>) {
         let normalized = normalize(clip(text, MAX_INPUT_BYTES));

@@ -30,6 +30,7 @@ mod route;
 mod schedule;
 mod search;
 mod select;
+mod steps;
 mod table;
 mod timing;
 mod validate_proc;

@@ -31,7 +31,7 @@ use super::evalset::{self, Answer, Case, Split};
 use super::hybrid::Hybrid;
 use super::search::{Args, corpus_config, generated_requests, suite};
 use super::{distinctive, host};
-use super::{fit, generate, model, packs};
+use super::{fit, generate, model, packs, steps};
 
 /// Ranking depth read for top-10.
 const DEPTH: usize = 10;
@@ -282,6 +282,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     for l in lines {
         table.note(l);
     }
+    steps::rows(&index, &held, &tune, table);
     let packs = packs::load(&config, None)?;
     for (label, cases) in [("HELD-OUT", &held), ("tune (fitted on)", &tune)] {
         for l in pack_lines(label, &packs, cases) {
@@ -342,15 +343,21 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
             .max(args.generated.saturating_add(16));
         let mut requests = generated_requests();
         requests.extend(cases.iter().map(|c| c.request.clone()));
-        suite(
-            &format!("select {}k generated", args.generated / 1000),
-            &config,
-            &requests,
-            None,
-            false,
-            args,
-            table,
-        );
+        let label = format!("select {}k generated", args.generated / 1000);
+        let built = suite(&label, &config, &requests, None, false, args, table);
+        if let Some((generated, _)) = built {
+            steps::latency(&generated, &label, &requests, table);
+            let copy: Vec<String> = steps::misspelt(&tune)
+                .into_iter()
+                .map(|c| c.request)
+                .collect();
+            steps::matchers(
+                &generated,
+                &format!("{label}, misspelt tuning copy"),
+                &copy,
+                table,
+            );
+        }
     }
     Ok(())
 }
