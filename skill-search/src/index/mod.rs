@@ -5,6 +5,7 @@
 mod build;
 mod multi;
 mod rank;
+mod segments;
 mod terms;
 
 use std::collections::HashMap;
@@ -170,6 +171,16 @@ impl SkillIndex {
 
     /// Index every loaded skill of `snapshot` into `storage`.
     pub fn build_in(snapshot: Arc<Snapshot>, storage: Storage) -> Result<Self, Error> {
+        Self::build_with(snapshot, storage, None)
+    }
+
+    /// [`SkillIndex::build_in`], committing after every `commit_every` documents when
+    /// given (tests use it to build many segments from few skills).
+    fn build_with(
+        snapshot: Arc<Snapshot>,
+        storage: Storage,
+        commit_every: Option<usize>,
+    ) -> Result<Self, Error> {
         let (schema, fields) = Fields::schema();
         let index = match storage {
             Storage::Ram => Index::create_in_ram(schema),
@@ -177,7 +188,7 @@ impl SkillIndex {
             Storage::Disk(path) => open_disk(&path, schema)?,
         };
         text::register(&index);
-        let writer = index.writer_with_num_threads(1, WRITER_MEMORY_BYTES)?;
+        let writer = segments::writer(&index)?;
         writer.delete_all_documents()?;
         let reader = index
             .reader_builder()
@@ -207,7 +218,7 @@ impl SkillIndex {
             transformer: None,
         };
         let names: Vec<String> = snapshot.skills().map(|s| s.name.clone()).collect();
-        this.upsert(&snapshot, &names, &[], true)?;
+        this.upsert(&snapshot, &names, &[], true, commit_every)?;
         Ok(this)
     }
 
@@ -220,7 +231,7 @@ impl SkillIndex {
             .chain(&change.changed)
             .cloned()
             .collect();
-        self.upsert(&change.snapshot, &touched, &change.removed, false)
+        self.upsert(&change.snapshot, &touched, &change.removed, false, None)
     }
 
     /// Throw everything away and index `snapshot` again.
@@ -234,7 +245,7 @@ impl SkillIndex {
             .into_iter()
             .filter(|n| snapshot.get(n).is_none())
             .collect();
-        self.upsert(&snapshot, &names, &gone, true)
+        self.upsert(&snapshot, &names, &gone, true, None)
     }
 
     fn upsert(
@@ -243,6 +254,7 @@ impl SkillIndex {
         names: &[String],
         removed: &[String],
         compact: bool,
+        commit_every: Option<usize>,
     ) -> Result<UpdateStats, Error> {
         let mut writer = self.writer.lock().map_err(|_| Error::Poisoned)?;
         let mut st = self.state.write().map_err(|_| Error::Poisoned)?;
@@ -293,6 +305,9 @@ impl SkillIndex {
         build::analyse_in_order(&analyser, &skills, first_key, |name, analysed, global| {
             let (key, doc, info, diagnostics) = analysed.finish(global, terms);
             writer.add_document(doc)?;
+            if commit_every.is_some_and(|n| n > 0 && (stats.upserted + 1) % n == 0) {
+                writer.commit()?;
+            }
             terms.adjust(info.terms.ids(), true);
             for (sum, len) in len_sum.iter_mut().zip(info.len) {
                 *sum = sum.saturating_add(u64::from(len));
@@ -313,12 +328,9 @@ impl SkillIndex {
         st.snapshot = snapshot.clone();
         writer.commit()?;
         if compact {
-            // One segment after a (re)build: faster queries, and no merge left running in
-            // the background to compete with them.
-            let ids = self.index.searchable_segment_ids()?;
-            if ids.len() > 1 {
-                writer.merge(&ids).wait()?;
-            }
+            segments::compact(&self.index, &mut writer)?;
+        } else {
+            segments::tidy(&self.index, &mut writer)?;
         }
         self.reader.reload()?;
         Ok(stats)

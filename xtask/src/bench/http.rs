@@ -247,17 +247,19 @@ async fn start_skills(sources: Vec<Source>) -> Result<SocketAddr, String> {
 }
 
 /// One request, pre-rendered.
-struct Request {
-    bytes: Vec<u8>,
+pub(super) struct Request {
+    pub(super) bytes: Vec<u8>,
 }
 
 impl Request {
-    fn get(path: &str) -> Request {
+    /// `GET path`.
+    pub(super) fn get(path: &str) -> Request {
         Request {
             bytes: format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").into_bytes(),
         }
     }
-    fn post_json(path: &str, body: &str) -> Request {
+    /// `POST path` with a JSON body.
+    pub(super) fn post_json(path: &str, body: &str) -> Request {
         Request {
             bytes: format!(
                 "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -353,7 +355,7 @@ async fn connection(addr: SocketAddr, req: &[u8], deadline: Instant) -> (Vec<Dur
 }
 
 /// `Some(ok)` once `buf` holds a whole response (`ok`: status 2xx), `None` while partial.
-fn response_complete(buf: &[u8]) -> Option<bool> {
+pub(super) fn response_complete(buf: &[u8]) -> Option<bool> {
     let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&buf[..end]).ok()?;
     let ok = head.split(' ').nth(1).is_some_and(|s| s.starts_with('2'));
@@ -372,20 +374,13 @@ fn response_complete(buf: &[u8]) -> Option<bool> {
 /// RSS of a `skill-server serve` process over a generated pack.
 fn rss(table: &mut Table) -> Result<(), String> {
     const ROW: &str = "http: serve RSS, 10,000 skills";
-    let root = repo_root()?;
-    let status = cargo()
-        .args(["build", "--release", "--quiet", "--package", "skill-server"])
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !status.success() {
-        table.error(ROW, "building skill-server failed");
-        return Ok(());
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let bin = target.join("release").join("skill-server");
+    let bin = match release_server() {
+        Ok(b) => b,
+        Err(e) => {
+            table.error(ROW, e);
+            return Ok(());
+        }
+    };
     let dir = tempfile::Builder::new()
         .prefix("xtask-bench-http-")
         .tempdir()
@@ -422,7 +417,25 @@ fn rss(table: &mut Table) -> Result<(), String> {
     Ok(())
 }
 
-fn read_rss_kib(pid: u32) -> Option<u64> {
+/// Build the release `skill-server` and return the binary's path.
+pub(super) fn release_server() -> Result<std::path::PathBuf, String> {
+    let root = repo_root()?;
+    let status = cargo()
+        .args(["build", "--release", "--quiet", "--package", "skill-server"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("building skill-server failed".to_owned());
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    Ok(target.join("release").join("skill-server"))
+}
+
+/// The resident set of process `pid`, in KiB (Linux `/proc`).
+pub(super) fn read_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find_map(|l| {
         l.strip_prefix("VmRSS:")

@@ -67,22 +67,7 @@ impl Default for LoadArgs {
 pub fn run(args: &LoadArgs, table: &mut Table) -> Result<(), String> {
     let corpus = match &args.corpus {
         Some(c) => c.clone(),
-        None => {
-            // `../shared/corpus` next to the repository, or next to a folder of worktrees.
-            let root = repo_root()?;
-            let candidates: Vec<PathBuf> = root
-                .ancestors()
-                .skip(1)
-                .take(2)
-                .map(|a| a.join("shared").join("corpus"))
-                .collect();
-            candidates
-                .iter()
-                .find(|c| c.is_dir())
-                .or(candidates.first())
-                .cloned()
-                .unwrap_or_else(|| root.join("shared").join("corpus"))
-        }
+        None => default_corpus()?,
     };
     corpus_bench(&corpus, args.iterations, table);
     if args.generated == 0 {
@@ -93,6 +78,24 @@ pub fn run(args: &LoadArgs, table: &mut Table) -> Result<(), String> {
     Ok(())
 }
 
+/// The corpus of real skills: `../shared/corpus` next to the repository, or next to a
+/// folder of worktrees (the first that exists; else the first of them).
+pub(super) fn default_corpus() -> Result<PathBuf, String> {
+    let root = repo_root()?;
+    let candidates: Vec<PathBuf> = root
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|a| a.join("shared").join("corpus"))
+        .collect();
+    Ok(candidates
+        .iter()
+        .find(|c| c.is_dir())
+        .or(candidates.first())
+        .cloned()
+        .unwrap_or_else(|| root.join("shared").join("corpus")))
+}
+
 /// One corpus file in memory.
 struct CorpusFile {
     bytes: Vec<u8>,
@@ -101,7 +104,7 @@ struct CorpusFile {
 
 /// Every `SKILL.md` under `dir`, recursively, hidden folders included; symbolic links to
 /// folders are not followed. Sorted by path. Returns the files and the unreadable paths.
-fn collect_skill_files(dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
+pub(super) fn collect_skill_files(dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
     let mut found = Vec::new();
     let mut problems = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -336,7 +339,7 @@ fn manifest_bench(
 }
 
 /// Read every `<root>/<folder>/SKILL.md`: the number of files and their total bytes.
-fn read_all(root: &Path) -> Result<(usize, u64), String> {
+pub(super) fn read_all(root: &Path) -> Result<(usize, u64), String> {
     let entries = fs::read_dir(root).map_err(|e| format!("cannot list {}: {e}", root.display()))?;
     let mut count = 0;
     let mut total = 0u64;

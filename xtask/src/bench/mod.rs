@@ -27,6 +27,7 @@ mod load;
 mod model;
 mod packs;
 mod route;
+mod scale;
 mod schedule;
 mod search;
 mod select;
@@ -76,6 +77,11 @@ pub enum BenchName {
     Schedule(schedule::Args),
     /// HTTP: requests/s and latency against a bare hyper server; serve's RSS.
     Http(http::Args),
+    /// Scale: `serve` over 10,000 / 50,000 / 100,000 real-sized skills (the corpus cycled
+    /// under new names): time to ready, RSS, select and search latency, catalog, one-file
+    /// reload, against the read floor of the same files. Not part of the default run (it
+    /// takes minutes and needs the corpus).
+    Scale(scale::Args),
 }
 
 /// Run the chosen benchmark (or all) and print the table.
@@ -93,6 +99,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         Some(BenchName::SelectFit(a)) => select::run_fit(a, &mut table)?,
         Some(BenchName::Schedule(a)) => schedule::run(a, &mut table)?,
         Some(BenchName::Http(a)) => http::run(a, &mut table)?,
+        Some(BenchName::Scale(a)) => scale::run(a, &mut table)?,
         None => run_all(&mut table)?,
     }
     println!("{}", header());
