@@ -279,7 +279,11 @@ impl Error {
                 skill_registry::Error::UnknownDomain { .. } => "unknown-domain",
                 skill_registry::Error::EmptyDomain { .. } => "empty-domain",
                 skill_registry::Error::UnknownSection { .. } => "unknown-section",
-                skill_registry::Error::Excluded { .. } => "skill-excluded",
+                skill_registry::Error::Excluded { .. }
+                | skill_registry::Error::NotAvailable {
+                    reason: skill_registry::Unavailable::Excluded,
+                    ..
+                } => "skill-excluded",
                 skill_registry::Error::NotAvailable { reason, .. } => match reason {
                     skill_registry::Unavailable::ModelInvocationDisabled => {
                         "model-invocation-disabled"
@@ -288,7 +292,6 @@ impl Error {
                     skill_registry::Unavailable::Profile => "not-for-profile",
                     skill_registry::Unavailable::Invalid => "skill-invalid",
                     skill_registry::Unavailable::Ineligible => "skill-ineligible",
-                    skill_registry::Unavailable::Excluded => "skill-excluded",
                     _ => "not-available",
                 },
                 _ => "lookup",

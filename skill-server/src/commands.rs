@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skill_format::{Code, Diagnostic, Dialect, Mode};
-use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Source, Status, Trust};
+use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Status};
 use skill_runtime::wire::{
     EntryShape, ListShape, ValidateShape, ValidateSummary, pretty, text_table,
 };
 use skill_runtime::{Engine, EngineConfig};
 
-use crate::skills_arg::SkillDirs;
+use crate::skills_arg::{SkillDirs, command_line_source};
 
 /// `validate`'s options.
 pub struct ValidateArgs {
@@ -22,15 +22,6 @@ pub struct ValidateArgs {
     pub json: bool,
     pub include_hidden: bool,
     pub paths: Vec<PathBuf>,
-}
-
-/// A source for a folder named on the command line, in layer `layer`. Its trust is medium,
-/// like the `user` layer's: the operator chose the folder by name (a config file's sources
-/// follow their layer name or their `trust` key instead).
-pub(crate) fn command_line_source(path: PathBuf, layer: String) -> Source {
-    let mut source = Source::new(path, layer);
-    source.trust = Trust::Medium;
-    source
 }
 
 pub(crate) fn layered_config(

@@ -11,7 +11,16 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use clap::Args;
-use skill_registry::{Namespace, RegistryConfig, Source};
+use skill_registry::{Namespace, RegistryConfig, Source, Trust};
+
+/// A source for a folder named on the command line, in layer `layer`. Its trust is medium,
+/// like the `user` layer's: the operator chose the folder by name (a config file's sources
+/// follow their layer name or their `trust` key instead).
+pub(crate) fn command_line_source(path: PathBuf, layer: String) -> Source {
+    let mut source = Source::new(path, layer);
+    source.trust = Trust::Medium;
+    source
+}
 
 /// One `--skills` value: a folder, with the namespace its skills are served in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,8 +90,7 @@ impl SkillDirs {
             .iter()
             .enumerate()
             .map(|(i, d)| {
-                let mut source =
-                    crate::commands::command_line_source(d.path.clone(), layer_of(i, &d.path));
+                let mut source = command_line_source(d.path.clone(), layer_of(i, &d.path));
                 source.namespace = d.namespace.clone();
                 source.include_hidden = self.include_hidden;
                 source
