@@ -74,6 +74,9 @@ codes! {
     UnclosedFrontmatter => "unclosed-frontmatter",
     /// The frontmatter is not valid YAML and could not be recovered.
     InvalidYaml => "invalid-yaml",
+    /// The frontmatter is valid YAML but expands past the reader's budget (100,000 nodes or
+    /// 16 MiB of text, an alias counting every node it repeats).
+    YamlTooLarge => "yaml-too-large",
     /// The frontmatter was not valid YAML, but a lenient rewrite of unquoted `: ` made it load.
     YamlRecovered => "yaml-recovered",
     /// The frontmatter is valid YAML but not a mapping of keys to values.

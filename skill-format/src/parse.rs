@@ -281,31 +281,47 @@ impl<'o> Run<'o> {
             Err(e) => e,
         };
         yaml.as_written = false;
-        let recovered = if self.strict {
-            None
-        } else {
-            yaml::recover_unquoted_colons(fm.text).and_then(|(fixed, lines)| {
-                // The recovered text is this function's own: the tree keeps nothing of it.
-                let parsed = yaml::parse(&fixed).ok()?;
-                Some((
-                    yaml::Parsed {
-                        root: parsed.root.into_owned(),
-                        duplicate_keys: parsed.duplicate_keys,
-                    },
-                    lines,
-                ))
-            })
-        };
-        let Some((parsed, lines)) = recovered else {
+        let too_large = |error: yaml::YamlError| {
             let pos = error
                 .line
                 .map(|l| (fm.first_line + l - 1, error.column.unwrap_or(1)));
-            let msg = if self.strict {
-                format!("Invalid YAML in frontmatter: {}", error.message)
-            } else {
-                format!("frontmatter is not valid YAML: {}", error.message)
-            };
-            return Err(self.stop(Diagnostic::error(Code::InvalidYaml, self.path, msg).at_opt(pos)));
+            self.stop(Diagnostic::error(Code::YamlTooLarge, self.path, error.message).at_opt(pos))
+        };
+        if error.kind == yaml::YamlErrorKind::TooLarge {
+            // Recovery only quotes values: the document would expand as far again.
+            return Err(too_large(error));
+        }
+        let recovered = if self.strict {
+            None
+        } else {
+            yaml::recover_unquoted_colons(fm.text).map(|(fixed, lines)| {
+                // The recovered text is this function's own: the tree keeps nothing of it.
+                yaml::parse(&fixed).map(|parsed| {
+                    let parsed = yaml::Parsed {
+                        root: parsed.root.into_owned(),
+                        duplicate_keys: parsed.duplicate_keys,
+                    };
+                    (parsed, lines)
+                })
+            })
+        };
+        let (parsed, lines) = match recovered {
+            Some(Ok(recovered)) => recovered,
+            // Quoting a value keeps every line where it was.
+            Some(Err(e)) if e.kind == yaml::YamlErrorKind::TooLarge => return Err(too_large(e)),
+            Some(Err(_)) | None => {
+                let pos = error
+                    .line
+                    .map(|l| (fm.first_line + l - 1, error.column.unwrap_or(1)));
+                let msg = if self.strict {
+                    format!("Invalid YAML in frontmatter: {}", error.message)
+                } else {
+                    format!("frontmatter is not valid YAML: {}", error.message)
+                };
+                return Err(
+                    self.stop(Diagnostic::error(Code::InvalidYaml, self.path, msg).at_opt(pos))
+                );
+            }
         };
         for l in lines {
             yaml.recovered.push(

@@ -22,8 +22,13 @@ use std::fmt;
 use serde::Deserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
+mod budget;
 mod fast;
 mod nesting;
+
+use budget::Budget;
+#[cfg(test)]
+use budget::{MAX_EXPANDED_TEXT_BYTES, MAX_YAML_NODES};
 
 #[cfg(test)]
 use nesting::MAX_FLOW_NESTING;
@@ -130,9 +135,21 @@ impl<'t> Node<'t> {
 /// A tree the `serde_yaml` path builds: every text owned.
 type Owned = Node<'static>;
 
-/// Frontmatter that is not valid YAML.
+/// Why frontmatter YAML was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YamlErrorKind {
+    /// It is not valid YAML (or nests flow collections deeper than the reader allows).
+    Invalid,
+    /// It is valid YAML that expands past a cost bound: more than 100,000 nodes or 16 MiB
+    /// of text once aliases are expanded (an alias counts every node it repeats).
+    TooLarge,
+}
+
+/// Frontmatter YAML that was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YamlError {
+    /// Why.
+    pub kind: YamlErrorKind,
     /// What the YAML parser said.
     pub message: String,
     /// 1-based line within the YAML text.
@@ -150,18 +167,14 @@ pub struct Parsed<'t> {
     pub duplicate_keys: Vec<String>,
 }
 
-/// The most text (scalars and keys, in bytes) a frontmatter may expand to. Aliases repeat
-/// what their anchor holds, so a 1 MB string aliased a thousand times made 1 GB (and
-/// aborted a serving process on reload); serde_yaml bounds how many times aliases are
-/// replayed, not what they copy. Text written out without aliases is far below this (a
-/// skill file is at most 4 MiB).
-pub(crate) const MAX_EXPANDED_TEXT_BYTES: usize = 16 * 1024 * 1024;
-
 #[derive(Default)]
 struct Pass {
     non_string_seen: Cell<bool>,
-    /// Bytes of text produced so far (aliases counted each time they are replayed).
-    produced: Cell<usize>,
+    /// Nodes and text built so far (aliases counted each time they are replayed).
+    budget: Budget,
+    /// The top-level key being read, when the root is a mapping: the field an error in it
+    /// names the line of.
+    field: RefCell<Option<String>>,
     duplicates: RefCell<Vec<String>>,
     /// Steps of the duplicate-key check, counted so a test can show they grow linearly.
     #[cfg(test)]
@@ -178,6 +191,13 @@ enum Path<'a> {
 }
 
 impl Path<'_> {
+    /// The path as `metadata.tags[3]`.
+    fn rendered(&self) -> String {
+        let mut out = String::new();
+        self.render(&mut out);
+        out
+    }
+
     fn render(&self, out: &mut String) {
         match self {
             Path::Root => {}
@@ -212,23 +232,19 @@ impl<'de> DeserializeSeed<'de> for AnySeed<'_> {
 
 struct AnyVisitor<'p>(AnySeed<'p>);
 
-impl Pass {
-    /// Count `bytes` more of text, or refuse the document past [`MAX_EXPANDED_TEXT_BYTES`].
-    fn produce<E: de::Error>(&self, bytes: usize) -> Result<(), E> {
-        let total = self.produced.get().saturating_add(bytes);
-        self.produced.set(total);
-        if total > MAX_EXPANDED_TEXT_BYTES {
-            return Err(E::custom(format!(
-                "the frontmatter expands to more than {} MiB of text (aliases repeat what their anchor holds): use fewer aliases of large values",
-                MAX_EXPANDED_TEXT_BYTES / (1024 * 1024)
-            )));
-        }
-        Ok(())
-    }
-}
-
 impl AnyVisitor<'_> {
-    fn scalar(&self, text: String, kind: ScalarKind) -> Owned {
+    /// Count one node with `bytes` of text against the document's budget.
+    fn charge<E: de::Error>(&self, bytes: usize) -> Result<(), E> {
+        self.0.pass.budget.charge(bytes, &self.0.path)
+    }
+
+    /// A scalar node, charged to the budget before it is built.
+    fn scalar<E: de::Error>(&self, text: String, kind: ScalarKind) -> Result<Owned, E> {
+        self.charge(text.len())?;
+        Ok(self.build(text, kind))
+    }
+
+    fn build(&self, text: String, kind: ScalarKind) -> Owned {
         if kind != ScalarKind::Str {
             self.0.pass.non_string_seen.set(true);
         }
@@ -246,27 +262,27 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
         f.write_str("a YAML value")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Owned, E> {
-        self.0.pass.produce(v.len())?;
-        Ok(self.scalar(v.to_owned(), ScalarKind::Str))
+        // Charged before the text is copied.
+        self.charge(v.len())?;
+        Ok(self.build(v.to_owned(), ScalarKind::Str))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Owned, E> {
-        self.0.pass.produce(v.len())?;
-        Ok(self.scalar(v, ScalarKind::Str))
+        self.scalar(v, ScalarKind::Str)
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Owned, E> {
-        Ok(self.scalar(v.to_string(), ScalarKind::Bool(v)))
+        self.scalar(v.to_string(), ScalarKind::Bool(v))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Owned, E> {
-        Ok(self.scalar(v.to_string(), ScalarKind::Int))
+        self.scalar(v.to_string(), ScalarKind::Int)
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Owned, E> {
-        Ok(self.scalar(v.to_string(), ScalarKind::Int))
+        self.scalar(v.to_string(), ScalarKind::Int)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Owned, E> {
-        Ok(self.scalar(v.to_string(), ScalarKind::Float))
+        self.scalar(v.to_string(), ScalarKind::Float)
     }
     fn visit_unit<E: de::Error>(self) -> Result<Owned, E> {
-        Ok(self.scalar(String::new(), ScalarKind::Null))
+        self.scalar(String::new(), ScalarKind::Null)
     }
     fn visit_none<E: de::Error>(self) -> Result<Owned, E> {
         self.visit_unit()
@@ -279,6 +295,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
         .deserialize(d)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Owned, A::Error> {
+        self.charge(0)?;
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(AnySeed {
             pass: self.0.pass,
@@ -289,12 +306,16 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
         Ok(Node::Seq(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
+        self.charge(0)?;
         let mut entries: Vec<(Cow<'static, str>, Owned)> = Vec::new();
         // Keys seen so far in this mapping: one lookup per key keeps the check linear in the
         // number of keys.
         let mut seen: HashSet<String> = HashSet::new();
         while let Some(key) = map.next_key_seed(KeySeed)? {
-            self.0.pass.produce(key.len())?;
+            self.0.pass.budget.charge(key.len(), &self.0.path)?;
+            if matches!(self.0.path, Path::Root) {
+                *self.0.pass.field.borrow_mut() = Some(key.clone());
+            }
             #[cfg(test)]
             self.0.pass.key_checks.set(self.0.pass.key_checks.get() + 1);
             let value = {
@@ -406,6 +427,7 @@ fn to_yaml_error(e: &serde_yaml::Error) -> YamlError {
         message.truncate(at);
     }
     YamlError {
+        kind: YamlErrorKind::Invalid,
         message,
         line: location.as_ref().and_then(|l| u32::try_from(l.line()).ok()),
         column: location
@@ -414,15 +436,64 @@ fn to_yaml_error(e: &serde_yaml::Error) -> YamlError {
     }
 }
 
+/// serde_yaml's error when aliases were replayed more than 100 times its events.
+const REPETITION_LIMIT: &str = "repetition limit exceeded";
+
+/// The error of a failed first pass: [`YamlErrorKind::TooLarge`] when the budget or
+/// serde_yaml's replay limit stopped it, else what serde_yaml said.
+fn first_pass_error(text: &str, e: &serde_yaml::Error, pass: &Pass) -> YamlError {
+    let message = match pass.budget.exceeded() {
+        Some(message) => message,
+        None if e.to_string() == REPETITION_LIMIT => format!(
+            "the frontmatter's aliases are replayed more often than the YAML reader allows (aliases of lists of aliases expand exponentially): use fewer aliases; the budget is {} nodes",
+            budget::MAX_YAML_NODES
+        ),
+        None => return to_yaml_error(e),
+    };
+    too_large(text, e, message, pass.field.borrow().as_deref())
+}
+
+/// The error of a read stopped for its size: `message`, and the line of the top-level
+/// `field` being read. serde_yaml places an error at the node it was building, which
+/// inside an alias's replay is in the anchor's definition, above the alias (or nowhere,
+/// for its replay limit); the field's own line is then the one to name.
+fn too_large(
+    text: &str,
+    serde: &serde_yaml::Error,
+    message: String,
+    field: Option<&str>,
+) -> YamlError {
+    let at = serde.location().and_then(|l| {
+        Some((
+            u32::try_from(l.line()).ok()?,
+            u32::try_from(l.column()).ok()?,
+        ))
+    });
+    let field = field.and_then(|k| key_position(text, k));
+    let (line, column) = match (at, field) {
+        (Some(at), Some(field)) if at.0 < field.0 => (Some(field.0), Some(field.1)),
+        (Some(at), _) => (Some(at.0), Some(at.1)),
+        (None, field) => (field.map(|f| f.0), field.map(|f| f.1)),
+    };
+    YamlError {
+        kind: YamlErrorKind::TooLarge,
+        message,
+        line,
+        column,
+    }
+}
+
 /// Read YAML text into a [`Node`] tree, keeping scalar source text.
 ///
 /// An empty (or comment-only) document is a null scalar. Flow nesting deeper than
 /// `MAX_FLOW_NESTING` (64) is refused by a linear pre-scan before parsing (brackets in
-/// quoted, block and block-context plain scalars, and in comments, are text to it). Aliases are expanded
-/// by `serde_yaml`, which bounds how often they are replayed (a "billion laughs" document is
-/// an error, not an explosion), and the text they produce is bounded here
-/// (`MAX_EXPANDED_TEXT_BYTES`, 16 MiB), so aliases of one large value are an error too; so
-/// is block nesting deeper than serde_yaml's recursion limit.
+/// quoted, block and block-context plain scalars, and in comments, are text to it). Aliases
+/// are expanded by `serde_yaml`, which bounds how often they are replayed; every node built
+/// is counted, an alias counting every node it repeats, and a document of more than
+/// `MAX_YAML_NODES` (100,000) nodes or `MAX_EXPANDED_TEXT_BYTES` (16 MiB) of text is
+/// refused as [`YamlErrorKind::TooLarge`] before the next node is built (a "billion
+/// laughs" document costs at most the budget). Block nesting deeper than serde_yaml's
+/// recursion limit is an error too.
 pub fn parse(text: &str) -> Result<Parsed<'_>, YamlError> {
     let blank = text.lines().all(|l| {
         let t = l.trim();
@@ -452,7 +523,7 @@ fn parse_with_serde(text: &str) -> Result<Parsed<'static>, YamlError> {
         path: Path::Root,
     }
     .deserialize(serde_yaml::Deserializer::from_str(text))
-    .map_err(|e| to_yaml_error(&e))?;
+    .map_err(|e| first_pass_error(text, &e, &pass))?;
     let root = if pass.non_string_seen.get() {
         ShapeSeed(&first)
             .deserialize(serde_yaml::Deserializer::from_str(text))

@@ -209,6 +209,7 @@ mod tests {
             body_line: 1,
             status,
             diagnostics: Vec::new(),
+            outline_cache: crate::SectionCache::default(),
         })
     }
 

@@ -79,7 +79,8 @@ pub use disclose::{
     CatalogFormat, DEFAULT_BUDGET_CHARS, DEFAULT_ENTRY_CAP_CHARS, Disclosure, LOW_TRUST_MARK,
     MAX_AVAILABLE_NAMES, MAX_LISTED_SLUGS, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH,
     MAX_RESOURCE_ENTRIES, MIN_DESCRIPTION_CHARS, Outline, OutlineSection, Resource, ResourceKind,
-    ResourceListing, SECTION_SEPARATOR, SectionText, TRUNCATION_MARK, UseSkill, UseSkillMode,
+    ResourceListing, SECTION_SEPARATOR, SectionCache, SectionText, TRUNCATION_MARK, UseSkill,
+    UseSkillMode,
 };
 pub use discover::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_FOLDERS, DiscoverOptions, Discovery, Found, Layout, discover,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use skill_format::{Code, Diagnostic, Dialect, FileKind, Manifest, Severity};
 
+use crate::disclose::SectionCache;
 use crate::eligibility::{self, Affinity};
 
 /// What became of a skill.
@@ -64,6 +65,9 @@ pub struct Skill {
     pub status: Status,
     /// Its diagnostics (file, precedence and eligibility).
     pub diagnostics: Vec<Diagnostic>,
+    /// Its outline, computed from `body` on first use and kept (see [`SectionCache`]); a
+    /// new skill starts with `SectionCache::default()`.
+    pub outline_cache: SectionCache,
 }
 
 impl Skill {

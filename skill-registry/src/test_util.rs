@@ -33,5 +33,6 @@ pub(crate) fn skill(name: &str, description: &str) -> Arc<Skill> {
         body_line: 1,
         status: Status::Loaded,
         diagnostics: Vec::new(),
+        outline_cache: crate::SectionCache::default(),
     })
 }

@@ -30,7 +30,7 @@ mod markdown;
 mod outline;
 
 pub use flags::{FlagSchema, FlagSpec, flag_schema};
-pub use outline::{EMPTY_SLUG, Heading, outline, slugify};
+pub use outline::{EMPTY_SLUG, Heading, MAX_OUTLINE_SECTIONS, Outline, outline, slugify};
 
 use markdown::{Fence, Line, LineClass, Lines, atx_heading, code_span, strip_bullet};
 

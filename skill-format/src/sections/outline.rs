@@ -8,6 +8,10 @@
 //! in body order, skipping any suffix another heading already has. A heading whose text
 //! leaves nothing gets [`EMPTY_SLUG`]. Setext headings are not recognised (as in
 //! [`sections`](super::sections)), so a `---` line under text is never a section.
+//!
+//! An outline holds at most [`MAX_OUTLINE_SECTIONS`] headings: a 4 MiB body of `#` lines
+//! has two million, and its outline was a 199 MB answer. Headings past the limit are
+//! counted ([`Outline::total`]) but are text of the sections above them.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -17,6 +21,27 @@ use super::markdown::{Fence, LineClass, Lines, atx_heading};
 /// The slug of a heading whose text has no letter, digit, `-` or `_` (before the
 /// duplicate suffix).
 pub const EMPTY_SLUG: &str = "section";
+
+/// The most headings an outline holds. The largest real skill in the corpus has 105 (a
+/// reference file 171); past this, headings are counted, and are text of the section
+/// above them. At the limit an outline is about 100 KB of JSON for one-word titles.
+pub const MAX_OUTLINE_SECTIONS: usize = 1_000;
+
+/// A body's outline: its first [`MAX_OUTLINE_SECTIONS`] headings, and how many it has.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Outline {
+    /// The headings in body order, at most [`MAX_OUTLINE_SECTIONS`].
+    pub headings: Vec<Heading>,
+    /// Every heading of the body, those past the limit included.
+    pub total: usize,
+}
+
+impl Outline {
+    /// Whether the body has more headings than the outline holds.
+    pub fn truncated(&self) -> bool {
+        self.total > self.headings.len()
+    }
+}
 
 /// One heading of a body and the section it opens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,11 +61,12 @@ pub struct Heading {
     pub range: Range<usize>,
 }
 
-/// Every heading of `body` in order, with its section. Headings inside fenced code blocks
-/// (backticks or tildes, closed or running to the end) are not headings. Linear in the
-/// body's length.
-pub fn outline(body: &str) -> Vec<Heading> {
+/// The headings of `body` in order, with their sections, up to [`MAX_OUTLINE_SECTIONS`]
+/// (the rest counted). Headings inside fenced code blocks (backticks or tildes, closed or
+/// running to the end) are not headings. Linear in the body's length.
+pub fn outline(body: &str) -> Outline {
     let mut found: Vec<Heading> = Vec::new();
+    let mut total = 0usize;
     // Indexes into `found` of the headings still open, outermost first.
     let mut open: Vec<usize> = Vec::new();
     let mut fence = Fence::default();
@@ -51,6 +77,10 @@ pub fn outline(body: &str) -> Vec<Heading> {
         let Some((level, text)) = atx_heading(line.text) else {
             continue;
         };
+        total += 1;
+        if found.len() >= MAX_OUTLINE_SECTIONS {
+            continue;
+        }
         let level = u8::try_from(level).unwrap_or(6);
         while let Some(&last) = open.last() {
             if found.get(last).is_some_and(|h| h.level >= level) {
@@ -78,7 +108,10 @@ pub fn outline(body: &str) -> Vec<Heading> {
         });
     }
     assign_slugs(&mut found);
-    found
+    Outline {
+        headings: found,
+        total,
+    }
 }
 
 /// GitHub's anchor text for a heading, before duplicates are numbered.
@@ -161,13 +194,38 @@ mod tests {
     use super::*;
 
     fn slugs(body: &str) -> Vec<String> {
-        outline(body).into_iter().map(|h| h.slug).collect()
+        outline(body).headings.into_iter().map(|h| h.slug).collect()
+    }
+
+    /// At the limit every heading is listed; one more is counted, and its text belongs
+    /// to the section above it. The body: 4 MiB of `#` lines (two million
+    /// headings) gives an outline of the limit's size.
+    #[test]
+    fn an_outline_holds_at_most_its_limit_of_headings() {
+        let body = |n: usize| "# A\ntext\n".repeat(n);
+        let at = outline(&body(MAX_OUTLINE_SECTIONS));
+        assert_eq!(at.headings.len(), MAX_OUTLINE_SECTIONS);
+        assert_eq!(at.total, MAX_OUTLINE_SECTIONS);
+        assert!(!at.truncated());
+        let over_body = body(MAX_OUTLINE_SECTIONS + 1);
+        let over = outline(&over_body);
+        assert_eq!(over.headings.len(), MAX_OUTLINE_SECTIONS);
+        assert_eq!(over.total, MAX_OUTLINE_SECTIONS + 1);
+        assert!(over.truncated());
+        let last = &over.headings[MAX_OUTLINE_SECTIONS - 1];
+        assert_eq!(&over_body[last.range.clone()], "# A\ntext\n# A\ntext\n");
+        let flood = "#\n".repeat(2 * 1024 * 1024);
+        let o = outline(&flood);
+        assert_eq!(
+            (o.headings.len(), o.total),
+            (MAX_OUTLINE_SECTIONS, 2 * 1024 * 1024)
+        );
     }
 
     #[test]
     fn nested_sections_contain_their_subsections() {
         let body = "intro\n# A\na\n## B\nb\n### C\nc\n## D\nd\n# E\n";
-        let o = outline(body);
+        let o = outline(body).headings;
         let titles: Vec<&str> = o.iter().map(|h| h.title.as_str()).collect();
         assert_eq!(titles, ["A", "B", "C", "D", "E"]);
         assert_eq!(
@@ -227,9 +285,9 @@ mod tests {
         ];
         let body: String = titles.iter().map(|t| format!("## {t}\n")).collect();
         assert_eq!(slugs(&body), reference(&titles));
-        for n in [1_000, 4_000] {
+        for n in [250, MAX_OUTLINE_SECTIONS] {
             PROBES.with(|p| p.set(0));
-            let o = outline(&"## Same\n".repeat(n));
+            let o = outline(&"## Same\n".repeat(n)).headings;
             assert_eq!(
                 o.last().map(|h| h.slug.clone()),
                 Some(format!("same-{}", n - 1))
@@ -248,14 +306,18 @@ mod tests {
 
     #[test]
     fn setext_and_indented_lines_are_not_headings() {
-        assert!(outline("Title\n=====\n\nSub\n---\n").is_empty());
-        assert!(outline("    # indented code\n#nospace\n").is_empty());
+        assert!(outline("Title\n=====\n\nSub\n---\n").headings.is_empty());
+        assert!(
+            outline("    # indented code\n#nospace\n")
+                .headings
+                .is_empty()
+        );
     }
 
     #[test]
     fn crlf_bodies_keep_their_line_endings_in_ranges() {
         let body = "# A\r\nx\r\n# B\r\n";
-        let o = outline(body);
+        let o = outline(body).headings;
         assert_eq!(&body[o[0].range.clone()], "# A\r\nx\r\n");
         assert_eq!(&body[o[1].range.clone()], "# B\r\n");
     }

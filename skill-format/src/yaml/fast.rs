@@ -10,10 +10,14 @@
 //! YAML reader refuses or reads as a line break — makes it return `None`, and the caller
 //! takes the `serde_yaml` path, which also produces every error message. Declining is always
 //! safe; the tests compare both paths on many documents.
+//!
+//! It counts nodes as the `serde_yaml` path does (see [`super::budget`]) and declines a
+//! document of more than `MAX_YAML_NODES`, which that path then refuses with its line.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use super::budget::MAX_YAML_NODES;
 use super::{Node, Parsed, ScalarKind};
 
 /// Deepest nesting of block mappings read here (`serde_yaml` allows 128).
@@ -34,6 +38,7 @@ pub(super) fn parse(text: &str) -> Option<Parsed<'_>> {
         lines: Lines::new(text),
         path: Vec::new(),
         duplicates: Vec::new(),
+        nodes: 0,
     };
     if reader.lines.cur?.indent != 0 {
         return None;
@@ -181,14 +186,23 @@ struct Reader<'t> {
     /// The keys leading to the mapping being read.
     path: Vec<&'t str>,
     duplicates: Vec<String>,
+    /// Nodes read so far, counted as [`super::budget`] counts them.
+    nodes: usize,
 }
 
 impl<'t> Reader<'t> {
+    /// Count `n` more nodes; `None` (decline) past `MAX_YAML_NODES`.
+    fn count(&mut self, n: usize) -> Option<()> {
+        self.nodes = self.nodes.saturating_add(n);
+        (self.nodes <= MAX_YAML_NODES).then_some(())
+    }
+
     /// A block mapping whose keys sit at column `indent`.
     fn map(&mut self, indent: usize) -> Option<Vec<(Cow<'t, str>, Node<'t>)>> {
         if self.path.len() > MAX_DEPTH {
             return None;
         }
+        self.count(1)?;
         // Room for a typical frontmatter mapping's keys at once (growing it key by key
         // moved every entry three times over).
         let mut entries: Vec<(Cow<'t, str>, Node<'t>)> = Vec::with_capacity(MAP_CAPACITY);
@@ -202,6 +216,7 @@ impl<'t> Reader<'t> {
                 return None;
             }
             let (key, rest) = split_key(line.content)?;
+            self.count(1)?;
             self.lines.advance();
             // A repeated key is reported before its value is read, as the serde path does.
             let repeated = match &mut seen {
@@ -246,15 +261,19 @@ impl<'t> Reader<'t> {
                     self.map(next.indent).map(Node::Map)
                 }
             }
-            _ => Some(Node::Scalar {
-                text: Cow::Borrowed(""),
-                kind: ScalarKind::Null,
-            }),
+            _ => {
+                self.count(1)?;
+                Some(Node::Scalar {
+                    text: Cow::Borrowed(""),
+                    kind: ScalarKind::Null,
+                })
+            }
         }
     }
 
     /// A block list of one-line strings whose `-` sit at column `indent`.
     fn list(&mut self, indent: usize) -> Option<Node<'t>> {
+        self.count(1)?;
         let mut items = Vec::new();
         while let Some(line) = self.lines.cur {
             if line.indent < indent {
@@ -267,6 +286,7 @@ impl<'t> Reader<'t> {
             if item.is_empty() {
                 return None;
             }
+            self.count(1)?;
             self.lines.advance();
             let text = match item.as_bytes()[0] {
                 b'"' => self.double_quoted(item, None)?,
@@ -283,6 +303,9 @@ impl<'t> Reader<'t> {
         let text = match first.as_bytes()[0] {
             b'[' => {
                 let list = flow_list(first)?;
+                if let Node::Seq(items) = &list {
+                    self.count(1 + items.len())?;
+                }
                 return (!self.continues(Some(indent))).then_some(list);
             }
             b'"' => self.double_quoted(first, Some(indent))?,
@@ -290,6 +313,7 @@ impl<'t> Reader<'t> {
             b'|' | b'>' => Cow::Owned(self.block(first, indent)?),
             _ => self.plain(first, Some(indent))?,
         };
+        self.count(1)?;
         Some(string(text))
     }
 

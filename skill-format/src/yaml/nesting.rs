@@ -246,6 +246,7 @@ impl Scan<'_> {
             self.depth += 1;
             if self.depth > MAX_FLOW_NESTING {
                 return Err(YamlError {
+                    kind: super::YamlErrorKind::Invalid,
                     message: format!(
                         "lists and mappings are nested more than {MAX_FLOW_NESTING} deep: flatten the frontmatter"
                     ),

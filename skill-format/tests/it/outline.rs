@@ -8,7 +8,7 @@ fn outlines() {
     insta::glob!("../../outline_data", "*.md", |path| {
         let body = std::fs::read_to_string(path).unwrap();
         let mut out = String::new();
-        for h in outline(&body) {
+        for h in outline(&body).headings {
             let text = &body[h.range.clone()];
             out.push_str(&format!(
                 "{}{} [{}] line {} level {} chars {} path {:?}\n",

@@ -34,7 +34,9 @@ pub use resources::{
     MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Resource, ResourceKind,
     ResourceListing,
 };
-pub use sections::{MAX_LISTED_SLUGS, Outline, OutlineSection, SECTION_SEPARATOR, SectionText};
+pub use sections::{
+    MAX_LISTED_SLUGS, Outline, OutlineSection, SECTION_SEPARATOR, SectionCache, SectionText,
+};
 pub use tiers::{MAX_AVAILABLE_NAMES, UseSkill, UseSkillMode};
 
 /// Who is asking: the model (through its tools) or a user (through slash commands).

@@ -4,8 +4,17 @@
 //! the outline, then the sections it needs (`get_skill: name#slug`).
 //!
 //! The outline comes from [`skill_format::sections::outline`]: headings inside fenced code
-//! are not sections, duplicates get `-1`, `-2`, ... Token estimates use
-//! [`CHARS_PER_TOKEN`], as the catalog budget does.
+//! are not sections, duplicates get `-1`, `-2`, ..., and at most
+//! [`MAX_OUTLINE_SECTIONS`](skill_format::sections::MAX_OUTLINE_SECTIONS) are listed (the outline says how many the body has). Token
+//! estimates use [`CHARS_PER_TOKEN`], as the catalog budget does.
+//!
+//! A skill's outline is computed once, on first use, and kept with the skill
+//! ([`SectionCache`]): a snapshot's skills never change, so every later outline, section
+//! or unknown-slug answer is a lookup, not a parse of the body (a 4 MiB body took 6 s a
+//! request).
+
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
 
 use skill_format::sections::outline;
 
@@ -47,8 +56,33 @@ pub struct Outline {
     pub chars: u64,
     /// Estimated tokens of the whole body.
     pub tokens: u64,
-    /// Every section in body order (nested ones follow their parent).
+    /// The sections in body order (nested ones follow their parent), at most
+    /// [`MAX_OUTLINE_SECTIONS`](skill_format::sections::MAX_OUTLINE_SECTIONS); headings past it are text of the sections above them.
     pub sections: Vec<OutlineSection>,
+    /// Every heading of the body, those past [`MAX_OUTLINE_SECTIONS`](skill_format::sections::MAX_OUTLINE_SECTIONS) included.
+    pub total_sections: usize,
+}
+
+/// A skill's outline and the bytes of its body each section covers, computed from the body
+/// on first use and kept with the skill (a skill in a snapshot never changes).
+///
+/// Two caches always compare equal: what a skill is does not depend on whether its outline
+/// was asked for yet.
+#[derive(Debug, Clone, Default)]
+pub struct SectionCache(OnceLock<Arc<Sections>>);
+
+impl PartialEq for SectionCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// What a [`SectionCache`] keeps.
+#[derive(Debug)]
+struct Sections {
+    outline: Outline,
+    /// Beside each section of `outline`, the bytes of the body it covers.
+    ranges: Vec<Range<usize>>,
 }
 
 /// One section's text ([`Disclosure::section`]).
@@ -72,65 +106,88 @@ fn chars(text: &str) -> u64 {
     u64::try_from(text.chars().count()).unwrap_or(u64::MAX)
 }
 
-/// The outline of a skill and, beside each entry, its text.
-fn sections_of(skill: &Skill) -> Vec<(OutlineSection, &str)> {
+#[cfg(test)]
+thread_local! {
+    /// Outlines computed from a body, counted so a test can show a skill's is computed once.
+    static COMPUTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The outline of a skill and, beside each section, the bytes of the body it covers.
+fn sections_of(skill: &Skill) -> Sections {
+    #[cfg(test)]
+    COMPUTED.with(|c| c.set(c.get() + 1));
     let body = skill.body.as_str();
     let first_line = skill.body_line.saturating_sub(1);
-    outline(body)
+    let found = outline(body);
+    let mut ranges = Vec::with_capacity(found.headings.len());
+    let sections = found
+        .headings
         .into_iter()
         .map(|h| {
-            let text = body.get(h.range.clone()).unwrap_or("");
-            let n = chars(text);
-            (
-                OutlineSection {
-                    level: h.level,
-                    title: h.title,
-                    path: h.path,
-                    slug: h.slug,
-                    line: h.line.saturating_add(first_line),
-                    chars: n,
-                    tokens: tokens_of(n),
-                },
-                text,
-            )
+            let n = chars(body.get(h.range.clone()).unwrap_or(""));
+            ranges.push(h.range);
+            OutlineSection {
+                level: h.level,
+                title: h.title,
+                path: h.path,
+                slug: h.slug,
+                line: h.line.saturating_add(first_line),
+                chars: n,
+                tokens: tokens_of(n),
+            }
         })
-        .collect()
+        .collect();
+    let n = chars(body);
+    Sections {
+        outline: Outline {
+            name: skill.name.clone(),
+            chars: n,
+            tokens: tokens_of(n),
+            sections,
+            total_sections: found.total,
+        },
+        ranges,
+    }
 }
 
 impl Skill {
+    /// The skill's sections, computed on the first call and kept.
+    fn sections(&self) -> &Sections {
+        self.outline_cache
+            .0
+            .get_or_init(|| Arc::new(sections_of(self)))
+    }
+
     /// This skill's outline, whoever asks (a [`Disclosure`] checks the caller first).
+    /// Computed from the body once; later calls copy it (at most
+    /// [`MAX_OUTLINE_SECTIONS`](skill_format::sections::MAX_OUTLINE_SECTIONS) sections).
     pub fn outline(&self) -> Outline {
-        let n = chars(&self.body);
-        Outline {
-            name: self.name.clone(),
-            chars: n,
-            tokens: tokens_of(n),
-            sections: sections_of(self).into_iter().map(|(s, _)| s).collect(),
-        }
+        self.sections().outline.clone()
     }
 
     /// One section of this skill by slug, with its subsections, whoever asks. An unknown
     /// slug is [`Error::UnknownSection`], naming the valid ones.
     pub fn section(&self, slug: &str) -> Result<SectionText, Error> {
         let slug = slug.trim();
-        let all = sections_of(self);
-        if let Some((section, text)) = all.iter().find(|(s, _)| s.slug == slug) {
+        let all = self.sections();
+        let listed = &all.outline.sections;
+        if let Some((section, range)) = listed.iter().zip(&all.ranges).find(|(s, _)| s.slug == slug)
+        {
             return Ok(SectionText {
                 name: self.name.clone(),
                 section: section.clone(),
-                text: (*text).to_owned(),
+                text: self.body.get(range.clone()).unwrap_or("").to_owned(),
             });
         }
-        let more = all.len().saturating_sub(MAX_LISTED_SLUGS);
         Err(Error::UnknownSection {
             skill: self.name.clone(),
             slug: slug.to_owned(),
-            valid: all
-                .into_iter()
+            valid: listed
+                .iter()
                 .take(MAX_LISTED_SLUGS)
-                .map(|(s, _)| s.slug)
+                .map(|s| s.slug.clone())
                 .collect(),
-            more,
+            more: listed.len().saturating_sub(MAX_LISTED_SLUGS),
         })
     }
 }
@@ -147,6 +204,13 @@ impl Outline {
         );
         if self.sections.is_empty() {
             out.push_str("(no sections: the body has no headings)\n");
+        }
+        if self.total_sections > self.sections.len() {
+            out.push_str(&format!(
+                "(the first {} of {} headings; the text under the rest belongs to the sections above them)\n",
+                self.sections.len(),
+                self.total_sections
+            ));
         }
         let top = self.sections.iter().map(|s| s.level).min().unwrap_or(1);
         for s in &self.sections {
@@ -244,6 +308,53 @@ mod tests {
             Disclosure::new(&s).get_skill(Some("nosuch#one")),
             Err(Error::UnknownSkill { .. })
         ));
+    }
+
+    /// A skill's outline is computed once: a second outline, a section and an unknown slug
+    /// are lookups (a 4 MiB body was parsed again for each, 6 s a request).
+    #[test]
+    fn an_outline_is_computed_once_per_skill() {
+        let (_d, s) = snapshot("# Big\n## One\na\n## Two\nb\n");
+        let d = Disclosure::new(&s);
+        COMPUTED.with(|c| c.set(0));
+        let first = d.outline("big").unwrap();
+        assert_eq!(COMPUTED.with(std::cell::Cell::get), 1);
+        assert_eq!(d.outline("big").unwrap(), first);
+        assert_eq!(d.section("big", "two").unwrap().text, "## Two\nb\n");
+        assert!(d.section("big", "nope").is_err());
+        assert_eq!(COMPUTED.with(std::cell::Cell::get), 1);
+        // A clone of the skill (a later snapshot reusing it) keeps what was computed.
+        let copy = (*s.get("big").unwrap()).clone();
+        assert_eq!(copy.outline(), first);
+        assert_eq!(COMPUTED.with(std::cell::Cell::get), 1);
+    }
+
+    /// The body: 4 MiB of `#` lines. The outline lists the limit's sections and
+    /// says how many headings there are; its rendering says so too.
+    #[test]
+    fn a_flood_of_headings_gives_a_bounded_outline() {
+        use skill_format::sections::MAX_OUTLINE_SECTIONS;
+        let lines = 2 * 1024 * 1024 - 64;
+        let (_d, s) = snapshot(&"#\n".repeat(lines));
+        let o = Disclosure::new(&s).outline("big").unwrap();
+        assert_eq!(o.sections.len(), MAX_OUTLINE_SECTIONS);
+        assert_eq!(o.total_sections, lines);
+        let text = o.render();
+        assert!(
+            text.contains(&format!("(the first 1000 of {lines} headings;")),
+            "{}",
+            &text[..200]
+        );
+        assert!(text.len() < 64 * 1024, "{}", text.len());
+        // The last listed section holds the text of the headings past the limit.
+        let last = &o.sections[MAX_OUTLINE_SECTIONS - 1];
+        assert_eq!(last.chars, u64::try_from(2 * (lines - 999)).unwrap());
+        let err = Disclosure::new(&s)
+            .section("big", "section-5000")
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::UnknownSection { more, .. } if more == MAX_OUTLINE_SECTIONS - MAX_LISTED_SLUGS)
+        );
     }
 
     #[test]

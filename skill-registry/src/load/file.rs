@@ -232,6 +232,7 @@ pub(super) fn to_skill(
         body_line: file.body_line,
         status: Status::Loaded,
         diagnostics: file.diagnostics,
+        outline_cache: crate::SectionCache::default(),
     }
 }
 

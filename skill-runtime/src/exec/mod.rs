@@ -596,6 +596,7 @@ fn builtin_record(name: &str) -> Skill {
         body_line: 1,
         status: skill_registry::Status::Loaded,
         diagnostics: Vec::new(),
+        outline_cache: skill_registry::SectionCache::default(),
     }
 }
 

@@ -175,7 +175,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         path: "/v1/skills/{name}/outline",
         op: Op::Outline,
         action: false,
-        summary: "A skill's outline: every section with its heading path, level, slug, characters and estimated tokens.",
+        summary: "A skill's outline: its sections (at most 1,000; `total_sections` and `truncated` say when the body has more) with heading path, level, slug, characters and estimated tokens.",
         query: &[PROFILE, CALLER],
         body: None,
     },

@@ -46,8 +46,13 @@ pub struct OutlineShape<'a> {
     pub chars: u64,
     /// Estimated tokens of the whole body.
     pub tokens: u64,
-    /// Every section in body order.
+    /// The sections in body order, at most `MAX_OUTLINE_SECTIONS` (1,000).
     pub sections: Vec<OutlineSectionShape<'a>>,
+    /// Every heading of the body, those past the limit included.
+    pub total_sections: usize,
+    /// Whether the body has more headings than `sections` lists (the text under the rest
+    /// belongs to the sections above them).
+    pub truncated: bool,
 }
 
 impl<'a> From<&'a Outline> for OutlineShape<'a> {
@@ -57,6 +62,8 @@ impl<'a> From<&'a Outline> for OutlineShape<'a> {
             chars: o.chars,
             tokens: o.tokens,
             sections: o.sections.iter().map(OutlineSectionShape::from).collect(),
+            total_sections: o.total_sections,
+            truncated: o.total_sections > o.sections.len(),
         }
     }
 }

@@ -216,6 +216,36 @@ async fn one_name_rule_for_a_skill_and_its_resources() {
     }
 }
 
+/// The skill: a 4 MiB file of `#` lines (two million headings) made each outline
+/// a 199 MB answer. It lists the limit's sections and says how many headings there are;
+/// a second request and an unknown section answer from the outline kept with the skill.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_outline_of_a_flood_of_headings_is_bounded() {
+    use skill_format::sections::MAX_OUTLINE_SECTIONS;
+    let dir = tempfile::tempdir().unwrap();
+    let head = "---\nname: flood\ndescription: Headings.\n---\n";
+    let lines = (skill_format::MAX_FILE_BYTES - head.len()) / 2;
+    let file = format!("{head}{}", "#\n".repeat(lines));
+    write(dir.path(), "flood/SKILL.md", &file);
+    let s = start(dir.path(), HttpConfig::default()).await;
+    let r = get(s.addr, "/v1/skills/flood/outline").await;
+    assert_eq!(r.status, 200, "{}", &r.body[..r.body.len().min(300)]);
+    assert!(r.body.len() < 200 * 1024, "{} bytes", r.body.len());
+    let o = json(&r);
+    assert_eq!(
+        o["sections"].as_array().unwrap().len(),
+        MAX_OUTLINE_SECTIONS
+    );
+    assert_eq!(o["total_sections"], lines);
+    assert_eq!(o["truncated"], true);
+    assert_eq!(get(s.addr, "/v1/skills/flood/outline").await.body, r.body);
+    let r = get(s.addr, "/v1/skills/flood/sections/section-5000").await;
+    assert_eq!(r.status, 404, "{}", &r.body[..r.body.len().min(300)]);
+    let r = get(s.addr, "/v1/skills/flood/sections/section-999").await;
+    assert_eq!(r.status, 200);
+    s.stop().await;
+}
+
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_resource_paths_are_4xx_and_never_name_a_server_path() {
