@@ -53,6 +53,7 @@ mod lock_sign;
 mod lookalike;
 mod manifest;
 mod namespace;
+mod outline;
 mod pathcmp;
 mod read;
 mod scan;

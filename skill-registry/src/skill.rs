@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use skill_format::{Code, Diagnostic, Dialect, FileKind, Manifest, Severity};
 
-use crate::disclose::SectionCache;
 use crate::eligibility::{self, Affinity};
+use crate::outline::SectionCache;
 
 /// What became of a skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,13 +13,14 @@
 //! or unknown-slug answer is a lookup, not a parse of the body (a 4 MiB body took 6 s a
 //! request).
 
-use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use skill_format::sections::outline;
 
 use super::{CHARS_PER_TOKEN, Disclosure};
 use crate::error::Error;
+use crate::outline::Sections;
+pub use crate::outline::{Outline, OutlineSection, SectionCache};
 use crate::skill::Skill;
 
 /// The most valid slugs an unknown-slug error names; the rest are counted.
@@ -27,63 +28,6 @@ pub const MAX_LISTED_SLUGS: usize = 50;
 
 /// The separator between a skill's name and a section slug in `get_skill: name#slug`.
 pub const SECTION_SEPARATOR: char = '#';
-
-/// One section of a skill's outline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutlineSection {
-    /// The heading level, 1 to 6.
-    pub level: u8,
-    /// The heading's text.
-    pub title: String,
-    /// The enclosing headings' texts, outermost first, then this one.
-    pub path: Vec<String>,
-    /// The slug to ask for it by, unique within the skill.
-    pub slug: String,
-    /// 1-based line of the heading in the skill file.
-    pub line: u32,
-    /// Characters of the section, its heading line and subsections included.
-    pub chars: u64,
-    /// Estimated tokens of the section ([`CHARS_PER_TOKEN`] characters a token).
-    pub tokens: u64,
-}
-
-/// A skill's outline ([`Disclosure::outline`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outline {
-    /// The skill.
-    pub name: String,
-    /// Characters of the whole body.
-    pub chars: u64,
-    /// Estimated tokens of the whole body.
-    pub tokens: u64,
-    /// The sections in body order (nested ones follow their parent), at most
-    /// [`MAX_OUTLINE_SECTIONS`](skill_format::sections::MAX_OUTLINE_SECTIONS); headings past it are text of the sections above them.
-    pub sections: Vec<OutlineSection>,
-    /// Every heading of the body, those past [`MAX_OUTLINE_SECTIONS`](skill_format::sections::MAX_OUTLINE_SECTIONS) included.
-    pub total_sections: usize,
-}
-
-/// A skill's outline and the bytes of its body each section covers, computed from the body
-/// on first use and kept with the skill (a skill in a snapshot never changes).
-///
-/// Two caches always compare equal: what a skill is does not depend on whether its outline
-/// was asked for yet.
-#[derive(Debug, Clone, Default)]
-pub struct SectionCache(OnceLock<Arc<Sections>>);
-
-impl PartialEq for SectionCache {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-/// What a [`SectionCache`] keeps.
-#[derive(Debug)]
-struct Sections {
-    outline: Outline,
-    /// Beside each section of `outline`, the bytes of the body it covers.
-    ranges: Vec<Range<usize>>,
-}
 
 /// One section's text ([`Disclosure::section`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
