@@ -102,10 +102,11 @@ pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapsho
         return base;
     }
     let mut added: Vec<Diagnostic> = Vec::new();
+    // Every entry is judged, loaded or not: an ineligible or invalid skill is still served
+    // by name for inspection (detail, files, sections), so a low-trust one with findings,
+    // or one that does not match the lock, must carry its exclusion too (an `os` it does
+    // not match must not be a way around the scan).
     let mut judge = |skill: &Arc<Skill>| -> Option<Arc<Skill>> {
-        if skill.status != Status::Loaded {
-            return None;
-        }
         let mut extra: Vec<Diagnostic> = Vec::new();
         let mut exclude = false;
         if config.trust_of(skill) == Trust::Low {

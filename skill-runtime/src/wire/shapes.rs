@@ -257,18 +257,39 @@ impl<'a> ResourcesShape<'a> {
 pub struct CatalogShape<'a> {
     generation: u64,
     format: skill_registry::CatalogFormat,
-    text: &'a str,
-    entries: &'a [CatalogEntry],
+    text: Cow<'a, str>,
+    entries: Cow<'a, [CatalogEntry]>,
     report: &'a BudgetReport,
 }
 
 impl<'a> From<&'a CatalogView> for CatalogShape<'a> {
     fn from(c: &'a CatalogView) -> Self {
+        CatalogShape::new(c, &Paths::Absolute)
+    }
+}
+
+impl<'a> CatalogShape<'a> {
+    /// The catalog, its entries' locations (and the rendered text's) written as `paths`
+    /// says.
+    pub fn new(c: &'a CatalogView, paths: &Paths<'_>) -> Self {
+        let entries = match paths {
+            Paths::Absolute => Cow::Borrowed(c.catalog.entries.as_slice()),
+            Paths::Relative(_) => Cow::Owned(
+                c.catalog
+                    .entries
+                    .iter()
+                    .map(|e| CatalogEntry {
+                        location: paths.path(&e.location).into_owned().into(),
+                        ..e.clone()
+                    })
+                    .collect(),
+            ),
+        };
         CatalogShape {
             generation: c.generation,
             format: c.catalog.format,
-            text: &c.catalog.text,
-            entries: &c.catalog.entries,
+            text: paths.text(&c.catalog.text),
+            entries,
             report: &c.catalog.report,
         }
     }

@@ -30,6 +30,20 @@ fn vendor() -> (tempfile::TempDir, RegistryConfig) {
         ),
     );
     write(dir.path(), "evil-notes/notes.md", "secret resource text\n");
+    // Ineligible here (another OS) as well as flagged: ineligibility is no way around the
+    // scan, since an ineligible skill is still served by name for inspection.
+    write(
+        dir.path(),
+        "sneaky-notes/SKILL.md",
+        &format!(
+            "---\nname: sneaky-notes\ndescription: Keep notes tidy.\neligibility:\n  os: [{}]\n---\n# Steps\n\n{INJECTION}\n",
+            if cfg!(target_os = "windows") {
+                "linux"
+            } else {
+                "win32"
+            }
+        ),
+    );
     let config = RegistryConfig::with_sources(vec![Source::new(dir.path(), "vendor")]);
     (dir, config)
 }
@@ -38,6 +52,10 @@ fn vendor() -> (tempfile::TempDir, RegistryConfig) {
 async fn no_endpoint_serves_an_excluded_skill_and_paths_are_relative() {
     let (dir, config) = vendor();
     let root = dir.path().to_string_lossy().into_owned();
+    let resolved = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let server = start_with(config, HttpConfig::default()).await;
     for path in [
         "/v1/skills/evil-notes",
@@ -49,6 +67,9 @@ async fn no_endpoint_serves_an_excluded_skill_and_paths_are_relative() {
         "/v1/get_skill?path=evil-notes",
         "/v1/get_skill?path=evil-notes%23steps",
         "/v1/skills/evil-notes/outline?caller=user",
+        "/v1/skills/sneaky-notes",
+        "/v1/skills/sneaky-notes/outline",
+        "/v1/skills/sneaky-notes/resources/SKILL.md",
     ] {
         let r = get(server.addr, path).await;
         assert_eq!(r.status, 403, "{path}: {}", r.body);
@@ -82,6 +103,27 @@ async fn no_endpoint_serves_an_excluded_skill_and_paths_are_relative() {
             r.body
         );
         assert!(r.body.contains("evil-notes/SKILL.md"), "{path}: {}", r.body);
+    }
+    // A catalog's locations are resolved paths: relative to the resolved source too.
+    for path in [
+        "/v1/catalog",
+        "/v1/catalog?format=xml",
+        "/v1/catalog?format=json",
+    ] {
+        let r = get(server.addr, path).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        for folder in [&root, &resolved] {
+            assert!(
+                !r.body.contains(folder.as_str()),
+                "{path} names a server folder: {}",
+                r.body
+            );
+        }
+        assert!(
+            r.body.contains("clean-notes/SKILL.md"),
+            "{path}: {}",
+            r.body
+        );
     }
     server.stop().await;
 

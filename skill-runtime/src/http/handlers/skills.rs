@@ -160,9 +160,26 @@ pub(super) fn catalog(app: &App, q: &Query) -> Result<Response<Body>, ApiError> 
         }
     }
     let catalog = app.engine.catalog(format, &budget, &scope(q)?);
+    // A catalog's locations are resolved absolute paths (what a model with file access
+    // opens), so they are written relative to the sources' resolved roots.
+    let roots = app.path_roots();
+    let resolved: Option<Vec<skill_registry::Source>> = roots.as_deref().map(|snapshot| {
+        snapshot
+            .sources()
+            .iter()
+            .map(|s| skill_registry::Source {
+                path: std::fs::canonicalize(&s.path).unwrap_or_else(|_| s.path.clone()),
+                ..s.clone()
+            })
+            .collect()
+    });
+    let paths = match &resolved {
+        Some(sources) => wire::Paths::Relative(sources),
+        None => wire::Paths::Absolute,
+    };
     Ok(json_response(
         StatusCode::OK,
-        &wire::CatalogShape::from(&catalog),
+        &wire::CatalogShape::new(&catalog, &paths),
     ))
 }
 
