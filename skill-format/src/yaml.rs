@@ -323,6 +323,10 @@ impl<'de> Visitor<'de> for AnyVisitor<'_> {
                 if !seen.insert(key.clone()) {
                     let mut rendered = String::new();
                     path.render(&mut rendered);
+                    // A duplicate's rendered path is kept for its diagnostic, so it counts
+                    // toward the text budget: many duplicates under a long key must not
+                    // hold more text than the budget allows.
+                    self.0.pass.budget.charge(rendered.len(), &self.0.path)?;
                     self.0.pass.duplicates.borrow_mut().push(rendered);
                 }
                 map.next_value_seed(AnySeed {

@@ -30,7 +30,9 @@ mod markdown;
 mod outline;
 
 pub use flags::{FlagSchema, FlagSpec, flag_schema};
-pub use outline::{EMPTY_SLUG, Heading, MAX_OUTLINE_SECTIONS, Outline, outline, slugify};
+pub use outline::{
+    EMPTY_SLUG, Heading, MAX_OUTLINE_SECTIONS, MAX_TITLE_CHARS, Outline, outline, slugify,
+};
 
 use markdown::{Fence, Line, LineClass, Lines, atx_heading, code_span, strip_bullet};
 

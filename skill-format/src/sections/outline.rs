@@ -27,6 +27,20 @@ pub const EMPTY_SLUG: &str = "section";
 /// above them. At the limit an outline is about 100 KB of JSON for one-word titles.
 pub const MAX_OUTLINE_SECTIONS: usize = 1_000;
 
+/// The most characters of a heading's text an outline keeps, in its title, its path and its
+/// slug (the rest of the line is left out). Each heading's path repeats its ancestors'
+/// titles, so 1,000 headings under one 4 MB title came to 4 GB; with this cap an outline is
+/// at most about [`MAX_OUTLINE_SECTIONS`] x 6 x 200 characters of titles.
+pub const MAX_TITLE_CHARS: usize = 200;
+
+/// The first [`MAX_TITLE_CHARS`] characters of `text`.
+fn clip(text: &str) -> &str {
+    match text.char_indices().nth(MAX_TITLE_CHARS) {
+        Some((end, _)) => text.get(..end).unwrap_or(text),
+        None => text,
+    }
+}
+
 /// A body's outline: its first [`MAX_OUTLINE_SECTIONS`] headings, and how many it has.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Outline {
@@ -48,7 +62,8 @@ impl Outline {
 pub struct Heading {
     /// 1 for `#`, up to 6.
     pub level: u8,
-    /// The heading's text, trimmed, without the `#`s.
+    /// The heading's text, trimmed, without the `#`s, at most [`MAX_TITLE_CHARS`]
+    /// characters.
     pub title: String,
     /// The titles of the enclosing headings, outermost first, then this one.
     pub path: Vec<String>,
@@ -77,6 +92,7 @@ pub fn outline(body: &str) -> Outline {
         let Some((level, text)) = atx_heading(line.text) else {
             continue;
         };
+        let text = clip(text);
         total += 1;
         if found.len() >= MAX_OUTLINE_SECTIONS {
             continue;
@@ -195,6 +211,28 @@ mod tests {
 
     fn slugs(body: &str) -> Vec<String> {
         outline(body).headings.into_iter().map(|h| h.slug).collect()
+    }
+
+    /// A title keeps its first `MAX_TITLE_CHARS` characters (multi-byte ones cut whole),
+    /// and so do the paths that repeat it: the review's body, one 4 MB title over 999
+    /// subsections, needed 4 GB.
+    #[test]
+    fn titles_are_cut_at_their_limit() {
+        let at = "é".repeat(MAX_TITLE_CHARS);
+        let o = outline(&format!("# {at}\n## b\n"));
+        assert_eq!(o.headings[0].title, at);
+        let over = format!("{at}x");
+        let o = outline(&format!("# {over}\n## b\n"));
+        assert_eq!(o.headings[0].title, at);
+        assert_eq!(o.headings[1].path, vec![at.clone(), "b".to_owned()]);
+        let huge = format!("# {}\n{}", "t".repeat(4_000_000), "## a\n".repeat(999));
+        let o = outline(&huge);
+        let kept: usize = o
+            .headings
+            .iter()
+            .map(|h| h.title.len() + h.slug.len() + h.path.iter().map(String::len).sum::<usize>())
+            .sum();
+        assert!(kept < 1_000_000, "{kept} bytes of titles");
     }
 
     /// At the limit every heading is listed; one more is counted, and its text belongs

@@ -477,3 +477,24 @@ fn the_fast_path_counts_nodes_as_the_serde_path_does() {
         YamlErrorKind::TooLarge
     );
 }
+
+/// Each duplicate key's rendered path is kept for its diagnostic, so it counts toward the
+/// text cap: 40,000 duplicates under a 1 MB key needed 40 GB (the review's reproduction,
+/// which aborted `validate`); 17 of them are past the cap, 15 are within it.
+#[test]
+fn duplicate_keys_under_a_long_key_count_toward_the_text_cap() {
+    let key = "k".repeat(1024 * 1024);
+    let doc = |duplicates: usize| {
+        let mut d = format!("? \"{key}\"\n:\n  z: 1\n");
+        for _ in 0..duplicates {
+            d.push_str("  z: 1\n");
+        }
+        d
+    };
+    let text = doc(14);
+    let within = parse(&text).unwrap();
+    assert_eq!(within.duplicate_keys.len(), 14);
+    let e = parse(&doc(17)).unwrap_err();
+    assert!(e.message.contains("expands to more than 16 MiB"), "{e:?}");
+    assert!(parse(&doc(40_000)).is_err());
+}
