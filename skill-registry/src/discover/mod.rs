@@ -31,8 +31,14 @@ pub const DEFAULT_MAX_DEPTH: usize = 8;
 /// Default bound on folders read per root.
 pub const DEFAULT_MAX_FOLDERS: usize = 50_000;
 
-/// Folder names never entered.
+/// Folder names never entered, in any letter case (a case-insensitive file system opens
+/// `.GIT` as `.git`).
 const ALWAYS_SKIPPED: &[&str] = &[".git", "node_modules"];
+
+/// Whether `name` is one of [`ALWAYS_SKIPPED`], in any letter case.
+fn always_skipped(name: &str) -> bool {
+    ALWAYS_SKIPPED.iter().any(|s| s.eq_ignore_ascii_case(name))
+}
 
 /// How a source root is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -518,7 +524,7 @@ impl Walker<'_, '_, '_> {
                 format!(
                     "symbolic link leads into `{folder}` (to {}), a folder discovery does not enter; it is not followed{}",
                     canon.display(),
-                    if ALWAYS_SKIPPED.contains(&&*folder) {
+                    if always_skipped(&folder) {
                         ""
                     } else {
                         ": include hidden folders for this source to load it"
@@ -588,7 +594,26 @@ fn every(tickets: Vec<Option<Ticket>>) -> impl Iterator<Item = Option<Ticket>> {
 
 /// Whether a folder named `name` is never entered.
 fn skipped(opts: &DiscoverOptions, name: &str) -> bool {
-    ALWAYS_SKIPPED.contains(&name) || (name.starts_with('.') && !opts.include_hidden)
+    always_skipped(name) || (name.starts_with('.') && !opts.include_hidden)
+}
+
+#[cfg(test)]
+mod skipped_tests {
+    use super::*;
+
+    #[test]
+    fn git_and_node_modules_are_skipped_in_any_letter_case() {
+        let opts = DiscoverOptions {
+            include_hidden: true,
+            ..DiscoverOptions::default()
+        };
+        for name in [".git", ".GIT", ".Git", "node_modules", "Node_Modules"] {
+            assert!(skipped(&opts, name), "{name}");
+        }
+        for name in [".curated", "git", "node-modules", "modules"] {
+            assert!(!skipped(&opts, name), "{name}");
+        }
+    }
 }
 
 /// The `errno` of a path whose symbolic links loop (Linux and the BSDs differ).
