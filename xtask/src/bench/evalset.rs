@@ -315,9 +315,10 @@ pub fn score(cases: &[&Case], answers: &[Answer]) -> Scores {
     s
 }
 
-fn pct(n: usize, d: usize) -> String {
+/// `n / d` as a percentage, five wide (`    -` when `d` is 0).
+pub(super) fn pct(n: usize, d: usize) -> String {
     if d == 0 {
-        "-".to_owned()
+        "    -".to_owned()
     } else {
         format!("{:5.1}%", 100.0 * n as f64 / d as f64)
     }

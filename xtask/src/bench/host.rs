@@ -5,7 +5,7 @@
 //! so the gate's cost in each bucket shows. A method with no gate (the peers) is read as a
 //! host would use it: its first three, never refusing.
 
-use super::evalset::{Answer, BUCKETS, Case, Kind, Style};
+use super::evalset::{Answer, BUCKETS, Case, Kind, Style, pct};
 
 /// How many skills a host injects from a method with no gate.
 const NO_GATE_TAKES: usize = 3;
@@ -72,14 +72,6 @@ pub fn score(cases: &[&Case], answers: &[Answer], keep: impl Fn(&Case) -> bool) 
 
 fn share(n: usize, d: usize) -> f64 {
     if d == 0 { 0.0 } else { n as f64 / d as f64 }
-}
-
-fn pct(n: usize, d: usize) -> String {
-    if d == 0 {
-        "    -".to_owned()
-    } else {
-        format!("{:5.1}%", 100.0 * share(n, d))
-    }
 }
 
 impl Host {

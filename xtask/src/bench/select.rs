@@ -39,29 +39,10 @@ const DEPTH: usize = 10;
 /// reference outputs (float rounding only).
 const MIN_REFERENCE_COSINE: f32 = 0.9999;
 
+/// Ours as shipped. The indexes this is called on carry no sentence-embedding model (the
+/// model's rows have their own loop), so their parameters are [`Params::SHIPPED`].
 fn ours(index: &SkillIndex, cases: &[&Case]) -> Vec<Answer> {
-    let opts = SelectOptions::default();
-    cases
-        .iter()
-        .map(|c| {
-            let ranked = index
-                .search(&SearchRequest {
-                    text: &c.request,
-                    limit: DEPTH,
-                    ..Default::default()
-                })
-                .map(|h| h.into_iter().map(|m| m.name).collect())
-                .unwrap_or_default();
-            let selected = index
-                .select(&c.request, &opts)
-                .map(|s| s.selected_skills.into_iter().map(|s| s.skill_id).collect())
-                .unwrap_or_default();
-            Answer {
-                ranked,
-                selected: Some(selected),
-            }
-        })
-        .collect()
+    steps::answers(index, cases, &Params::SHIPPED)
 }
 
 fn with_params(index: &SkillIndex, cases: &[&Case], p: &Params) -> Vec<Answer> {

@@ -42,7 +42,8 @@ fn variants() -> [(&'static str, Params); 4] {
     ]
 }
 
-fn answers(index: &SkillIndex, cases: &[&Case], p: &Params) -> Vec<Answer> {
+/// Every case's ranking and selection with parameters `p`.
+pub(super) fn answers(index: &SkillIndex, cases: &[&Case], p: &Params) -> Vec<Answer> {
     let opts = SelectOptions::default();
     cases
         .iter()
