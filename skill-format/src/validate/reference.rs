@@ -102,7 +102,7 @@ fn reference_string<'n>(node: &'n Node<'_>) -> Option<&'n str> {
 }
 
 /// The reference library's `validate` over a parsed frontmatter, in its order, with its
-/// messages. Divergences decided for this engine (see ARCHITECTURE.md) are marked.
+/// messages. Divergences decided for this engine (see docs/decisions.md) are marked.
 pub(crate) fn reference_checks(root: &Node, dir_name: Option<&str>) -> Vec<Finding> {
     let mut out = Vec::new();
     let Node::Map(entries) = root else {

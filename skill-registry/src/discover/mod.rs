@@ -1,6 +1,6 @@
 //! Discovery: walking a source root for skill files, bounded and symlink-safe.
 //!
-//! Policy (documented in ARCHITECTURE.md):
+//! Policy (documented in docs/decisions.md, "Discovery"):
 //! - A folder that holds `SKILL.md` (or, failing that, a lowercase `skill.md`) is a skill
 //!   folder and is not searched further; every other folder is searched, down to
 //!   [`DiscoverOptions::max_depth`] folders below the root.
