@@ -10,6 +10,17 @@
 //! It is pure: bytes in, [`SkillFile`] out. Finding files on disk, precedence and eligibility
 //! belong to `skill-registry`.
 //!
+//! Modules, from the top: `parse` runs the stages of [`parse_skill`] over `document` (the `nom`
+//! grammar), `yaml` (YAML to a tree that keeps scalar source text, and lenient recovery),
+//! `manifest` (typing), `dialect` (detection and modes), `validate` (what every dialect shares,
+//! one module per dialect, and `reference` for the reference library's checks), `diagnostic`
+//! (the stable codes) and `file` ([`ParseOptions`], [`SkillFile`]). Beside the parse sit
+//! `sections` (man-page sections, the `## Flags` schema, outlines) and `args` (`$ARGUMENTS`).
+//! xtask's tidy test checks that no module cycle exists.
+//!
+//! The user-facing choices (grammar, dialect detection, modes, names, the divergences from the
+//! reference library) are written down in the repository's docs/decisions.md.
+//!
 //! ```
 //! use skill_format::{parse_skill, Origin, ParseOptions};
 //!

@@ -1,4 +1,11 @@
 //! Change sets: what a reload changed, published to subscribers.
+//!
+//! A change set names the skills added, changed and removed, the domain indexes touched, both
+//! generations, and the new snapshot. A reload that changes nothing publishes nothing.
+//!
+//! Subscribers are called on the reloading thread while that reload still holds the registry's
+//! reload lock. So they see generations in order, even when the watcher and an explicit reload
+//! overlap. A subscriber must therefore not reload the same registry from its callback.
 
 use std::cmp;
 use std::collections::BTreeMap;

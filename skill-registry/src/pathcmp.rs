@@ -5,6 +5,21 @@
 //! thousands of skills that parsing cost more than the rest of the reload. A path written
 //! exactly as its components join (what the registry builds from a clean source root) is
 //! compared by its bytes instead; any other path falls back to `Path`.
+//!
+//! A one-file reload still visits every entry (the new snapshot's maps, its manifests, the
+//! change set), so each visit must stay cheap:
+//! - `ByPath` keys the registry's own maps by a path's bytes; it is looked up only with an
+//!   entry's own path, never with a path spelled another way.
+//! - `Compared` compares a changed path with an entry's path by bytes when both are written
+//!   as their components join; otherwise, and off Unix, it falls back to `Path`'s component
+//!   rules.
+//! - `Changed` indexes a burst of many changed paths first, so each entry costs a few set
+//!   lookups instead of one comparison per changed path.
+//! - `respell` names a changed path spelled unlike its source (relative against absolute, a
+//!   leading `./`) from that source, so it still matches the source's files.
+//!
+//! The loader's edit fast path then takes its own spelling of a changed file that `Path` finds
+//! equal.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;

@@ -1,5 +1,12 @@
 //! The immutable snapshot of loaded skills that readers share: every source's entries at
 //! one generation, with the name index built once beside them.
+//!
+//! A snapshot holds the served skills by name, the actions domain indexes, the shadowed
+//! entries, the diagnostics sorted by path and line, the sources, and every entry's file
+//! manifest. The registry publishes it behind an `ArcSwap`: `Registry::snapshot` is a pointer
+//! load, and a reload stores a new snapshot instead of changing this one. Resolving a routed
+//! name goes through the name index (`index.rs`), so it touches no `Skill` unless that skill
+//! is used.
 
 use std::collections::BTreeMap;
 use std::fmt;

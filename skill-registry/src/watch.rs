@@ -13,6 +13,9 @@
 //! picked up when it appears; a root that is deleted, renamed or replaced is watched again
 //! the same way. When the platform reports lost events (a queue overflow), the next reload
 //! walks and parses everything.
+//!
+//! A root that appears, moves or is replaced by a new folder (a new inode) is watched again,
+//! and that burst becomes a full reload (`Registry::reload`) rather than a reload of its paths.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

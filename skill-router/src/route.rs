@@ -1,4 +1,17 @@
 //! The router: one command line (from the model or a user) to one [`Route`].
+//!
+//! A model line is help (through the registry's `Disclosure`, so help says what the registry
+//! discloses), an invocation with its read-only or mutating class, or an error with the closest
+//! names, which are never acted on. A user line that starts with `/` tries the built-in
+//! commands first, then a lily `command`, then a pegasus skill name.
+//!
+//! [`Router::route_output`] gives invocations that borrow from the output, through the string
+//! type parameter of `Invocation`, `Flags` and `Route`. `Route::into_owned` gives the owned
+//! form that every other entry point returns.
+//!
+//! The lily command index is built on a router's first slash command, not when the router is
+//! made. So a router made per request costs nothing extra for model output. A command that two
+//! loaded skills declare routes to neither of them.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -1,4 +1,8 @@
 //! Shell-style tokenizing of one command line, and quoting tokens back into one.
+//!
+//! The line is scanned as bytes. A plain word, or a word that is one quoted span with nothing
+//! escaped, borrows its text from the line; only the other words are copied. So routing a
+//! model's output copies only what the route keeps.
 
 use std::borrow::Cow;
 

@@ -113,6 +113,19 @@
 //! clock at a given instant and advances it with tokio's clock, which is how the tests run
 //! on tokio's paused clock without sleeping.
 //!
+//! ## Modules
+//!
+//! `scheduler` (the handle: start, jobs, history) sits over `driver` (the tokio task: wake,
+//! take the due fires, write the state, launch the runs). The driver sits over `queue` (the
+//! jobs, their fire queue and the write-ahead rule) and `history` (run records). Below those
+//! are `config`, `dispatch` ([`Fire`], [`Dispatcher`]), `jobs`, `state` (the state file) and
+//! `expr` (the crontab grammar and its diagnostics in `mod.rs`, the translation for the `cron`
+//! crate in `adapter`, daylight saving in `next`). Module edges only go downward; xtask's
+//! tidy test checks that no module cycle exists.
+//!
+//! Warnings (a state file that cannot be used or written) are logged through `tracing` when
+//! they happen, and the newest [`MAX_WARNINGS`] are kept for [`Scheduler::warnings`].
+//!
 //! ## Example
 //!
 //! ```

@@ -6,6 +6,9 @@
 //! `load_skill` (agent-skills-integration 3.8), `use_skill` (pegasus), the scoped listing for
 //! a sub-agent (markdown-first 11.1), a skill's resources, and its outline and sections
 //! (`sections`).
+//!
+//! Catalogs do not embed outlines: the budget is for choosing a skill, and an outline helps
+//! only once one is chosen (docs/host-author.md says more).
 
 mod catalog;
 mod resources;

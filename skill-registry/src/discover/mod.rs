@@ -10,6 +10,10 @@
 //!   root; every folder and file is visited once by its canonical path, so links that loop
 //!   or point at something already seen are skipped (a loop is reported).
 //! - At most [`DiscoverOptions::max_folders`] folders are read per root.
+//!
+//! A walk yields, sorted by path, skill folders (each with the other `*.md` files directly in
+//! it: an actions domain's action files, resources otherwise) or, in a notes layout, notes. The
+//! walk's order is the load's order, so the snapshot does not depend on the number of cores.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
