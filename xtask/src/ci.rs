@@ -47,7 +47,10 @@ pub const STEPS: &[Step] = &[
         "-D",
         "warnings",
     ]),
-    Step::cargo(&["test", "--workspace"]),
+    // The tests that need a service CI starts (PostgreSQL, from `.ci/postgres` above) are
+    // `#[ignore]`d, so a plain `cargo test` counts them as ignored rather than passing them
+    // unrun; CI runs them too.
+    Step::cargo(&["test", "--workspace", "--", "--include-ignored"]),
     // The API docs build without a warning (broken links, bad code blocks): what docs.rs
     // would show is checked like code.
     Step {
