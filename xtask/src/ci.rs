@@ -119,6 +119,8 @@ pub const STEPS: &[Step] = &[
             "transformer",
         ],
     },
+    // deny.toml: RustSec advisories, licences, duplicate versions (warned), sources.
+    Step::cargo(&["deny", "check"]),
 ];
 
 /// The crates with cargo features, each checked (with its tests) without its defaults.
@@ -147,13 +149,15 @@ const fn no_defaults(krate: &'static str) -> [&'static str; 8] {
 /// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
 /// tests that use it, and the minisign tool is installed before the signed-lock test; the
 /// MCP conformance suite and schemathesis need the built server; the package cache is
-/// cleaned right before packaging): (index of the step they follow, script path).
+/// cleaned right before packaging; cargo-deny is installed before its check): (index of the
+/// step they follow, script path).
 pub const SCRIPTS: &[(usize, &str)] = &[
     (1, ".ci/postgres"),
     (1, ".ci/minisign"),
     (2, ".ci/mcp-conformance"),
     (2, ".ci/schemathesis"),
     (3, ".ci/clean-package-cache"),
+    (12, ".ci/cargo-deny"),
 ];
 
 /// Arguments of `cargo xtask ci`.
