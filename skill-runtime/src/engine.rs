@@ -7,6 +7,10 @@
 //! same channel as [`Event::Scheduled`] (SPEC section 8: a fire that needs a model, such as
 //! a template or a workflow of instructions, is delivered to the host on the event stream).
 //! A slow event reader loses old events (and is told how many), never blocks a reload.
+//!
+//! Forked tasks, notes search, the scheduler's history and the readiness a shared database
+//! degrades are read through one `state::SharedState`, picked once at start (this process's,
+//! or PostgreSQL's with the `replicas` feature and a store): the engine never asks which.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -21,6 +25,9 @@ use skill_search::{NotesIndex, SkillIndex, Storage};
 use tokio::sync::broadcast;
 
 use crate::exec::{Outcome, Runtime, RuntimeBuilder, RuntimeConfig, ScheduledRun};
+#[cfg(not(feature = "replicas"))]
+use crate::state::LocalState;
+use crate::state::SharedState;
 
 use crate::error::Error;
 
@@ -159,11 +166,12 @@ pub struct Engine {
     index_errors: Arc<Mutex<Vec<String>>>,
     runtime: Runtime,
     scheduler: Mutex<Option<Scheduler>>,
+    /// Tasks, notes search, the run history and readiness: this process's, or the
+    /// database's that replicas share.
+    state: Arc<dyn SharedState>,
+    /// The webhook deliveries this process attempted, when replicas are configured.
     #[cfg(feature = "replicas")]
-    shared: Option<crate::replicas::Shared>,
-    /// The notes folder mirrored into the shared database, when both are configured.
-    #[cfg(feature = "replicas")]
-    notes_mirror: Option<crate::replicas::notes::NotesMirror>,
+    deliveries: Option<crate::replicas::DeliveryLog>,
     _subscription: Subscription,
     #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
@@ -287,15 +295,16 @@ impl Engine {
         let runtime = customize(builder).build();
         forward_scheduled_runs(&runtime, &events);
         #[cfg(feature = "replicas")]
-        let (dispatcher, shared): (Arc<dyn skill_scheduler::Dispatcher>, _) =
-            if config.replicas.is_active() {
-                let (d, shared) = crate::replicas::start(&runtime, config.replicas);
-                (Arc::new(crate::replicas::dispatch_handle(d)), Some(shared))
-            } else {
-                (Arc::new(runtime.clone()), None)
-            };
+        let crate::replicas::Composed {
+            dispatcher,
+            state,
+            deliveries,
+        } = crate::replicas::compose(&runtime, config.replicas, notes.clone());
         #[cfg(not(feature = "replicas"))]
-        let dispatcher: Arc<dyn skill_scheduler::Dispatcher> = Arc::new(runtime.clone());
+        let (dispatcher, state): (
+            Arc<dyn skill_scheduler::Dispatcher>,
+            Arc<dyn SharedState>,
+        ) = (Arc::new(runtime.clone()), Arc::new(LocalState));
         let scheduler = match config.schedule {
             Some(sc) => Some(
                 Scheduler::start(registry.clone(), dispatcher, sc)
@@ -303,12 +312,6 @@ impl Engine {
             ),
             None => None,
         };
-        #[cfg(feature = "replicas")]
-        let notes_mirror = shared
-            .as_ref()
-            .and_then(|s| s.store.clone())
-            .zip(notes.clone())
-            .and_then(|(store, notes)| crate::replicas::notes::NotesMirror::start(store, notes));
         let engine = Engine {
             registry,
             index,
@@ -318,10 +321,9 @@ impl Engine {
             index_errors,
             runtime,
             scheduler: Mutex::new(scheduler),
+            state,
             #[cfg(feature = "replicas")]
-            shared,
-            #[cfg(feature = "replicas")]
-            notes_mirror,
+            deliveries,
             _subscription: subscription,
             #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
@@ -335,18 +337,14 @@ impl Engine {
             engine.keep(watcher);
             if let Some(notes) = &engine.notes {
                 let notes = notes.clone();
-                #[cfg(feature = "replicas")]
-                let mirror = engine.notes_mirror.clone();
+                let state = engine.state.clone();
                 let watcher = watch_folders(vec![notes.root().to_path_buf()], options, move |c| {
                     let paths: Vec<PathBuf> = if c.rescan {
                         Vec::new()
                     } else {
                         c.paths.into_iter().collect()
                     };
-                    #[cfg(feature = "replicas")]
-                    if let Some(m) = &mirror {
-                        m.changed(paths.clone());
-                    }
+                    state.notes_changed(&paths);
                     let result = if paths.is_empty() {
                         notes.rebuild()
                     } else {
@@ -381,27 +379,15 @@ impl Engine {
         }
     }
 
-    /// The notes folder's mirror in the shared database, when both are configured.
-    #[cfg(feature = "replicas")]
-    pub(crate) fn notes_mirror(&self) -> Option<&crate::replicas::notes::NotesMirror> {
-        self.notes_mirror.as_ref()
-    }
-
-    /// The database shared by replicas, when one is configured.
-    #[cfg(feature = "replicas")]
-    pub(crate) fn store(&self) -> Option<&skill_store::Store> {
-        self.shared.as_ref().and_then(|s| s.store.as_ref())
+    /// Where tasks, notes search, the run history and readiness are read.
+    pub(crate) fn state(&self) -> &dyn SharedState {
+        &*self.state
     }
 
     /// With a database shared by replicas, record a started fork there and give it the
     /// cluster's id (see `replicas::tasks`); otherwise nothing.
     pub(crate) async fn share_task(&self, outcome: &mut Outcome) {
-        #[cfg(feature = "replicas")]
-        if let Some(store) = self.store() {
-            crate::replicas::tasks::share(store, self.runtime(), outcome).await;
-        }
-        #[cfg(not(feature = "replicas"))]
-        let _ = outcome;
+        self.state.share_task(self.runtime(), outcome).await;
     }
 
     #[cfg(feature = "watch")]
@@ -467,15 +453,7 @@ impl Engine {
     /// With a shared database, each job's last run and whether it runs are the cluster's.
     pub fn schedule_jobs(&self, next: usize) -> Option<Vec<JobInfo>> {
         let guard = self.scheduler.lock().ok()?;
-        let jobs = guard.as_ref().map(|s| s.jobs(next));
-        #[cfg(feature = "replicas")]
-        if let (Some(mut jobs), Some(history)) =
-            (jobs.clone(), self.shared.as_ref().and_then(|s| s.history()))
-        {
-            crate::replicas::apply_history(&mut jobs, &history);
-            return Some(jobs);
-        }
-        jobs
+        Some(self.state.jobs(guard.as_ref()?, next))
     }
 
     /// The scheduler's recent runs, when the scheduler runs: with a shared database, the
@@ -484,33 +462,16 @@ impl Engine {
     /// process's.
     pub fn schedule_history(&self) -> Option<Vec<RunRecord>> {
         let guard = self.scheduler.lock().ok()?;
-        let scheduler = guard.as_ref()?;
-        let local = scheduler.history();
-        #[cfg(feature = "replicas")]
-        if let Some(shared) = self.shared.as_ref() {
-            let jobs = scheduler.job_names();
-            if let Some(history) = shared.history_with(&local, &jobs) {
-                return Some(history);
-            }
-        }
-        Some(local)
-    }
-
-    /// Why the run history in the database shared by replicas cannot be read (it does not
-    /// answer, or answers with an error), while it cannot (`None` when it can or there is
-    /// none).
-    #[cfg(feature = "replicas")]
-    pub(crate) fn shared_database_trouble(&self) -> Option<String> {
-        self.shared.as_ref().and_then(|s| s.trouble())
+        Some(self.state.history(guard.as_ref()?))
     }
 
     /// The webhook deliveries this process attempted (each with its attempts), oldest first;
     /// empty without a webhook.
     #[cfg(feature = "replicas")]
     pub fn deliveries(&self) -> Vec<crate::replicas::DeliveryRecord> {
-        self.shared
+        self.deliveries
             .as_ref()
-            .map(|s| s.deliveries.list())
+            .map(|log| log.list())
             .unwrap_or_default()
     }
 

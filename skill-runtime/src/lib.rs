@@ -67,6 +67,7 @@ mod ops_schedules;
 mod ops_sections;
 #[cfg(feature = "replicas")]
 pub mod replicas;
+mod state;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};

@@ -215,16 +215,10 @@ impl Engine {
     /// Readiness: ready once no index rebuild failed; with a database shared by replicas
     /// that does not answer (or answers with an error), ready but degraded, saying why.
     pub fn ready(&self) -> Readiness {
-        #[allow(unused_mut)]
-        let mut degraded = Vec::new();
-        #[cfg(feature = "replicas")]
-        if let Some(why) = self.shared_database_trouble() {
-            degraded.push(why);
-        }
         Readiness {
             generation: self.registry().snapshot().generation(),
             problems: self.index_errors(),
-            degraded,
+            degraded: self.state().degraded().into_iter().collect(),
         }
     }
 
@@ -400,19 +394,10 @@ impl Engine {
     /// Ranked markdown notes with highlighted snippets; [`Error::NoNotes`] when no notes
     /// folder is configured. With a database shared by replicas, PostgreSQL ranks the
     /// notes (the folder is mirrored into it); otherwise the in-process tantivy index, on
-    /// tokio's blocking pool: a search over large notes takes long enough to stall the
-    /// async workers (and every request on them, their time limits included).
+    /// tokio's blocking pool, so that a long search does not stall the async workers.
     pub async fn notes_search(&self, text: &str, limit: usize) -> Result<Vec<NoteHit>, Error> {
-        let notes = self.notes().ok_or(Error::NoNotes)?.clone();
-        #[cfg(feature = "replicas")]
-        if let Some(mirror) = self.notes_mirror() {
-            return mirror.search(text, limit).await;
-        }
-        let text = text.to_owned();
-        tokio::task::spawn_blocking(move || notes.search(&text, limit))
-            .await
-            .map_err(|e| Error::Search(format!("the notes search did not finish: {e}")))?
-            .map_err(|e| Error::Search(e.to_string()))
+        let notes = self.notes().ok_or(Error::NoNotes)?;
+        self.state().notes_search(notes, text, limit).await
     }
 
     /// Every diagnostic of the current snapshot: the registry's, failing `## Examples`
@@ -569,36 +554,14 @@ impl Engine {
     /// its output (`null`; [`Engine::task`] has it): this process's, or with a database
     /// shared by replicas the cluster's most recent ones.
     pub async fn tasks(&self) -> Result<Vec<TaskInfo>, Error> {
-        #[cfg(feature = "replicas")]
-        if let Some(store) = self.store() {
-            let rows = store
-                .tasks(crate::exec::DEFAULT_TASK_HISTORY)
-                .await
-                .map_err(|e| Error::Store(e.to_string()))?;
-            return Ok(rows
-                .into_iter()
-                .map(crate::replicas::tasks::listed)
-                .collect());
-        }
-        Ok(self.runtime().tasks())
+        self.state().tasks(self.runtime()).await
     }
 
     /// One forked task; [`Error::UnknownTask`] when it is unknown or dropped. With a
     /// database shared by replicas, any replica's task (one whose replica died is failed
     /// with the reason once its lease has run out).
     pub async fn task(&self, id: u64) -> Result<TaskInfo, Error> {
-        #[cfg(feature = "replicas")]
-        if let Some(store) = self.store() {
-            let key = i64::try_from(id).map_err(|_| Error::UnknownTask(id))?;
-            let row = store
-                .task(key)
-                .await
-                .map_err(|e| Error::Store(e.to_string()))?;
-            return row
-                .map(crate::replicas::tasks::info)
-                .ok_or(Error::UnknownTask(id));
-        }
-        self.runtime().task(id).ok_or(Error::UnknownTask(id))
+        self.state().task(self.runtime(), id).await
     }
 
     /// Reload every source now and return the change set. It reads the disk: from async

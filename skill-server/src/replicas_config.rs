@@ -1,25 +1,39 @@
 //! `serve`'s settings for several replicas and webhook delivery: `database_url` (or
 //! `SKILLS_DATABASE_URL`), `replica_name`, `retention_days`, `claim_wait_ms`, and the
 //! `[webhook]` table (see docs/operator.md, "Running several replicas").
+//!
+//! They need the `postgres` feature (on by default), which builds the runtime's replicas in:
+//! a server built without it still reads the keys, and refuses a file or environment that
+//! sets any of them ([`without_postgres`]) rather than run alone where replicas were meant.
 
+#[cfg(feature = "postgres")]
 use std::time::Duration;
 
 use serde::Deserialize;
+#[cfg(feature = "postgres")]
 use skill_runtime::replicas::{DEFAULT_MAX_ATTEMPTS, Replicas, WebhookConfig};
 
+/// The environment variable naming the shared database (skill-store's
+/// `DATABASE_URL_ENV`, named here too for builds without the `postgres` feature).
+pub const DATABASE_URL_ENV: &str = "SKILLS_DATABASE_URL";
+
 /// Most attempts a webhook delivery may be configured to make.
+#[cfg(feature = "postgres")]
 pub const MAX_WEBHOOK_ATTEMPTS: u32 = 20;
 /// Most days `retention_days` may keep finished rows in the shared database (ten years).
+#[cfg(feature = "postgres")]
 pub const MAX_RETENTION_DAYS: u32 = 3650;
 /// Most milliseconds `claim_wait_ms` may let a claim wait for another replica's claim of
 /// the same job. A waiting claim holds one of the pool's connections, up to about twice
 /// this long when it then records the miss: kept well below the 10 s a history read or a
 /// task waits for a connection, so that a stalled replica cannot starve the pool.
+#[cfg(feature = "postgres")]
 pub const MAX_CLAIM_WAIT_MS: u64 = 5_000;
 
 /// The `[webhook]` table.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) struct WebhookFile {
     /// `http://host:port/path` of the receiver.
     url: String,
@@ -36,6 +50,7 @@ pub(crate) struct WebhookFile {
 }
 
 /// The database to share, this replica's name in it, and how long its claims wait.
+#[cfg(feature = "postgres")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Database {
     pub(crate) url: String,
@@ -43,7 +58,35 @@ pub(crate) struct Database {
     pub(crate) claim_wait: Duration,
 }
 
+/// Without the `postgres` feature there is never a database to share.
+#[cfg(not(feature = "postgres"))]
+pub(crate) type Database = std::convert::Infallible;
+
+/// Without the `postgres` feature: an error naming the replica settings that are set
+/// (`set` pairs each key with whether the file sets it; [`DATABASE_URL_ENV`] is read
+/// from `env`), since this build cannot honour them; else `Ok`.
+#[cfg_attr(feature = "postgres", allow(dead_code))]
+pub(crate) fn without_postgres(
+    set: &[(&str, bool)],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), String> {
+    let mut named: Vec<&str> = set.iter().filter(|(_, s)| *s).map(|(k, _)| *k).collect();
+    if env(DATABASE_URL_ENV).is_some_and(|u| !u.trim().is_empty()) {
+        named.push(DATABASE_URL_ENV);
+    }
+    if named.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} set, but this skill-server is built without its `postgres` feature (shared \
+         state of several replicas and webhook delivery): rebuild it with default features, \
+         or remove the setting",
+        named.join(", ")
+    ))
+}
+
 /// The database from the file, else from `SKILLS_DATABASE_URL`.
+#[cfg(feature = "postgres")]
 pub(crate) fn database(
     url: Option<String>,
     replica: Option<String>,
@@ -60,6 +103,7 @@ pub(crate) fn database(
     })
 }
 
+#[cfg(feature = "postgres")]
 /// A setting that only a shared database uses, checked against `1..=max` (in `unit`).
 struct DatabaseSetting {
     key: &'static str,
@@ -69,6 +113,7 @@ struct DatabaseSetting {
     instead: &'static str,
 }
 
+#[cfg(feature = "postgres")]
 impl DatabaseSetting {
     /// `value` when it is in range; set without a database it does nothing, which is said
     /// in `warnings`.
@@ -99,6 +144,7 @@ impl DatabaseSetting {
     }
 }
 
+#[cfg(feature = "postgres")]
 /// How long a claim waits for another replica's claim of the same job: `claim_wait_ms` (1
 /// to [`MAX_CLAIM_WAIT_MS`]), else [`skill_store::DEFAULT_CLAIM_WAIT`]. Set without a
 /// database it does nothing, which is said in `warnings`.
@@ -121,6 +167,7 @@ pub(crate) fn claim_wait(
     ))
 }
 
+#[cfg(feature = "postgres")]
 /// How long finished rows stay in the shared database: `retention_days` (1 to
 /// [`MAX_RETENTION_DAYS`]), else [`Replicas::DEFAULT_RETENTION`]. Set without a database it
 /// does nothing, which is said in `warnings`.
@@ -142,6 +189,7 @@ pub(crate) fn retention(
     Ok(Duration::from_secs(days * 24 * 60 * 60))
 }
 
+#[cfg(feature = "postgres")]
 /// The webhook settings, checked.
 pub(crate) fn webhook(
     file: Option<WebhookFile>,
@@ -175,6 +223,29 @@ pub(crate) fn webhook(
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
+mod without_tests {
+    use super::*;
+
+    /// A build without the `postgres` feature refuses every replica setting, from the
+    /// file or the environment, naming each; with none set it goes on.
+    #[test]
+    fn replica_settings_are_refused_without_postgres() {
+        let none = |_: &str| None;
+        assert_eq!(without_postgres(&[("database_url", false)], &none), Ok(()));
+        let blank = |k: &str| (k == DATABASE_URL_ENV).then(|| " ".to_owned());
+        assert_eq!(without_postgres(&[], &blank), Ok(()));
+        let env = |k: &str| (k == DATABASE_URL_ENV).then(|| "postgresql://e/db".to_owned());
+        let e =
+            without_postgres(&[("database_url", false), ("[webhook]", true)], &env).unwrap_err();
+        assert!(
+            e.starts_with("[webhook], SKILLS_DATABASE_URL set, but this skill-server is built without its `postgres` feature"),
+            "{e}"
+        );
+    }
+}
+
+#[cfg(all(test, feature = "postgres"))]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -184,6 +255,7 @@ mod tests {
 
     #[test]
     fn the_database_comes_from_the_file_then_the_environment() {
+        assert_eq!(DATABASE_URL_ENV, skill_store::DATABASE_URL_ENV);
         let env = |k: &str| (k == "SKILLS_DATABASE_URL").then(|| "postgresql://e/db".to_owned());
         let none = |_: &str| None;
         assert_eq!(database(None, None, &none), None);

@@ -234,6 +234,7 @@ fn dialect_named(name: &str) -> Result<Option<skill_format::Dialect>, String> {
 struct Resolved {
     engine: EngineConfig,
     /// The shared database, connected at start.
+    #[cfg(feature = "postgres")]
     database: Option<crate::replicas_config::Database>,
     http: HttpConfig,
     listen: SocketAddr,
@@ -250,6 +251,7 @@ fn millis(key: &str, value: Option<u64>) -> Result<Option<Duration>, String> {
 }
 
 fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Resolved, String> {
+    #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
     let mut file = match &args.config {
         Some(p) => read_config(p)?,
         None => FileConfig::default(),
@@ -416,16 +418,43 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             );
         }
     }
-    let mut database =
-        crate::replicas_config::database(file.database_url.take(), file.replica_name.take(), env);
-    let claim_wait =
-        crate::replicas_config::claim_wait(file.claim_wait_ms, database.as_ref(), &mut warnings)?;
-    if let Some(db) = &mut database {
-        db.claim_wait = claim_wait;
-    }
-    engine.replicas.retention =
-        crate::replicas_config::retention(file.retention_days, database.as_ref(), &mut warnings)?;
-    engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
+    #[cfg(feature = "postgres")]
+    let database = {
+        let mut database = crate::replicas_config::database(
+            file.database_url.take(),
+            file.replica_name.take(),
+            env,
+        );
+        let claim_wait = crate::replicas_config::claim_wait(
+            file.claim_wait_ms,
+            database.as_ref(),
+            &mut warnings,
+        )?;
+        if let Some(db) = &mut database {
+            db.claim_wait = claim_wait;
+        }
+        engine.replicas.retention = crate::replicas_config::retention(
+            file.retention_days,
+            database.as_ref(),
+            &mut warnings,
+        )?;
+        engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
+        database
+    };
+    #[cfg(not(feature = "postgres"))]
+    let database: Option<crate::replicas_config::Database> = {
+        crate::replicas_config::without_postgres(
+            &[
+                ("database_url", file.database_url.is_some()),
+                ("replica_name", file.replica_name.is_some()),
+                ("retention_days", file.retention_days.is_some()),
+                ("claim_wait_ms", file.claim_wait_ms.is_some()),
+                ("[webhook]", file.webhook.is_some()),
+            ],
+            env,
+        )?;
+        None
+    };
     engine.schedule = if file.scheduler == Some(false) {
         None
     } else {
@@ -477,6 +506,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     };
     Ok(Resolved {
         engine,
+        #[cfg(feature = "postgres")]
         database,
         http,
         listen,
@@ -538,8 +568,10 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             return 2;
         }
     }
+    #[cfg_attr(not(feature = "postgres"), allow(unused_mut))]
     let mut engine_config = resolved.engine;
     let result = runtime.block_on(async {
+        #[cfg(feature = "postgres")]
         if let Some(db) = &resolved.database {
             let store = skill_store::Store::connect(&db.url, &db.replica)
                 .await

@@ -155,6 +155,7 @@ fn http_index_and_scheduler_settings_from_the_file() {
     assert!(resolve(&a, &none).is_ok());
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn retention_days_from_the_file() {
     let none = |_: &str| None;
@@ -169,6 +170,18 @@ fn retention_days_from_the_file() {
     assert!(resolve(&a, &none).unwrap_err().contains("retention_days"));
 }
 
+/// Built without the `postgres` feature, `serve` refuses a file that asks for a shared
+/// database instead of running alone.
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn a_database_is_refused_without_the_postgres_feature() {
+    let none = |_: &str| None;
+    let (_d, a) = with_file("database_url = \"postgresql://h/db\"");
+    let e = resolve(&a, &none).unwrap_err();
+    assert!(e.contains("database_url set"), "{e}");
+}
+
+#[cfg(feature = "postgres")]
 #[test]
 fn claim_wait_from_the_file() {
     let none = |_: &str| None;

@@ -47,7 +47,10 @@ pub const STEPS: &[Step] = &[
         "-D",
         "warnings",
     ]),
-    Step::cargo(&["test", "--workspace"]),
+    // The tests that need a service CI starts (PostgreSQL, from `.ci/postgres` above) are
+    // `#[ignore]`d, so a plain `cargo test` counts them as ignored rather than passing them
+    // unrun; CI runs them too.
+    Step::cargo(&["test", "--workspace", "--", "--include-ignored"]),
     // The API docs build without a warning (broken links, bad code blocks): what docs.rs
     // would show is checked like code.
     Step {
@@ -116,6 +119,8 @@ pub const STEPS: &[Step] = &[
             "transformer",
         ],
     },
+    // deny.toml: RustSec advisories, licences, duplicate versions (warned), sources.
+    Step::cargo(&["deny", "check"]),
 ];
 
 /// The crates with cargo features, each checked (with its tests) without its defaults.
@@ -144,13 +149,15 @@ const fn no_defaults(krate: &'static str) -> [&'static str; 8] {
 /// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
 /// tests that use it, and the minisign tool is installed before the signed-lock test; the
 /// MCP conformance suite and schemathesis need the built server; the package cache is
-/// cleaned right before packaging): (index of the step they follow, script path).
+/// cleaned right before packaging; cargo-deny is installed before its check): (index of the
+/// step they follow, script path).
 pub const SCRIPTS: &[(usize, &str)] = &[
     (1, ".ci/postgres"),
     (1, ".ci/minisign"),
     (2, ".ci/mcp-conformance"),
     (2, ".ci/schemathesis"),
     (3, ".ci/clean-package-cache"),
+    (12, ".ci/cargo-deny"),
 ];
 
 /// Arguments of `cargo xtask ci`.

@@ -16,13 +16,10 @@ pub const STALE_TMP_AGE: Duration = Duration::from_secs(60);
 fn process_alive(pid: u32) -> bool {
     #[cfg(unix)]
     {
-        use nix::errno::Errno;
-        match i32::try_from(pid) {
-            Ok(raw) if raw > 0 => !matches!(
-                nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
-                Err(Errno::ESRCH)
-            ),
-            _ => false,
+        use rustix::process::{Pid, test_kill_process};
+        match i32::try_from(pid).ok().and_then(Pid::from_raw) {
+            Some(raw) => !matches!(test_kill_process(raw), Err(rustix::io::Errno::SRCH)),
+            None => false,
         }
     }
     #[cfg(not(unix))]

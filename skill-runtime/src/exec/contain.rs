@@ -156,13 +156,13 @@ fn read_stat_checked(pid: u32) -> std::io::Result<Option<Stat>> {
     }
     #[cfg(test)]
     if UNREADABLE.lock().is_ok_and(|h| h.contains(&pid)) {
-        return Err(std::io::Error::from_raw_os_error(nix::libc::EMFILE));
+        return Err(std::io::Error::from(rustix::io::Errno::MFILE));
     }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(text) => Ok(parse_stat(&text)),
         Err(e)
             if e.kind() == std::io::ErrorKind::NotFound
-                || e.raw_os_error() == Some(nix::libc::ESRCH) =>
+                || e.raw_os_error() == Some(rustix::io::Errno::SRCH.raw_os_error()) =>
         {
             Ok(None)
         }
@@ -364,14 +364,14 @@ impl Tree {
 
     /// Reap members that died as our children (never the root: its owner waits for it).
     fn reap(&mut self, dead: &[u32]) {
-        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        use rustix::process::{Pid, WaitOptions, waitpid};
         for &pid in dead {
-            let Ok(raw) = i32::try_from(pid) else {
+            let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
                 continue;
             };
             if matches!(
-                waitpid(nix::unistd::Pid::from_raw(raw), Some(WaitPidFlag::WNOHANG)),
-                Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..))
+                waitpid(Some(raw), WaitOptions::NOHANG),
+                Ok(Some((_, status))) if status.exited() || status.signaled()
             ) {
                 self.members.remove(&pid);
             }
@@ -381,7 +381,7 @@ impl Tree {
     /// Kill every member until none runs and the zombies re-parented to us are reaped, or
     /// until [`KILL_DEADLINE`]. Blocking: call it off the async workers.
     pub(crate) fn kill_all(&mut self) {
-        use nix::sys::signal::{Signal, kill};
+        use rustix::process::{Pid, Signal, kill_process};
         let deadline = Instant::now() + KILL_DEADLINE;
         // Read everything again, claiming the orphans of unknown origin that started after
         // the root: what another run's presence kept unattributed is most likely this
@@ -411,8 +411,8 @@ impl Tree {
                 return;
             }
             for &pid in self.members.keys() {
-                if let Ok(raw) = i32::try_from(pid) {
-                    let _ = kill(nix::unistd::Pid::from_raw(raw), Signal::SIGKILL);
+                if let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+                    let _ = kill_process(raw, Signal::KILL);
                 }
             }
             if Instant::now() > deadline {

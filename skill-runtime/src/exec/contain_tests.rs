@@ -34,15 +34,19 @@ fn command(program: &str, args: &[&str]) -> tokio::process::Command {
 /// so this fails without the rule.
 #[tokio::test]
 async fn an_ended_root_not_yet_reaped_is_no_orphan_of_another_run() {
-    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
     let _serial = SERIAL.lock().await;
     let (mut long, tree) = spawn(&mut command("sleep", &["30"])).unwrap();
     let mut tree = tree.unwrap();
     let (mut short, short_tree) = spawn(&mut command("true", &[])).unwrap();
     let pid = short.id().unwrap();
     // Until it has exited, without reaping it (WNOWAIT): it stays a zombie of ours.
-    let raw = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
-    waitid(Id::Pid(raw), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT).unwrap();
+    let raw = Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    waitid(
+        WaitId::Pid(raw),
+        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+    )
+    .unwrap();
     assert!(read_stat(pid).unwrap().zombie);
     drop(short_tree);
     let (mut tree, first, second) = tokio::task::spawn_blocking(move || {
@@ -74,8 +78,7 @@ async fn an_ended_root_not_yet_reaped_is_no_orphan_of_another_run() {
 /// at its process limit was killed for zombies of another test's script.
 #[tokio::test]
 async fn an_orphan_older_than_the_root_is_not_counted() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::sys::wait::waitpid;
+    use rustix::process::{Pid, Signal, WaitOptions, kill_process, waitpid};
     let _serial = SERIAL.lock().await;
     // A run that leaves an orphan in a session of its own, and tells its pid.
     let (leaver_tree, leaver_pid, orphan) =
@@ -105,9 +108,9 @@ async fn an_orphan_older_than_the_root_is_not_counted() {
     })
     .await
     .unwrap();
-    let orphan_pid = nix::unistd::Pid::from_raw(orphan);
-    let _ = kill(orphan_pid, Signal::SIGKILL);
-    let _ = waitpid(orphan_pid, None);
+    let orphan_pid = Pid::from_raw(orphan).unwrap();
+    let _ = kill_process(orphan_pid, Signal::KILL);
+    let _ = waitpid(Some(orphan_pid), WaitOptions::empty());
     long.kill().await.unwrap();
     drop(counted.0);
     assert_eq!(counted.1, Some(1), "an older orphan was counted");
@@ -188,7 +191,7 @@ async fn first_line_pid(out: &mut tokio::process::ChildStdout) -> u32 {
 /// 16 timeouts in 108 runs with a short run ending 50 ms into the bomb).
 #[tokio::test]
 async fn a_run_ending_leaves_another_runs_orphans_alone() {
-    use nix::sys::signal::{Signal, kill};
+    use rustix::process::{Pid, Signal, kill_process};
     let _serial = SERIAL.lock().await;
     let (mut short, short_tree) = spawn(&mut command("sleep", &["30"])).unwrap();
     let mut short_tree = short_tree.unwrap();
@@ -221,9 +224,9 @@ async fn a_run_ending_leaves_another_runs_orphans_alone() {
     .await
     .unwrap();
     end(long_tree, &mut long).await;
-    let _ = kill(
-        nix::unistd::Pid::from_raw(i32::try_from(orphan).unwrap()),
-        Signal::SIGKILL,
+    let _ = kill_process(
+        Pid::from_raw(i32::try_from(orphan).unwrap()).unwrap(),
+        Signal::KILL,
     );
     assert!(
         alive,
@@ -236,7 +239,7 @@ async fn a_run_ending_leaves_another_runs_orphans_alone() {
 /// of the run.
 #[tokio::test]
 async fn an_orphan_uncounted_beside_another_run_is_counted_once_alone() {
-    use nix::sys::signal::{Signal, kill};
+    use rustix::process::{Pid, Signal, kill_process};
     let _serial = SERIAL.lock().await;
     let (mut other, other_tree) = spawn(&mut command("sleep", &["30"])).unwrap();
     let other_tree = other_tree.unwrap();
@@ -278,9 +281,9 @@ async fn an_orphan_uncounted_beside_another_run_is_counted_once_alone() {
     .await
     .unwrap();
     end(tree, &mut run).await;
-    let _ = kill(
-        nix::unistd::Pid::from_raw(i32::try_from(orphan).unwrap()),
-        Signal::SIGKILL,
+    let _ = kill_process(
+        Pid::from_raw(i32::try_from(orphan).unwrap()).unwrap(),
+        Signal::KILL,
     );
     assert_eq!((beside, alone), (Some(1), Some(2)));
 }

@@ -4,12 +4,10 @@
 /// Kill a whole process group; a group that is already gone is fine.
 #[cfg(unix)]
 pub(crate) fn kill_group(pgid: u32) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    if let Ok(raw) = i32::try_from(pgid) {
-        if raw > 0 {
-            let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
-        }
+    use rustix::process::{Pid, Signal, kill_process_group};
+    // `Pid::from_raw` is `None` for 0 and below: no group to kill.
+    if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, Signal::KILL);
     }
 }
 

@@ -16,13 +16,18 @@
 //! - with a store, forked tasks are recorded in it too (see the `tasks` module), so any
 //!   replica answers for any task, and a notes folder is mirrored into it and searched
 //!   there (the `notes` module).
+//!
+//! With a store, the engine reads tasks, notes, the run history and readiness through the
+//! `state` module's `PostgresState`, its implementation of the engine's one seam for shared
+//! state (`compose` picks it at start).
 
 mod config;
 mod destination;
 mod dispatch;
-pub(crate) mod notes;
+mod notes;
 mod outage;
 mod retention;
+mod state;
 pub(crate) mod tasks;
 mod webhook;
 
@@ -96,12 +101,51 @@ impl Shared {
     }
 }
 
-/// Start the background work (history refresh, outbox worker) on the current tokio runtime
-/// and build the dispatcher.
-pub(crate) fn start(
+/// What the engine runs with for a [`Replicas`] configuration.
+pub(crate) struct Composed {
+    /// The scheduler's dispatcher: the executor itself, or a [`ReplicaDispatcher`].
+    pub(crate) dispatcher: Arc<dyn skill_scheduler::Dispatcher>,
+    /// Where tasks, notes, the run history and readiness are read: PostgreSQL with a store,
+    /// else this process.
+    pub(crate) state: Arc<dyn crate::state::SharedState>,
+    /// The webhook deliveries this process attempted, when replicas are configured.
+    pub(crate) deliveries: Option<DeliveryLog>,
+}
+
+/// The log of webhook deliveries this process attempted.
+pub(crate) type DeliveryLog = webhook::Log;
+
+/// Compose the engine's dispatcher and shared state for `replicas`: with neither a store
+/// nor a webhook, the executor and the local state, as without the feature; otherwise
+/// [`start`]'s dispatcher, and with a store the PostgreSQL state (mirroring `notes` when
+/// there is a notes folder).
+pub(crate) fn compose(
     runtime: &crate::exec::Runtime,
     replicas: Replicas,
-) -> (Arc<ReplicaDispatcher>, Shared) {
+    notes: Option<Arc<skill_search::NotesIndex>>,
+) -> Composed {
+    if !replicas.is_active() {
+        return Composed {
+            dispatcher: Arc::new(runtime.clone()),
+            state: Arc::new(crate::state::LocalState),
+            deliveries: None,
+        };
+    }
+    let (dispatcher, shared) = start(runtime, replicas);
+    let state: Arc<dyn crate::state::SharedState> = match shared.store.clone() {
+        Some(store) => Arc::new(state::PostgresState::start(store, shared.clone(), notes)),
+        None => Arc::new(crate::state::LocalState),
+    };
+    Composed {
+        dispatcher: Arc::new(dispatch_handle(dispatcher)),
+        state,
+        deliveries: Some(shared.deliveries),
+    }
+}
+
+/// Start the background work (history refresh, outbox worker) on the current tokio runtime
+/// and build the dispatcher.
+fn start(runtime: &crate::exec::Runtime, replicas: Replicas) -> (Arc<ReplicaDispatcher>, Shared) {
     let log = webhook::Log::default();
     let shared = Shared {
         store: replicas.store.clone(),

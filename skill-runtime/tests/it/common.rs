@@ -81,7 +81,8 @@ pub fn is_dead(pid: i32) -> bool {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err()
+        rustix::process::Pid::from_raw(pid)
+            .is_none_or(|pid| rustix::process::test_kill_process(pid).is_err())
     }
 }
 

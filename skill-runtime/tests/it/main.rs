@@ -2,8 +2,8 @@
 //! `scripts`, `contain`), the built-in workflow handler (`workflow`), the HTTP server against
 //! hostile clients and its OpenAPI document (`http`), skills the trust policy excluded
 //! refused by every door and answers' paths relative to their source (`excluded`), the bounds on one request's work and
-//! answer (`load`), several replicas on one database (`replicas`); `common` holds the
-//! helpers.
+//! answer (`load`), several replicas on one database (`replicas`), one suite for both
+//! implementations of the engine's shared state (`state`); `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -17,4 +17,5 @@ mod load;
 mod replicas;
 mod runtime;
 mod scripts;
+mod state;
 mod workflow;

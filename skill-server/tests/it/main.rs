@@ -11,6 +11,7 @@ mod mcp;
 mod otel;
 mod proactive;
 mod readme;
+#[cfg(feature = "postgres")]
 mod replicas;
 mod serve;
 mod signed;

@@ -175,6 +175,7 @@ fn documentation_pages_exist_and_list_every_diagnostic_code() {
         "docs/host-author.md",
         "docs/operator.md",
         "docs/pack-author.md",
+        "docs/dependencies.md",
     ] {
         assert!(text.contains(&format!("]({page})")), "README links {page}");
         assert!(repo().join(page).is_file(), "{page} exists");

@@ -8,10 +8,9 @@ use skill_store::{DeliveryState, Store};
 use crate::support::store;
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: run bash .ci/postgres first"]
 async fn a_delivery_is_held_by_one_replica_and_retaken_after_its_lease() {
-    let Some((url, a)) = store("a").await else {
-        return;
-    };
+    let (url, a) = store("a").await;
     let b = Store::connect(&url, "b").await.unwrap();
     let body = json!({"skill": "digest"});
     let id = a
@@ -55,10 +54,9 @@ async fn a_delivery_is_held_by_one_replica_and_retaken_after_its_lease() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: run bash .ci/postgres first"]
 async fn a_delivery_out_of_attempts_is_failed() {
-    let Some((_url, a)) = store("a").await else {
-        return;
-    };
+    let (_url, a) = store("a").await;
     let id = a
         .enqueue_delivery(None, "k", "http://127.0.0.1:9/", &json!({}))
         .await

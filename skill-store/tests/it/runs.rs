@@ -8,10 +8,9 @@ use skill_store::{Claim, MIGRATIONS, Store};
 use crate::support::{fresh_database, store};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: run bash .ci/postgres first"]
 async fn replicas_starting_together_apply_each_migration_once() {
-    let Some(url) = fresh_database().await else {
-        return;
-    };
+    let url = fresh_database().await;
     let mut starts = Vec::new();
     for i in 0..6 {
         let url = url.clone();
@@ -39,10 +38,9 @@ async fn replicas_starting_together_apply_each_migration_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: run bash .ci/postgres first"]
 async fn each_instant_is_claimed_by_exactly_one_replica() {
-    let Some((url, first)) = store("r0").await else {
-        return;
-    };
+    let (url, first) = store("r0").await;
     let mut stores = vec![first];
     for i in 1..4 {
         stores.push(Store::connect(&url, &format!("r{i}")).await.unwrap());
@@ -78,10 +76,9 @@ async fn each_instant_is_claimed_by_exactly_one_replica() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: run bash .ci/postgres first"]
 async fn a_run_going_makes_the_next_instant_a_recorded_skip_until_its_lease_runs_out() {
-    let Some((url, a)) = store("a").await else {
-        return;
-    };
+    let (url, a) = store("a").await;
     let b = Store::connect(&url, "b").await.unwrap();
     let t = |s| Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, s).unwrap();
     let short = Duration::from_millis(300);
@@ -118,10 +115,9 @@ async fn a_run_going_makes_the_next_instant_a_recorded_skip_until_its_lease_runs
 /// replica's fires of that job until it woke: they ran late, and the instants between went
 /// unrecorded. Past the claim wait, an instant is now recorded as not run, once.
 #[tokio::test]
+#[ignore = "needs PostgreSQL: run bash .ci/postgres first"]
 async fn a_claim_held_past_the_wait_records_the_instant_as_not_run() {
-    let Some((url, a)) = store("a").await else {
-        return;
-    };
+    let (url, a) = store("a").await;
     let a = a.with_claim_wait(Duration::from_millis(200));
     let b = Store::connect(&url, "b")
         .await
@@ -208,10 +204,9 @@ async fn a_claim_held_past_the_wait_records_the_instant_as_not_run() {
 /// A daily job's last run fell out of the recent runs once busier jobs filled them, and
 /// `/v1/schedules` then said it had never run: the last run of each job is read on its own.
 #[tokio::test]
+#[ignore = "needs PostgreSQL: run bash .ci/postgres first"]
 async fn the_last_run_of_each_job_is_found_however_busy_the_others_are() {
-    let Some((_url, s)) = store("a").await else {
-        return;
-    };
+    let (_url, s) = store("a").await;
     let lease = Duration::from_secs(30);
     let day = Utc.with_ymd_and_hms(2026, 11, 27, 6, 0, 0).unwrap();
     for back in [2, 1] {

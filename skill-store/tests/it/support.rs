@@ -4,33 +4,32 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use skill_store::Store;
 
-/// The test server's URL, or `None` (with a message) outside CI when there is none.
-pub fn server_url() -> Option<String> {
+/// Why a database test did not run: the reason every such test is `#[ignore]`d with, and
+/// what one run with `--include-ignored` and no database fails with.
+pub const NEEDS_POSTGRES: &str = "needs PostgreSQL: run bash .ci/postgres first";
+
+/// The test server's URL: `SKILLS_TEST_DATABASE_URL`, else `target/ci-postgres/url`.
+/// These tests are ignored unless asked for, so without either this fails the test.
+pub fn server_url() -> String {
     if let Ok(url) = std::env::var("SKILLS_TEST_DATABASE_URL") {
         if !url.is_empty() {
-            return Some(url);
+            return url;
         }
     }
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/ci-postgres/url");
-    if let Ok(url) = std::fs::read_to_string(file) {
-        let url = url.trim().to_owned();
-        if !url.is_empty() {
-            return Some(url);
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "CI is set but no database: run `bash .ci/postgres` or set SKILLS_TEST_DATABASE_URL"
-        );
-    }
-    eprintln!("skipped: no PostgreSQL (set SKILLS_TEST_DATABASE_URL or run `bash .ci/postgres`)");
-    None
+    let url = std::fs::read_to_string(file).unwrap_or_default();
+    let url = url.trim();
+    assert!(
+        !url.is_empty(),
+        "{NEEDS_POSTGRES} (or set SKILLS_TEST_DATABASE_URL)"
+    );
+    url.to_owned()
 }
 
 /// A new empty database on the test server; its URL.
-pub async fn fresh_database() -> Option<String> {
+pub async fn fresh_database() -> String {
     static N: AtomicU32 = AtomicU32::new(0);
-    let url = server_url()?;
+    let url = server_url();
     let name = format!(
         "skills_t_{}_{}_{}",
         std::process::id(),
@@ -46,12 +45,12 @@ pub async fn fresh_database() -> Option<String> {
         .await
         .unwrap();
     let base = url.rsplit_once('/').map(|(b, _)| b).unwrap();
-    Some(format!("{base}/{name}"))
+    format!("{base}/{name}")
 }
 
 /// A store on a fresh database.
-pub async fn store(replica: &str) -> Option<(String, Store)> {
-    let url = fresh_database().await?;
+pub async fn store(replica: &str) -> (String, Store) {
+    let url = fresh_database().await;
     let store = Store::connect(&url, replica).await.unwrap();
-    Some((url, store))
+    (url, store)
 }

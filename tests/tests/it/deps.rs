@@ -2,7 +2,7 @@
 //! crates below is committed, so any new dependency is a visible change here. The registry
 //! without features pulls no file watcher, and search keeps its index in memory without
 //! tokio or hyper. The runtime without its default features executes skills without the HTTP
-//! stack or the watcher.
+//! stack or the watcher; the server without its default features has no PostgreSQL client.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;
@@ -134,4 +134,24 @@ fn runtime_without_default_features_has_no_http_stack_or_watcher() {
         replicas.contains("tokio-postgres"),
         "the replicas feature lost its client"
     );
+}
+
+#[test]
+fn the_server_builds_postgresql_in_by_default_only() {
+    let full = tree("skill-server");
+    for wanted in ["skill-store", "tokio-postgres"] {
+        assert!(
+            full.contains(wanted),
+            "skill-server's defaults lost {wanted}"
+        );
+    }
+    // Processes are signalled through rustix; nix would be a second binding.
+    assert!(!full.contains("nix"), "skill-server pulls nix");
+    let lean = tree_with("skill-server", &["--no-default-features"]);
+    for heavy in ["skill-store", "tokio-postgres", "deadpool-postgres"] {
+        assert!(
+            !lean.contains(heavy),
+            "skill-server without features pulls {heavy}"
+        );
+    }
 }
