@@ -468,7 +468,7 @@ fn scan_bytes(path: &Path, bytes: &[u8]) -> Arc<[Diagnostic]> {
 
 /// The content scan of a text file, given what its parse made of its frontmatter.
 fn scan_found(path: &Path, text: &str, frontmatter: &KeptFrontmatter<'_>) -> Arc<[Diagnostic]> {
-    let found = crate::scan::scan_parsed(path, text, frontmatter);
+    let found = skill_scan::scan_parsed(path, text, frontmatter);
     if found.is_empty() {
         no_findings()
     } else {

@@ -1,8 +1,9 @@
-//! The content scan: suspicious patterns in a skill's text (its skill file and its text
-//! resources), each reported as a [`Diagnostic`] with a stable `scan-*` code, its line and
+//! `skill-scan`: the content scan. It finds suspicious patterns in a skill's text (its
+//! skill file and its text resources), each reported as a [`Diagnostic`] with a stable `scan-*` code, its line and
 //! column, and a message a reviewer can act on.
 //!
-//! The scan is pure (text in, findings out), runs in time linear in the text (one pass over
+//! The scan is pure (text in, findings out; no I/O, no async: skill-registry reads the
+//! files and acts on the findings), runs in time linear in the text (one pass over
 //! the lines; the patterns are `regex` automata, which do not backtrack) and is bounded:
 //! files over [`MAX_SCAN_BYTES`] are not scanned, and each file reports at most
 //! [`MAX_FINDINGS_PER_CODE`] findings of one code. One file per family of findings:
@@ -18,6 +19,8 @@
 //! it. The phrases are read without the characters that draw nothing (soft hyphens,
 //! joiners, tag characters, ...), which are reported themselves. Hidden characters, blobs
 //! and commands are reported wherever they are, since quoting does not make them harmless.
+
+#![deny(missing_docs)]
 
 mod blob;
 mod exfil;
@@ -50,8 +53,9 @@ pub(crate) fn pattern(p: &str) -> Option<regex::Regex> {
     regex::Regex::new(&p.replace(r"\b", r"(?-u:\b)")).ok()
 }
 
-/// The largest file the scan reads (the cap of a resource a host serves).
-pub const MAX_SCAN_BYTES: u64 = crate::MAX_RESOURCE_BYTES;
+/// The largest file the scan reads (skill-registry holds it equal to the cap of a resource
+/// a host serves, so that every resource served is scanned).
+pub const MAX_SCAN_BYTES: u64 = 1024 * 1024;
 /// The most findings of one code reported for one file; the last one says when more were
 /// left out.
 pub const MAX_FINDINGS_PER_CODE: usize = 10;
@@ -204,11 +208,7 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
 /// [`scan_text`] of a file's whole text, given what its parse made of its frontmatter
 /// (`skill_format::parse_skill_keeping` of the same text), so that the frontmatter is not
 /// split and read again ([`KeptFrontmatter::NotSplit`]: it is, when needed).
-pub(crate) fn scan_parsed(
-    path: &Path,
-    text: &str,
-    frontmatter: &KeptFrontmatter<'_>,
-) -> Vec<Diagnostic> {
+pub fn scan_parsed(path: &Path, text: &str, frontmatter: &KeptFrontmatter<'_>) -> Vec<Diagnostic> {
     let markdown = is_markdown(path);
     let mut findings = Findings::new(path);
     let mut fence: Option<(char, usize)> = None;
@@ -337,6 +337,11 @@ fn fence_marker(line: &str, fence: &mut Option<(char, usize)>) -> bool {
         Some(_) => false,
     }
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 #[cfg(test)]
 #[path = "kept_tests.rs"]
