@@ -23,13 +23,17 @@
 #![deny(missing_docs)]
 
 mod blob;
+mod decode;
 mod exfil;
 mod frontmatter;
 mod phrases;
+mod render;
+mod said;
 mod unicode;
 mod words;
 
 pub use blob::MIN_BLOB_CHARS;
+pub use decode::{Decoded, decode};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -71,6 +75,7 @@ pub const SCAN_CODES: &[Code] = &[
     Code::ScanPipeToShell,
     Code::ScanDataUri,
     Code::ScanCommentInstructions,
+    Code::ScanDangerousCommand,
 ];
 
 /// How bad a finding of this code is: what hides text or sends data out is an error; what a
@@ -184,6 +189,16 @@ impl<'p> Findings<'p> {
         self.out.push(d.at(line.number, line.column(byte)));
     }
 
+    /// Whether a finding of `code`, at least as severe as `severity`, is reported on a line
+    /// from `first` to `last`.
+    pub(crate) fn reported(&self, code: Code, severity: Severity, first: u32, last: u32) -> bool {
+        self.out.iter().any(|d| {
+            d.code == code
+                && (d.severity == Severity::Error || severity == Severity::Warning)
+                && d.line.is_some_and(|l| (first..=last).contains(&l))
+        })
+    }
+
     /// The last finding of `code` reported, to adjust its place.
     pub(crate) fn last_mut(&mut self, code: Code) -> Option<&mut Diagnostic> {
         self.out.iter_mut().rev().find(|d| d.code == code)
@@ -197,6 +212,26 @@ fn is_markdown(path: &Path) -> bool {
             .iter()
             .any(|m| e.eq_ignore_ascii_case(m))
     })
+}
+
+/// Scan one file's bytes as a host would serve them as text ([`decode`]: UTF-8, UTF-16 by
+/// its byte-order mark, else latin-1). Bytes with a NUL are binary: nothing is read, but a
+/// file whose name says it is text ([`decode::named_as_text`]: markdown, a script, ...)
+/// and holds a NUL is reported (`scan-hidden-unicode`, an error): its words would be
+/// served to a model without being scanned.
+pub fn scan_bytes(path: &Path, bytes: &[u8]) -> Vec<Diagnostic> {
+    match decode(bytes) {
+        Decoded::Text(text) => scan_text(path, &text),
+        Decoded::Binary if decode::named_as_text(path) => vec![
+            Diagnostic::error(
+                Code::ScanHiddenUnicode,
+                path,
+                "a file named as text holds a NUL byte: a reader shows it as binary, a model may be served its words unscanned; save it as UTF-8 text without NUL bytes, or give it a binary file's name",
+            )
+            .at(1, 1),
+        ],
+        Decoded::Binary => Vec::new(),
+    }
 }
 
 /// Scan one file's text. `path` names the file in the findings and decides whether it is
@@ -269,6 +304,9 @@ pub fn scan_parsed(path: &Path, text: &str, frontmatter: &KeptFrontmatter<'_>) -
         }
         frontmatter::decoded(body, frontmatter, &mut findings);
     }
+    // What the model reads: rendered, normalised paragraphs, and decoded base64 runs.
+    said::scan(&render::paragraphs(body, markdown), &mut findings);
+    said::scan_encoded(body, &mut findings);
     findings.out
 }
 
@@ -351,6 +389,24 @@ mod kept_tests;
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// The error-level findings' codes: what excludes a low-trust skill.
+    pub(crate) fn errors(path: &str, text: &str) -> Vec<Code> {
+        scan_text(Path::new(path), text)
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.code)
+            .collect()
+    }
+
+    /// [`codes`] of the error-level findings only.
+    pub(crate) fn error_codes(path: &str, text: &str) -> Vec<(Code, u32, u32)> {
+        scan_text(Path::new(path), text)
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| (d.code, d.line.unwrap_or(0), d.column.unwrap_or(0)))
+            .collect()
+    }
 
     pub(crate) fn codes(path: &str, text: &str) -> Vec<(Code, u32, u32)> {
         scan_text(Path::new(path), text)

@@ -139,7 +139,7 @@ fn hidden(c: char) -> Option<Hidden> {
 
 /// Whether the model reads `c` while a reviewer sees nothing (or a terminal acts on it):
 /// what [`visible`] drops.
-fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     hidden(c).is_some()
 }
 
