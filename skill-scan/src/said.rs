@@ -136,8 +136,12 @@ static DANGEROUS: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 /// Base64 runs, read from the file as written (case matters).
-static BASE64_RUN: LazyLock<Option<Regex>> =
-    LazyLock::new(|| pattern(r"[A-Za-z0-9+/]{24,}={0,2}|[A-Za-z0-9_-]{24,}={0,2}"));
+static BASE64_RUN: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    let n = MIN_ENCODED_CHARS;
+    pattern(&format!(
+        r"[A-Za-z0-9+/]{{{n},}}={{0,2}}|[A-Za-z0-9_-]{{{n},}}={{0,2}}"
+    ))
+});
 
 fn find<'t>(re: &LazyLock<Option<Regex>>, text: &'t str) -> Option<regex::Match<'t>> {
     re.as_ref().and_then(|r| r.find(text))

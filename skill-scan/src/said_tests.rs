@@ -158,6 +158,19 @@ fn what_a_base64_run_says_is_judged() {
     );
 }
 
+/// [`crate::said`]'s shortest decoded run, at its edge: `rm -rf ~/ ; echo x` is 24 base64
+/// characters; its first 23 (decoding to `rm -rf ~/ ; echo `, as dangerous) are too short
+/// to be read.
+#[test]
+fn base64_runs_are_read_from_the_shortest_length() {
+    let run = "cm0gLXJmIH4vIDsgZWNobyB4";
+    assert_eq!(run.len(), 24);
+    let found = errors("SKILL.md", &skill(&format!("Key {run} end")));
+    assert!(found.contains(&Code::ScanEncodedBlob), "{found:?}");
+    let short = &run[..23];
+    assert_eq!(errors("SKILL.md", &skill(&format!("Key {short} end"))), []);
+}
+
 #[test]
 fn dangerous_commands_are_found_and_setup_lines_are_not() {
     for cmd in [
