@@ -203,6 +203,9 @@ codes! {
     ScanDataUri => "scan-data-uri",
     /// An HTML comment (invisible when rendered) that carries instructions.
     ScanCommentInstructions => "scan-comment-instructions",
+    /// A command that destroys data, weakens the system or persists access, or an
+    /// instruction to act without the user's consent.
+    ScanDangerousCommand => "scan-dangerous-command",
     /// A skill from a low-trust source has scan findings, so it is not loaded.
     UntrustedFindings => "untrusted-findings",
     /// The skill's files do not match the lock file (`require_lock`).

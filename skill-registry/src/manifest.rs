@@ -454,21 +454,21 @@ fn no_findings() -> Arc<[Diagnostic]> {
     NONE.with(Arc::clone)
 }
 
-/// The content scan of a file's bytes: text only (UTF-8 without NUL bytes); binary files
-/// are hashed but not scanned.
+/// The content scan of a file's bytes, decoded as a host would serve them as text
+/// (`skill_scan::scan_bytes`: UTF-8, UTF-16 by its byte-order mark, else latin-1); a file
+/// named as text that holds a NUL byte is a finding, other binary files are hashed only.
 fn scan_bytes(path: &Path, bytes: &[u8]) -> Arc<[Diagnostic]> {
-    if memchr::memchr(0, bytes).is_some() {
-        return no_findings();
-    }
-    match std::str::from_utf8(bytes) {
-        Ok(text) => scan_found(path, text, &KeptFrontmatter::NotSplit),
-        Err(_) => no_findings(),
+    let found = skill_scan::scan_bytes(path, bytes);
+    if found.is_empty() {
+        no_findings()
+    } else {
+        Arc::from(found)
     }
 }
 
 /// The content scan of a text file, given what its parse made of its frontmatter.
 fn scan_found(path: &Path, text: &str, frontmatter: &KeptFrontmatter<'_>) -> Arc<[Diagnostic]> {
-    let found = crate::scan::scan_parsed(path, text, frontmatter);
+    let found = skill_scan::scan_parsed(path, text, frontmatter);
     if found.is_empty() {
         no_findings()
     } else {

@@ -13,11 +13,12 @@
 //! later reload judges every skill afresh (a lock that now matches lets the skill back in).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use skill_format::{Code, Diagnostic, Severity};
 
+#[cfg(doc)]
+use crate::TrustPolicy;
 use crate::lock::{Drift, Lock};
 use crate::skill::{Skill, Status};
 use crate::snapshot::{Snapshot, sort_diagnostics};
@@ -25,44 +26,6 @@ use crate::{RegistryConfig, Trust};
 
 /// How many drifted files a `lock-mismatch` diagnostic names.
 const MAX_DRIFT_NAMED: usize = 5;
-
-/// What a registry does with trust levels, scan findings and a lock file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrustPolicy {
-    /// Findings at or above this severity exclude a skill from a low-trust source
-    /// (default: [`Severity::Error`]).
-    pub exclude_at: Severity,
-    /// Load low-trust skills whatever their findings (the findings are then listed as
-    /// warnings). Default: false.
-    pub allow_low_trust_findings: bool,
-    /// Let the scripts of low-trust skills run. Default: false.
-    pub allow_low_trust_scripts: bool,
-    /// Serve only skills whose files match this lock file (`skill-server lock`); it is read
-    /// again on every reload. Default: none.
-    pub require_lock: Option<PathBuf>,
-    /// With [`TrustPolicy::require_lock`], serve only a lock whose minisign signature
-    /// (`<lock>.minisig`, see [`signature_path`](crate::signature_path)) verifies with the
-    /// public key in this file; otherwise every skill is excluded (`lock-unreadable`).
-    /// Default: none.
-    pub require_signature: Option<PathBuf>,
-    /// Mark skills from low-trust sources in the catalogs a host discloses through the
-    /// engine ([`Disclosure::mark_low_trust`](crate::Disclosure::mark_low_trust)). Default:
-    /// false.
-    pub mark_low_trust: bool,
-}
-
-impl Default for TrustPolicy {
-    fn default() -> Self {
-        TrustPolicy {
-            exclude_at: Severity::Error,
-            allow_low_trust_findings: false,
-            allow_low_trust_scripts: false,
-            require_lock: None,
-            require_signature: None,
-            mark_low_trust: false,
-        }
-    }
-}
 
 impl RegistryConfig {
     /// The trust level of the source a skill came from (low for an unknown source).

@@ -28,6 +28,9 @@ mod model;
 mod packs;
 mod route;
 mod scale;
+mod scan;
+mod scan_peers;
+mod scan_set;
 mod schedule;
 mod search;
 mod select;
@@ -82,10 +85,18 @@ pub enum BenchName {
     /// reload, against the read floor of the same files. Not part of the default run (it
     /// takes minutes and needs the corpus).
     Scale(scale::Args),
+    /// The content scan: recall on a labelled hostile set (per family, held-out half),
+    /// skills of the real corpus flagged at error level (each listed), and the same figures
+    /// for the skill scanners users install from PyPI, run offline. Not timed (so no release
+    /// re-run) and not part of the default run (it installs the peers).
+    Scan(scan::Args),
 }
 
 /// Run the chosen benchmark (or all) and print the table.
 pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
+    if let Some(BenchName::Scan(a)) = &args.bench {
+        return scan::run(a);
+    }
     if cfg!(debug_assertions) && std::env::var_os(RELEASE_RERUN_ENV).is_none() {
         return rerun_in_release();
     }
@@ -100,6 +111,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         Some(BenchName::Schedule(a)) => schedule::run(a, &mut table)?,
         Some(BenchName::Http(a)) => http::run(a, &mut table)?,
         Some(BenchName::Scale(a)) => scale::run(a, &mut table)?,
+        Some(BenchName::Scan(_)) => {}
         None => run_all(&mut table)?,
     }
     println!("{}", header());

@@ -7,8 +7,8 @@
 
 use proptest::prelude::*;
 
-use super::super::{exfil, phrases};
 use super::*;
+use crate::{exfil, phrases};
 
 /// The prefilter as it was: a lowered copy of the text, searched once per word.
 struct OldLowered {
@@ -54,7 +54,7 @@ fn naive_bounds(text: &str, word: &str) -> (bool, bool) {
 }
 
 /// Every check of the scan: a pattern and the condition its matches need.
-fn checks() -> Vec<super::super::Check> {
+fn checks() -> Vec<crate::Check> {
     exfil::CHECKS
         .iter()
         .chain(phrases::CHECKS.iter())

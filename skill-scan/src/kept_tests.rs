@@ -10,7 +10,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use skill_format::{KeptFrontmatter, Mode, Origin, ParseOptions, parse_skill_keeping};
 
-use super::{scan_parsed, scan_text};
+use crate::{scan_parsed, scan_text};
 
 /// The scan with the parse's frontmatter equals the scan without it, for both modes.
 fn check(text: &str) {

@@ -1,8 +1,9 @@
-//! The content scan: suspicious patterns in a skill's text (its skill file and its text
-//! resources), each reported as a [`Diagnostic`] with a stable `scan-*` code, its line and
+//! `skill-scan`: the content scan. It finds suspicious patterns in a skill's text (its
+//! skill file and its text resources), each reported as a [`Diagnostic`] with a stable `scan-*` code, its line and
 //! column, and a message a reviewer can act on.
 //!
-//! The scan is pure (text in, findings out), runs in time linear in the text (one pass over
+//! The scan is pure (text in, findings out; no I/O, no async: skill-registry reads the
+//! files and acts on the findings), runs in time linear in the text (one pass over
 //! the lines; the patterns are `regex` automata, which do not backtrack) and is bounded:
 //! files over [`MAX_SCAN_BYTES`] are not scanned, and each file reports at most
 //! [`MAX_FINDINGS_PER_CODE`] findings of one code. One file per family of findings:
@@ -19,14 +20,20 @@
 //! joiners, tag characters, ...), which are reported themselves. Hidden characters, blobs
 //! and commands are reported wherever they are, since quoting does not make them harmless.
 
+#![deny(missing_docs)]
+
 mod blob;
+mod decode;
 mod exfil;
 mod frontmatter;
 mod phrases;
+mod render;
+mod said;
 mod unicode;
 mod words;
 
 pub use blob::MIN_BLOB_CHARS;
+pub use decode::{Decoded, decode};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -50,8 +57,9 @@ pub(crate) fn pattern(p: &str) -> Option<regex::Regex> {
     regex::Regex::new(&p.replace(r"\b", r"(?-u:\b)")).ok()
 }
 
-/// The largest file the scan reads (the cap of a resource a host serves).
-pub const MAX_SCAN_BYTES: u64 = crate::MAX_RESOURCE_BYTES;
+/// The largest file the scan reads (skill-registry holds it equal to the cap of a resource
+/// a host serves, so that every resource served is scanned).
+pub const MAX_SCAN_BYTES: u64 = 1024 * 1024;
 /// The most findings of one code reported for one file; the last one says when more were
 /// left out.
 pub const MAX_FINDINGS_PER_CODE: usize = 10;
@@ -67,6 +75,7 @@ pub const SCAN_CODES: &[Code] = &[
     Code::ScanPipeToShell,
     Code::ScanDataUri,
     Code::ScanCommentInstructions,
+    Code::ScanDangerousCommand,
 ];
 
 /// How bad a finding of this code is: what hides text or sends data out is an error; what a
@@ -180,6 +189,16 @@ impl<'p> Findings<'p> {
         self.out.push(d.at(line.number, line.column(byte)));
     }
 
+    /// Whether a finding of `code`, at least as severe as `severity`, is reported on a line
+    /// from `first` to `last`.
+    pub(crate) fn reported(&self, code: Code, severity: Severity, first: u32, last: u32) -> bool {
+        self.out.iter().any(|d| {
+            d.code == code
+                && (d.severity == Severity::Error || severity == Severity::Warning)
+                && d.line.is_some_and(|l| (first..=last).contains(&l))
+        })
+    }
+
     /// The last finding of `code` reported, to adjust its place.
     pub(crate) fn last_mut(&mut self, code: Code) -> Option<&mut Diagnostic> {
         self.out.iter_mut().rev().find(|d| d.code == code)
@@ -195,6 +214,26 @@ fn is_markdown(path: &Path) -> bool {
     })
 }
 
+/// Scan one file's bytes as a host would serve them as text ([`decode`]: UTF-8, UTF-16 by
+/// its byte-order mark, else latin-1). Bytes with a NUL are binary: nothing is read, but a
+/// file whose name says it is text ([`decode::named_as_text`]: markdown, a script, ...)
+/// and holds a NUL is reported (`scan-hidden-unicode`, an error): its words would be
+/// served to a model without being scanned.
+pub fn scan_bytes(path: &Path, bytes: &[u8]) -> Vec<Diagnostic> {
+    match decode(bytes) {
+        Decoded::Text(text) => scan_text(path, &text),
+        Decoded::Binary if decode::named_as_text(path) => vec![
+            Diagnostic::error(
+                Code::ScanHiddenUnicode,
+                path,
+                "a file named as text holds a NUL byte: a reader shows it as binary, a model may be served its words unscanned; save it as UTF-8 text without NUL bytes, or give it a binary file's name",
+            )
+            .at(1, 1),
+        ],
+        Decoded::Binary => Vec::new(),
+    }
+}
+
 /// Scan one file's text. `path` names the file in the findings and decides whether it is
 /// markdown (code fences and HTML comments mean something) or code.
 pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
@@ -204,11 +243,7 @@ pub fn scan_text(path: &Path, text: &str) -> Vec<Diagnostic> {
 /// [`scan_text`] of a file's whole text, given what its parse made of its frontmatter
 /// (`skill_format::parse_skill_keeping` of the same text), so that the frontmatter is not
 /// split and read again ([`KeptFrontmatter::NotSplit`]: it is, when needed).
-pub(crate) fn scan_parsed(
-    path: &Path,
-    text: &str,
-    frontmatter: &KeptFrontmatter<'_>,
-) -> Vec<Diagnostic> {
+pub fn scan_parsed(path: &Path, text: &str, frontmatter: &KeptFrontmatter<'_>) -> Vec<Diagnostic> {
     let markdown = is_markdown(path);
     let mut findings = Findings::new(path);
     let mut fence: Option<(char, usize)> = None;
@@ -269,6 +304,9 @@ pub(crate) fn scan_parsed(
         }
         frontmatter::decoded(body, frontmatter, &mut findings);
     }
+    // What the model reads: rendered, normalised paragraphs, and decoded base64 runs.
+    said::scan(&render::paragraphs(body, markdown), &mut findings);
+    said::scan_encoded(body, &mut findings);
     findings.out
 }
 
@@ -338,6 +376,11 @@ fn fence_marker(line: &str, fence: &mut Option<(char, usize)>) -> bool {
     }
 }
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 #[cfg(test)]
 #[path = "kept_tests.rs"]
 mod kept_tests;
@@ -346,6 +389,24 @@ mod kept_tests;
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// The error-level findings' codes: what excludes a low-trust skill.
+    pub(crate) fn errors(path: &str, text: &str) -> Vec<Code> {
+        scan_text(Path::new(path), text)
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.code)
+            .collect()
+    }
+
+    /// [`codes`] of the error-level findings only.
+    pub(crate) fn error_codes(path: &str, text: &str) -> Vec<(Code, u32, u32)> {
+        scan_text(Path::new(path), text)
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| (d.code, d.line.unwrap_or(0), d.column.unwrap_or(0)))
+            .collect()
+    }
 
     pub(crate) fn codes(path: &str, text: &str) -> Vec<(Code, u32, u32)> {
         scan_text(Path::new(path), text)

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use skill_format::Code;
 
-use super::{Findings, Line};
+use crate::{Findings, Line};
 
 /// How many hidden characters a finding quotes, decoded, in its message.
 const MAX_DECODED_CHARS: usize = 60;
@@ -139,7 +139,7 @@ fn hidden(c: char) -> Option<Hidden> {
 
 /// Whether the model reads `c` while a reviewer sees nothing (or a terminal acts on it):
 /// what [`visible`] drops.
-fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     hidden(c).is_some()
 }
 
@@ -428,7 +428,7 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
-    use super::super::tests::codes;
+    use crate::tests::codes;
     use skill_format::Code;
 
     #[test]
@@ -454,8 +454,7 @@ mod tests {
             .chars()
             .map(|c| char::from_u32(0xe0000 + c as u32).unwrap())
             .collect();
-        let found =
-            super::super::scan_text(std::path::Path::new("a.md"), &format!("Hello{hidden}\n"));
+        let found = crate::scan_text(std::path::Path::new("a.md"), &format!("Hello{hidden}\n"));
         assert_eq!(found.len(), 1);
         assert!(
             found[0].message.contains("spelling \"ignore\""),
@@ -491,7 +490,7 @@ mod tests {
     /// The message of the one finding of `text`, which must be a hidden-text finding at
     /// line 1, `column`.
     fn hidden_message(text: &str, column: u32) -> String {
-        let found = super::super::scan_text(std::path::Path::new("a.md"), text);
+        let found = crate::scan_text(std::path::Path::new("a.md"), text);
         assert_eq!(found.len(), 1, "{text:?}: {found:?}");
         assert_eq!(found[0].code, Code::ScanHiddenUnicode, "{text:?}");
         assert_eq!(

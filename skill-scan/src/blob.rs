@@ -3,7 +3,7 @@
 
 use skill_format::Code;
 
-use super::{Findings, Line};
+use crate::{Findings, Line};
 
 /// The shortest run of base64 or hex characters reported (256 characters: 192 bytes of
 /// base64, 128 of hex; longer than any digest or key id a skill names in the open).
@@ -84,8 +84,8 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
-    use super::super::tests::codes;
     use super::MIN_BLOB_CHARS;
+    use crate::tests::codes;
     use skill_format::Code;
 
     fn base64ish(n: usize) -> String {

@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 use skill_format::{Code, Severity};
 
-use super::words::{self as word, Words, may};
-use super::{Check, Findings, Line, pattern};
+use crate::words::{self as word, Words, may};
+use crate::{Check, Findings, Line, pattern};
 
 /// `curl ... | sh`, `wget -O- ... | sudo bash`, `bash <(curl ...)`, `sh -c "$(curl ...)"`,
 /// PowerShell `irm ... | iex`.
@@ -40,7 +40,7 @@ static SEND_OUT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
 });
 
-/// Each pattern of the family with the condition on a text's words ([`super::words`])
+/// Each pattern of the family with the condition on a text's words ([`crate::words`])
 /// that every match of it needs: each names words every alternative of its pattern spells
 /// out, and a word the pattern bounds (`\b`, or a space, `(` or `|` next to it) is asked
 /// for as such.
@@ -80,7 +80,7 @@ fn secret_words(w: &Words) -> bool {
 /// fast pass per pattern) that lets the scan skip this family's per-line work for the many
 /// files that have nothing of it. Patterns may match across lines here, so this is a
 /// superset of the per-line matches.
-/// `words` are the text's words for the prefilters ([`super::words`]), if they apply.
+/// `words` are the text's words for the prefilters ([`crate::words`]), if they apply.
 pub(crate) fn could_match(text: &str, words: Option<&Words>) -> bool {
     CHECKS
         .iter()
@@ -90,11 +90,11 @@ pub(crate) fn could_match(text: &str, words: Option<&Words>) -> bool {
 /// Scan one line.
 pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
     let text = line.text;
-    // In a passage about attacks (a security skill's examples) sending data out is still
-    // reported, as a warning: worth a look, not proof of intent.
-    // Judged only for a finding (most lines have none).
+    // In a passage about attacks (a security skill's examples, by its heading) sending
+    // data out is still reported, as a warning: worth a look, not proof of intent. A word
+    // on the line is no such passage (`collect.example.net` names no discussion).
     let exfil_severity = || {
-        if line.discussion || super::phrases::discussed(text) {
+        if line.discussion {
             Severity::Warning
         } else {
             Severity::Error
@@ -152,8 +152,8 @@ pub(crate) fn scan(line: &Line<'_>, findings: &mut Findings<'_>) {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
-    use super::super::tests::codes;
     use super::*;
+    use crate::tests::codes;
 
     #[test]
     fn every_pattern_compiles() {
