@@ -239,3 +239,45 @@ fn a_skill_past_the_manifests_limits_fails_closed_under_low_trust() {
     let snap = Registry::load(config).snapshot();
     assert_eq!(snap.entry("s").unwrap().status, Status::Loaded);
 }
+
+/// An actions domain's index and actions are served from their parses (`get_skill:
+/// email`, `get_skill: email.all`): with `require_lock`, a changed file refuses them too.
+#[test]
+fn a_domains_index_and_actions_are_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    write(
+        &root,
+        "email/SKILL.md",
+        "---\ndomain: email\ndescription: Mail things\n---\n# Email\n",
+    );
+    write(
+        &root,
+        "email/send.md",
+        "---\nname: email.send\ndescription: Send a message\n---\nSend it.\n",
+    );
+    let r = registry(&root, true);
+    let snap = r.snapshot();
+    let view = Disclosure::new(&snap);
+    assert!(view.get_skill(Some("email")).is_ok());
+    assert!(view.get_skill(Some("email.all")).is_ok());
+    write(
+        &root,
+        "email/send.md",
+        "---\nname: email.send\ndescription: Send a message\n---\nSend it to everyone.\n",
+    );
+    let e = view.get_skill(Some("email.all")).unwrap_err();
+    assert!(
+        matches!(&e, Error::LockMismatch { path, .. } if path == "send.md"),
+        "{e}"
+    );
+    write(
+        &root,
+        "email/SKILL.md",
+        "---\ndomain: email\ndescription: Mail things\n---\n# Email, edited\n",
+    );
+    assert!(matches!(
+        view.get_skill(Some("email")),
+        Err(Error::LockMismatch { .. })
+    ));
+}
