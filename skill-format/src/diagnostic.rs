@@ -212,6 +212,9 @@ codes! {
     LockMismatch => "lock-mismatch",
     /// The lock file could not be read or parsed (`require_lock`): nothing is loaded.
     LockUnreadable => "lock-unreadable",
+    /// Files of the skill past the manifest's limits (more files or deeper folders than a
+    /// listing takes, or too large to hash): they are not hashed or scanned, and not served.
+    ManifestIncomplete => "manifest-incomplete",
 }
 
 impl fmt::Display for Code {

@@ -207,7 +207,11 @@ impl SkillsServer {
         let bytes = self
             .engine
             .read_skill_file(&skill.name, self.profile(), &file.relative)
-            .map_err(|e| ErrorData::internal_error(format!("cannot read {uri}: {e}"), None))?;
+            .map_err(|e| {
+                // The engine's stable code (`lock_mismatch`, ...) rides in the error's data.
+                let data = serde_json::json!({ "uri": uri, "code": e.code() });
+                ErrorData::internal_error(format!("cannot read {uri}: {e}"), Some(data))
+            })?;
         let meta = served_meta(file, &bytes);
         let contents = match String::from_utf8(bytes) {
             Ok(text) => ResourceContents::text(text, uri),

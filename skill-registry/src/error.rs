@@ -121,6 +121,30 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// With `require_lock`, the bytes of a file as read now are not those the lock (and the
+    /// manifest the skill was admitted with) names: it was changed after the load, and is
+    /// not served or run.
+    #[error(
+        "`{path}` of skill `{skill}` does not match the lock: its bytes changed after the skill was loaded, so it is not served or run; review the change, then run `skill-server lock` again (or restore the file)"
+    )]
+    LockMismatch {
+        /// The skill.
+        skill: String,
+        /// The file, relative to the skill's folder.
+        path: String,
+    },
+    /// A file that is not in the skill's manifest (a hidden folder, `node_modules`, a
+    /// linked folder, past the listing's limits, or added after the load): not hashed or
+    /// scanned, so no door serves or runs it.
+    #[error(
+        "skill `{skill}` does not serve `{path}`: only the files of its manifest are served or run (not hidden files, `node_modules`, linked folders, files past the listing's limits or added since the load)"
+    )]
+    NotServed {
+        /// The skill.
+        skill: String,
+        /// The file, relative to the skill's folder.
+        path: String,
+    },
     /// No such resource in the skill's folder.
     #[error("skill `{skill}` has no resource `{path}`")]
     ResourceNotFound {
@@ -163,6 +187,12 @@ pub enum Error {
         /// The namespace as given.
         namespace: String,
         /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A trust policy that contradicts itself ([`TrustPolicy::check`](crate::TrustPolicy::check)).
+    #[error("trust policy: {reason}")]
+    Policy {
+        /// What is wrong and what to set.
         reason: &'static str,
     },
     /// A lock file (`skill-server lock`) could not be read, parsed or written.

@@ -43,6 +43,13 @@ pub const MAX_HASHED_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// The most bytes hashed for one skill; files past it are listed without a digest.
 pub const MAX_HASHED_SKILL_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The limits a `manifest-incomplete` finding names.
+const LIMITS: crate::incomplete::Limits = crate::incomplete::Limits {
+    entries: crate::MAX_RESOURCE_ENTRIES,
+    depth: crate::MAX_RESOURCE_DEPTH,
+    file_bytes: MAX_HASHED_FILE_BYTES,
+    skill_bytes: MAX_HASHED_SKILL_BYTES,
+};
 /// Read size while hashing.
 const CHUNK: usize = 64 * 1024;
 /// A pass computes manifests on several threads only when each gets at least this many
@@ -408,7 +415,7 @@ impl Digests for Worker<'_> {
 /// Hash a regular file, reading at most `expected` bytes plus one: a file that grew or
 /// shrank since its metadata was read gives `None` (it is hashed again next time, since its
 /// stamp changed too).
-fn hash_file(path: &Path, expected: u64) -> Option<Sha256> {
+pub(crate) fn hash_file(path: &Path, expected: u64) -> Option<Sha256> {
     let mut file = open_without_waiting(path).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
@@ -544,9 +551,11 @@ fn compute(
         manifest.findings = findings;
         return Arc::new(manifest);
     }
+    let mut cut = None;
     match skill.resource_listing() {
         Ok(listing) => {
             complete &= !listing.is_truncated();
+            cut = Some((listing.too_many, listing.too_deep));
             for r in listing.resources.into_iter().take(MAX_MANIFEST_FILES - 1) {
                 let abs = skill.dir.join(&r.path);
                 add(abs, r.path, &mut files);
@@ -555,6 +564,9 @@ fn compute(
         Err(_) => complete = false,
     }
     let mut manifest = FileManifest::new(files, complete);
+    if !manifest.is_complete() {
+        findings.push(crate::incomplete::finding(skill, &manifest, cut, LIMITS));
+    }
     manifest.findings = findings;
     Arc::new(manifest)
 }
@@ -678,6 +690,10 @@ pub(crate) fn attach(
     if !wanted(config) {
         return snapshot;
     }
+    snapshot.rule = crate::snapshot::ServeRule {
+        by_manifest: true,
+        verify: config.trust.require_lock.is_some(),
+    };
     let mut seen = HashSet::new();
     let skills: Vec<Arc<Skill>> = snapshot
         .entries()

@@ -37,6 +37,19 @@ pub struct Snapshot {
     /// Every entry's files, by the entry's file path (see `manifest.rs`). Shared: a
     /// snapshot that only changes statuses (the trust policy's pass) keeps the same map.
     manifests: Arc<ByPath<Arc<FileManifest>>>,
+    /// How its files may be served (`served.rs`): only those of a manifest, and with
+    /// `require_lock` only bytes that hash as they did.
+    pub(crate) rule: ServeRule,
+}
+
+/// What the registry's config says about serving the files of a snapshot's skills.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ServeRule {
+    /// The snapshot carries manifests: a door serves or runs only the files they list.
+    pub(crate) by_manifest: bool,
+    /// `require_lock` is set: every read hashes what it serves and compares it with the
+    /// manifest (which matched the lock when the skill was admitted).
+    pub(crate) verify: bool,
 }
 
 impl fmt::Debug for Snapshot {
@@ -72,6 +85,7 @@ impl Snapshot {
             diagnostics,
             sources,
             manifests: Arc::default(),
+            rule: ServeRule::default(),
         }
     }
 
@@ -181,6 +195,7 @@ impl Snapshot {
 
     pub(crate) fn share_manifests(&mut self, other: &Snapshot) {
         self.manifests = Arc::clone(&other.manifests);
+        self.rule = other.rule;
     }
 
     pub(crate) fn set_manifests(&mut self, manifests: ByPath<Arc<FileManifest>>) {

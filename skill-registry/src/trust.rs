@@ -42,6 +42,41 @@ impl RegistryConfig {
     }
 }
 
+impl TrustPolicy {
+    /// Whether the policy is coherent: [`TrustPolicy::require_signature`] checks the
+    /// signature of the lock [`TrustPolicy::require_lock`] names, so it needs one (a
+    /// registry given it alone serves nothing, and says why).
+    pub fn check(&self) -> Result<(), crate::Error> {
+        if self.require_signature.is_some() && self.require_lock.is_none() {
+            return Err(crate::Error::Policy {
+                reason: SIGNATURE_WITHOUT_LOCK,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why a policy with `require_signature` and no `require_lock` is refused.
+const SIGNATURE_WITHOUT_LOCK: &str = "require_signature checks the signature of the lock require_lock names, and require_lock is not set: set require_lock to the lock file (`skill-server lock` writes it) or remove require_signature";
+
+/// A file's name, as messages write a lock or key file: a `/v1` answer names no folder of
+/// the server outside its sources (the diagnostic's own path says where it is).
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// An error reading the lock or key, without the file's folder.
+fn without_folder(e: &crate::Error) -> String {
+    match e {
+        crate::Error::Lock { path, reason } => format!("lock file {}: {reason}", file_name(path)),
+        crate::Error::Io { path, source } => format!("{}: {source}", file_name(path)),
+        other => other.to_string(),
+    }
+}
+
 /// The lock at `path`, its signature checked with the public key at `key` when one is
 /// required.
 fn read_lock(path: &std::path::Path, key: Option<&std::path::Path>) -> Result<Lock, crate::Error> {
@@ -55,10 +90,17 @@ fn read_lock(path: &std::path::Path, key: Option<&std::path::Path>) -> Result<Lo
 /// `base` itself when the policy changes nothing.
 pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapshot> {
     let policy = &config.trust;
-    let lock = policy
-        .require_lock
-        .as_ref()
-        .map(|path| (path, read_lock(path, policy.require_signature.as_deref())));
+    let lock = match (&policy.require_lock, &policy.require_signature) {
+        (Some(path), key) => Some((path, read_lock(path, key.as_deref()))),
+        // Fail closed: a signature asked for and nothing to check it on.
+        (None, Some(key)) => Some((
+            key,
+            Err(crate::Error::Policy {
+                reason: SIGNATURE_WITHOUT_LOCK,
+            }),
+        )),
+        (None, None) => None,
+    };
     let any_low = config.sources.iter().any(|s| s.trust == Trust::Low);
     // Without a lock, only the findings of low-trust skills can change anything.
     if lock.is_none() && (!any_low || !base.any_findings()) {
@@ -110,10 +152,18 @@ pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapsho
                     extra.push(Diagnostic::error(
                         Code::LockUnreadable,
                         path.as_path(),
-                        format!(
-                            "`{}` is not loaded: require_lock is set and {message}",
-                            skill.name
-                        ),
+                        match policy.require_lock {
+                            Some(_) => format!(
+                                "`{}` is not loaded: require_lock is set and {}",
+                                skill.name,
+                                without_folder(message)
+                            ),
+                            None => format!(
+                                "`{}` is not loaded: {}",
+                                skill.name,
+                                without_folder(message)
+                            ),
+                        },
                     ));
                 }
                 Ok(lock) => {
@@ -127,10 +177,10 @@ pub(crate) fn apply(base: Arc<Snapshot>, config: &RegistryConfig) -> Arc<Snapsho
                             Code::LockMismatch,
                             &skill.path,
                             format!(
-                                "`{}` ({}) does not match {}: {message}; it is not loaded: review the change, then run `skill-server lock` again",
+                                "`{}` ({}) does not match the lock {}: {message}; it is not loaded: review the change, then run `skill-server lock` again",
                                 skill.name,
                                 skill.layer,
-                                path.display()
+                                file_name(path)
                             ),
                         ));
                     }

@@ -284,6 +284,7 @@ impl Error {
                     reason: skill_registry::Unavailable::Excluded,
                     ..
                 } => "skill-excluded",
+                skill_registry::Error::LockMismatch { .. } => "lock-mismatch",
                 skill_registry::Error::NotAvailable { reason, .. } => match reason {
                     skill_registry::Unavailable::ModelInvocationDisabled => {
                         "model-invocation-disabled"

@@ -234,6 +234,12 @@ impl Engine {
         if let Some(hook) = &config.replicas.webhook {
             hook.check().map_err(Error::Scheduler)?;
         }
+        // A trust policy that contradicts itself is the host's mistake: said before loading.
+        config
+            .registry
+            .trust
+            .check()
+            .map_err(|e| Error::Config(e.to_string()))?;
         let registry = Arc::new(Registry::load(config.registry));
         let storage = match config.index_dir {
             Some(dir) => Storage::Disk(dir),

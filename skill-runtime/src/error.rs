@@ -102,6 +102,10 @@ pub enum Error {
         /// What happened, with the limit's value.
         message: String,
     },
+    /// The engine's configuration contradicts itself (a trust policy with
+    /// `require_signature` and no `require_lock`): nothing was started.
+    #[error("configuration: {0}")]
+    Config(String),
     /// The runtime is shutting down and starts nothing new; running work was stopped.
     #[error("the runtime is shutting down")]
     ShuttingDown,
@@ -218,6 +222,7 @@ impl Error {
             Error::ScriptFailed { .. } => "script_failed",
             Error::Limit { .. } => "limit_exceeded",
             Error::ShuttingDown => "shutting_down",
+            Error::Config(_) => "bad_config",
             Error::TooManyTasks { .. } => "too_many_tasks",
             Error::TooManyCommands { .. } => "too_many_commands",
             Error::OutputLimit { .. } => "output_limit",
@@ -266,7 +271,8 @@ impl Error {
             R::Excluded { .. } => "skill_excluded",
             R::UnknownSection { .. } => "unknown_section",
             R::ResourcePath { .. } => "bad_resource_path",
-            R::ResourceNotFound { .. } => "unknown_resource",
+            R::ResourceNotFound { .. } | R::NotServed { .. } => "unknown_resource",
+            R::LockMismatch { .. } => "lock_mismatch",
             R::ResourceTooLarge { .. } => "resource_too_large",
             _ => "internal",
         };

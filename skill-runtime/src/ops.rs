@@ -335,7 +335,9 @@ impl Engine {
         }
     }
 
-    /// One resource's bytes, confined to the skill folder and size-capped.
+    /// One resource's bytes, confined to the skill folder and size-capped: only a file of
+    /// the skill's manifest, and with `require_lock` only bytes that hash as locked
+    /// (`lock_mismatch` otherwise; [`skill_registry::Snapshot::read_file`]).
     pub fn resource(&self, name: &str, path: &str, lookup: &Lookup) -> Result<Vec<u8>, Error> {
         let snapshot = self.registry().snapshot();
         match lookup {
@@ -343,8 +345,8 @@ impl Engine {
                 .view(&snapshot, scope)
                 .read_resource(name, path)
                 .map_err(Error::disclosure),
-            Lookup::Inspect => inspect(&snapshot, name)?
-                .read_resource(path)
+            Lookup::Inspect => snapshot
+                .read_resource(&*inspect(&snapshot, name)?, path)
                 .map_err(Error::disclosure),
         }
     }
@@ -618,6 +620,10 @@ pub(crate) fn inspect(snapshot: &Snapshot, name: &str) -> Result<Arc<Skill>, Err
     let found = snapshot.entry(name).or_else(|| snapshot.domain(name));
     if let Some(excluded) = found.and_then(|s| skill_registry::Error::excluded(s)) {
         return Err(Error::disclosure(excluded));
+    }
+    // With `require_lock`, a skill file changed since it was admitted is not shown either.
+    if let Some(s) = found {
+        snapshot.verify_skill_file(s).map_err(Error::disclosure)?;
     }
     found.cloned().ok_or_else(|| {
         Error::disclosure(skill_registry::Error::UnknownSkill {

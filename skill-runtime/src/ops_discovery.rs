@@ -15,7 +15,6 @@ use skill_registry::{Caller, Sha256, Skill, Snapshot, Status};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::ops::Scope;
-use crate::ops_files::MAX_SKILL_FILE_BYTES;
 
 /// The `$schema` of the index (discovery proposal 0.2.0).
 pub const DISCOVERY_SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
@@ -83,7 +82,7 @@ impl Engine {
     }
 
     /// The bytes of a published skill's file (what `<name>/SKILL.md` serves): a skill the
-    /// index would list, its file read now and capped at [`MAX_SKILL_FILE_BYTES`].
+    /// index would list, its file read now and capped at [`MAX_SKILL_FILE_BYTES`](crate::MAX_SKILL_FILE_BYTES).
     pub fn discovery_file(&self, name: &str) -> Result<Vec<u8>, Error> {
         let snapshot = self.registry().snapshot();
         // Anything not listed is simply not there (404), whatever the reason.
@@ -93,21 +92,9 @@ impl Engine {
                 code: "unknown_skill",
                 message: format!("no published skill `{name}`; see {WELL_KNOWN_PREFIX}/index.json"),
             })?;
-        let read = |e: &dyn std::fmt::Display| Error::Disclosure {
-            code: "unknown_resource",
-            message: format!("{}: {e}", skill.path.display()),
-        };
-        let meta = std::fs::metadata(&skill.path).map_err(|e| read(&e))?;
-        if meta.len() > MAX_SKILL_FILE_BYTES {
-            return Err(Error::Disclosure {
-                code: "resource_too_large",
-                message: format!(
-                    "{} is {} bytes, over the {MAX_SKILL_FILE_BYTES}-byte limit",
-                    skill.path.display(),
-                    meta.len()
-                ),
-            });
-        }
-        std::fs::read(&skill.path).map_err(|e| read(&e))
+        // The one read every door makes: the manifest's file, verified with `require_lock`.
+        snapshot
+            .read_file(skill, crate::ops_files::SKILL_FILE)
+            .map_err(Error::disclosure)
     }
 }

@@ -185,7 +185,9 @@ impl Engine {
     }
 
     /// The bytes of one file of a skill: `SKILL.md` is the skill's own file, anything else
-    /// is read as the registry reads resources (confined to the folder, size-capped).
+    /// is read as the registry reads resources (confined to the folder, size-capped); only
+    /// a file of the skill's manifest, verified against the lock with `require_lock`
+    /// ([`skill_registry::Snapshot::read_file`]).
     pub fn read_skill_file(
         &self,
         name: &str,
@@ -194,21 +196,9 @@ impl Engine {
     ) -> Result<Vec<u8>, Error> {
         let snapshot = self.registry().snapshot();
         let skill = self.seen(&snapshot, name, profile)?;
-        if relative == SKILL_FILE {
-            let meta = std::fs::metadata(&skill.path).map_err(|e| internal(&skill.path, e))?;
-            if meta.len() > MAX_SKILL_FILE_BYTES {
-                return Err(Error::Disclosure {
-                    code: "resource_too_large",
-                    message: format!(
-                        "{} is {} bytes, over the {MAX_SKILL_FILE_BYTES}-byte limit",
-                        skill.path.display(),
-                        meta.len()
-                    ),
-                });
-            }
-            return std::fs::read(&skill.path).map_err(|e| internal(&skill.path, e));
-        }
-        skill.read_resource(relative).map_err(Error::disclosure)
+        snapshot
+            .read_file(skill, relative)
+            .map_err(Error::disclosure)
     }
 
     /// Whether the model may use this skill under the profile (`use_skill` asks before it

@@ -72,6 +72,17 @@ pub(super) fn rules(c: &Context<'_>, out: &mut Vec<Finding>, resolved: &mut Reso
                     "script `{entry}` {why}; it would be refused when run: list a file under the skill's `scripts/` folder, such as `scripts/run.sh`"
                 ),
             ));
+        } else if let Some(folder) = unserved_folder(entry) {
+            // An error in every mode: the skill is refused at load rather than running a
+            // file that no manifest, lock or scan covers.
+            out.push(finding(
+                Code::InvalidFieldValue,
+                "scripts",
+                true,
+                format!(
+                    "script `{entry}` is inside `{folder}`, a folder that is never listed, hashed, locked or scanned (hidden folders and `node_modules`); the skill is not loaded: move the script to a plain folder under `scripts/`"
+                ),
+            ));
         }
     }
     for p in &m.triggers.patterns {
@@ -179,11 +190,29 @@ fn script_entry_problem(entry: &str) -> Option<&'static str> {
     None
 }
 
+/// The folder of a `scripts` entry that the registry's listing never enters (a hidden
+/// one, or `node_modules` in any letter case), if any: a file there is not in the skill's
+/// manifest, so it may not run.
+fn unserved_folder(entry: &str) -> Option<&str> {
+    let mut parts = entry
+        .split(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != ".")
+        .peekable();
+    while let Some(part) = parts.next() {
+        // The last part is the file; a hidden file is skipped by the listing too.
+        let is_folder = parts.peek().is_some();
+        if part.starts_with('.') || (is_folder && part.eq_ignore_ascii_case("node_modules")) {
+            return Some(part);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::{
         CHECKED_PATTERNS, PatternProblem, REMEMBERED_PATTERN_MAX_BYTES, compile_problem,
-        pattern_problem, script_entry_problem,
+        pattern_problem, script_entry_problem, unserved_folder,
     };
     use crate::{Code, Origin, ParseOptions, parse_skill};
 
@@ -288,5 +317,47 @@ mod tests {
         ] {
             assert!(script_entry_problem(bad).is_some(), "{bad}");
         }
+    }
+
+    /// A script inside a hidden folder or `node_modules` (any case) is never in the
+    /// manifest: named, and an error in lenient mode too, so the skill is not loaded.
+    #[test]
+    fn script_entries_in_unlisted_folders_are_errors() {
+        for ok in [
+            "scripts/run.sh",
+            "./scripts/a/b.py",
+            "scripts/node_modules_x/r.sh",
+        ] {
+            assert_eq!(unserved_folder(ok), None, "{ok}");
+        }
+        for (bad, folder) in [
+            ("scripts/node_modules/run.sh", "node_modules"),
+            ("scripts/NODE_MODULES/run.sh", "NODE_MODULES"),
+            ("scripts/.h/run.sh", ".h"),
+            ("scripts/.GIT/hooks/x", ".GIT"),
+            ("scripts/.run.sh", ".run.sh"),
+        ] {
+            assert_eq!(unserved_folder(bad), Some(folder), "{bad}");
+        }
+        let text = "---\nname: t\ndescription: Does t.\nscripts: [scripts/node_modules/run.sh]\n---\nbody\n";
+        let opts = ParseOptions::new(
+            "t/SKILL.md",
+            Origin::Folder {
+                folder_name: "t".into(),
+            },
+        );
+        let f = parse_skill(text.as_bytes(), &opts);
+        let found: Vec<_> = f
+            .diagnostics
+            .iter()
+            .filter(|d| d.message.contains("node_modules"))
+            .map(|d| (d.code, d.severity))
+            .collect();
+        assert_eq!(
+            found,
+            [(Code::InvalidFieldValue, crate::Severity::Error)],
+            "{:?}",
+            f.diagnostics
+        );
     }
 }

@@ -392,3 +392,48 @@ async fn namespaced_skills_are_served_under_their_namespace() {
         );
     }
 }
+
+/// With `require_lock` (and no watcher), `resources/read` of a file changed after the load
+/// is refused with the engine's `lock_mismatch` code in the error's data (it was served).
+#[tokio::test(flavor = "multi_thread")]
+async fn with_require_lock_a_changed_file_is_refused_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    write_skill(&root, "locked", 1);
+    let sources = RegistryConfig::with_sources(vec![Source::new(&root, "gen")]);
+    let lock = dir.path().join("lock.json");
+    skill_registry::Lock::from_snapshot(
+        &skill_registry::Registry::load(sources.clone()).snapshot(),
+    )
+    .write(&lock)
+    .unwrap();
+    let mut registry = sources;
+    registry.trust.require_lock = Some(lock);
+    let mut config = EngineConfig::new(registry);
+    config.watch = None;
+    config.schedule = None;
+    let server = SkillsServer::new(Engine::start(config).unwrap(), McpConfig::default());
+    let (client, _changes) = connect(server.clone()).await;
+    let uri = "skill://locked/f0000.txt";
+    assert!(
+        client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .is_ok()
+    );
+    std::fs::write(root.join("locked/f0000.txt"), "edited after the lock").unwrap();
+    // A second client, so that no client-side cache of the first read answers.
+    client.cancel().await.unwrap();
+    let (client, _changes) = connect(server).await;
+    let e = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap_err();
+    let ServiceError::McpError(e) = e else {
+        panic!("expected an MCP error, got {e:?}");
+    };
+    let data = e.data.unwrap_or_default();
+    assert_eq!(data["code"], "lock_mismatch", "{}", e.message);
+    assert!(!e.message.contains("edited after"), "{}", e.message);
+    client.cancel().await.unwrap();
+}

@@ -172,7 +172,12 @@ impl<'a> Disclosure<'a> {
                     indexed.user_invocable,
                     &indexed.skill,
                 ) {
-                    Ok(()) => Ok(indexed.resolved(key)),
+                    // With `require_lock`, a skill whose file changed since it was
+                    // admitted is not served from its parse either.
+                    Ok(()) => {
+                        self.snapshot.verify_skill_file(&indexed.skill)?;
+                        Ok(indexed.resolved(key))
+                    }
                     Err(reason) => Err(Error::refused(name, reason, &indexed.skill)),
                 }
             }

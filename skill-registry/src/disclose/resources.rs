@@ -67,6 +67,21 @@ fn resource_root(skill: &Skill) -> Option<&Path> {
     is_folder_skill.then_some(skill.dir.as_path())
 }
 
+/// Whether the listing skips an entry of this name, and so no door serves or runs what is
+/// under it: hidden entries (`.git` and `.GIT` among them) and `node_modules` in any
+/// letter case (a case-insensitive file system opens `Node_Modules` as `node_modules`).
+pub(crate) fn skipped(name: &str) -> bool {
+    name.starts_with('.') || name.eq_ignore_ascii_case("node_modules")
+}
+
+/// Whether a path below a skill folder passes through an entry the listing skips.
+fn through_skipped(rel: &Path) -> bool {
+    rel.components().any(|c| match c {
+        Component::Normal(n) => skipped(&n.to_string_lossy()),
+        _ => false,
+    })
+}
+
 fn kind_of(rel: &str) -> ResourceKind {
     let first = rel.split('/').next().unwrap_or("");
     match first {
@@ -122,9 +137,12 @@ impl Disclosure<'_> {
         self.resource_listing(name).map(|l| l.resources)
     }
 
-    /// Read one resource of a skill this caller may use, as [`Skill::read_resource`] does.
+    /// Read one resource of a skill this caller may use, as [`Snapshot::read_resource`]
+    /// does (the manifest's files only; verified against the lock with `require_lock`).
+    ///
+    /// [`Snapshot::read_resource`]: crate::Snapshot::read_resource
     pub fn read_resource(&self, name: &str, relative: &str) -> Result<Vec<u8>, Error> {
-        self.skill(name)?.read_resource(relative)
+        self.snapshot.read_resource(self.skill(name)?, relative)
     }
 }
 
@@ -211,12 +229,10 @@ impl Skill {
             path: root.to_path_buf(),
             source,
         })?;
-        let hidden = rel.components().any(|c| match c {
-            Component::Normal(n) => n.to_string_lossy().starts_with('.'),
-            _ => false,
-        });
-        if hidden {
-            return Err(refuse("hidden files are not resources"));
+        if through_skipped(rel) {
+            return Err(refuse(
+                "hidden files and folders and `node_modules` are not resources",
+            ));
         }
         // Lexically first: `a/../../x` is refused even when it happens to exist.
         let mut depth: usize = 0;
@@ -229,6 +245,12 @@ impl Skill {
                 Component::Normal(_) => depth += 1,
                 _ => {}
             }
+        }
+        // A file in a folder the listing does not enter is not served either.
+        if depth > MAX_RESOURCE_DEPTH + 1 {
+            return Err(refuse(
+                "it is deeper than the listing goes (MAX_RESOURCE_DEPTH folders)",
+            ));
         }
         let not_found = || Error::ResourceNotFound {
             skill: skill.name.clone(),
@@ -252,8 +274,18 @@ impl Skill {
                 ));
             }
         };
-        if !target.starts_with(&canon_root) || target == canon_root {
+        let Some(inner) = target
+            .strip_prefix(&canon_root)
+            .ok()
+            .filter(|r| !r.as_os_str().is_empty())
+        else {
             return Err(refuse("it resolves outside the skill folder"));
+        };
+        // A link to `.git/config` or into `node_modules` is no way around the rule.
+        if through_skipped(inner) {
+            return Err(refuse(
+                "it resolves into a hidden folder or `node_modules`, which are not resources",
+            ));
         }
         // Checked before opening: opening a named pipe would wait for a writer forever,
         // and a device could be endless.
@@ -331,6 +363,15 @@ impl Walk<'_> {
             .is_some_and(|c| target.starts_with(c) && target != c)
     }
 
+    /// Whether `target` (a canonical path inside the folder) lies under an entry the
+    /// listing skips: a link to `.git/config` is not listed.
+    fn leads_into_skipped(&self, target: &Path) -> bool {
+        let canon = self.canon_root.as_ref().and_then(|c| c.as_deref());
+        canon
+            .and_then(|c| target.strip_prefix(c).ok().map(through_skipped))
+            .unwrap_or(true)
+    }
+
     /// List `dir`, which is `depth` folders below the skill folder (0 for the folder
     /// itself). Returns whether `dir` could be listed.
     fn dir(&mut self, dir: &Path, prefix: &str, depth: usize) -> bool {
@@ -346,7 +387,7 @@ impl Walk<'_> {
             }
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') || name == "node_modules" {
+            if skipped(&name) {
                 continue;
             }
             if depth == 0 && Some(entry.file_name().as_os_str()) == skill_name {
@@ -363,7 +404,7 @@ impl Walk<'_> {
             let path: PathBuf = entry.path();
             let (is_dir, size) = if file_type.is_symlink() {
                 match fs::canonicalize(&path) {
-                    Ok(t) if self.inside(&t) => {
+                    Ok(t) if self.inside(&t) && !self.leads_into_skipped(&t) => {
                         match fs::metadata(&t) {
                             // Linked folders are not entered (no loops, no double listing).
                             Ok(m) if m.is_file() => (false, m.len()),

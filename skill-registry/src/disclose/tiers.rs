@@ -133,7 +133,11 @@ impl Disclosure<'_> {
 
     fn domain_help(&self, domain: &str) -> Result<String, Error> {
         match self.snapshot.domain(domain) {
-            Some(index) if index.status == Status::Loaded => Ok(index.body.clone()),
+            Some(index) if index.status == Status::Loaded => {
+                // With `require_lock`, the index file must still hash as admitted.
+                self.snapshot.verify_skill_file(index)?;
+                Ok(index.body.clone())
+            }
             _ => {
                 let folder = self
                     .visible()
@@ -151,10 +155,12 @@ impl Disclosure<'_> {
     }
 
     fn domain_all(&self, domain: &str) -> Result<String, Error> {
-        let parts: Vec<String> = self
-            .domain_skills(domain)
-            .map(|s| format!("# {}\n\n{}", s.name, s.body))
-            .collect();
+        let mut parts: Vec<String> = Vec::new();
+        for s in self.domain_skills(domain) {
+            // With `require_lock`, every action file served must still hash as admitted.
+            self.snapshot.verify_skill_file(s)?;
+            parts.push(format!("# {}\n\n{}", s.name, s.body));
+        }
         if parts.is_empty() {
             return Err(Error::EmptyDomain {
                 domain: domain.to_owned(),

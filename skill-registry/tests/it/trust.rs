@@ -262,7 +262,8 @@ fn hostile_files_are_hashed_and_skipped_by_the_scan_where_needed() {
     fs::write(root.join("s/blob.bin"), &bin).unwrap();
     // Not UTF-8: hashed, not scanned.
     fs::write(root.join("s/latin1.txt"), b"caf\xe9 \xff").unwrap();
-    // A name that is not UTF-8: listed (lossily) and never crashes the pass.
+    // A name that is not UTF-8: listed (lossily) and never crashes the pass; it cannot
+    // be hashed by that name, so the manifest is incomplete (the one finding below).
     let odd = std::ffi::OsStr::from_bytes(b"odd-\xff.txt");
     fs::write(root.join("s").join(odd), b"x").unwrap();
     // Over the scan cap: hashed, not scanned.
@@ -271,8 +272,15 @@ fn hostile_files_are_hashed_and_skipped_by_the_scan_where_needed() {
     assert!(big.len() as u64 > skill_registry::MAX_SCAN_BYTES);
     let snap = load_snapshot(&config(root, "external"), 1);
     let m = snap.manifest("s").unwrap();
-    assert!(m.findings().is_empty(), "{:?}", m.findings());
-    assert!(snap.get("s").is_some());
+    let codes: Vec<Code> = m.findings().iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::ManifestIncomplete], "{:?}", m.findings());
+    assert!(
+        m.findings()[0].message.contains("odd-"),
+        "{:?}",
+        m.findings()
+    );
+    // A file it could not hash: from a low-trust source the skill fails closed.
+    assert!(snap.get("s").is_none());
     assert_eq!(
         m.get("blob.bin").unwrap().sha256,
         Some(skill_registry::Sha256::of(&bin))

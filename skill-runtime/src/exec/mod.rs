@@ -357,6 +357,17 @@ impl Runtime {
             Ok(p) => p,
             Err(e) => return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e),
         };
+        // One rule for what runs: a file of the skill's manifest and, with `require_lock`,
+        // bytes that hash as locked, read just before the launch.
+        if let Err(e) = self
+            .inner
+            .registry
+            .snapshot()
+            .check_run(skill, &plan.entry, &plan.path)
+        {
+            let e = Error::disclosure(e);
+            return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e);
+        }
         self.inner.scripts.send_modify(|n| *n += 1);
         let _slot = ScriptSlot(&self.inner.scripts);
         let ran = script::run(

@@ -55,6 +55,8 @@ use crate::exec::{Error, Limit};
 /// The script chosen for an invocation and its argument vector.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Plan {
+    /// The `scripts:` entry chosen, as written.
+    pub(crate) entry: String,
     pub(crate) path: PathBuf,
     pub(crate) args: Vec<String>,
 }
@@ -65,6 +67,15 @@ pub(crate) struct Ran {
     pub(crate) stdout: Vec<u8>,
     pub(crate) stderr: Vec<u8>,
     pub(crate) result: Result<i32, Error>,
+}
+
+impl Plan {
+    /// The script as messages name it: the skill's folder as its source names it, joined
+    /// with the entry (not the resolved path, which may leave the source's spelling, so
+    /// that an answer can write it relative to its source).
+    fn named(&self, skill: &Skill) -> PathBuf {
+        skill.dir.join(&self.entry)
+    }
 }
 
 fn stem(entry: &str) -> (&str, &str) {
@@ -131,7 +142,11 @@ pub(crate) fn plan(skill: &Skill, inv: &Invocation, config: &RuntimeConfig) -> R
             reason: format!("argument {a:?} contains a NUL byte"),
         });
     }
-    Ok(Plan { path, args })
+    Ok(Plan {
+        entry: chosen.clone(),
+        path,
+        args,
+    })
 }
 
 fn no_script(skill: &Skill) -> Error {
@@ -317,7 +332,7 @@ pub(crate) async fn run(
         Ok(c) => c,
         Err(e) => {
             return fail(Error::Spawn {
-                path: plan.path.clone(),
+                path: plan.named(skill),
                 message: e.to_string(),
             });
         }
@@ -461,7 +476,7 @@ pub(crate) async fn run(
             Ok(code)
         } else {
             Err(Error::ScriptFailed {
-                path: plan.path.clone(),
+                path: plan.named(skill),
                 status: text,
             })
         },

@@ -160,6 +160,10 @@ fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("a \"this network\" address (0.0.0.0/8)")
     } else if a == 100 && (64..128).contains(&b) {
         Some("a shared address (CGNAT, 100.64.0.0/10)")
+    } else if a == 192 && b == 0 && ip.octets()[2] == 0 {
+        Some("an IETF protocol assignment address (192.0.0.0/24)")
+    } else if a == 198 && (b & 0xfe) == 18 {
+        Some("a benchmarking address (198.18.0.0/15)")
     } else if ip.is_multicast() || ip.is_broadcast() || a >= 240 {
         Some("a multicast, broadcast or reserved address")
     } else {
@@ -178,12 +182,23 @@ fn refused_v6(ip: Ipv6Addr) -> Option<&'static str> {
         let [x, y] = [seg[6].to_be_bytes(), seg[7].to_be_bytes()];
         return refused_v4(Ipv4Addr::new(x[0], x[1], y[0], y[1]));
     }
+    // 6to4 (2002:a.b.c.d::/48) reaches the IPv4 address in its second and third groups.
+    if seg[0] == 0x2002 {
+        let [x, y] = [seg[1].to_be_bytes(), seg[2].to_be_bytes()];
+        return refused_v4(Ipv4Addr::new(x[0], x[1], y[0], y[1]));
+    }
+    // The local-use NAT64 prefix (RFC 8215) translates into the operator's own network.
+    if seg[..3] == [0x64, 0xff9b, 0x0001] {
+        return Some("a local-use NAT64 address (64:ff9b:1::/48)");
+    }
     if ip.is_unspecified() || ip.is_loopback() {
         Some("a loopback address")
     } else if seg[0] & 0xffc0 == 0xfe80 {
         Some("a link-local address (fe80::/10)")
     } else if seg[0] & 0xfe00 == 0xfc00 {
         Some("a private address (fc00::/7)")
+    } else if seg[0] & 0xffc0 == 0xfec0 {
+        Some("a site-local address (fec0::/10, deprecated, still routed privately)")
     } else if ip.is_multicast() {
         Some("a multicast address")
     } else {
@@ -309,6 +324,21 @@ mod tests {
             "[::ffff:100.64.0.1]",
             "224.0.0.1",
             "255.255.255.255",
+            // From the review: protocol assignments, benchmarking, site-local, 6to4 and
+            // NAT64 forms of a private address, local-use NAT64.
+            "192.0.0.1",
+            "192.0.0.255",
+            "198.18.0.1",
+            "198.19.255.255",
+            "[fec0::1]",
+            "[feff::1]",
+            "[2002:a00:1::1]",
+            "[2002:7f00:1::]",
+            "[2002:a9fe:a9fe::1]",
+            "[64:ff9b::a00:1]",
+            "[64:ff9b::192.168.0.1]",
+            "[64:ff9b:1::1]",
+            "[64:ff9b:1:ffff::8.8.8.8]",
         ] {
             let d = Destination::parse(&format!("http://{host}:9/x")).unwrap();
             assert!(d.refused_at_start().is_some(), "{host} allowed");
@@ -321,8 +351,14 @@ mod tests {
             "172.32.0.0",
             "169.253.255.255",
             "[2001:db8::1]",
-            "[fec0::1]",
             "[fbff::1]",
+            "192.0.1.0",
+            "191.255.255.255",
+            "198.17.255.255",
+            "198.20.0.0",
+            "[2002:5db8:d822::1]",
+            "[64:ff9b::8.8.8.8]",
+            "[64:ff9b:2::1]",
             "hooks.example.com",
             "localhost.example.com",
         ] {

@@ -30,6 +30,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     ),
     code("bad_body", 400, "the request body could not be read"),
     code(
+        "bad_config",
+        500,
+        "the engine's configuration contradicts itself (nothing started)",
+    ),
+    code(
         "bad_host",
         400,
         "two Host headers, or none on HTTP/1.1 (RFC 9112)",
@@ -112,6 +117,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         "workflow.build: the written file would not load",
     ),
     code("limit_exceeded", 200, "a script limit was hit"),
+    code(
+        "lock_mismatch",
+        409,
+        "with require_lock, a file whose bytes changed after the load (not served or run); in an outcome, 200 with ok: false",
+    ),
     code("lookup", 200, "a lookup that failed otherwise"),
     code(
         "method_not_allowed",

@@ -78,8 +78,8 @@ impl Paths<'_> {
                 root.trim_end_matches('/'),
                 std::path::MAIN_SEPARATOR
             );
-            if out.contains(&prefix) {
-                out = Cow::Owned(out.replace(&prefix, ""));
+            if let Some(cut) = cut_at_boundaries(&out, &prefix) {
+                out = Cow::Owned(cut);
             }
         }
         out
@@ -101,6 +101,31 @@ impl Paths<'_> {
                 .collect(),
         )
     }
+}
+
+/// Whether a character can be part of a path written in a message: a root is cut only where
+/// a path starts (`/srv/skills/` is not cut out of `/data/srv/skills/a`, nor `skills/`
+/// out of `myskills/a`).
+fn in_path(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '/' | '\\' | '.' | '-' | '_' | '~' | '+' | '@' | '%')
+}
+
+/// `text` with every `prefix` that starts a path removed; `None` when there is none.
+fn cut_at_boundaries(text: &str, prefix: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut copied = 0;
+    for (at, _) in text.match_indices(prefix) {
+        if at < copied || text[..at].chars().next_back().is_some_and(in_path) {
+            continue;
+        }
+        out.push_str(&text[copied..at]);
+        copied = at + prefix.len();
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -140,5 +165,26 @@ mod tests {
         assert_eq!(out[0].path, Path::new("a/SKILL.md"));
         assert_eq!(out[0].message, "see a/x.sh, b/y.sh and SKILL.md");
         assert_eq!(Paths::Absolute.diagnostics(&d)[0], d[0]);
+    }
+
+    /// A source's folder is cut only where a path starts: not out of the middle of another
+    /// path, nor out of a longer folder name.
+    #[test]
+    fn text_cuts_roots_only_where_a_path_starts() {
+        let sources = vec![
+            Source::new("/srv/skills", "user"),
+            Source::new("skills", "project"),
+        ];
+        let rel = Paths::Relative(&sources);
+        let t = |s: &str| rel.text(s).into_owned();
+        assert_eq!(t("/srv/skills/a/SKILL.md:3"), "a/SKILL.md:3");
+        assert_eq!(
+            t("see `/srv/skills/a/x.sh` (/srv/skills/b)"),
+            "see `a/x.sh` (b)"
+        );
+        assert_eq!(t("/data/srv/skills/a.md"), "/data/srv/skills/a.md");
+        assert_eq!(t("myskills/a.md and skills/b.md"), "myskills/a.md and b.md");
+        assert_eq!(t("x-skills/a.md"), "x-skills/a.md");
+        assert!(matches!(rel.text("nothing here"), Cow::Borrowed(_)));
     }
 }

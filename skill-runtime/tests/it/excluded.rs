@@ -197,3 +197,27 @@ fn inspections_and_file_reads_refuse_an_excluded_skill() {
     }
     assert!(engine.show("clean-notes").is_ok());
 }
+
+/// `require_signature` without `require_lock` is a configuration error of the library with
+/// a message saying what to set (it was accepted, and no signature was checked).
+#[test]
+fn a_signature_without_a_lock_is_a_configuration_error() {
+    let (_dir, mut config) = vendor();
+    config.trust.require_signature = Some("k.pub".into());
+    let Err(e) = Engine::start(EngineConfig::one_shot(config.clone())) else {
+        panic!("the engine started with require_signature and no require_lock");
+    };
+    assert_eq!(e.code(), "bad_config");
+    assert!(e.to_string().contains("set require_lock"), "{e}");
+    // The registry alone fails closed: every skill excluded, saying why.
+    let snap = skill_registry::Registry::load(config).snapshot();
+    assert_eq!(snap.skills().count(), 0);
+    let clean = snap.entry("clean-notes").unwrap();
+    assert!(
+        clean
+            .exclusion()
+            .is_some_and(|d| d.message.contains("require_signature")),
+        "{:?}",
+        clean.diagnostics
+    );
+}

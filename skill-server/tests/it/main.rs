@@ -1,7 +1,8 @@
 //! skill-server's integration tests, one binary: the `serve` command as a child process
 //! (`serve`), the README's walkthrough (`readme`), `eval` on a bundled trigger eval and
 //! proactive skills pre-loaded by `select` over the CLI and HTTP (`proactive`); signed locks with
-//! the `minisign` tool and `require_signature` (`signed`);
+//! the `minisign` tool and `require_signature` (`signed`); verified reads and runs under
+//! `require_lock` and `audit` of a skill past the manifest's limits (`verified`);
 //! `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -16,3 +17,4 @@ mod replicas;
 mod serve;
 mod signed;
 mod sources;
+mod verified;

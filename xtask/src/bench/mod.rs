@@ -38,6 +38,7 @@ mod steps;
 mod table;
 mod timing;
 mod validate_proc;
+mod verified;
 
 use std::process::ExitCode;
 
@@ -67,6 +68,9 @@ pub enum BenchName {
     Load(load::LoadArgs),
     /// Disclosure: a 10,000-skill catalog within a budget, and hot-reload latency.
     Disclose(disclose::Args),
+    /// Verified reads: every file of the bundled packs read under `require_lock` (in the
+    /// manifest, hashed) against the unverified read, and `load_skill` likewise.
+    Verified(verified::Args),
     /// Routing: extraction and routing throughput against line splitting.
     Route(route::Args),
     /// Search and selection: index build, query latency, incremental update, accuracy.
@@ -104,6 +108,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
     match &args.bench {
         Some(BenchName::Load(a)) => load::run(a, &mut table)?,
         Some(BenchName::Disclose(a)) => disclose::run(a, &mut table)?,
+        Some(BenchName::Verified(a)) => verified::run(a, &mut table)?,
         Some(BenchName::Route(a)) => route::run(a, &mut table)?,
         Some(BenchName::Search(a)) => search::run(a, &mut table)?,
         Some(BenchName::Select(a)) => select::run(a, &mut table)?,
@@ -127,6 +132,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
 fn run_all(table: &mut Table) -> Result<(), String> {
     load::run(&load::LoadArgs::default(), table)?;
     disclose::run(&disclose::Args::default(), table)?;
+    verified::run(&verified::Args::default(), table)?;
     route::run(&route::Args::default(), table)?;
     search::run(&search::Args::default(), table)?;
     select::run(&search::Args::default(), table)?;

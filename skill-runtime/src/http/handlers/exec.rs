@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use skill_registry::Caller;
 
-use super::{bad_json, engine_error, present};
+use super::{bad_json, engine_error, paths, present};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
 use crate::ops::Scope;
@@ -55,12 +55,12 @@ pub(super) fn route(app: &App, body: RouteBody) -> Result<Response<Body>, ApiErr
         profile: body.profile,
     };
     match (body.text, body.output) {
-        (Some(text), None) => Ok(json_response(
-            StatusCode::OK,
+        (Some(text), None) => Ok(relative_messages(
+            app,
             &wire::RouteShape::from(&app.engine.route(&text, &scope)),
         )),
-        (None, Some(output)) => Ok(json_response(
-            StatusCode::OK,
+        (None, Some(output)) => Ok(relative_messages(
+            app,
             &wire::RoutedOutputShape::from(&app.engine.route_output(&output, &scope)),
         )),
         _ => Err(bad_json(
@@ -86,12 +86,12 @@ pub(super) async fn execute(app: &App, body: ExecuteBody) -> Result<Response<Bod
     match (body.output, body.command) {
         (Some(output), None) => {
             let results = app.engine.execute_output(&output, &scope).await;
-            Ok(json_response(StatusCode::OK, &ResultsShape::new(&results)))
+            Ok(relative_messages(app, &ResultsShape::new(&results)))
         }
         (None, Some(command)) => {
             let done = app.engine.execute(&command, &scope).await;
-            Ok(json_response(
-                StatusCode::OK,
+            Ok(relative_messages(
+                app,
                 &ExecutedShape {
                     route: &done.route,
                     outcome: done.outcome.as_ref(),
@@ -116,10 +116,44 @@ pub(super) struct InvokeBody {
 pub(super) async fn invoke(app: &App, body: InvokeBody) -> Result<Response<Body>, ApiError> {
     let scope = Scope::user().with_profile(body.profile);
     let outcome = app.engine.invoke(&body.line, &scope).await;
-    Ok(json_response(
-        StatusCode::OK,
-        &wire::OutcomeShape::from(&outcome),
-    ))
+    Ok(relative_messages(app, &wire::OutcomeShape::from(&outcome)))
+}
+
+/// A `200` answer of route, execute or invoke whose `message`s (an outcome's or a route
+/// error's: an exclusion's reason, a script that could not start) name the server's files
+/// as the other `/v1` answers do: relative to their source unless the operator asked for
+/// absolute paths.
+fn relative_messages(app: &App, shape: &impl serde::Serialize) -> Response<Body> {
+    let roots = app.path_roots();
+    let Some(snapshot) = roots.as_deref() else {
+        return json_response(StatusCode::OK, shape);
+    };
+    let mut value = match serde_json::to_value(shape) {
+        Ok(v) => v,
+        Err(_) => return json_response(StatusCode::OK, shape),
+    };
+    rewrite_messages(&mut value, &paths(Some(snapshot)));
+    json_response(StatusCode::OK, &value)
+}
+
+/// Every string under a `message` key, at any depth, written with `paths`.
+fn rewrite_messages(value: &mut Value, paths: &wire::Paths<'_>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(s) if key == "message" => {
+                        if let std::borrow::Cow::Owned(new) = paths.text(s) {
+                            *s = new;
+                        }
+                    }
+                    _ => rewrite_messages(v, paths),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_messages(v, paths)),
+        _ => {}
+    }
 }
 
 pub(super) async fn workflows(
