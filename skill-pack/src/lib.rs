@@ -179,42 +179,66 @@ pub fn report<P: AsRef<Path>>(roots: &[P]) -> Result<String, Error> {
 /// Each root is its own layer, named by its label: the folder's name (`skills`), with
 /// `-2`, `-3`, ... added when two roots share a name. Paths are shown as `label/relative`.
 pub fn report_with<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result<String, Error> {
-    if roots.is_empty() {
-        return Err(Error::NoRoots);
-    }
-    if config.next_fires > MAX_NEXT_FIRES {
-        return Err(Error::TooManyFires(config.next_fires));
-    }
-    let roots: Vec<Root> = labelled(roots)?;
-    let sources = roots
-        .iter()
-        .map(|r| {
-            let mut s = Source::new(r.given.clone(), r.label.clone());
-            s.dialect = config.dialect;
-            s
+    Pack::load(roots, config)?.text(config)
+}
+
+/// A pack loaded the way a host would, ready to be rendered as text or as a page.
+pub(crate) struct Pack {
+    pub(crate) engine: Arc<Engine>,
+    roots: Vec<Root>,
+    requests: Vec<(String, String)>,
+}
+
+impl Pack {
+    /// Load `roots` (lowest precedence first) as `config` says.
+    pub(crate) fn load<P: AsRef<Path>>(roots: &[P], config: &ReportConfig) -> Result<Pack, Error> {
+        if roots.is_empty() {
+            return Err(Error::NoRoots);
+        }
+        if config.next_fires > MAX_NEXT_FIRES {
+            return Err(Error::TooManyFires(config.next_fires));
+        }
+        let roots: Vec<Root> = labelled(roots)?;
+        let sources = roots
+            .iter()
+            .map(|r| {
+                let mut s = Source::new(r.given.clone(), r.label.clone());
+                s.dialect = config.dialect;
+                s
+            })
+            .collect();
+        let mut registry_config = RegistryConfig::with_sources(sources);
+        registry_config.mode = config.mode;
+        registry_config.environment = config.environment.clone();
+        let engine = Engine::start(EngineConfig::one_shot(registry_config))
+            .map_err(|e| Error::Engine(e.to_string()))?;
+        let mut requests = Vec::new();
+        for r in &roots {
+            requests.extend(requests::read(&r.given.join(REQUESTS_FILE), &r.label)?);
+        }
+        Ok(Pack {
+            engine,
+            roots,
+            requests,
         })
-        .collect();
-    let mut registry_config = RegistryConfig::with_sources(sources);
-    registry_config.mode = config.mode;
-    registry_config.environment = config.environment.clone();
-    let engine = Engine::start(EngineConfig::one_shot(registry_config))
-        .map_err(|e| Error::Engine(e.to_string()))?;
-    let mut requests = Vec::new();
-    for r in &roots {
-        requests.extend(requests::read(&r.given.join(REQUESTS_FILE), &r.label)?);
     }
-    let mut out = String::new();
-    header(&mut out, &roots, config);
-    skills(&mut out, &engine, &roots);
-    diagnostics_section(&mut out, &engine, &roots);
-    findings_section(&mut out, &engine, &roots);
-    catalogs(&mut out, &engine, &roots, config);
-    tiers(&mut out, &engine, config);
-    examples(&mut out, &engine, config);
-    schedules(&mut out, &engine, &roots, config);
-    selections(&mut out, &engine, &requests, config)?;
-    trigger_evals::section(&mut out, &engine, config.profile.clone())?;
-    Ok(scrub(out, &roots))
+
+    /// The text report.
+    pub(crate) fn text(&self, config: &ReportConfig) -> Result<String, Error> {
+        let (engine, roots) = (&self.engine, self.roots.as_slice());
+        let mut out = String::new();
+        header(&mut out, roots, config);
+        skills(&mut out, engine, roots);
+        diagnostics_section(&mut out, engine, roots);
+        findings_section(&mut out, engine, roots);
+        catalogs(&mut out, engine, roots, config);
+        tiers(&mut out, engine, config);
+        examples(&mut out, engine, config);
+        schedules(&mut out, engine, roots, config);
+        selections(&mut out, engine, &self.requests, config)?;
+        trigger_evals::section(&mut out, engine, config.profile.clone())?;
+        Ok(scrub(out, roots))
+    }
 }
 
 /// One source folder and how the report names it.
@@ -741,8 +765,11 @@ fn selections(
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod html;
 mod requests;
 mod trigger_evals;
+
+pub use html::report_html;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

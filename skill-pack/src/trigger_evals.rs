@@ -7,9 +7,31 @@
 use std::fmt::Write as _;
 
 use skill_runtime::{Engine, read_trigger_cases};
-use skill_search::{SelectOptions, TRIGGER_EVAL_FILE};
+use skill_search::{SelectOptions, TRIGGER_EVAL_FILE, TriggerReport};
 
 use crate::Error;
+
+/// Each skill's trigger eval, by name: its report, or why its file was not read.
+pub(crate) type Results = Vec<(String, Result<TriggerReport, String>)>;
+
+/// Run every skill's trigger eval (an empty list when no skill keeps one).
+pub(crate) fn results(engine: &Engine, profile: Option<String>) -> Result<Results, Error> {
+    let options = SelectOptions {
+        profile,
+        ..SelectOptions::default()
+    };
+    let mut out = Vec::new();
+    for (name, path) in engine.trigger_eval_files() {
+        let report = match read_trigger_cases(&path) {
+            Ok(cases) => Ok(engine
+                .trigger_eval(&name, &cases, &options)
+                .map_err(|e| Error::Engine(e.to_string()))?),
+            Err(e) => Err(e.to_string()),
+        };
+        out.push((name, report));
+    }
+    Ok(out)
+}
 
 /// Append the section to `out` when some skill has a trigger eval.
 pub(crate) fn section(
@@ -17,26 +39,19 @@ pub(crate) fn section(
     engine: &Engine,
     profile: Option<String>,
 ) -> Result<(), Error> {
-    let files = engine.trigger_eval_files();
-    if files.is_empty() {
+    let results = results(engine, profile)?;
+    if results.is_empty() {
         return Ok(());
     }
-    crate::section(out, &format!("trigger evals ({})", files.len()));
-    let options = SelectOptions {
-        profile,
-        ..SelectOptions::default()
-    };
-    for (name, path) in files {
-        let cases = match read_trigger_cases(&path) {
-            Ok(c) => c,
+    crate::section(out, &format!("trigger evals ({})", results.len()));
+    for (name, report) in results {
+        let r = match report {
+            Ok(r) => r,
             Err(e) => {
                 let _ = writeln!(out, "{name}/{TRIGGER_EVAL_FILE}: not read: {e}");
                 continue;
             }
         };
-        let r = engine
-            .trigger_eval(&name, &cases, &options)
-            .map_err(|e| Error::Engine(e.to_string()))?;
         let ratio = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"));
         let _ = writeln!(
             out,

@@ -50,6 +50,7 @@ pub mod telemetry;
 mod terminal;
 mod trust_config;
 
+pub use mcp_cmd::app;
 pub use teardown::end_process_after_command;
 pub use terminal::TerminalSafe;
 

@@ -99,13 +99,24 @@ pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
     }
 }
 
-/// The HTTP application `serve` runs: the API (MCP is not built in).
+/// The HTTP application `serve` runs: the API and the console at `/ui` (MCP is not built
+/// in).
 #[cfg(not(feature = "mcp"))]
 pub fn app(engine: Arc<Engine>, http: HttpConfig) -> Arc<App> {
-    App::new(engine, http)
+    App::with_mounts(engine, http, console(App::mounts()))
 }
 
-/// The HTTP application `serve` runs: the API, and MCP at [`MCP_PATH`] on the same
+/// `mounts` and the console at [`skill_console::CONSOLE_PATH`]: its page needs no token
+/// (what it asks of `/v1` is checked there).
+fn console(mounts: skill_runtime::http::Mounts) -> skill_runtime::http::Mounts {
+    mounts.mount_with(
+        skill_console::CONSOLE_PATH,
+        skill_console::service(),
+        skill_console::needs_token,
+    )
+}
+
+/// The HTTP application `serve` runs: the API, the console at `/ui`, and MCP at [`MCP_PATH`] on the same
 /// listener (same token rules, and the same `Host` check, [`HttpConfig::allowed_hosts`],
 /// which the server applies to every request before MCP sees it; MCP checks a browser's
 /// `Origin` against the same list).
@@ -123,5 +134,9 @@ pub fn app(engine: Arc<Engine>, http: HttpConfig) -> Arc<App> {
         hosts,
         limits,
     );
-    App::with_mounts(engine, http, App::mounts().mount(MCP_PATH, service))
+    App::with_mounts(
+        engine,
+        http,
+        console(App::mounts()).mount(MCP_PATH, service),
+    )
 }

@@ -3,11 +3,21 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Subcommand, ValueEnum};
 use skill_pack::{ReportConfig, parse_instant};
 use skill_registry::Budget;
 
 use crate::commands::write_out;
+
+/// How `report` writes the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Plain text (the snapshot form).
+    Text,
+    /// One self-contained HTML page: the same sections, with pictures (inline CSS and SVG,
+    /// nothing fetched), for a pull request's artefacts.
+    Html,
+}
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
@@ -33,6 +43,9 @@ pub enum Commands {
         /// Read every file as this dialect instead of detecting it per file.
         #[arg(long, value_enum, default_value_t = crate::DialectArg::Auto)]
         dialect: crate::DialectArg,
+        /// `text` (default) or `html`.
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
     },
 }
 
@@ -54,6 +67,7 @@ fn run_inner(command: Commands, out: &mut dyn Write) -> Result<(), String> {
         at,
         budget_chars,
         dialect,
+        format,
     } = command;
     let mut config = ReportConfig {
         profile,
@@ -67,6 +81,10 @@ fn run_inner(command: Commands, out: &mut dyn Write) -> Result<(), String> {
     if let Some(at) = at {
         config.at = parse_instant(&at).map_err(|e| format!("--at: {e}"))?;
     }
-    let text = skill_pack::report_with(&packs, &config).map_err(|e| e.to_string())?;
+    let text = match format {
+        ReportFormat::Text => skill_pack::report_with(&packs, &config),
+        ReportFormat::Html => skill_pack::report_html(&packs, &config),
+    }
+    .map_err(|e| e.to_string())?;
     write_out(out, &text)
 }

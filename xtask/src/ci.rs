@@ -147,13 +147,15 @@ const fn no_defaults(krate: &'static str) -> [&'static str; 8] {
 }
 
 /// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
-/// tests that use it, and the minisign tool is installed before the signed-lock test; the
+/// tests that use it, the minisign tool is installed before the signed-lock test, and
+/// Chromium with its WebDriver before the console's browser tests; the
 /// MCP conformance suite and schemathesis need the built server; the package cache is
 /// cleaned right before packaging; cargo-deny is installed before its check): (index of the
 /// step they follow, script path).
 pub const SCRIPTS: &[(usize, &str)] = &[
     (1, ".ci/postgres"),
     (1, ".ci/minisign"),
+    (1, ".ci/chromium"),
     (2, ".ci/mcp-conformance"),
     (2, ".ci/schemathesis"),
     (3, ".ci/clean-package-cache"),

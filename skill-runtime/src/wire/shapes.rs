@@ -333,6 +333,10 @@ pub struct SearchMatchShape<'a> {
     triggers: Vec<TriggerHitShape<'a>>,
     matched_terms: &'a [String],
     body_terms: &'a [String],
+    /// The lexical (BM25F) score, two decimals: one of the signals the confidence fuses.
+    text_score: f64,
+    /// The semantic similarity of request and skill (cosine), three decimals.
+    semantic: f64,
     reason: &'a str,
     description: &'a str,
     /// When the host last used the skill (a logical clock), once it has.
@@ -345,12 +349,14 @@ impl<'a> From<&'a Match> for SearchMatchShape<'a> {
         SearchMatchShape {
             name: &m.name,
             layer: &m.layer,
-            confidence: (f64::from(m.confidence) * 100.0).round() / 100.0,
+            confidence: rounded(m.confidence, 100.0),
             explicit: m.explicit,
             phrase: m.phrase.as_deref(),
             triggers: m.triggers.iter().map(TriggerHitShape::from).collect(),
             matched_terms: &m.matched_terms,
             body_terms: &m.body_terms,
+            text_score: rounded(m.text_score, 100.0),
+            semantic: rounded(m.semantic, 1000.0),
             reason: &m.reason,
             description: &m.description,
             last_used: m.last_used,
@@ -375,10 +381,18 @@ impl<'a> From<&'a TriggerHit> for TriggerHitShape<'a> {
     }
 }
 
+/// `value` rounded to `1 / scale` (`scale` 100: two decimals).
+fn rounded(value: f32, scale: f64) -> f64 {
+    (f64::from(value) * scale).round() / scale
+}
+
 /// `GET /v1/search` and `search --format json`.
 #[derive(Debug, Serialize)]
 pub struct SearchShape<'a> {
     query: &'a str,
+    /// The confidence a skill needs to be selected by default
+    /// ([`skill_search::DEFAULT_THRESHOLD`]): the gate's line, so a reader sees the margin.
+    threshold: f64,
     matches: Vec<SearchMatchShape<'a>>,
 }
 
@@ -387,6 +401,7 @@ impl<'a> SearchShape<'a> {
     pub fn new(query: &'a str, matches: &'a [Match]) -> Self {
         SearchShape {
             query,
+            threshold: rounded(skill_search::DEFAULT_THRESHOLD, 100.0),
             matches: matches.iter().map(SearchMatchShape::from).collect(),
         }
     }
