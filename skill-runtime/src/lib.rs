@@ -80,6 +80,9 @@ pub use ops::{
 pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
 pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
+/// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).
+pub use skill_format::MAX_NAME_CHARS;
+pub use skill_registry::{SECTION_SEPARATOR, Sha256};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

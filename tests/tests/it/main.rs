@@ -6,6 +6,7 @@
 
 mod deps;
 mod disclose;
+mod doors;
 mod doorway;
 mod hot_reload;
 mod http;

@@ -62,6 +62,8 @@ const SERDE_ALLOWED: &[&str] = &[
     "skill-format/Code",
     // documented output: one diagnostic in `--format json`
     "skill-format/Diagnostic",
+    // documented output: a skill's frontmatter, verbatim, in the MCP skills extension
+    "skill-format/FrontmatterData",
     // documented output: the JSON catalog format, which the registry writes into the prompt
     "skill-registry/CatalogFormat",
     // documented output: the JSON catalog's budget report
@@ -86,16 +88,6 @@ const SERDE_ALLOWED: &[&str] = &[
     "skill-search/Tier",
     // the scheduler's state file: its versioned on-disk format
     "skill-scheduler/StateFile",
-    // documented input: an HTTP request body (the OpenAPI document describes it)
-    "skill-runtime/SelectBody",
-    // documented input: an HTTP request body (the OpenAPI document describes it)
-    "skill-runtime/ExtractBody",
-    // documented input: an HTTP request body (the OpenAPI document describes it)
-    "skill-runtime/RouteBody",
-    // documented input: an HTTP request body (the OpenAPI document describes it)
-    "skill-runtime/ExecuteBody",
-    // documented input: an HTTP request body (the OpenAPI document describes it)
-    "skill-runtime/InvokeBody",
     // the server's configuration file (TOML)
     "skill-server/FileConfig",
     // the server's configuration file (TOML)
