@@ -67,6 +67,7 @@ mod ops_schedules;
 mod ops_sections;
 #[cfg(feature = "replicas")]
 pub mod replicas;
+mod vocab;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
@@ -83,6 +84,7 @@ pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 /// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).
 pub use skill_format::MAX_NAME_CHARS;
 pub use skill_registry::{SECTION_SEPARATOR, Sha256};
+pub use vocab::{format, registry, router, scheduler, search};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 
 use crate::Format;
-use skill_registry::RegistryConfig;
+use skill_runtime::registry::RegistryConfig;
+use skill_runtime::search::{
+    DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, SelectOptions,
+};
 use skill_runtime::wire::{
     NotesSearchRequest, NotesShape, Request, SearchRequest, SearchShape, SelectRequest, pretty,
 };
 use skill_runtime::{Engine, EngineConfig};
-use skill_search::{DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, SelectOptions};
 
 use crate::commands::one_shot;
 use crate::skills_arg::SkillDirs;
@@ -353,14 +355,14 @@ mod tests {
             crate::run(all, &mut Vec::new(), &mut Vec::new())
         };
         let (limit, max, notes_limit) = (
-            skill_search::MAX_LIMIT.to_string(),
-            skill_search::MAX_MAX_SKILLS.to_string(),
-            skill_search::MAX_NOTE_RESULTS.to_string(),
+            skill_runtime::search::MAX_LIMIT.to_string(),
+            skill_runtime::search::MAX_MAX_SKILLS.to_string(),
+            skill_runtime::search::MAX_NOTE_RESULTS.to_string(),
         );
         let (limit_over, max_over, notes_over) = (
-            (skill_search::MAX_LIMIT + 1).to_string(),
-            (skill_search::MAX_MAX_SKILLS + 1).to_string(),
-            (skill_search::MAX_NOTE_RESULTS + 1).to_string(),
+            (skill_runtime::search::MAX_LIMIT + 1).to_string(),
+            (skill_runtime::search::MAX_MAX_SKILLS + 1).to_string(),
+            (skill_runtime::search::MAX_NOTE_RESULTS + 1).to_string(),
         );
         for (args, code) in [
             (vec!["search", "--skills", s, "--limit", "0", "units"], 2),
