@@ -648,11 +648,10 @@ impl Engine {
     }
 
     fn router<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Router<'s> {
-        let mut config = self.router_config().clone();
-        if scope.profile.is_some() {
-            config.profile = scope.profile.clone();
-        }
-        Router::with_config(snapshot, config)
+        Router::with_config(
+            snapshot,
+            self.runtime().router_under(scope.profile.as_deref()),
+        )
     }
 
     pub(crate) fn view<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Disclosure<'s> {
