@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod args;
+mod data;
 mod diagnostic;
 mod dialect;
 mod document;
@@ -45,6 +46,7 @@ pub mod sections;
 mod validate;
 pub mod yaml;
 
+pub use data::{FrontmatterData, frontmatter_data};
 pub use diagnostic::{Code, Diagnostic, Severity, serialize_path};
 pub use dialect::{Dialect, Mode, detect};
 pub use document::{Document, Frontmatter, UnclosedFrontmatter, split};
@@ -58,7 +60,7 @@ pub use parse::{MAX_FILE_BYTES, parse_skill, parse_skill_keeping};
 pub use validate::{
     KNOWN_OS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_PATTERN_SIZE,
     MAX_TOOLSETS_DESCRIPTION_CHARS, Origin, RECOMMENDED_MAX_BODY_LINES, RESERVED_ACTIONS,
-    first_paragraph, first_sentence, nfkc,
+    first_paragraph, first_sentence, is_kebab_name, nfkc,
 };
 
 /// The README's examples, compiled and run as doc tests.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rmcp::ServiceExt;
 use rmcp::model::{ReadResourceRequestParams, ResourceContents, SkillResources};
 use skill_mcp::{McpConfig, SkillsServer};
-use skill_registry::{RegistryConfig, Source};
+use skill_runtime::registry::{RegistryConfig, Source};
 use skill_runtime::{Engine, EngineConfig};
 
 fn corpus() -> Option<PathBuf> {

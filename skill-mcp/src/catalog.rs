@@ -11,18 +11,15 @@
 use std::collections::{BTreeMap, HashMap};
 
 use rmcp::model::{
-    DIRECTORY_MIME_TYPE, JsonObject, Resource, Skill, SkillFrontmatter, SkillResource,
-    SkillResources,
+    DIRECTORY_MIME_TYPE, Resource, Skill, SkillFrontmatter, SkillResource, SkillResources,
 };
-use skill_registry::Sha256;
-use skill_runtime::{Engine, SKILL_FILE, SkillSummary};
+use skill_runtime::Sha256;
+use skill_runtime::{Engine, MAX_NAME_CHARS, SKILL_FILE, SkillSummary};
 
 /// SEP-2640 limit: files per skill, `SKILL.md` included.
 pub const MAX_FILES_PER_SKILL: usize = 512;
 /// SEP-2640 limit: total bytes of a skill's files.
 pub const MAX_BYTES_PER_SKILL: u64 = 16 * 1024 * 1024;
-/// Longest skill name (Agent Skills).
-const MAX_NAME_CHARS: usize = 64;
 /// The URI scheme skills are served under.
 pub const SCHEME: &str = "skill://";
 
@@ -77,19 +74,6 @@ pub(crate) struct Catalog {
     dirs: BTreeMap<String, BTreeMap<String, Child>>,
     /// Skills left out, with the reason.
     pub skipped: Vec<(String, String)>,
-}
-
-/// Whether a name follows the Agent Skills rules: 1-64 of `a-z`, `0-9` and `-`, no
-/// leading, trailing or doubled hyphen.
-pub(crate) fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME_CHARS
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--")
 }
 
 /// Percent-encode one URI path segment (everything but RFC 3986 unreserved characters).
@@ -147,23 +131,6 @@ pub(crate) fn mime_type(relative: &str, is_text: bool) -> &'static str {
         "pdf" => "application/pdf",
         _ if is_text => "text/plain",
         _ => UNKNOWN_MIME,
-    }
-}
-
-/// The frontmatter of a `SKILL.md` as a JSON object, exactly as written (every field).
-pub(crate) fn frontmatter_json(bytes: &[u8]) -> Result<JsonObject, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "SKILL.md is not UTF-8".to_owned())?;
-    let doc = skill_format::split(text)
-        .map_err(|e| format!("the frontmatter opened on line {} is never closed", e.line))?;
-    let fm = doc
-        .frontmatter
-        .ok_or_else(|| "SKILL.md has no frontmatter".to_owned())?;
-    let yaml: serde_yaml::Value =
-        serde_yaml::from_str(fm.text).map_err(|e| format!("frontmatter is not YAML: {e}"))?;
-    match serde_json::to_value(yaml) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(_) => Err("frontmatter is not a mapping".to_owned()),
-        Err(e) => Err(format!("frontmatter has no JSON form: {e}")),
     }
 }
 
@@ -367,9 +334,9 @@ fn serve_one(
         },
         None => (None, summary.name.as_str()),
     };
-    if !valid_name(own_name) {
+    if !summary.kebab_name {
         return Err(format!(
-            "`{own_name}` is not an Agent Skills name (a-z, 0-9 and single inner hyphens, at most {MAX_NAME_CHARS})"
+            "`{own_name}` is not an Agent Skills name (a-z, 0-9 and single inner hyphens, at most {MAX_NAME_CHARS} characters)"
         ));
     }
     let listing = engine
@@ -405,16 +372,20 @@ fn serve_one(
             .sha256
             .ok_or_else(|| format!("{relative}: the registry has no digest for it"))?;
         let mut mime = mime_type(relative, false);
-        if relative == SKILL_FILE || mime == UNKNOWN_MIME {
-            // Only the skill file (its frontmatter) and files whose extension does not say
-            // their type (text or not) are read here; sizes and digests come from the
-            // registry's manifest.
+        if relative == SKILL_FILE {
+            // The engine gives the frontmatter as data, every field as written.
+            frontmatter = Some(engine.skill_frontmatter(&summary.name, profile).map_err(
+                |e| match e {
+                    skill_runtime::Error::Frontmatter(_) => e.to_string(),
+                    other => format!("{relative}: {other}"),
+                },
+            )?);
+        } else if mime == UNKNOWN_MIME {
+            // Only files whose extension does not say their type (text or not) are read
+            // here; sizes and digests come from the registry's manifest.
             let bytes = engine
                 .read_skill_file(&summary.name, profile, relative)
                 .map_err(|e| format!("{relative}: {e}"))?;
-            if relative == SKILL_FILE {
-                frontmatter = Some(frontmatter_json(&bytes)?);
-            }
             mime = mime_type(relative, std::str::from_utf8(&bytes).is_ok());
         }
         let uri = format!("{SCHEME}{skill_path}/{}", encode_path(relative));
@@ -466,16 +437,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_follow_the_agent_skills_rules_at_their_edges() {
-        assert!(valid_name("a"));
-        assert!(valid_name(&"a".repeat(MAX_NAME_CHARS)));
-        assert!(!valid_name(&"a".repeat(MAX_NAME_CHARS + 1)));
-        for bad in ["", "-a", "a-", "a--b", "A", "a_b", "a.b", "é"] {
-            assert!(!valid_name(bad), "{bad}");
-        }
-    }
-
-    #[test]
     fn segments_are_percent_encoded_outside_the_unreserved_set() {
         assert_eq!(encode_segment("a-b_c.d~e"), "a-b_c.d~e");
         assert_eq!(encode_segment("my notes"), "my%20notes");
@@ -500,21 +461,6 @@ mod tests {
             digest_text(&Sha256::of(b"")),
             "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
-    }
-
-    #[test]
-    fn frontmatter_keeps_every_field_as_written() {
-        let text = "---\nname: a\ndescription: d\nmetadata:\n  version: \"1.0\"\nx-custom: [1, true]\n---\nbody\n";
-        let fm = frontmatter_json(text.as_bytes()).unwrap_or_default();
-        assert_eq!(fm.get("name"), Some(&serde_json::json!("a")));
-        assert_eq!(
-            fm.get("metadata"),
-            Some(&serde_json::json!({"version": "1.0"}))
-        );
-        assert_eq!(fm.get("x-custom"), Some(&serde_json::json!([1, true])));
-        assert!(frontmatter_json(b"no frontmatter").is_err());
-        assert!(frontmatter_json(b"---\n- a list\n---\n").is_err());
-        assert!(frontmatter_json(b"---\nname: a\n").is_err());
     }
 
     #[test]

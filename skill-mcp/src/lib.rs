@@ -76,7 +76,7 @@ pub use server::{
     SERVED_DIGEST_META, SERVED_SIZE_META, SKILLS_PAGE_SIZE, SkillsServer,
 };
 pub use stdio::STDIO_CLOSE_DRAIN;
-pub use tools::MAX_SEARCH_LIMIT;
+pub use tools::call as call_tool;
 
 /// Why the MCP server stopped.
 #[derive(Debug, thiserror::Error)]

@@ -57,7 +57,7 @@ pub const SERVED_SIZE_META: &str = "size";
 /// registry's snapshot); otherwise the file changed since the snapshot, and the result
 /// carries the digest and size of exactly the bytes served.
 fn served_meta(file: &FileRef, bytes: &[u8]) -> Option<MetaObject> {
-    let sha256 = skill_registry::Sha256::of(bytes);
+    let sha256 = skill_runtime::Sha256::of(bytes);
     if bytes.len() as u64 == file.size && sha256 == file.sha256 {
         return None;
     }

@@ -14,19 +14,72 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use skill_registry::SECTION_SEPARATOR;
 use skill_runtime::wire::{
-    ExecutedShape, OutlineShape, ResultsShape, RoutedOutputShape, SearchShape,
+    ExecuteRequest, ExecutedShape, GetSkillRequest, Input, LoadSkillRequest, Operation,
+    OutlineShape, Request, RequestError, ResultsShape, RouteRequest, RoutedOutputShape,
+    SearchRequest, SearchShape, SelectRequest, UseSkillRequest,
 };
-use skill_runtime::{Engine, Lookup, Scope, SearchQuery};
-use skill_search::SelectOptions;
+use skill_runtime::{Engine, Lookup, SECTION_SEPARATOR, Scope};
 
 /// The prompt argument that carries a skill's `$ARGUMENTS`.
 pub const PROMPT_ARGUMENT: &str = "arguments";
-/// Results `search_skills` returns when the call does not say.
-const DEFAULT_SEARCH_LIMIT: usize = 10;
-/// Most results `search_skills` returns.
-pub const MAX_SEARCH_LIMIT: usize = 100;
+
+/// One tool: its name, the wire operation whose input it takes, what it does, and whether
+/// it only reads.
+struct ToolSpec {
+    name: &'static str,
+    operation: &'static Operation,
+    description: &'static str,
+    read_only: bool,
+}
+
+/// Every tool, each over one wire operation: its `inputSchema` is the operation's input
+/// description without the fields that say who asks (the server's profile decides, and
+/// the caller is the model).
+const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "get_skill",
+        operation: GetSkillRequest::OPERATION,
+        description: "Progressive disclosure: no path lists every domain and skill; `email` gives a domain's overview or a skill; `email.send` one skill; `email.all` every skill of a domain; `name#slug` one section of a skill (see load_skill's `outline`).",
+        read_only: true,
+    },
+    ToolSpec {
+        name: "load_skill",
+        operation: LoadSkillRequest::OPERATION,
+        description: "Load one skill's full instructions by name. For a large skill, ask first for its `outline` (every section with its slug and estimated tokens), then load only the `section` you need.",
+        read_only: true,
+    },
+    ToolSpec {
+        name: "use_skill",
+        operation: UseSkillRequest::OPERATION,
+        description: "Use a skill with arguments: a template returns its instructions with the arguments substituted; a `context: fork` skill starts a background task and returns its id.",
+        read_only: false,
+    },
+    ToolSpec {
+        name: "search_skills",
+        operation: SearchRequest::OPERATION,
+        description: "Rank skills for a query (name, description, triggers and body).",
+        read_only: true,
+    },
+    ToolSpec {
+        name: "select_skills",
+        operation: SelectRequest::OPERATION,
+        description: "Choose the skills to load for a user message: selected_skills with confidence and reason, no_skill_needed, and the disclosure tier.",
+        read_only: true,
+    },
+    ToolSpec {
+        name: "route",
+        operation: RouteRequest::OPERATION,
+        description: "Route one command line (`text`) or the ```cmd blocks of a whole model output (`output`) to skills without running anything: each command's route, and the reply text outside the blocks.",
+        read_only: true,
+    },
+    ToolSpec {
+        name: "execute",
+        operation: ExecuteRequest::OPERATION,
+        description: "Execute one command line (`command`) or every command in the ```cmd blocks of a model output (`output`), in order; each result is reported.",
+        read_only: false,
+    },
+];
 
 fn schema(value: Value) -> Arc<JsonObject> {
     match value {
@@ -35,105 +88,49 @@ fn schema(value: Value) -> Arc<JsonObject> {
     }
 }
 
-fn tool(name: &'static str, description: &'static str, input: Value, read_only: bool) -> Tool {
-    Tool::new(name, description, schema(input)).with_annotations(
-        ToolAnnotations::new()
-            .read_only(read_only)
-            .destructive(false),
-    )
-}
-
 /// Every tool the server offers.
 pub fn definitions() -> Vec<Tool> {
-    let string = json!({ "type": "string" });
-    vec![
-        tool(
-            "get_skill",
-            "Progressive disclosure: no path lists every domain and skill; `email` gives a domain's overview or a skill; `email.send` one skill; `email.all` every skill of a domain; `name#slug` one section of a skill (see load_skill's `outline`).",
-            json!({ "type": "object", "properties": { "path": { "type": "string", "description": "A dot path: domain, domain.skill, domain.all or a skill name, optionally followed by #slug for one section" } } }),
-            true,
-        ),
-        tool(
-            "load_skill",
-            "Load one skill's full instructions by name. For a large skill, ask first for its `outline` (every section with its slug and estimated tokens), then load only the `section` you need.",
-            json!({ "type": "object", "properties": { "name": string, "section": { "type": "string", "description": "The slug of one section to load (with its subsections)" }, "outline": { "type": "boolean", "description": "Return the skill's outline instead of its text" } }, "required": ["name"] }),
-            true,
-        ),
-        tool(
-            "use_skill",
-            "Use a skill with arguments: a template returns its instructions with the arguments substituted; a `context: fork` skill starts a background task and returns its id.",
-            json!({ "type": "object", "properties": { "name": string, "arguments": { "type": "string", "description": "Replaces $ARGUMENTS in the skill" } }, "required": ["name"] }),
-            false,
-        ),
-        tool(
-            "search_skills",
-            "Rank skills for a query (name, description, triggers and body).",
-            json!({ "type": "object", "properties": { "query": string, "limit": { "type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT } }, "required": ["query"] }),
-            true,
-        ),
-        tool(
-            "select_skills",
-            "Choose the skills to load for a user message: selected_skills with confidence and reason, no_skill_needed, and the disclosure tier.",
-            json!({ "type": "object", "properties": { "message": string, "recent_turns": { "type": "array", "items": string }, "max_skills": { "type": "integer", "minimum": 1 } }, "required": ["message"] }),
-            true,
-        ),
-        tool(
-            "route",
-            "Route the ```cmd blocks of model output to skills without running anything: each command's route, and the reply text outside the blocks.",
-            json!({ "type": "object", "properties": { "output": string }, "required": ["output"] }),
-            true,
-        ),
-        tool(
-            "execute",
-            "Execute every command in the ```cmd blocks of model output, in order; each result is reported.",
-            json!({ "type": "object", "properties": { "output": string }, "required": ["output"] }),
-            false,
-        ),
-    ]
+    TOOLS
+        .iter()
+        .map(|t| {
+            Tool::new(
+                t.name,
+                t.description,
+                schema(t.operation.input_schema(false)),
+            )
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(t.read_only)
+                    .destructive(false),
+            )
+        })
+        .collect()
 }
 
-fn bad_args(message: String) -> ErrorData {
-    ErrorData::invalid_params(message, None)
+/// Arguments the wire contract refused: `-32602` Invalid params, with the stable code in
+/// the error's `data` (`{"code": "bad_json"}`).
+fn refused(e: RequestError) -> ErrorData {
+    ErrorData::invalid_params(e.message, Some(json!({ "code": e.code })))
 }
 
-fn text_arg<'a>(
-    args: &'a JsonObject,
-    key: &str,
-    required: bool,
-) -> Result<Option<&'a str>, ErrorData> {
-    match args.get(key) {
-        None | Some(Value::Null) if !required => Ok(None),
-        None | Some(Value::Null) => Err(bad_args(format!("`{key}` is required"))),
-        Some(Value::String(s)) => Ok(Some(s.as_str())),
-        Some(other) => Err(bad_args(format!(
-            "`{key}` must be a string, not {}",
-            crate::jsonrpc::kind(other)
-        ))),
-    }
-}
-
-fn required<'a>(args: &'a JsonObject, key: &str) -> Result<&'a str, ErrorData> {
-    text_arg(args, key, true)?.ok_or_else(|| bad_args(format!("`{key}` is required")))
-}
-
-fn number_arg(args: &JsonObject, key: &str) -> Result<Option<usize>, ErrorData> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|&n| n >= 1)
-            .map(Some)
-            .ok_or_else(|| bad_args(format!("`{key}` must be a whole number of at least 1"))),
-    }
+/// A tool's arguments read into its wire request (scope fields are not taken).
+fn read<R: Request>(args: &JsonObject) -> Result<R, ErrorData> {
+    R::read(args, false).map_err(refused)
 }
 
 fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
-fn error_result(message: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message)])
+/// A failure the model can act on: the message as text, and the wire's
+/// `{"error": {"code", "message"}}` as structured content, so the stable code travels.
+fn error_result(e: &skill_runtime::Error) -> CallToolResult {
+    let message = e.to_string();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
+    result.structured_content = Some(json!({
+        "error": { "code": skill_runtime::wire::snake_case(e.code()), "message": message }
+    }));
+    result
 }
 
 fn json_result(shape: &impl serde::Serialize) -> CallToolResult {
@@ -144,37 +141,22 @@ fn json_result(shape: &impl serde::Serialize) -> CallToolResult {
 }
 
 /// `load_skill`: the whole skill, one `section` of it, or its `outline` (JSON).
-fn load_skill(
-    engine: &Engine,
-    args: &JsonObject,
-    scope: &Scope,
-) -> Result<CallToolResult, ErrorData> {
-    let name = required(args, "name")?;
-    let outline = match args.get("outline") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(bad_args("`outline` is a boolean".to_owned())),
-    };
-    let section = text_arg(args, "section", false)?;
-    if outline && section.is_some() {
-        return Err(bad_args("give `outline` or `section`, not both".to_owned()));
-    }
+fn load_skill(engine: &Engine, request: LoadSkillRequest, scope: &Scope) -> CallToolResult {
     let profile = scope.profile.as_deref();
-    Ok(if outline {
-        match engine.outline(name, &Lookup::Disclosed(scope.clone())) {
+    if request.outline {
+        return match engine.outline(&request.name, &Lookup::Disclosed(scope.clone())) {
             Ok(o) => json_result(&OutlineShape::from(&o)),
-            Err(e) => error_result(e.to_string()),
-        }
-    } else {
-        let id = match section {
-            Some(slug) => format!("{}{SECTION_SEPARATOR}{}", name.trim(), slug.trim()),
-            None => name.to_owned(),
+            Err(e) => error_result(&e),
         };
-        match engine.load_skill_text(&id, profile) {
-            Ok(text) => text_result(text),
-            Err(e) => error_result(e.to_string()),
-        }
-    })
+    }
+    let id = match &request.section {
+        Some(slug) => format!("{}{SECTION_SEPARATOR}{}", request.name.trim(), slug.trim()),
+        None => request.name.clone(),
+    };
+    match engine.load_skill_text(&id, profile) {
+        Ok(text) => text_result(text),
+        Err(e) => error_result(&e),
+    }
 }
 
 /// `f`, which searches or selects: when the engine runs a model for that (milliseconds of
@@ -198,92 +180,97 @@ fn blocking_in_place<T>(blocking: bool, f: impl FnOnce() -> T) -> T {
     }
 }
 
-/// Run one tool for the model, under the profile (`None`: the engine's).
+/// Run one tool for the model, under the profile (`None`: the engine's). Arguments are
+/// read into the tool's wire request first: a refusal is `-32602` with the wire code in
+/// its `data`; a failure of the operation is a tool error result carrying the code.
 pub async fn call(
     engine: &Engine,
     profile: Option<&str>,
     name: &str,
     args: JsonObject,
 ) -> Result<CallToolResult, ErrorData> {
-    let scope = Scope::model().with_profile(profile.map(str::to_owned));
+    let profile = profile.map(str::to_owned);
+    let scope = Scope::model().with_profile(profile.clone());
     let result = match name {
-        "get_skill" => match engine.get_skill(text_arg(&args, "path", false)?, &scope) {
-            Ok(text) => text_result(text),
-            Err(e) => error_result(e.to_string()),
-        },
-        "load_skill" => load_skill(engine, &args, &scope)?,
+        "get_skill" => {
+            let request: GetSkillRequest = read(&args)?;
+            match engine.get_skill(request.path.as_deref(), &scope) {
+                Ok(text) => text_result(text),
+                Err(e) => error_result(&e),
+            }
+        }
+        "load_skill" => {
+            let request = read::<LoadSkillRequest>(&args)?
+                .checked()
+                .map_err(refused)?;
+            load_skill(engine, request, &scope)
+        }
         "use_skill" => {
-            let skill = required(&args, "name")?.trim();
-            let arguments = text_arg(&args, "arguments", false)?
-                .map(str::trim)
-                .filter(|a| !a.is_empty());
-            match engine.skill_visible_to_model(skill, profile) {
-                Ok(()) => {
-                    let line = match arguments {
-                        Some(a) => format!("{skill} {a}"),
-                        None => skill.to_owned(),
-                    };
-                    let done = engine.execute(&line, &scope).await;
+            let request: UseSkillRequest = read(&args)?;
+            let arguments = request.arguments.as_deref().map(str::trim);
+            match engine
+                .invoke_skill(request.name.trim(), arguments, &scope)
+                .await
+            {
+                Ok(done) => json_result(&ExecutedShape {
+                    route: &done.route,
+                    outcome: done.outcome.as_ref(),
+                }),
+                Err(e) => error_result(&e),
+            }
+        }
+        "search_skills" => {
+            let mut request: SearchRequest = read(&args)?;
+            request.profile = profile;
+            match beside_executor(engine, || engine.search(&request.query())) {
+                Ok(matches) => json_result(&SearchShape::new(&request.query, &matches)),
+                Err(e) => error_result(&e),
+            }
+        }
+        "select_skills" => {
+            let mut request: SelectRequest = read(&args)?;
+            request.profile = profile;
+            match beside_executor(engine, || {
+                engine.select(&request.message, &request.options())
+            }) {
+                Ok(selection) => json_result(&selection),
+                Err(e) => error_result(&e),
+            }
+        }
+        "route" => {
+            let request: RouteRequest = read(&args)?;
+            match &request.input {
+                Input::Output(output) => json_result(&RoutedOutputShape::from(
+                    &engine.route_output(output, &scope),
+                )),
+                Input::Line(text) => json_result(&skill_runtime::wire::RouteShape::from(
+                    &engine.route(text, &scope),
+                )),
+            }
+        }
+        "execute" => {
+            let request: ExecuteRequest = read(&args)?;
+            match &request.input {
+                Input::Output(output) => {
+                    let results = engine.execute_output(output, &scope).await;
+                    json_result(&ResultsShape::new(&results))
+                }
+                Input::Line(command) => {
+                    let done = engine.execute(command, &scope).await;
                     json_result(&ExecutedShape {
                         route: &done.route,
                         outcome: done.outcome.as_ref(),
                     })
                 }
-                Err(e) => error_result(e.to_string()),
             }
-        }
-        "search_skills" => {
-            let query = required(&args, "query")?;
-            let limit = number_arg(&args, "limit")?
-                .unwrap_or(DEFAULT_SEARCH_LIMIT)
-                .min(MAX_SEARCH_LIMIT);
-            let request = SearchQuery {
-                text: query.to_owned(),
-                limit,
-                profile: profile.map(str::to_owned),
-            };
-            match beside_executor(engine, || engine.search(&request)) {
-                Ok(matches) => json_result(&SearchShape::new(query, &matches)),
-                Err(e) => error_result(e.to_string()),
-            }
-        }
-        "select_skills" => {
-            let message = required(&args, "message")?;
-            let recent_turns = match args.get("recent_turns") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|t| t.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| bad_args("`recent_turns` is a list of strings".into()))?,
-                Some(_) => return Err(bad_args("`recent_turns` is a list of strings".into())),
-            };
-            let mut options = SelectOptions {
-                recent_turns,
-                profile: profile.map(str::to_owned),
-                ..SelectOptions::default()
-            };
-            if let Some(n) = number_arg(&args, "max_skills")? {
-                options.max_skills = n;
-            }
-            match beside_executor(engine, || engine.select(message, &options)) {
-                Ok(selection) => json_result(&selection),
-                Err(e) => error_result(e.to_string()),
-            }
-        }
-        "route" => json_result(&RoutedOutputShape::from(
-            &engine.route_output(required(&args, "output")?, &scope),
-        )),
-        "execute" => {
-            let results = engine
-                .execute_output(required(&args, "output")?, &scope)
-                .await;
-            json_result(&ResultsShape::new(&results))
         }
         other => {
-            return Err(bad_args(format!(
-                "no tool `{other}`; the tools are get_skill, load_skill, use_skill, search_skills, select_skills, route and execute"
-            )));
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool `{other}`; the tools are get_skill, load_skill, use_skill, search_skills, select_skills, route and execute"
+                ),
+                None,
+            ));
         }
     };
     Ok(result)
@@ -344,29 +331,31 @@ mod tests {
     }
 
     #[test]
-    fn arguments_are_checked_before_any_call() {
+    fn arguments_are_read_by_the_wire_contract_with_its_codes() {
         let mut args = JsonObject::new();
-        assert!(required(&args, "name").is_err());
+        let missing = read::<UseSkillRequest>(&args).unwrap_err();
+        assert_eq!(missing.message, "`name` is required");
+        assert_eq!(missing.data, Some(json!({ "code": "bad_json" })));
         args.insert("name".into(), json!(3));
-        // The message says what the argument must be, and what came.
-        let wrong = required(&args, "name")
-            .err()
-            .map(|e| e.message.into_owned());
         assert_eq!(
-            wrong.as_deref(),
-            Some("`name` must be a string, not an integer")
+            read::<UseSkillRequest>(&args).unwrap_err().message,
+            "`name` must be a string, not an integer"
         );
-        args.insert("name".into(), json!("x"));
-        assert_eq!(required(&args, "name").ok(), Some("x"));
-        args.insert("limit".into(), json!(0));
-        let wrong = number_arg(&args, "limit")
-            .err()
-            .map(|e| e.message.into_owned());
-        assert_eq!(
-            wrong.as_deref(),
-            Some("`limit` must be a whole number of at least 1")
-        );
-        args.insert("limit".into(), json!(5));
-        assert_eq!(number_arg(&args, "limit").ok(), Some(Some(5)));
+        // The profile is the server's: a tool does not take it.
+        let mut search = JsonObject::new();
+        search.insert("query".into(), json!("x"));
+        search.insert("profile".into(), json!("p"));
+        assert!(read::<SearchRequest>(&search).is_err());
+        search.remove("profile");
+        search.insert("limit".into(), json!(0));
+        let zero = read::<SearchRequest>(&search).unwrap_err();
+        assert_eq!(zero.data, Some(json!({ "code": "bad_query" })));
+        // Every tool's schema is its operation's, without the scope fields.
+        for t in definitions() {
+            let props = t.input_schema.get("properties").unwrap();
+            assert!(props.get("profile").is_none(), "{}", t.name);
+            assert!(props.get("caller").is_none(), "{}", t.name);
+            assert!(props.get("from").is_none(), "{}", t.name);
+        }
     }
 }

@@ -34,12 +34,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skill_format::{Dialect, FileKind, Mode};
-use skill_registry::{Budget, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source};
-use skill_router::Route;
+use skill_runtime::format::{Dialect, FileKind, Mode};
+use skill_runtime::registry::{
+    Budget, Caller, CatalogFormat, Environment, RegistryConfig, Skill, Source,
+};
+use skill_runtime::router::Route;
+use skill_runtime::scheduler::{DateTime, LAST_YEAR, SecondsFormat, Tz, Utc};
+use skill_runtime::search::SelectOptions;
 use skill_runtime::{Engine, EngineConfig, ScheduleQuery, Scope};
-use skill_scheduler::{DateTime, LAST_YEAR, SecondsFormat, Tz, Utc};
-use skill_search::SelectOptions;
 
 /// The file at a pack root that holds sample requests: one request a line; blank lines and
 /// lines starting with `#` are skipped. Each request is run through selection
@@ -513,7 +515,7 @@ fn findings_section(out: &mut String, engine: &Engine, roots: &[Root]) {
 /// Diagnostics as sorted rows: path relative to the pack, line, column, code, and the
 /// `severity[code]: message` text.
 fn diagnostic_rows<'d>(
-    diagnostics: impl Iterator<Item = &'d skill_format::Diagnostic>,
+    diagnostics: impl Iterator<Item = &'d skill_runtime::format::Diagnostic>,
     roots: &[Root],
 ) -> Vec<DiagnosticRow> {
     let mut rows: Vec<DiagnosticRow> = diagnostics

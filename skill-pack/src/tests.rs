@@ -231,7 +231,7 @@ fn selections_pre_load_the_profiles_proactive_skills() {
         ..ReportConfig::default()
     };
     let text = report_with(&[&root], &config).unwrap();
-    let reason = format!("{} `work`", skill_search::PROACTIVE_REASON);
+    let reason = format!("{} `work`", skill_runtime::search::PROACTIVE_REASON);
     let line = text
         .split("> what is the capital of Peru\n")
         .nth(1)

@@ -1,13 +1,13 @@
 //! The report's "trigger evals" section: for each skill that keeps an Agent Skills trigger
 //! eval (`evals/eval_queries.json` in its folder), which queries select it, with its
-//! trigger precision and recall ([`skill_search::evaluate_triggers`]). Shown only when some
+//! trigger precision and recall ([`skill_runtime::search::evaluate_triggers`]). Shown only when some
 //! skill of the pack has such a file; a file that cannot be read or parsed is a line of the
 //! section, not an error of the report.
 
 use std::fmt::Write as _;
 
+use skill_runtime::search::{SelectOptions, TRIGGER_EVAL_FILE, TriggerReport};
 use skill_runtime::{Engine, read_trigger_cases};
-use skill_search::{SelectOptions, TRIGGER_EVAL_FILE, TriggerReport};
 
 use crate::Error;
 

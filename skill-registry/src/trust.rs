@@ -17,12 +17,10 @@ use std::sync::Arc;
 
 use skill_format::{Code, Diagnostic, Severity};
 
-#[cfg(doc)]
-use crate::TrustPolicy;
 use crate::lock::{Drift, Lock};
 use crate::skill::{Skill, Status};
 use crate::snapshot::{Snapshot, sort_diagnostics};
-use crate::{RegistryConfig, Trust};
+use crate::{RegistryConfig, Trust, TrustPolicy};
 
 /// How many drifted files a `lock-mismatch` diagnostic names.
 const MAX_DRIFT_NAMED: usize = 5;

@@ -299,6 +299,35 @@ impl<'s> Router<'s> {
         self.model_line(line, Mode::Normal).into_owned()
     }
 
+    /// The model's invocation of the skill named exactly `name` (a typed name: no word of
+    /// it is read as a command, so `get_skill` or `/x` name skills like any other), with
+    /// `arguments` read as the words after a name are (flags, positionals, `--help`). The
+    /// invocation's `raw` line is the name and the arguments joined by a space.
+    pub fn route_skill(&self, name: &str, arguments: Option<&str>) -> Route {
+        let arguments = arguments.map(trimmed).unwrap_or("");
+        let raw = if arguments.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name} {arguments}")
+        };
+        let mut words = match Words::new(arguments) {
+            Ok(w) => w,
+            Err(e) => return self.fail(e),
+        };
+        let parsed = parse_words(words.by_ref());
+        if let Some(e) = words.take_error() {
+            return self.fail(e);
+        }
+        let first = Word {
+            text: Cow::Borrowed(name),
+            quoted: true,
+            unquoted_prefix: 0,
+            column: 1,
+        };
+        self.invoke(&raw, first, parsed, words.pipe(), Mode::Normal)
+            .into_owned()
+    }
+
     /// [`Router::route_model`] with an invocation that borrows from the line where it can.
     pub(crate) fn model_line<'l>(&self, line: &'l str, mode: Mode) -> Route<Cow<'l, str>> {
         let line = trimmed(line);

@@ -186,6 +186,9 @@ pub enum Error {
         /// What went wrong, with the closest names where there are some.
         message: String,
     },
+    /// A skill file's frontmatter has no data form ([`Engine::skill_frontmatter`](crate::Engine::skill_frontmatter)).
+    #[error("{0}")]
+    Frontmatter(#[source] skill_format::Error),
     /// A search or selection failed.
     #[error("search: {0}")]
     Search(String),
@@ -237,7 +240,7 @@ impl Error {
             Error::Search(_) => "search_failed",
             Error::NoNotes => "no_notes",
             Error::UnknownTask(_) => "unknown_task",
-            Error::Internal(_) => "internal",
+            Error::Internal(_) | Error::Frontmatter(_) => "internal",
             Error::Store(_) => "store_failed",
             Error::TaskLost(_) => "task_lost",
         }

@@ -68,6 +68,7 @@ mod ops_sections;
 #[cfg(feature = "replicas")]
 pub mod replicas;
 mod state;
+mod vocab;
 pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
@@ -81,6 +82,10 @@ pub use ops::{
 pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
 pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
+/// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).
+pub use skill_format::MAX_NAME_CHARS;
+pub use skill_registry::{SECTION_SEPARATOR, Sha256};
+pub use vocab::{format, registry, router, scheduler, search};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

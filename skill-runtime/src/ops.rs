@@ -479,12 +479,47 @@ impl Engine {
         let snapshot = self.registry().snapshot();
         let scope = Scope::model().with_profile(scope.profile.clone());
         let route = self.router(&snapshot, &scope).route(command, Caller::Model);
+        self.run_routed(snapshot, &scope, route).await
+    }
+
+    /// Execute one skill by its typed name with `arguments` (its `$ARGUMENTS`, read as the
+    /// words after a name), as the model, with no command line to parse: MCP's
+    /// `use_skill`. [`Error::Disclosure`] when the model may not see the skill under the
+    /// profile; otherwise what [`Engine::execute`] gives for the same invocation.
+    #[tracing::instrument(
+        name = "skills.execute",
+        skip_all,
+        fields(gen_ai.operation.name = "execute_tool", skills.input = activation::content(name))
+    )]
+    pub async fn invoke_skill(
+        &self,
+        name: &str,
+        arguments: Option<&str>,
+        scope: &Scope,
+    ) -> Result<Executed, Error> {
+        let snapshot = self.registry().snapshot();
+        let scope = Scope::model().with_profile(scope.profile.clone());
+        self.view(&snapshot, &scope)
+            .skill(name)
+            .map_err(Error::disclosure)?;
+        let route = self.router(&snapshot, &scope).route_skill(name, arguments);
+        Ok(self.run_routed(snapshot, &scope, route).await)
+    }
+
+    /// Execute a model's route when it invokes a skill; a successful execution counts as
+    /// a use of its skill.
+    async fn run_routed(
+        &self,
+        snapshot: Arc<skill_registry::Snapshot>,
+        scope: &Scope,
+        route: Route,
+    ) -> Executed {
         routed(&snapshot, &route, Caller::Model);
         let outcome = match &route {
             Route::Invoke(inv) => {
                 let mut o = self
                     .runtime()
-                    .execute(inv, &self.context(&scope).with_snapshot(snapshot))
+                    .execute(inv, &self.context(scope).with_snapshot(snapshot))
                     .await;
                 self.share_task(&mut o).await;
                 Some(o)
@@ -578,11 +613,10 @@ impl Engine {
     }
 
     fn router<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Router<'s> {
-        let mut config = self.router_config().clone();
-        if scope.profile.is_some() {
-            config.profile = scope.profile.clone();
-        }
-        Router::with_config(snapshot, config)
+        Router::with_config(
+            snapshot,
+            self.runtime().router_under(scope.profile.as_deref()),
+        )
     }
 
     pub(crate) fn view<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Disclosure<'s> {

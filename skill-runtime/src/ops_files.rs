@@ -41,6 +41,9 @@ pub struct SkillSummary {
     pub user_invocable: bool,
     /// Pegasus `argument-hint`, if any.
     pub argument_hint: Option<String>,
+    /// Its own name (after `namespace:`) follows the Agent Skills name rule (see
+    /// [`skill_format::is_kebab_name`]), as a door serving only such names needs to know.
+    pub kebab_name: bool,
 }
 
 /// A skill's files from the snapshot's manifest: `SKILL.md` first, then every other file
@@ -70,13 +73,19 @@ fn folder_of(snapshot: &Snapshot, skill: &Skill) -> Option<String> {
 }
 
 fn summary(snapshot: &Snapshot, skill: &Skill) -> SkillSummary {
+    let namespace = snapshot
+        .sources()
+        .get(skill.source)
+        .and_then(|s| s.namespace.as_ref())
+        .map(ToString::to_string);
+    let own_name = namespace
+        .as_deref()
+        .and_then(|ns| skill.name.strip_prefix(ns)?.strip_prefix(':'))
+        .unwrap_or(&skill.name);
     SkillSummary {
+        kebab_name: skill_format::is_kebab_name(own_name),
         name: skill.name.clone(),
-        namespace: snapshot
-            .sources()
-            .get(skill.source)
-            .and_then(|s| s.namespace.as_ref())
-            .map(ToString::to_string),
+        namespace,
         description: skill.description.clone(),
         folder: folder_of(snapshot, skill),
         model_invocable: skill.model_invocable(),
@@ -199,6 +208,24 @@ impl Engine {
         snapshot
             .read_file(skill, relative)
             .map_err(Error::disclosure)
+    }
+
+    /// A skill's frontmatter as data, every field as its `SKILL.md` has it now (for a door
+    /// that hands it on verbatim); [`Error::Frontmatter`] when it has no data form.
+    pub fn skill_frontmatter(
+        &self,
+        name: &str,
+        profile: Option<&str>,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+        let bytes = self.read_skill_file(name, profile, SKILL_FILE)?;
+        let data = skill_format::frontmatter_data(&bytes).map_err(Error::Frontmatter)?;
+        match serde_json::to_value(&data) {
+            Ok(serde_json::Value::Object(map)) => Ok(map),
+            Ok(_) => Err(Error::Frontmatter(skill_format::Error::NotAMapping)),
+            Err(e) => Err(Error::Frontmatter(skill_format::Error::NoJsonForm(
+                e.to_string(),
+            ))),
+        }
     }
 
     /// Whether the model may use this skill under the profile (`use_skill` asks before it

@@ -23,9 +23,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use skill_registry::{RegistryConfig, Source};
+use skill_runtime::registry::{RegistryConfig, Source};
+use skill_runtime::search::SelectOptions;
 use skill_runtime::{Engine, EngineConfig};
-use skill_search::SelectOptions;
 use skill_server::telemetry::{OtelSettings, Telemetry};
 
 const CHILD_ENV: &str = "SKILLS_OTEL_BENCH_CHILD";

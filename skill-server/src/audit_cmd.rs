@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use skill_format::{Diagnostic, Severity};
+use skill_runtime::format::{Diagnostic, Severity};
 use skill_runtime::wire::{AuditShape, pretty};
 
 use crate::Format;

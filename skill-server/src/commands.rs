@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skill_format::{Code, Diagnostic, Dialect, Mode};
-use skill_registry::{DiscoverOptions, RegistryConfig, Skill, Status};
+use skill_runtime::format::{Code, Diagnostic, Dialect, Mode};
+use skill_runtime::registry::{DiscoverOptions, RegistryConfig, Skill, Status};
 use skill_runtime::wire::{
     EntryShape, ListShape, ValidateShape, ValidateSummary, pretty, text_table,
 };
@@ -55,7 +55,7 @@ pub(crate) fn one_shot(config: EngineConfig) -> Result<Arc<Engine>, String> {
 /// with these routing settings.
 pub(crate) fn engine_with(
     skills: &SkillDirs,
-    router: skill_router::RouterConfig,
+    router: skill_runtime::router::RouterConfig,
 ) -> Result<Arc<Engine>, String> {
     check_paths(&skills.paths())?;
     let mut config = EngineConfig::one_shot(skills.config());
@@ -152,7 +152,7 @@ fn is_markdown(p: &Path) -> bool {
 
 /// [`engine_with`] the default routing settings.
 pub(crate) fn engine(skills: &SkillDirs) -> Result<Arc<Engine>, String> {
-    engine_with(skills, skill_router::RouterConfig::default())
+    engine_with(skills, skill_runtime::router::RouterConfig::default())
 }
 
 pub(crate) fn write_out(out: &mut dyn Write, text: &str) -> Result<(), String> {
@@ -302,7 +302,7 @@ pub fn list(skills: &SkillDirs, json: bool, out: &mut dyn Write) -> Result<u8, S
                 s.name.clone(),
                 s.layer.clone(),
                 s.dialect.as_str().to_owned(),
-                if s.kind == skill_format::FileKind::DomainIndex {
+                if s.kind == skill_runtime::format::FileKind::DomainIndex {
                     "domain".to_owned()
                 } else {
                     s.status.as_str().to_owned()

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use clap::{Args, Subcommand, ValueEnum};
-use skill_registry::{Budget, CatalogFormat, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES};
+use skill_runtime::registry::{Budget, CatalogFormat, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES};
 use skill_runtime::wire::{
     CatalogShape, OutlineShape, ResourcesShape, SectionShape, SkillDetailShape, budget_text, pretty,
 };

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use skill_runtime::read_trigger_cases;
+use skill_runtime::search::{SelectOptions, TriggerReport};
 use skill_runtime::wire::{TriggerEvalShape, pretty};
-use skill_search::{SelectOptions, TriggerReport};
 
 use crate::Format;
 use crate::commands::{engine, write_out};
@@ -107,7 +107,7 @@ fn run_inner(command: Commands, out: &mut dyn Write) -> Result<(), String> {
     };
     let total = loaded
         .iter()
-        .filter(|s| s.status == skill_registry::Status::Loaded)
+        .filter(|s| s.status == skill_runtime::registry::Status::Loaded)
         .count();
     let report = engine
         .trigger_eval(&name, &cases, &SelectOptions::default())

@@ -81,8 +81,8 @@ enum DialectArg {
 }
 
 impl DialectArg {
-    fn dialect(self) -> Option<skill_format::Dialect> {
-        use skill_format::Dialect;
+    fn dialect(self) -> Option<skill_runtime::format::Dialect> {
+        use skill_runtime::format::Dialect;
         match self {
             DialectArg::Auto => None,
             DialectArg::Agentskills => Some(Dialect::AgentSkills),

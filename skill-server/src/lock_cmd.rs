@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use skill_registry::{Drift, Lock, PublicKey, sign_lock, signature_path};
 use skill_runtime::Locked;
+use skill_runtime::registry::{Drift, Lock, PublicKey, sign_lock, signature_path};
 
 use crate::commands::{engine_over, write_out};
 

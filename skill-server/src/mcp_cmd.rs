@@ -8,12 +8,12 @@ use std::io::Write;
 use std::sync::Arc;
 
 use clap::Args;
-#[cfg(feature = "mcp")]
-use skill_registry::WatchOptions;
 use skill_runtime::Engine;
 #[cfg(feature = "mcp")]
 use skill_runtime::EngineConfig;
 use skill_runtime::http::{App, HttpConfig};
+#[cfg(feature = "mcp")]
+use skill_runtime::registry::WatchOptions;
 
 /// The log filter of `mcp` when `RUST_LOG` is unset: warnings and errors, but rmcp's only
 /// at `error` (it logs what a client sent, an unknown method at `warn`).

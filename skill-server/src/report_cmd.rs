@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
 use skill_pack::{ReportConfig, parse_instant};
-use skill_registry::Budget;
+use skill_runtime::registry::Budget;
 
 use crate::commands::write_out;
 

@@ -6,9 +6,9 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
-use skill_registry::Caller;
-use skill_router::{Prevalidate, Route, RouterConfig};
 use skill_runtime::Scope;
+use skill_runtime::registry::Caller;
+use skill_runtime::router::{Prevalidate, Route, RouterConfig};
 use skill_runtime::wire::{ExtractShape, ExtractionShape, RouteShape, RoutedShape, pretty};
 
 use crate::commands::{engine, engine_with, write_out};

@@ -5,9 +5,9 @@ use std::io::Write;
 use clap::Subcommand;
 
 use crate::Format;
+use skill_runtime::scheduler::{DateTime, LAST_YEAR, Tz, Utc, parse_timezone};
 use skill_runtime::wire::{SchedulesShape, pretty, rfc3339};
 use skill_runtime::{ScheduleQuery, Schedules};
-use skill_scheduler::{DateTime, LAST_YEAR, Tz, Utc, parse_timezone};
 
 use crate::commands::{engine, write_out};
 

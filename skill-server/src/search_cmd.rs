@@ -6,16 +6,20 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 
 use crate::Format;
-use skill_registry::RegistryConfig;
-use skill_runtime::wire::{NotesShape, SearchShape, pretty};
-use skill_runtime::{Engine, EngineConfig, SearchQuery};
-use skill_search::{DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, SelectOptions};
+use skill_runtime::registry::RegistryConfig;
+use skill_runtime::search::{
+    DEFAULT_BUDGET_TOKENS, DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, SelectOptions,
+};
+use skill_runtime::wire::{
+    NotesSearchRequest, NotesShape, Request, SearchRequest, SearchShape, SelectRequest, pretty,
+};
+use skill_runtime::{Engine, EngineConfig};
 
 use crate::commands::one_shot;
 use crate::skills_arg::SkillDirs;
 
-/// Default number of search results.
-const DEFAULT_LIMIT: usize = 10;
+/// Default number of search results (every door's).
+const DEFAULT_LIMIT: usize = skill_runtime::wire::DEFAULT_RESULTS;
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
@@ -27,7 +31,7 @@ pub enum Commands {
         #[command(flatten)]
         skills: SkillDirs,
         /// Most results (1 to 1000).
-        #[arg(long, default_value_t = DEFAULT_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_LIMIT as u64))]
+        #[arg(long, default_value_t = DEFAULT_LIMIT)]
         limit: usize,
         /// Leave out skills excluded for this processing profile.
         #[arg(long)]
@@ -49,7 +53,7 @@ pub enum Commands {
         #[command(flatten)]
         skills: SkillDirs,
         /// Most skills selected (1 to 20).
-        #[arg(long = "max", default_value_t = DEFAULT_MAX_SKILLS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_MAX_SKILLS as u64))]
+        #[arg(long = "max", default_value_t = DEFAULT_MAX_SKILLS)]
         max: usize,
         /// Confidence a skill needs to be selected (0 to 1).
         #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
@@ -77,7 +81,7 @@ pub enum Commands {
         #[arg(long, required = true)]
         notes: PathBuf,
         /// Most results (1 to 1000).
-        #[arg(long, default_value_t = DEFAULT_LIMIT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=skill_search::MAX_NOTE_RESULTS as u64))]
+        #[arg(long, default_value_t = DEFAULT_LIMIT)]
         limit: usize,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -99,16 +103,12 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             transformer,
             format,
             query,
-        } => search(
-            &skills,
-            transformer.as_deref(),
-            limit,
+        } => checked(SearchRequest {
+            query: query.join(" "),
+            limit: Some(limit),
             profile,
-            format,
-            &query.join(" "),
-            out,
-            err,
-        ),
+        })
+        .and_then(|request| search(&skills, transformer.as_deref(), &request, format, out, err)),
         Commands::Select {
             skills,
             max,
@@ -119,25 +119,31 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             transformer,
             message,
         } => {
+            let request = SelectRequest {
+                message: message.join(" "),
+                recent_turns: turns,
+                max_skills: Some(max),
+                budget_tokens: Some(budget),
+                profile,
+            };
             if !(0.0..=1.0).contains(&threshold) {
                 Err(format!("--threshold {threshold} is not between 0 and 1"))
             } else {
-                let opts = SelectOptions {
-                    recent_turns: turns,
-                    max_skills: max,
-                    threshold,
-                    budget_tokens: budget,
-                    profile,
-                    ..SelectOptions::default()
-                };
-                select(
-                    &skills,
-                    transformer.as_deref(),
-                    &opts,
-                    &message.join(" "),
-                    out,
-                    err,
-                )
+                checked(request).and_then(|request| {
+                    // The threshold is the command line's own: no other door takes it.
+                    let opts = SelectOptions {
+                        threshold,
+                        ..request.options()
+                    };
+                    select(
+                        &skills,
+                        transformer.as_deref(),
+                        &opts,
+                        &request.message,
+                        out,
+                        err,
+                    )
+                })
             }
         }
         Commands::NotesSearch {
@@ -145,7 +151,11 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             limit,
             format,
             query,
-        } => notes_search(notes, limit, format, &query.join(" "), out, err),
+        } => checked(NotesSearchRequest {
+            query: query.join(" "),
+            limit: Some(limit),
+        })
+        .and_then(|request| notes_search(notes, &request, format, out, err)),
     };
     match result {
         Ok(()) => 0,
@@ -156,7 +166,15 @@ pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
 }
 
-/// The registry over `--skills` folders as layers `layer1..N`, or the default sources.
+/// A request the flags built, checked against the door contract every door shares: a
+/// refusal names the field and its wire code.
+fn checked<R: Request>(request: R) -> Result<R, String> {
+    request
+        .check()
+        .map(|()| request)
+        .map_err(|e| format!("{} [{}]", e.message, e.code))
+}
+
 /// A one-shot engine over `--skills` folders, or the default sources (the user's and the
 /// project's) when none is given, with its search index built.
 fn engine(
@@ -202,25 +220,17 @@ fn write_all(out: &mut dyn Write, text: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write output: {e}"))
 }
 
-#[allow(clippy::too_many_arguments)] // One per command-line option.
 fn search(
     skills: &SkillDirs,
     transformer: Option<&Path>,
-    limit: usize,
-    profile: Option<String>,
+    request: &SearchRequest,
     format: Format,
-    query: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
     let engine = engine(skills, transformer, err)?;
-    let hits = engine
-        .search(&SearchQuery {
-            text: query.to_owned(),
-            limit,
-            profile,
-        })
-        .map_err(|e| e.to_string())?;
+    let query = request.query.as_str();
+    let hits = engine.search(&request.query()).map_err(|e| e.to_string())?;
     let text = match format {
         Format::Json => pretty(&SearchShape::new(query, &hits)),
         Format::Text => {
@@ -260,12 +270,12 @@ fn select(
 
 fn notes_search(
     notes: PathBuf,
-    limit: usize,
+    request: &NotesSearchRequest,
     format: Format,
-    query: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), String> {
+    let (query, limit) = (request.query.as_str(), request.limit());
     let mut config = EngineConfig::one_shot(RegistryConfig::with_sources(Vec::new()));
     config.notes = Some(notes);
     let engine = one_shot(config)?;
@@ -322,8 +332,9 @@ fn one_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
-    /// Out-of-range counts are usage errors, not silently clamped: `--limit 0` gave one
-    /// result, `--max 0` still selected a skill and `--limit 100000` gave 1000.
+    /// Out-of-range counts are refused by the door contract, not silently clamped:
+    /// `--limit 0` gave one result, `--max 0` still selected a skill and `--limit 100000`
+    /// gave 1000.
     #[test]
     fn counts_out_of_range_are_usage_errors() {
         let dir = tempfile::tempdir().unwrap();
@@ -344,14 +355,14 @@ mod tests {
             crate::run(all, &mut Vec::new(), &mut Vec::new())
         };
         let (limit, max, notes_limit) = (
-            skill_search::MAX_LIMIT.to_string(),
-            skill_search::MAX_MAX_SKILLS.to_string(),
-            skill_search::MAX_NOTE_RESULTS.to_string(),
+            skill_runtime::search::MAX_LIMIT.to_string(),
+            skill_runtime::search::MAX_MAX_SKILLS.to_string(),
+            skill_runtime::search::MAX_NOTE_RESULTS.to_string(),
         );
         let (limit_over, max_over, notes_over) = (
-            (skill_search::MAX_LIMIT + 1).to_string(),
-            (skill_search::MAX_MAX_SKILLS + 1).to_string(),
-            (skill_search::MAX_NOTE_RESULTS + 1).to_string(),
+            (skill_runtime::search::MAX_LIMIT + 1).to_string(),
+            (skill_runtime::search::MAX_MAX_SKILLS + 1).to_string(),
+            (skill_runtime::search::MAX_NOTE_RESULTS + 1).to_string(),
         );
         for (args, code) in [
             (vec!["search", "--skills", s, "--limit", "0", "units"], 2),

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use clap::Args;
 use serde::Deserialize;
-use skill_registry::{Namespace, RegistryConfig, Source, WatchOptions};
 use skill_runtime::http::HttpConfig;
+use skill_runtime::registry::{Namespace, RegistryConfig, Source, WatchOptions};
 use skill_runtime::{Engine, EngineConfig};
 
 use crate::DialectArg;
@@ -212,8 +212,8 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
     Ok(config)
 }
 
-fn dialect_named(name: &str) -> Result<Option<skill_format::Dialect>, String> {
-    use skill_format::Dialect;
+fn dialect_named(name: &str) -> Result<Option<skill_runtime::format::Dialect>, String> {
+    use skill_runtime::format::Dialect;
     Ok(match name {
         "auto" => None,
         "agentskills" => Some(Dialect::AgentSkills),
@@ -336,9 +336,10 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     let mut engine = EngineConfig::new(registry);
     let watch = !args.no_watch && file.watch.unwrap_or(true);
     engine.watch = watch.then(|| WatchOptions {
-        debounce: file
-            .debounce_ms
-            .map_or(skill_registry::DEFAULT_DEBOUNCE, Duration::from_millis),
+        debounce: file.debounce_ms.map_or(
+            skill_runtime::registry::DEFAULT_DEBOUNCE,
+            Duration::from_millis,
+        ),
         ..WatchOptions::default()
     });
     engine.notes = args.notes.clone().or(file.notes);
@@ -410,7 +411,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         if p.budget_chars.is_some() || p.context_window_tokens.is_some() {
             http.profile_budgets.insert(
                 name.clone(),
-                skill_registry::Budget {
+                skill_runtime::registry::Budget {
                     budget_chars: p.budget_chars,
                     context_window_tokens: p.context_window_tokens,
                     entry_cap_chars: None,
@@ -459,12 +460,12 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         None
     } else {
         let timezone = match &file.timezone {
-            Some(z) => skill_scheduler::parse_timezone(z).map_err(|e| e.to_string())?,
-            None => skill_scheduler::Tz::UTC,
+            Some(z) => skill_runtime::scheduler::parse_timezone(z).map_err(|e| e.to_string())?,
+            None => skill_runtime::scheduler::Tz::UTC,
         };
         let catch_up = match file.catch_up.as_deref() {
-            None | Some("skip") => skill_scheduler::CatchUp::Skip,
-            Some("run_once_on_start") => skill_scheduler::CatchUp::RunOnceOnStart,
+            None | Some("skip") => skill_runtime::scheduler::CatchUp::Skip,
+            Some("run_once_on_start") => skill_runtime::scheduler::CatchUp::RunOnceOnStart,
             Some(other) => {
                 return Err(format!(
                     "unknown catch_up `{other}`: use skip or run_once_on_start"
@@ -472,7 +473,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             }
         };
         if file.state_dir.is_none() && database.is_none() {
-            if catch_up == skill_scheduler::CatchUp::RunOnceOnStart {
+            if catch_up == skill_runtime::scheduler::CatchUp::RunOnceOnStart {
                 return Err("catch_up = \"run_once_on_start\" needs state_dir: without \
                             saved last fires there is nothing to catch up from"
                     .into());
@@ -484,7 +485,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
                     .to_owned(),
             );
         }
-        Some(skill_scheduler::SchedulerConfig {
+        Some(skill_runtime::scheduler::SchedulerConfig {
             timezone,
             state_path: file
                 .state_dir
@@ -492,16 +493,16 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
                 .map(|d| d.join("schedule-state.json")),
             catch_up,
             history_limit: match file.history_limit {
-                None => skill_scheduler::DEFAULT_HISTORY_LIMIT,
-                Some(n) if (1..=skill_scheduler::MAX_HISTORY_LIMIT).contains(&n) => n,
+                None => skill_runtime::scheduler::DEFAULT_HISTORY_LIMIT,
+                Some(n) if (1..=skill_runtime::scheduler::MAX_HISTORY_LIMIT).contains(&n) => n,
                 Some(n) => {
                     return Err(format!(
                         "history_limit = {n} is out of range: keep between 1 and {} runs",
-                        skill_scheduler::MAX_HISTORY_LIMIT
+                        skill_runtime::scheduler::MAX_HISTORY_LIMIT
                     ));
                 }
             },
-            ..skill_scheduler::SchedulerConfig::default()
+            ..skill_runtime::scheduler::SchedulerConfig::default()
         })
     };
     Ok(Resolved {

@@ -96,7 +96,10 @@ fn http_index_and_scheduler_settings_from_the_file() {
     let r = resolve(&a, &none).unwrap();
     assert_eq!(r.engine.index_dir, Some(dir.path().join("index")));
     let sched = r.engine.schedule.as_ref().unwrap();
-    assert_eq!(sched.catch_up, skill_scheduler::CatchUp::RunOnceOnStart);
+    assert_eq!(
+        sched.catch_up,
+        skill_runtime::scheduler::CatchUp::RunOnceOnStart
+    );
     assert_eq!(sched.history_limit, 7);
     assert_eq!(r.http.max_connections, 3);
     assert_eq!(r.http.concurrency, 2);
@@ -125,14 +128,20 @@ fn http_index_and_scheduler_settings_from_the_file() {
     let r = resolve(&args(&["x"]), &none).unwrap();
     assert_eq!(r.engine.index_dir, None);
     let sched = r.engine.schedule.as_ref().unwrap();
-    assert_eq!(sched.catch_up, skill_scheduler::CatchUp::Skip);
-    assert_eq!(sched.history_limit, skill_scheduler::DEFAULT_HISTORY_LIMIT);
+    assert_eq!(sched.catch_up, skill_runtime::scheduler::CatchUp::Skip);
+    assert_eq!(
+        sched.history_limit,
+        skill_runtime::scheduler::DEFAULT_HISTORY_LIMIT
+    );
     assert_eq!(r.warnings.len(), 1);
     assert!(r.warnings[0].contains("twice"), "{:?}", r.warnings);
     let (_d, a) = with_file("scheduler = false");
     assert!(resolve(&a, &none).unwrap().warnings.is_empty());
 
-    let over = format!("history_limit = {}", skill_scheduler::MAX_HISTORY_LIMIT + 1);
+    let over = format!(
+        "history_limit = {}",
+        skill_runtime::scheduler::MAX_HISTORY_LIMIT + 1
+    );
     for (bad, needle) in [
         ("catch_up = \"always\"", "run_once_on_start"),
         ("catch_up = \"run_once_on_start\"", "state_dir"),
@@ -150,7 +159,7 @@ fn http_index_and_scheduler_settings_from_the_file() {
     }
     let (_d, a) = with_file(&format!(
         "history_limit = {}",
-        skill_scheduler::MAX_HISTORY_LIMIT
+        skill_runtime::scheduler::MAX_HISTORY_LIMIT
     ));
     assert!(resolve(&a, &none).is_ok());
 }
@@ -255,7 +264,7 @@ fn defaults_flags_env_and_file_in_order() {
     assert_eq!(s.len(), 2);
     assert_eq!(s[0].path, dir.path().join("builtin"));
     assert!(s[1].writable);
-    assert_eq!(s[1].dialect, Some(skill_format::Dialect::Actions));
+    assert_eq!(s[1].dialect, Some(skill_runtime::format::Dialect::Actions));
     let sched = r.engine.schedule.as_ref().unwrap();
     assert_eq!(sched.timezone.name(), "Europe/Berlin");
     assert_eq!(

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use clap::Args;
-use skill_registry::{Namespace, RegistryConfig, Source, Trust};
+use skill_runtime::registry::{Namespace, RegistryConfig, Source, Trust};
 
 /// A source for a folder named on the command line, in layer `layer`. Its trust is medium,
 /// like the `user` layer's: the operator chose the folder by name (a config file's sources
@@ -126,7 +126,7 @@ mod tests {
         // A separator before the `=`: a folder whose name holds `=`.
         assert_eq!(parsed("./a=b").unwrap(), (None, "./a=b".into()));
         assert_eq!(parsed("/x/a=b").unwrap(), (None, "/x/a=b".into()));
-        let long = "a".repeat(skill_registry::MAX_NAMESPACE_CHARS);
+        let long = "a".repeat(skill_runtime::registry::MAX_NAMESPACE_CHARS);
         assert_eq!(
             parsed(&format!("{long}=d")).unwrap().0.as_deref(),
             Some(long.as_str())
@@ -137,7 +137,7 @@ mod tests {
     /// name holds `=`; so is a namespace with no folder.
     #[test]
     fn bad_namespaces_are_refused() {
-        let long = "a".repeat(skill_registry::MAX_NAMESPACE_CHARS + 1);
+        let long = "a".repeat(skill_runtime::registry::MAX_NAMESPACE_CHARS + 1);
         for bad in ["A=d", "a:b=d", "=d", "-a=d", &format!("{long}=d"), "a b=d"] {
             let e = parsed(bad).unwrap_err();
             assert!(e.contains("namespace"), "{bad}: {e}");

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use skill_format::Severity;
-use skill_registry::{Trust, TrustPolicy};
+use skill_runtime::format::Severity;
+use skill_runtime::registry::{Trust, TrustPolicy};
 
 /// `[trust]` in the configuration file; every key optional.
 #[derive(Debug, Default, Deserialize)]

@@ -86,6 +86,13 @@ pub(crate) fn finding(code: Code, key: &str, hard: bool, message: impl Into<Stri
     }
 }
 
+/// Whether `name` follows the Agent Skills name rule: 1 to [`MAX_NAME_CHARS`] of `a-z`,
+/// `0-9` and `-`, with no hyphen at either end and none doubled (the rule the kebab-case
+/// dialects check, for doors that must serve only such names).
+pub fn is_kebab_name(name: &str) -> bool {
+    !name.is_empty() && kebab_name_checks(name, Dialect::AgentSkills).is_empty()
+}
+
 /// The ASCII name rule of pegasus and toolsets: `[a-z0-9-]`, 1-64, no edge or double hyphen.
 fn kebab_name_checks(name: &str, dialect: Dialect) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -291,5 +298,21 @@ fn missing_description_message(present_but_empty: bool) -> (Code, String) {
             Code::MissingDescription,
             "no `description`: add one saying what the skill does and when to use it; the skill is excluded".to_owned(),
         )
+    }
+}
+
+#[cfg(test)]
+mod name_rule_tests {
+    use super::{MAX_NAME_CHARS, is_kebab_name};
+
+    #[test]
+    fn the_name_rule_at_its_edges() {
+        assert!(is_kebab_name("a"));
+        assert!(is_kebab_name("a-1"));
+        assert!(is_kebab_name(&"a".repeat(MAX_NAME_CHARS)));
+        assert!(!is_kebab_name(&"a".repeat(MAX_NAME_CHARS + 1)));
+        for bad in ["", "-a", "a-", "a--b", "A", "a_b", "a.b", "é"] {
+            assert!(!is_kebab_name(bad), "{bad}");
+        }
     }
 }

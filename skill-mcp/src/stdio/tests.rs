@@ -29,9 +29,9 @@ fn engine() -> (tempfile::TempDir, Arc<skill_runtime::Engine>) {
     )
     .unwrap();
     let mut config =
-        skill_runtime::EngineConfig::new(skill_registry::RegistryConfig::with_sources(vec![
-            skill_registry::Source::new(dir.path(), "project"),
-        ]));
+        skill_runtime::EngineConfig::new(skill_runtime::registry::RegistryConfig::with_sources(
+            vec![skill_runtime::registry::Source::new(dir.path(), "project")],
+        ));
     config.watch = None;
     config.schedule = None;
     (dir, skill_runtime::Engine::start(config).unwrap())

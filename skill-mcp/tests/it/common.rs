@@ -8,7 +8,7 @@ use rmcp::model::{ResourceContents, SkillResources};
 use rmcp::service::RunningService;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use skill_mcp::{McpConfig, SkillsServer};
-use skill_registry::{RegistryConfig, Source};
+use skill_runtime::registry::{RegistryConfig, Source};
 use skill_runtime::{Engine, EngineConfig};
 use tokio::sync::mpsc;
 

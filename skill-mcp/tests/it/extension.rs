@@ -8,7 +8,7 @@ use rmcp::model::{
 };
 use rmcp::service::ServiceError;
 use skill_mcp::{MAX_FILES_PER_SKILL, McpConfig, SKILLS_PAGE_SIZE, SkillsServer};
-use skill_registry::{RegistryConfig, Source};
+use skill_runtime::registry::{RegistryConfig, Source};
 use skill_runtime::{Engine, EngineConfig};
 
 use crate::common::{Fixture, connect, read_everything};
@@ -294,7 +294,10 @@ async fn a_read_of_a_file_changed_since_the_listing_carries_the_served_bytes_dig
         .unwrap();
     assert_eq!(crate::common::bytes_of(&read.contents[0]), fresh);
     let changed = serde_json::to_value(&read.contents[0]).unwrap();
-    let expected = format!("sha256:{}", skill_registry::Sha256::of(fresh).to_hex());
+    let expected = format!(
+        "sha256:{}",
+        skill_runtime::registry::Sha256::of(fresh).to_hex()
+    );
     assert_eq!(changed["_meta"]["sha256"], serde_json::json!(expected));
     assert_eq!(changed["_meta"]["size"], serde_json::json!(fresh.len()));
     assert_ne!(expected, listed_digest);
@@ -342,7 +345,7 @@ async fn namespaced_skills_are_served_under_their_namespace() {
     write_skill(b.path(), "pdf", 1);
     let source = |root: &std::path::Path, layer: &str, ns: &str| {
         let mut s = Source::new(root, layer);
-        s.namespace = Some(skill_registry::Namespace::new(ns).unwrap());
+        s.namespace = Some(skill_runtime::registry::Namespace::new(ns).unwrap());
         s
     };
     let start = |sources: Vec<Source>| {

@@ -60,9 +60,9 @@ pub(crate) fn blocker_engine(
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut config =
-        skill_runtime::EngineConfig::new(skill_registry::RegistryConfig::with_sources(vec![
-            skill_registry::Source::new(root, "project"),
-        ]));
+        skill_runtime::EngineConfig::new(skill_runtime::registry::RegistryConfig::with_sources(
+            vec![skill_runtime::registry::Source::new(root, "project")],
+        ));
     config.watch = None;
     config.schedule = None;
     skill_runtime::Engine::start(config).unwrap()

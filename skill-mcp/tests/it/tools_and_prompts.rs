@@ -244,9 +244,9 @@ async fn a_cancelled_execute_stops_its_script() {
     std::fs::write(&script, "#!/bin/sh\necho $$ > nap.pid\nexec sleep 30\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut config =
-        skill_runtime::EngineConfig::new(skill_registry::RegistryConfig::with_sources(vec![
-            skill_registry::Source::new(root.path(), "project"),
-        ]));
+        skill_runtime::EngineConfig::new(skill_runtime::registry::RegistryConfig::with_sources(
+            vec![skill_runtime::registry::Source::new(root.path(), "project")],
+        ));
     config.watch = None;
     config.schedule = None;
     let engine = skill_runtime::Engine::start(config).unwrap();

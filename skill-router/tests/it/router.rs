@@ -615,3 +615,36 @@ fn namespaced_names_route_like_any_name() {
     // The bare name is no longer a skill of either pack.
     assert!(text_of(&router.route("pdf", Caller::Model)).starts_with("error["));
 }
+
+/// A typed invocation reads only its arguments: the name is taken whole, never parsed
+/// as a command, and the arguments give the same flags and positionals as the line.
+#[test]
+fn a_typed_name_and_arguments_route_as_the_line_would() {
+    let (_dir, snapshot) = seed_snapshot();
+    let router = Router::new(&snapshot);
+    let typed = router.route_skill("email.send", Some("--to a@b.c 'Q1 report'"));
+    let line = router.route("email.send --to a@b.c 'Q1 report'", Caller::Model);
+    assert_eq!(format!("{typed:?}"), format!("{line:?}"));
+    assert!(matches!(typed, Route::Invoke(_)), "{typed:?}");
+    assert_eq!(
+        format!("{:?}", router.route_skill("email.send", None)),
+        format!("{:?}", router.route("email.send", Caller::Model))
+    );
+    // A name with words in it is one name (no skill has it), not a line.
+    let spaced = router.route_skill("email.send --to x", None);
+    assert!(
+        matches!(spaced, Route::Error(ref e) if e.code() == "unknown-skill"),
+        "{spaced:?}"
+    );
+    // `get_skill` is a name here, not the disclosure command.
+    assert!(matches!(
+        router.route_skill("get_skill", None),
+        Route::Error(_)
+    ));
+    // The arguments are read as a line's are: a pipe is refused.
+    let piped = router.route_skill("email.send", Some("a | b"));
+    assert!(
+        matches!(piped, Route::Error(ref e) if e.code() == "pipe"),
+        "{piped:?}"
+    );
+}

@@ -132,9 +132,16 @@ impl Runtime {
     /// The routing settings: the runtime's [`RouterConfig`] (see
     /// [`RuntimeBuilder::router`]), under the context's profile when it names one.
     fn router_config(&self, ctx: &Context) -> RouterConfig {
+        self.router_under(ctx.profile.as_deref())
+    }
+
+    /// The runtime's routing settings under `profile` when it names one (else the
+    /// configured profile): the one place a request's profile overrides the settings, for
+    /// the Engine's routes as for the runtime's executions.
+    pub(crate) fn router_under(&self, profile: Option<&str>) -> RouterConfig {
         let mut config = self.inner.router.clone();
-        if ctx.profile.is_some() {
-            config.profile = ctx.profile.clone();
+        if let Some(p) = profile {
+            config.profile = Some(p.to_owned());
         }
         config
     }

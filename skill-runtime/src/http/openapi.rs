@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::routes::{ENDPOINTS, Endpoint, Kind, MAX_COUNT, Op};
+use super::routes::{ENDPOINTS, Endpoint, Input, Kind, MAX_COUNT, Op};
 
 /// The schema of a query parameter, exactly what its handler accepts.
 fn param_schema(kind: Kind) -> Value {
@@ -17,22 +17,6 @@ fn param_schema(kind: Kind) -> Value {
         }
         Kind::Instant => json!({ "type": "string", "format": "date-time" }),
     }
-}
-
-/// The schema of a body field from its type in the endpoint table: `string`, `boolean`,
-/// `integer` (a count), `array` (of strings) or `a|b` (one of these words). No field
-/// takes `null`: a field is given or left out.
-fn field_schema(ty: &str, description: &str) -> Value {
-    let mut schema = match ty {
-        "integer" => json!({ "type": "integer", "minimum": 0, "maximum": MAX_COUNT }),
-        "array" => json!({ "type": "array", "items": { "type": "string" } }),
-        words if words.contains('|') => {
-            json!({ "type": "string", "enum": words.split('|').collect::<Vec<_>>() })
-        }
-        other => json!({ "type": other }),
-    };
-    schema["description"] = json!(description);
-    schema
 }
 
 /// The schema of a path parameter: a task id is a number; a resource path is relative,
@@ -78,15 +62,6 @@ fn workflow_constraints(field: &str, schema: &mut Value, domains: &[String]) {
     }
 }
 
-/// Fields of which a body gives exactly one.
-fn alternatives(op: Op) -> Option<[&'static str; 2]> {
-    match op {
-        Op::Route => Some(["text", "output"]),
-        Op::Execute => Some(["output", "command"]),
-        _ => None,
-    }
-}
-
 fn operation(e: &Endpoint, doc: &Document<'_>) -> Value {
     let mut params: Vec<Value> = Vec::new();
     for seg in e.path.split('/') {
@@ -108,36 +83,31 @@ fn operation(e: &Endpoint, doc: &Document<'_>) -> Value {
             "schema": param_schema(p.kind),
         }));
     }
+    if let Input::Query(input) = e.input {
+        for f in input.fields {
+            params.push(json!({
+                "name": f.query_name,
+                "in": "query",
+                "required": f.required,
+                "description": f.description,
+                "schema": f.value_schema(),
+            }));
+        }
+    }
     let mut op = Map::new();
     op.insert("summary".into(), json!(e.summary));
     op.insert("operationId".into(), json!(format!("{:?}", e.op)));
     if !params.is_empty() {
         op.insert("parameters".into(), Value::Array(params));
     }
-    if let Some(fields) = e.body {
-        let mut props = Map::new();
-        for (name, ty, description) in fields {
-            let mut schema = field_schema(ty, description);
-            if e.op == Op::Workflows {
-                workflow_constraints(name, &mut schema, doc.workflow_domains);
+    if let Input::Body(input) = e.input {
+        let mut schema = input.input_schema(true);
+        if e.op == Op::Workflows {
+            if let Some(Value::Object(props)) = schema.get_mut("properties") {
+                for (name, field) in props.iter_mut() {
+                    workflow_constraints(name, field, doc.workflow_domains);
+                }
             }
-            props.insert((*name).into(), schema);
-        }
-        let required: Vec<&str> = fields
-            .iter()
-            .filter(|(_, _, d)| d.contains("(required)"))
-            .map(|(n, _, _)| *n)
-            .collect();
-        let mut schema = json!({
-            "type": "object",
-            "properties": props,
-            "additionalProperties": false,
-        });
-        if !required.is_empty() {
-            schema["required"] = json!(required);
-        }
-        if let Some(pair) = alternatives(e.op) {
-            schema["oneOf"] = json!(pair.map(|f| json!({ "required": [f] })));
         }
         op.insert(
             "requestBody".into(),

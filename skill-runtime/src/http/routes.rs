@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use http::Method;
 
+use crate::wire::{self, Operation, Request};
+
 /// What an endpoint does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Op {
@@ -46,10 +48,22 @@ pub(crate) struct Endpoint {
     pub op: Op,
     pub action: bool,
     pub summary: &'static str,
-    /// Query parameters.
+    /// Query parameters not described by a wire [`Operation`].
     pub query: &'static [Param],
-    /// JSON body fields: name, type and description (`None`: no body).
-    pub body: Option<&'static [(&'static str, &'static str, &'static str)]>,
+    /// The operation whose input the request carries, and where.
+    pub input: Input,
+}
+
+/// Where an endpoint's input comes from: its wire [`Operation`] read from the query
+/// string or from a JSON body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Input {
+    /// No described input (path and [`Endpoint::query`] parameters only).
+    None,
+    /// The operation's fields as query parameters.
+    Query(&'static Operation),
+    /// The operation's fields as a JSON object body.
+    Body(&'static Operation),
 }
 
 /// What a query parameter holds, as the handlers check it.
@@ -67,8 +81,7 @@ pub(crate) enum Kind {
     Instant,
 }
 
-/// Largest number a count (a query parameter or a body field) may hold.
-pub(crate) const MAX_COUNT: u64 = u32::MAX as u64;
+pub(crate) use crate::wire::MAX_COUNT;
 
 /// One query parameter: name, what it holds, description. A free-text parameter given
 /// empty counts as left out; any other kind given empty is refused.
@@ -109,7 +122,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Liveness: the server answers, with the snapshot generation and skill count.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -118,7 +131,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Readiness: 200 once skills are loaded and indexed, 503 otherwise. With a database shared by replicas that does not answer (or answers with an error), still 200, with the reason under `degraded` (only scheduled-fire claims, forked tasks and notes search need it).",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -141,7 +154,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
                 "`loaded` (default) or `all` (invalid and ineligible too)",
             ),
         ],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -150,7 +163,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "One skill: metadata, body and diagnostics.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -159,7 +172,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "A skill's files: relative path, size and kind.",
         query: &[PROFILE, CALLER],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -168,7 +181,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "One resource's bytes, confined to the skill folder and size-capped.",
         query: &[PROFILE, CALLER],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -177,7 +190,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "A skill's outline: its sections (at most 1,000; `total_sections` and `truncated` say when the body has more) with heading path, level, slug, characters and estimated tokens.",
         query: &[PROFILE, CALLER],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -186,7 +199,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "One section of a skill by slug, with its subsections; an unknown slug is 404 `unknown_section` naming the valid ones.",
         query: &[PROFILE, CALLER],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -194,16 +207,8 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::GetSkill,
         action: false,
         summary: "The get_skill tiers (markdown-first 3.3 and 6).",
-        query: &[
-            param(
-                "path",
-                Kind::Text,
-                "empty, a domain, domain.command, domain.all or a skill name",
-            ),
-            PROFILE,
-            CALLER,
-        ],
-        body: None,
+        query: &[],
+        input: Input::Query(wire::GetSkillRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -231,7 +236,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
                 "the cap on one entry, in characters (only its description is cut to fit)",
             ),
         ],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -239,16 +244,8 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Search,
         action: false,
         summary: "Ranked, explained skills for a query.",
-        query: &[
-            param("q", Kind::Text, "the query text"),
-            param(
-                "limit",
-                Kind::Count,
-                "most results (default 10; 0 counts as 1, more than 1000 as 1000)",
-            ),
-            PROFILE,
-        ],
-        body: None,
+        query: &[],
+        input: Input::Query(wire::SearchRequest::OPERATION),
     },
     Endpoint {
         method: Method::POST,
@@ -257,21 +254,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Skill selection for a request (agent-skills-integration 2.3) with the disclosure tier.",
         query: &[],
-        body: Some(&[
-            ("message", "string", "the user's request (required)"),
-            ("recent_turns", "array", "earlier turns, oldest first"),
-            (
-                "max_skills",
-                "integer",
-                "most skills selected (default 3; 0 counts as 1, more than 20 as 20)",
-            ),
-            ("profile", "string", "the processing profile"),
-            (
-                "budget_tokens",
-                "integer",
-                "token budget of the disclosed text",
-            ),
-        ]),
+        input: Input::Body(wire::SelectRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -279,15 +262,8 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::NotesSearch,
         action: false,
         summary: "Ranked markdown notes with highlighted snippets (when a notes folder is configured).",
-        query: &[
-            param("q", Kind::Text, "the query text"),
-            param(
-                "limit",
-                Kind::Count,
-                "most results (default 10; 0 counts as 1, more than 1000 as 1000)",
-            ),
-        ],
-        body: None,
+        query: &[],
+        input: Input::Query(wire::NotesSearchRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -296,7 +272,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Every diagnostic of the current snapshot, with counts.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -317,7 +293,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
                 "list fire times after this RFC 3339 instant (default now)",
             ),
         ],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::POST,
@@ -326,7 +302,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: true,
         summary: "Split model output into cmd-block commands and conversational text.",
         query: &[],
-        body: Some(&[("output", "string", "the model output (required)")]),
+        input: Input::Body(wire::ExtractRequest::OPERATION),
     },
     Endpoint {
         method: Method::POST,
@@ -335,12 +311,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: true,
         summary: "Route one line (from the model or a user), or a whole model output.",
         query: &[],
-        body: Some(&[
-            ("text", "string", "one command line or user message"),
-            ("output", "string", "a whole model output (instead of text)"),
-            ("from", "model|user", "`model` (default) or `user`"),
-            ("profile", "string", "the processing profile"),
-        ]),
+        input: Input::Body(wire::RouteRequest::OPERATION),
     },
     Endpoint {
         method: Method::POST,
@@ -349,11 +320,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: true,
         summary: "Execute a whole model output (its cmd-block commands, in order: at most 100, with at most 8 MiB of output in all; one last result, `too_many_commands` or `output_limit`, names the first command not executed) or one command line (its output cut at 8 MiB, with a marker).",
         query: &[],
-        body: Some(&[
-            ("output", "string", "a whole model output"),
-            ("command", "string", "one command line (instead of output)"),
-            ("profile", "string", "the processing profile"),
-        ]),
+        input: Input::Body(wire::ExecuteRequest::OPERATION),
     },
     Endpoint {
         method: Method::POST,
@@ -362,10 +329,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: true,
         summary: "Execute a user's slash command (`/skill name args`, `/command args`, `/name args`).",
         query: &[],
-        body: Some(&[
-            ("line", "string", "the user's line (required)"),
-            ("profile", "string", "the processing profile"),
-        ]),
+        input: Input::Body(wire::InvokeRequest::OPERATION),
     },
     Endpoint {
         method: Method::POST,
@@ -374,18 +338,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: true,
         summary: "Create a workflow with workflow.build (markdown-first 9).",
         query: &[],
-        body: Some(&[
-            ("name", "string", "the workflow's name (required)"),
-            ("description", "string", "what it does (required)"),
-            ("steps", "string", "its steps, one command per line"),
-            ("schedule", "string", "a cron expression"),
-            ("domain", "string", "the domain folder (default workflows)"),
-            (
-                "overwrite",
-                "boolean",
-                "replace an existing workflow of that name",
-            ),
-        ]),
+        input: Input::Body(&wire::BUILD_WORKFLOW),
     },
     Endpoint {
         method: Method::GET,
@@ -394,7 +347,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Forked tasks (context: fork) with their status and outcome, each outcome without `output` (GET /v1/tasks/{id} has it). Finished tasks are kept up to 1000, and up to 64 MiB of outputs together (the oldest go first).",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -403,7 +356,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "One forked task, with its outcome's output (cut at 1 MiB, with a marker).",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::POST,
@@ -412,7 +365,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: true,
         summary: "Reload every source now; returns the change set.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -421,7 +374,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "Server-sent events. `change`: a registry change set (the ChangeEvent schema; the SSE id is the new generation). `scheduled`: a scheduled run finished (the ScheduledEvent schema); when `outcome.requires_interpretation` is true (a template, a workflow of instructions) the host gives `outcome.output` to its model. `lagged`: `{\"missed\": n}` events this reader lost. Comment lines keep the connection alive. At most `max_event_streams` streams are open at once (503 `overloaded` beyond); streams end when the server shuts down.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -430,7 +383,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "This API's OpenAPI 3.0 document.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -439,7 +392,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "The Agent Skills discovery index (schema discovery/0.2.0): the model-visible skills of the server's profile, each with its SKILL.md URL and sha256 digest.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::GET,
@@ -448,7 +401,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "One skill file the discovery index lists (text/markdown); 404 for any other name.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::HEAD,
@@ -457,7 +410,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "The Agent Skills discovery index (schema discovery/0.2.0): the model-visible skills of the server's profile, each with its SKILL.md URL and sha256 digest.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
     Endpoint {
         method: Method::HEAD,
@@ -466,7 +419,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         action: false,
         summary: "One skill file the discovery index lists (text/markdown); 404 for any other name.",
         query: &[],
-        body: None,
+        input: Input::None,
     },
 ];
 
@@ -531,28 +484,38 @@ pub(crate) fn percent_decode(s: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// The documented bounds of counts are the ones the engine clamps to.
+    /// The documented bounds of counts are the ones the engine uses, and the ranges the
+    /// requests are checked against.
     #[test]
-    fn count_descriptions_name_the_clamps() {
+    fn count_descriptions_name_the_ranges() {
         let find = |path: &str| ENDPOINTS.iter().find(|e| e.path == path).unwrap();
-        let select = find("/v1/select").body.unwrap();
-        let (_, _, max) = select.iter().find(|(n, _, _)| *n == "max_skills").unwrap();
-        assert!(max.contains(&format!("default {}", skill_search::DEFAULT_MAX_SKILLS)));
-        assert!(max.contains(&format!(
-            "more than {0} as {0}",
-            skill_search::MAX_MAX_SKILLS
-        )));
-        for (path, cap) in [
-            ("/v1/search", skill_search::MAX_LIMIT),
-            ("/v1/notes/search", skill_search::MAX_NOTE_RESULTS),
+        let field = |path: &str, name: &str| {
+            let (Input::Body(op) | Input::Query(op)) = find(path).input else {
+                panic!("{path} has no input");
+            };
+            *op.fields.iter().find(|f| f.name == name).unwrap()
+        };
+        let max = field("/v1/select", "max_skills");
+        assert!(
+            max.description
+                .contains(&format!("default {}", skill_search::DEFAULT_MAX_SKILLS))
+        );
+        for (path, name, cap) in [
+            ("/v1/select", "max_skills", skill_search::MAX_MAX_SKILLS),
+            ("/v1/search", "limit", skill_search::MAX_LIMIT),
+            ("/v1/notes/search", "limit", skill_search::MAX_NOTE_RESULTS),
         ] {
-            let limit = find(path).query.iter().find(|p| p.name == "limit").unwrap();
-            assert!(
-                limit
-                    .description
-                    .contains(&format!("more than {cap} as {cap}")),
+            let f = field(path, name);
+            assert_eq!(
+                f.kind,
+                wire::FieldKind::Count {
+                    min: 1,
+                    max: cap as u64
+                },
                 "{path}"
             );
+            let shown = format!("1 to {cap}");
+            assert!(f.description.contains(&shown), "{path}: {}", f.description);
         }
     }
 

@@ -101,7 +101,7 @@ async fn serve_api(app: &Arc<App>, api: &ApiService, req: Request<Incoming>) -> 
         Err(e) => return e.into_response(),
     };
     let (parts, body) = req.into_parts();
-    let bytes = if endpoint.body.is_some() {
+    let bytes = if matches!(endpoint.input, super::routes::Input::Body(_)) {
         let read = read_body(
             &parts.headers,
             body,

@@ -1,5 +1,6 @@
 //! The wire: every JSON shape the engine's front doors print (HTTP under `/v1`, the command
-//! line's `--format json`) and the one table of error codes.
+//! line's `--format json`, MCP), every request they read (one input description per
+//! operation, see [`Operation`]), and the one table of error codes.
 //!
 //! A front door asks an [`Engine`](crate::Engine) operation, then renders the typed answer
 //! with a shape from here, so the same question gives the same JSON over HTTP and from the
@@ -20,6 +21,8 @@ mod evals;
 mod exec;
 mod outcome;
 mod paths;
+mod request;
+mod requests;
 pub(crate) mod route;
 mod sections;
 mod shapes;
@@ -38,6 +41,12 @@ pub use outcome::{
     event_json,
 };
 pub use paths::Paths;
+pub use request::{Args, Field, FieldKind, MAX_COUNT, Operation, Request, RequestError, kind_of};
+pub use requests::{
+    BUILD_WORKFLOW, DEFAULT_RESULTS, ExecuteRequest, ExtractRequest, GetSkillRequest, Input,
+    InvokeRequest, LoadSkillRequest, NotesSearchRequest, OPERATIONS, RouteRequest, SearchRequest,
+    SelectRequest, UseSkillRequest,
+};
 pub use route::{
     CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
     RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,

@@ -380,7 +380,9 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
     );
     let limit = param("get", "/v1/search", "limit");
     assert_eq!(limit["type"], "integer");
-    assert_eq!(limit["minimum"], 0);
+    // One rule at every door: a count outside its range is refused, never clamped.
+    assert_eq!(limit["minimum"], 1);
+    assert_eq!(limit["maximum"], skill_search::MAX_LIMIT);
     let tz = param("get", "/v1/schedules", "tz");
     let zones = tz["enum"].as_array().unwrap();
     assert!(zones.iter().any(|z| z == "Europe/Paris") && zones.iter().any(|z| z == "UTC"));
@@ -417,13 +419,15 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
         "/v1/catalog?profile=&caller=model",
         "/v1/skills?layer=&domain=",
         "/v1/search?q=forms&profile=",
-        &format!("/v1/search?q=forms&limit={}", u32::MAX),
+        &format!("/v1/search?q=forms&limit={}", skill_search::MAX_LIMIT),
     ] {
         assert_eq!(get(s.addr, path).await.status, 200, "{path}");
     }
     for path in [
-        format!("/v1/search?q=forms&limit={}", u64::from(u32::MAX) + 1),
+        format!("/v1/search?q=forms&limit={}", skill_search::MAX_LIMIT + 1),
+        "/v1/search?q=forms&limit=0".to_owned(),
         "/v1/search?q=forms&limit=".to_owned(),
+        "/v1/search?limit=3".to_owned(),
         "/v1/catalog?format=".to_owned(),
         "/v1/catalog?caller=robot".to_owned(),
         "/v1/schedules?tz=".to_owned(),
@@ -448,14 +452,17 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
         ("/v1/select", r#"["explain closures"]"#, 400),
         ("/v1/route", r#"["tasks.search"]"#, 400),
         ("/v1/select", r#" {"message":"x"}"#, 200),
+        ("/v1/select", r#"{"message":"x","max_skills":0}"#, 400),
+        ("/v1/select", r#"{"message":"x","max_skills":21}"#, 400),
+        ("/v1/select", r#"{"message":"x","max_skills":20}"#, 200),
         (
             "/v1/select",
-            r#"{"message":"x","max_skills":4294967296}"#,
+            r#"{"message":"x","budget_tokens":4294967296}"#,
             400,
         ),
         (
             "/v1/select",
-            r#"{"message":"x","max_skills":4294967295}"#,
+            r#"{"message":"x","budget_tokens":4294967295}"#,
             200,
         ),
         ("/v1/workflows", r#"{"name":5,"description":"d"}"#, 400),

@@ -181,7 +181,7 @@ fn documentation_pages_exist_and_list_every_diagnostic_code() {
         assert!(repo().join(page).is_file(), "{page} exists");
     }
     let pack_author = std::fs::read_to_string(repo().join("docs/pack-author.md")).unwrap();
-    for code in skill_format::Code::ALL {
+    for code in skill_runtime::format::Code::ALL {
         assert!(
             pack_author.contains(&format!("| `{}` |", code.as_str())),
             "docs/pack-author.md does not list `{}`",

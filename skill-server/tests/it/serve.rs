@@ -110,7 +110,10 @@ fn serve_keeps_the_index_on_disk_when_configured() {
     .unwrap();
     let config = config.display().to_string();
     let (child, addr, logs) = spawn_serve(&["serve", "--config", &config], &[]);
-    let index = dir.path().join("index").join(skill_search::DISK_INDEX_DIR);
+    let index = dir
+        .path()
+        .join("index")
+        .join(skill_runtime::search::DISK_INDEX_DIR);
     assert!(
         index.join("meta.json").is_file(),
         "no index in {}",

@@ -7,6 +7,7 @@
 mod console;
 mod deps;
 mod disclose;
+mod doors;
 mod doorway;
 mod hot_reload;
 mod http;

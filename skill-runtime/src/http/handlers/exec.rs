@@ -1,121 +1,65 @@
 //! Routing and execution: extract, route, execute, invoke, workflows, forked tasks.
 
 use http::{Response, StatusCode};
-use serde::Deserialize;
 use serde_json::Value;
-use skill_registry::Caller;
 
-use super::{bad_json, engine_error, paths, present};
+use super::{engine_error, paths};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, json_response};
 use crate::ops::Scope;
-use crate::wire::{self, ExecutedShape, ResultsShape, TasksShape};
+use crate::wire::{
+    self, Args, ExecuteRequest, ExecutedShape, ExtractRequest, Input, InvokeRequest, ResultsShape,
+    RouteRequest, TasksShape,
+};
 
-/// The body of `POST /v1/extract`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ExtractBody {
-    output: String,
-}
-
-pub(super) fn extract(app: &App, body: ExtractBody) -> Result<Response<Body>, ApiError> {
-    let extraction = app.engine.extract(&body.output);
+pub(super) fn extract(app: &App, request: &ExtractRequest) -> Result<Response<Body>, ApiError> {
+    let extraction = app.engine.extract(&request.output);
     Ok(json_response(
         StatusCode::OK,
         &wire::ExtractionShape::from(&extraction),
     ))
 }
 
-/// The body of `POST /v1/route`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RouteBody {
-    #[serde(default, deserialize_with = "present")]
-    text: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    output: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    from: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    profile: Option<String>,
-}
-
-pub(super) fn route(app: &App, body: RouteBody) -> Result<Response<Body>, ApiError> {
-    let caller = match body.from.as_deref() {
-        None | Some("model") => Caller::Model,
-        Some("user") => Caller::User,
-        Some(other) => {
-            return Err(bad_json(format!(
-                "`from` is `model` or `user`, not `{other}`"
-            )));
-        }
-    };
-    let scope = Scope {
-        caller,
-        profile: body.profile,
-    };
-    match (body.text, body.output) {
-        (Some(text), None) => Ok(relative_messages(
+pub(super) fn route(app: &App, request: &RouteRequest) -> Result<Response<Body>, ApiError> {
+    let scope = request.scope();
+    Ok(match &request.input {
+        Input::Line(text) => relative_messages(
             app,
-            &wire::RouteShape::from(&app.engine.route(&text, &scope)),
-        )),
-        (None, Some(output)) => Ok(relative_messages(
+            &wire::RouteShape::from(&app.engine.route(text, &scope)),
+        ),
+        Input::Output(output) => relative_messages(
             app,
-            &wire::RoutedOutputShape::from(&app.engine.route_output(&output, &scope)),
-        )),
-        _ => Err(bad_json(
-            "give exactly one of `text` (one line) and `output` (a whole model output)",
-        )),
-    }
+            &wire::RoutedOutputShape::from(&app.engine.route_output(output, &scope)),
+        ),
+    })
 }
 
-/// The body of `POST /v1/execute`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ExecuteBody {
-    #[serde(default, deserialize_with = "present")]
-    output: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    command: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    profile: Option<String>,
-}
-
-pub(super) async fn execute(app: &App, body: ExecuteBody) -> Result<Response<Body>, ApiError> {
-    let scope = Scope::model().with_profile(body.profile);
-    match (body.output, body.command) {
-        (Some(output), None) => {
-            let results = app.engine.execute_output(&output, &scope).await;
-            Ok(relative_messages(app, &ResultsShape::new(&results)))
+pub(super) async fn execute(
+    app: &App,
+    request: &ExecuteRequest,
+) -> Result<Response<Body>, ApiError> {
+    let scope = Scope::model().with_profile(request.profile.clone());
+    Ok(match &request.input {
+        Input::Output(output) => {
+            let results = app.engine.execute_output(output, &scope).await;
+            relative_messages(app, &ResultsShape::new(&results))
         }
-        (None, Some(command)) => {
-            let done = app.engine.execute(&command, &scope).await;
-            Ok(relative_messages(
+        Input::Line(command) => {
+            let done = app.engine.execute(command, &scope).await;
+            relative_messages(
                 app,
                 &ExecutedShape {
                     route: &done.route,
                     outcome: done.outcome.as_ref(),
                 },
-            ))
+            )
         }
-        _ => Err(bad_json(
-            "give exactly one of `output` (a whole model output) and `command` (one line)",
-        )),
-    }
+    })
 }
 
-/// The body of `POST /v1/invoke`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct InvokeBody {
-    line: String,
-    #[serde(default, deserialize_with = "present")]
-    profile: Option<String>,
-}
-
-pub(super) async fn invoke(app: &App, body: InvokeBody) -> Result<Response<Body>, ApiError> {
-    let scope = Scope::user().with_profile(body.profile);
-    let outcome = app.engine.invoke(&body.line, &scope).await;
+pub(super) async fn invoke(app: &App, request: &InvokeRequest) -> Result<Response<Body>, ApiError> {
+    let scope = Scope::user().with_profile(request.profile.clone());
+    let outcome = app.engine.invoke(&request.line, &scope).await;
     Ok(relative_messages(app, &wire::OutcomeShape::from(&outcome)))
 }
 
@@ -156,12 +100,8 @@ fn rewrite_messages(value: &mut Value, paths: &wire::Paths<'_>) {
     }
 }
 
-pub(super) async fn workflows(
-    app: &App,
-    body: serde_json::Map<String, Value>,
-    documented: &[(&str, &str, &str)],
-) -> Result<Response<Body>, ApiError> {
-    let flags = workflow_flags(body, documented)?;
+pub(super) async fn workflows(app: &App, args: &Args) -> Result<Response<Body>, ApiError> {
+    let flags = workflow_flags(args);
     let mut outcome = app.engine.build_workflow(flags).await;
     // A request the server's state refuses (no writable source, a workflow of that name
     // already there) is a conflict; one that cannot be built at all is unprocessable.
@@ -197,35 +137,18 @@ pub(super) async fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, 
     Ok(json_response(StatusCode::OK, &wire::TaskShape::from(&task)))
 }
 
-fn workflow_flags(
-    body: serde_json::Map<String, Value>,
-    documented: &[(&str, &str, &str)],
-) -> Result<skill_router::Flags, ApiError> {
+/// The flags of `workflow.build` from the checked body: texts as values, a switch only
+/// when it is on.
+fn workflow_flags(args: &Args) -> skill_router::Flags {
     use skill_router::FlagValue;
     let mut flags = skill_router::Flags::new();
-    for (k, v) in body {
-        let Some((_, ty, _)) = documented.iter().find(|(name, _, _)| *name == k) else {
-            let names: Vec<String> = documented
-                .iter()
-                .map(|(n, _, _)| format!("`{n}`"))
-                .collect();
-            return Err(bad_json(format!(
-                "unknown field `{k}`, expected one of {}",
-                names.join(", ")
-            )));
+    for (k, v) in args.fields() {
+        let value = match v {
+            Value::Bool(true) => FlagValue::Switch(true),
+            Value::String(s) => FlagValue::One(s.clone()),
+            _ => continue,
         };
-        // Each field has the type the endpoint table (and so the OpenAPI document) gives it.
-        let value = match (*ty, v) {
-            ("boolean", Value::Bool(b)) => FlagValue::Switch(b),
-            ("string", Value::String(s)) => FlagValue::One(s),
-            (ty, other) => {
-                return Err(bad_json(format!("`{k}` must be a {ty}, not {other}")));
-            }
-        };
-        if matches!(value, FlagValue::Switch(false)) {
-            continue;
-        }
-        flags.insert(k, value);
+        flags.insert(k.to_owned(), value);
     }
-    Ok(flags)
+    flags
 }

@@ -27,9 +27,7 @@ use super::request::{Params, json_body, query_map};
 use super::response::{ApiError, Body, json_response};
 use super::routes::{Endpoint, Op};
 use crate::error::Error;
-
-/// Default number of search results.
-const DEFAULT_SEARCH_LIMIT: usize = 10;
+use crate::wire::{Request as WireRequest, RequestError};
 
 /// A request's query parameters.
 type Query = HashMap<String, String>;
@@ -123,7 +121,7 @@ async fn dispatch(
             let rel = params.get("path").cloned().unwrap_or_default();
             skills::resource(app, &name, &rel, &query)
         }
-        Op::GetSkill => skills::get_skill(app, &query),
+        Op::GetSkill => skills::get_skill(app, &from_query(&query)?),
         Op::Outline => sections::outline(app, &name, &query),
         Op::Section => {
             let slug = params.get("slug").cloned().unwrap_or_default();
@@ -131,20 +129,26 @@ async fn dispatch(
         }
         Op::Catalog => skills::catalog(app, &query),
         Op::Diagnostics => Ok(skills::diagnostics(app)),
-        Op::Search => off_executor(app, move |app| search::search(app, &query)).await,
-        Op::Select => {
-            let body = json_body(req)?;
-            off_executor(app, move |app| search::select(app, body)).await
+        Op::Search => {
+            let request = from_query(&query)?;
+            off_executor(app, move |app| search::search(app, &request)).await
         }
-        Op::NotesSearch => search::notes(app, &query).await,
+        Op::Select => {
+            let request = from_body(req)?;
+            off_executor(app, move |app| search::select(app, &request)).await
+        }
+        Op::NotesSearch => search::notes(app, &from_query(&query)?).await,
         Op::Schedules => schedules::schedules(app, &query),
-        Op::Extract => exec::extract(app, json_body(req)?),
-        Op::Route => exec::route(app, json_body(req)?),
-        Op::Execute => exec::execute(app, json_body(req)?).await,
-        Op::Invoke => exec::invoke(app, json_body(req)?).await,
+        Op::Extract => exec::extract(app, &from_body(req)?),
+        Op::Route => exec::route(app, &from_body(req)?),
+        Op::Execute => exec::execute(app, &from_body(req)?).await,
+        Op::Invoke => exec::invoke(app, &from_body(req)?).await,
         Op::Workflows => {
-            let body = json_body(req)?;
-            exec::workflows(app, body, endpoint.body.unwrap_or(&[])).await
+            let body: serde_json::Map<String, serde_json::Value> = json_body(req)?;
+            let args = crate::wire::BUILD_WORKFLOW
+                .read(&body, true)
+                .map_err(refused)?;
+            exec::workflows(app, &args).await
         }
         Op::Tasks => exec::tasks(app).await,
         Op::Task => exec::task(app, params.get("id").map(String::as_str)).await,
@@ -193,19 +197,20 @@ fn bad_query(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "bad_query", message)
 }
 
-/// A `400 bad_json`.
-fn bad_json(message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "bad_json", message)
+/// A request the wire contract refused: `400` with the operation's code.
+fn refused(e: RequestError) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, e.code, e.message)
 }
 
-/// A body field that may be left out but not given as `null` (the OpenAPI document types
-/// no field as nullable).
-fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
+/// An operation's request from a JSON object body.
+fn from_body<R: WireRequest>(req: Request<Bytes>) -> Result<R, ApiError> {
+    let body: serde_json::Map<String, serde_json::Value> = json_body(req)?;
+    R::read(&body, true).map_err(refused)
+}
+
+/// An operation's request from the query string.
+fn from_query<R: WireRequest>(q: &Query) -> Result<R, ApiError> {
+    R::read_query(q).map_err(refused)
 }
 
 /// A query parameter as a non-negative integer.

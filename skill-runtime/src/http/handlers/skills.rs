@@ -9,7 +9,7 @@ use super::{Query, bad_query, engine_error, number, paths, scope, text};
 use crate::http::app::App;
 use crate::http::response::{ApiError, Body, full, json_response};
 use crate::ops::{Lookup, SkillQuery};
-use crate::wire::{self, GetSkillShape};
+use crate::wire::{self, GetSkillRequest, GetSkillShape};
 
 pub(super) fn health(app: &App) -> Response<Body> {
     json_response(
@@ -119,14 +119,11 @@ pub(super) fn resource(
     Ok(resp)
 }
 
-pub(super) fn get_skill(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
-    let path = q
-        .get("path")
-        .map(String::as_str)
-        .filter(|p| !p.trim().is_empty());
+pub(super) fn get_skill(app: &App, request: &GetSkillRequest) -> Result<Response<Body>, ApiError> {
+    let path = request.path.as_deref();
     let text = app
         .engine
-        .get_skill(path, &scope(q)?)
+        .get_skill(path, &request.scope())
         .map_err(|e| engine_error(&e))?;
     Ok(json_response(
         StatusCode::OK,
