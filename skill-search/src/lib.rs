@@ -139,6 +139,7 @@ mod trigger_eval;
 mod triggers;
 mod typo;
 #[cfg(feature = "tuning")]
+mod typo_automata;
 mod typo_table;
 
 #[cfg(feature = "transformer")]
@@ -168,11 +169,11 @@ pub use triggers::{TriggerHit, TriggerKind};
 pub mod tuning {
     pub use crate::index::Gate;
     pub use crate::params::Params;
-    pub use crate::typo_table::TypoTimes;
+    pub use crate::typo_automata::TypoTimes;
     use crate::{Error, Match, SearchRequest, SelectOptions, Selection, SkillIndex};
 
-    /// Typo matching's automata (what ships) and a symmetric-delete table, timed on the
-    /// same words: those of `requests` that typo matching looks up.
+    /// Typo matching's symmetric-delete table (what ships) and the Levenshtein automata it
+    /// replaced, timed on the same words: those of `requests` that typo matching looks up.
     pub fn compare_typo_matchers(
         index: &SkillIndex,
         requests: &[String],

@@ -25,6 +25,8 @@ use crate::hit::Match;
 use crate::params::{FIELDS, Params};
 use crate::text;
 use crate::triggers::{KeyMap, TriggerIndex};
+use crate::typo::Corrected;
+use crate::typo_table::TypoTable;
 #[cfg_attr(not(feature = "tuning"), allow(unused_imports))]
 pub use rank::Gate;
 use rank::passes;
@@ -98,6 +100,8 @@ pub(crate) struct State {
     /// Tokens in each text field, summed over the skills (for average field lengths).
     pub(crate) len_sum: [u64; FIELDS],
     pub(crate) triggers: TriggerIndex,
+    /// The names' and descriptions' terms for typo matching.
+    pub(crate) typos: TypoTable,
     diagnostics: HashMap<String, Vec<Diagnostic>>,
 }
 
@@ -207,6 +211,7 @@ impl SkillIndex {
                 terms: Terms::default(),
                 len_sum: [0; FIELDS],
                 triggers: TriggerIndex::default(),
+                typos: TypoTable::default(),
                 diagnostics: HashMap::new(),
             }),
             uses: Mutex::new(Uses::default()),
@@ -266,6 +271,8 @@ impl SkillIndex {
                 writer.delete_term(Term::from_field_text(self.fields.id, name));
                 if let Some(info) = st.docs.remove(&key) {
                     st.terms.adjust(info.terms.ids(), false);
+                    let State { typos, terms, .. } = &mut *st;
+                    typos.adjust(&info, terms, false);
                     for f in 0..FIELDS {
                         st.len_sum[f] = st.len_sum[f].saturating_sub(u64::from(info.len[f]));
                     }
@@ -299,6 +306,7 @@ impl SkillIndex {
             terms,
             len_sum,
             triggers,
+            typos,
             diagnostics: all_diagnostics,
             ..
         } = &mut *st;
@@ -309,6 +317,7 @@ impl SkillIndex {
                 writer.commit()?;
             }
             terms.adjust(info.terms.ids(), true);
+            typos.adjust(&info, terms, true);
             for (sum, len) in len_sum.iter_mut().zip(info.len) {
                 *sum = sum.saturating_add(u64::from(len));
             }
@@ -536,14 +545,47 @@ impl SkillIndex {
         Ok(None)
     }
 
-    /// [`SkillIndex::search`] with other parameters, and the request's gate.
+    /// [`SkillIndex::search`] with other parameters, and the request's gate. Request words
+    /// the index does not know are first matched to its terms (`typo.rs`, unless
+    /// `p.typos` is off), and each result's reason names the corrections.
     pub(crate) fn search_with(
         &self,
         req: &SearchRequest<'_>,
         p: &Params,
     ) -> Result<(Vec<Match>, Gate), Error> {
+        let (mut hits, gate, corrected) = self.search_corrected(req, p)?;
+        if let Some(note) = corrected
+            .as_ref()
+            .and_then(|c| crate::typo::note(&c.corrections))
+        {
+            for h in &mut hits {
+                h.reason.push_str(&note);
+            }
+        }
+        Ok((hits, gate))
+    }
+
+    /// [`SkillIndex::search_with`] without the corrections in the reasons, and the request
+    /// as corrected (`None` when `p.typos` is off).
+    pub(crate) fn search_corrected(
+        &self,
+        req: &SearchRequest<'_>,
+        p: &Params,
+    ) -> Result<(Vec<Match>, Gate, Option<Corrected>), Error> {
         let limit = req.limit.clamp(1, MAX_LIMIT);
-        self.rank(req, limit, p, Some(limit))
+        let corrected = if p.typos {
+            Some(self.correct(req.text)?)
+        } else {
+            None
+        };
+        let read = SearchRequest {
+            text: corrected.as_ref().map_or(req.text, |c| c.text.as_str()),
+            recent_turns: req.recent_turns,
+            limit: req.limit,
+            filter: req.filter.clone(),
+        };
+        let (hits, gate) = self.rank(&read, limit, p, Some(limit))?;
+        Ok((hits, gate, corrected))
     }
 }
 
