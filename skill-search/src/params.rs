@@ -78,7 +78,7 @@ pub struct Params {
 /// Fitted BM25 saturation.
 const K1: f32 = 1.2;
 /// Fitted per-field length normalisation.
-const B: [f32; FIELDS] = [0.3, 0.9, 0.25, 0.9];
+const B: [f32; FIELDS] = [0.3, 0.9, 0.9, 0.9];
 /// Fitted per-field weights.
 const W: [f32; FIELDS] = [4.0, 2.0, 0.5, 0.25];
 /// Fitted exact-name bonus.
@@ -92,15 +92,15 @@ const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.75;
 const W_SEM_LEN: f32 = 0.0;
 /// Fitted gate.
-const GATE_BIAS: f32 = -5.105;
-const GATE_LEX: f32 = 2.338;
-const GATE_COVER: f32 = 11.571;
-const GATE_SEM: f32 = 7.435;
-const GATE_UNKNOWN: f32 = -15.852;
-const GATE_MISS: f32 = -0.729;
-const GATE_LEN: f32 = 0.000;
+const GATE_BIAS: f32 = -6.652;
+const GATE_LEX: f32 = 0.673;
+const GATE_COVER: f32 = 21.474;
+const GATE_SEM: f32 = 5.750;
+const GATE_UNKNOWN: f32 = -10.269;
+const GATE_MISS: f32 = -0.306;
+const GATE_LEN: f32 = 0.349;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
-const EVIDENCE_SHARE: f32 = 0.75;
+const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
 const REL: f32 = 0.0;
 /// Fitted weight of covering a multi-intent request's other parts.

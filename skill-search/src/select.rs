@@ -37,10 +37,6 @@ pub const CUT_BODY_NOTE: &str = "\n[... truncated to fit the budget; load the sk
 /// profile's name follows).
 pub const PROACTIVE_REASON: &str = "pre-loaded: proactive for profile";
 
-/// Starts the note a selected skill's reason gets when request words the index does not
-/// know were read as words it does (the corrections follow: `"procesing" as "processing"`).
-pub const CORRECTED_REASON: &str = "; read ";
-
 /// The four disclosure tiers of the toolsets seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Tier {

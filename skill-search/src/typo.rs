@@ -22,11 +22,11 @@ use crate::Error;
 use crate::SkillIndex;
 use crate::index::State;
 use crate::text::{clip, tokens};
-use crate::typo_table::MAX_TYPO_CHARS;
+use crate::typo_table::{MAX_TYPO_CHARS, MIN_TYPO_CHARS};
 
-/// Words shorter than this many characters are never corrected: a short word is a few
-/// edits from too many others.
-pub(crate) const MIN_TYPO_CHARS: usize = 5;
+/// Starts the note a result's reason gets when request words the index does not know were
+/// read as words it does (the corrections follow: `"procesing" as "processing"`).
+pub const CORRECTED_REASON: &str = "; read ";
 /// Words of at least this many characters may be corrected by two edits; shorter ones by one.
 pub(crate) const TWO_EDITS_CHARS: usize = 8;
 /// Most words of one request looked up in the term dictionary (the first unknown ones).
@@ -71,21 +71,6 @@ pub(crate) struct Unknown {
     pub(crate) stem: String,
     /// Most edits it may be corrected by.
     pub(crate) edits: u8,
-}
-
-/// The best match so far: (edits, skills using the term, term).
-pub(crate) type Nearest = Option<(u8, u32, String)>;
-
-/// Whether a term at `d` edits used by `df` skills beats `best` (nearer, then more used,
-/// then first in byte order).
-pub(crate) fn beats(d: u8, df: u32, term: &str, best: &Nearest) -> bool {
-    match best {
-        _ if df == 0 => false,
-        None => true,
-        Some((bd, bdf, bt)) => {
-            (d, std::cmp::Reverse(df), term) < (*bd, std::cmp::Reverse(*bdf), bt.as_str())
-        }
-    }
 }
 
 impl SkillIndex {
@@ -168,11 +153,7 @@ pub(crate) fn note(corrections: &[Correction]) -> Option<String> {
         .iter()
         .map(|c| format!("\"{}\" as \"{}\"", c.from, c.to))
         .collect();
-    Some(format!(
-        "{}{}",
-        crate::select::CORRECTED_REASON,
-        each.join(", ")
-    ))
+    Some(format!("{}{}", CORRECTED_REASON, each.join(", ")))
 }
 
 /// A spelling of the index's `term` to put in place of `word` (whose analysed term is

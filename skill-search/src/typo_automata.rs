@@ -11,8 +11,7 @@ use tantivy_fst::Automaton;
 
 use crate::index::State;
 use crate::params::{F_DESC, F_NAME};
-use crate::typo::{Nearest, beats};
-use crate::typo_table::TypoTable;
+use crate::typo_table::{Nearest, TypoTable, beats};
 use crate::{Error, SkillIndex};
 
 /// The automaton builders for one and two edits with transpositions (building one costs

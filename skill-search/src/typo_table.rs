@@ -18,14 +18,31 @@ use std::collections::HashMap;
 
 use crate::doc::{DocInfo, Terms};
 use crate::params::{F_DESC, F_NAME};
-use crate::typo::{MIN_TYPO_CHARS, Nearest, beats};
 
+/// Words shorter than this many characters are never corrected: a short word is a few
+/// edits from too many others.
+pub(crate) const MIN_TYPO_CHARS: usize = 5;
 /// Most letters deleted from a term or a word (the most edits typo matching allows).
 pub(crate) const MAX_DELETES: u8 = 2;
 /// Terms and words longer than this many letters are neither filed nor looked up.
 pub(crate) const MAX_TYPO_CHARS: usize = 24;
 
 type Fast = foldhash::fast::RandomState;
+
+/// The best match so far: (edits, skills using the term, term).
+pub(crate) type Nearest = Option<(u8, u32, String)>;
+
+/// Whether a term at `d` edits used by `df` skills beats `best` (nearer, then more used,
+/// then first in byte order).
+pub(crate) fn beats(d: u8, df: u32, term: &str, best: &Nearest) -> bool {
+    match best {
+        _ if df == 0 => false,
+        None => true,
+        Some((bd, bdf, bt)) => {
+            (d, std::cmp::Reverse(df), term) < (*bd, std::cmp::Reverse(*bdf), bt.as_str())
+        }
+    }
+}
 
 /// One filed term.
 #[derive(Debug)]
