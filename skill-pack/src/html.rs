@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use skill_registry::CatalogFormat;
+use skill_runtime::registry::CatalogFormat;
 use skill_runtime::{Engine, Scope};
 
 use crate::trigger_evals::{self, Results};

@@ -82,6 +82,8 @@ impl Fields {
 #[derive(Debug, Default)]
 pub(crate) struct Terms {
     ids: HashMap<String, u32>,
+    /// Each id's term (typo matching files terms by their text).
+    text: Vec<Box<str>>,
     df: Vec<u32>,
     /// Terms some indexed skill uses (document frequency above 0).
     used: usize,
@@ -94,9 +96,15 @@ impl Terms {
             return id;
         }
         let id = self.df.len() as u32;
+        self.text.push(t.as_str().into());
         self.ids.insert(t, id);
         self.df.push(0);
         id
+    }
+
+    /// The term of `id`.
+    pub(crate) fn text(&self, id: u32) -> Option<&str> {
+        self.text.get(id as usize).map(|t| &**t)
     }
 
     pub(crate) fn get(&self, t: &str) -> Option<u32> {
@@ -235,6 +243,11 @@ impl TermFreqs {
     /// Every term id, ascending.
     pub(crate) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.entries.iter().map(|e| e.0)
+    }
+
+    /// Every term id with its frequencies by field, ascending by id.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &[u16; FIELDS])> + '_ {
+        self.entries.iter().map(|e| (e.0, &e.1))
     }
 }
 

@@ -30,10 +30,11 @@
 //!    or candidates reach only [`DEFAULT_LISTING_THRESHOLD`], 3 the selected skills' full
 //!    instructions within a token budget). [`Selection`] serialises to the JSON of
 //!    agent-skills-integration 2.3 (`selected_skills`, `no_skill_needed`) plus `disclosure`.
-//!    Before ranking, request words no skill uses are matched to the index's terms (typo
-//!    matching: edit distance with transpositions over tantivy's term dictionary; short
-//!    words and English words are left alone; a correction is named in the reason, after
-//!    [`CORRECTED_REASON`]). Each intent of a request cut at an explicit join ("and also",
+//!    Before ranking (in [`SkillIndex::search`] too), request words no skill uses are
+//!    matched to the index's terms (typo matching: edit distance with transpositions, in
+//!    a symmetric-delete table of the names' and descriptions' terms kept with the index;
+//!    short words and English words are left alone; a correction is named in the reason,
+//!    after [`CORRECTED_REASON`]). Each intent of a request cut at an explicit join ("and also",
 //!    "then", ";", a second question) gets a slot of its own, and near-duplicate skills share
 //!    one slot, the others named in the entry's `alternatives`.
 //!
@@ -132,6 +133,7 @@ mod index;
 mod negation;
 mod notes;
 mod params;
+mod search;
 mod select;
 mod slots;
 mod text;
@@ -139,6 +141,7 @@ mod trigger_eval;
 mod triggers;
 mod typo;
 #[cfg(feature = "tuning")]
+mod typo_automata;
 mod typo_table;
 
 #[cfg(feature = "transformer")]
@@ -151,9 +154,9 @@ pub use index::{
 };
 pub use notes::{MAX_NOTE_RESULTS, MAX_NOTES, NoteHit, NoteText, NotesIndex, NotesUpdate};
 pub use select::{
-    CORRECTED_REASON, CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD,
-    DEFAULT_MAX_SKILLS, DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON,
-    SelectOptions, Selected, Selection, Tier, asks_for_listing,
+    CUT_BODY_NOTE, DEFAULT_BUDGET_TOKENS, DEFAULT_LISTING_THRESHOLD, DEFAULT_MAX_SKILLS,
+    DEFAULT_THRESHOLD, Disclosed, MAX_MAX_SKILLS, PROACTIVE_REASON, SelectOptions, Selected,
+    Selection, Tier, asks_for_listing,
 };
 pub use text::{MAX_QUERY_BYTES, MAX_QUERY_TERMS};
 pub use trigger_eval::{
@@ -161,6 +164,7 @@ pub use trigger_eval::{
     evaluate_triggers, parse_trigger_cases,
 };
 pub use triggers::{TriggerHit, TriggerKind};
+pub use typo::CORRECTED_REASON;
 
 /// Ranking internals for the fitting tool (`cargo xtask bench select-fit`): the parameters and
 /// the entry points that take them. Behind the `tuning` feature; not a stable API.
@@ -168,11 +172,11 @@ pub use triggers::{TriggerHit, TriggerKind};
 pub mod tuning {
     pub use crate::index::Gate;
     pub use crate::params::Params;
-    pub use crate::typo_table::TypoTimes;
+    pub use crate::typo_automata::TypoTimes;
     use crate::{Error, Match, SearchRequest, SelectOptions, Selection, SkillIndex};
 
-    /// Typo matching's automata (what ships) and a symmetric-delete table, timed on the
-    /// same words: those of `requests` that typo matching looks up.
+    /// Typo matching's symmetric-delete table (what ships) and the Levenshtein automata it
+    /// replaced, timed on the same words: those of `requests` that typo matching looks up.
     pub fn compare_typo_matchers(
         index: &SkillIndex,
         requests: &[String],

@@ -34,6 +34,11 @@ pub struct Params {
     pub w_lex: f32,
     /// Weight of the semantic similarity's z-score in the fused score.
     pub w_sem: f32,
+    /// Added to `w_sem` per unit of the request's length past a short request's (the log
+    /// of its terms over `rank::LONG_REQUEST_TERMS`, 0 below): a long, chatty request
+    /// matches many skills by a word or two, while its whole sentence still says what
+    /// it is about.
+    pub w_sem_len: f32,
     /// Gate (probability that the ranking has a right skill to offer): intercept.
     pub gate_bias: f32,
     /// Gate: weight of the best candidate's raw lexical score.
@@ -48,6 +53,9 @@ pub struct Params {
     pub gate_unknown: f32,
     /// Gate: weight of the rarity of the rarest request word the first candidate lacks.
     pub gate_miss: f32,
+    /// Gate: weight of the request's length (the log of one plus its terms): a long
+    /// request's best lexical score adds up from many words.
+    pub gate_len: f32,
     /// Gate: weight of the full sentence-embedding model's similarity of the request and
     /// the first candidate's description (0 without the `transformer` feature's model).
     pub gate_full: f32,
@@ -70,7 +78,7 @@ pub struct Params {
 /// Fitted BM25 saturation.
 const K1: f32 = 1.2;
 /// Fitted per-field length normalisation.
-const B: [f32; FIELDS] = [0.3, 0.9, 0.25, 0.9];
+const B: [f32; FIELDS] = [0.3, 0.9, 0.9, 0.9];
 /// Fitted per-field weights.
 const W: [f32; FIELDS] = [4.0, 2.0, 0.5, 0.25];
 /// Fitted exact-name bonus.
@@ -82,15 +90,17 @@ const ONLY_PENALTY: f32 = 0.0;
 /// Fitted fusion weights.
 const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.75;
+const W_SEM_LEN: f32 = 0.0;
 /// Fitted gate.
-const GATE_BIAS: f32 = -5.105;
-const GATE_LEX: f32 = 2.338;
-const GATE_COVER: f32 = 11.571;
-const GATE_SEM: f32 = 7.435;
-const GATE_UNKNOWN: f32 = -15.852;
-const GATE_MISS: f32 = -0.729;
+const GATE_BIAS: f32 = -6.652;
+const GATE_LEX: f32 = 0.673;
+const GATE_COVER: f32 = 21.474;
+const GATE_SEM: f32 = 5.750;
+const GATE_UNKNOWN: f32 = -10.269;
+const GATE_MISS: f32 = -0.306;
+const GATE_LEN: f32 = 0.349;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
-const EVIDENCE_SHARE: f32 = 0.75;
+const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
 const REL: f32 = 0.0;
 /// Fitted weight of covering a multi-intent request's other parts.
@@ -107,12 +117,14 @@ impl Params {
         only_penalty: ONLY_PENALTY,
         w_lex: W_LEX,
         w_sem: W_SEM,
+        w_sem_len: W_SEM_LEN,
         gate_bias: GATE_BIAS,
         gate_lex: GATE_LEX,
         gate_cover: GATE_COVER,
         gate_sem: GATE_SEM,
         gate_unknown: GATE_UNKNOWN,
         gate_miss: GATE_MISS,
+        gate_len: GATE_LEN,
         gate_full: 0.0,
         evidence_share: EVIDENCE_SHARE,
         rel: REL,
@@ -137,6 +149,8 @@ const T_GATE_UNKNOWN: f32 = -15.581;
 #[cfg(feature = "transformer")]
 const T_GATE_MISS: f32 = -1.199;
 #[cfg(feature = "transformer")]
+const T_GATE_LEN: f32 = 0.000;
+#[cfg(feature = "transformer")]
 const T_GATE_FULL: f32 = 7.040;
 #[cfg(feature = "transformer")]
 const T_EVIDENCE_SHARE: f32 = 1.0;
@@ -156,6 +170,7 @@ impl Params {
         gate_sem: T_GATE_SEM,
         gate_unknown: T_GATE_UNKNOWN,
         gate_miss: T_GATE_MISS,
+        gate_len: T_GATE_LEN,
         gate_full: T_GATE_FULL,
         evidence_share: T_EVIDENCE_SHARE,
         rel: T_REL,

@@ -37,10 +37,6 @@ pub const CUT_BODY_NOTE: &str = "\n[... truncated to fit the budget; load the sk
 /// profile's name follows).
 pub const PROACTIVE_REASON: &str = "pre-loaded: proactive for profile";
 
-/// Starts the note a selected skill's reason gets when request words the index does not
-/// know were read as words it does (the corrections follow: `"procesing" as "processing"`).
-pub const CORRECTED_REASON: &str = "; read ";
-
 /// The four disclosure tiers of the toolsets seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Tier {
@@ -215,22 +211,17 @@ impl SkillIndex {
             model_invocable_only: true,
         };
         let max = opts.max_skills.clamp(1, MAX_MAX_SKILLS);
-        let corrected = if p.typos {
-            Some(self.correct(message)?)
-        } else {
-            None
-        };
-        let request = corrected.as_ref().map_or(message, |c| c.text.as_str());
         let extra = if p.intent_slots { SIBLING_ROOM } else { 0 };
-        let (mut matches, _) = self.search_with(
+        let (mut matches, _, corrected) = self.search_corrected(
             &SearchRequest {
-                text: request,
+                text: message,
                 recent_turns: &opts.recent_turns,
                 limit: max + extra,
                 filter: filter.clone(),
             },
             p,
         )?;
+        let request = corrected.as_ref().map_or(message, |c| c.text.as_str());
         let mut selected_skills: Vec<Selected> = if p.intent_slots {
             self.fill_slots(request, &matches, opts.threshold, max, &filter, p)?
         } else {
@@ -243,7 +234,7 @@ impl SkillIndex {
         matches.truncate(max);
         if let Some(note) = corrected
             .as_ref()
-            .and_then(|c| correction_note(&c.corrections))
+            .and_then(|c| crate::typo::note(&c.corrections))
         {
             for s in &mut selected_skills {
                 s.reason.push_str(&note);
@@ -418,19 +409,6 @@ impl Disclosed {
             omitted: Vec::new(),
         }
     }
-}
-
-/// What the reason of a selected skill adds when request words were corrected:
-/// `; read "procesing" as "processing"` (each correction, in request order).
-fn correction_note(corrections: &[crate::typo::Correction]) -> Option<String> {
-    if corrections.is_empty() {
-        return None;
-    }
-    let each: Vec<String> = corrections
-        .iter()
-        .map(|c| format!("\"{}\" as \"{}\"", c.from, c.to))
-        .collect();
-    Some(format!("{CORRECTED_REASON}{}", each.join(", ")))
 }
 
 fn tokens(text: &str) -> usize {

@@ -1,36 +1,32 @@
 //! Typo matching: request words the index does not know are matched to the index's own
-//! terms before the gate and the ranking read the request.
+//! terms before the gate and the ranking read the request (in `search` and `select`
+//! alike).
 //!
 //! A word is looked at only when all of these hold: it survives the analyzer (not a stop
 //! word), its analysed term is used by no indexed skill, it is at least [`MIN_TYPO_CHARS`]
-//! ASCII letters long, and it is not a whole word of the embedding table's vocabulary (an
+//! and at most [`MAX_TYPO_CHARS`] ASCII letters long, and it is not a whole word of the embedding table's vocabulary (an
 //! English word the skills happen not to use, "Haskell" or "sourdough", is not a typo).
 //! Its term is then matched to the terms of the skills' names and descriptions (not their
 //! bodies, whose long tail of rare words holds a near miss for most words no skill covers)
-//! within [`max_edits`] edits (Damerau:
-//! a swap of two neighbouring letters is one edit), by tantivy's Levenshtein automata run
-//! over tantivy's own term dictionary (the automaton `FuzzyTermQuery` builds, one per word).
+//! within [`max_edits`] edits (Damerau: a swap of two neighbouring letters is one edit), in
+//! the symmetric-delete table kept with the index (`typo_table.rs`).
 //! The nearest term wins; among equally near ones, the one most skills use; then the first
 //! in byte order. The word in the request is replaced by a spelling that the analyzer
 //! turns into that term (the request's own ending kept when it can be), so the lexical
 //! score, the semantic signal and the gate all read the corrected word. Each correction is
-//! reported, and selection names it in the reason of what it selects.
+//! reported, and the reason of each result names it.
 //!
 //! Work is linear in the request: at most [`MAX_CORRECTED_WORDS`] words are looked up.
-
-use levenshtein_automata::{DFA, Distance, LevenshteinAutomatonBuilder};
-use std::sync::OnceLock;
-use tantivy_fst::Automaton;
 
 use crate::Error;
 use crate::SkillIndex;
 use crate::index::State;
-use crate::params::{F_DESC, F_NAME};
 use crate::text::{clip, tokens};
+use crate::typo_table::{MAX_TYPO_CHARS, MIN_TYPO_CHARS};
 
-/// Words shorter than this many characters are never corrected: a short word is a few
-/// edits from too many others.
-pub(crate) const MIN_TYPO_CHARS: usize = 5;
+/// Starts the note a result's reason gets when request words the index does not know were
+/// read as words it does (the corrections follow: `"procesing" as "processing"`).
+pub const CORRECTED_REASON: &str = "; read ";
 /// Words of at least this many characters may be corrected by two edits; shorter ones by one.
 pub(crate) const TWO_EDITS_CHARS: usize = 8;
 /// Most words of one request looked up in the term dictionary (the first unknown ones).
@@ -65,38 +61,6 @@ pub(crate) fn max_edits(chars: usize) -> u8 {
     }
 }
 
-/// The automaton builders for one and two edits with transpositions (building one costs
-/// milliseconds, so each is built once).
-fn builder(edits: u8) -> &'static LevenshteinAutomatonBuilder {
-    static ONE: OnceLock<LevenshteinAutomatonBuilder> = OnceLock::new();
-    static TWO: OnceLock<LevenshteinAutomatonBuilder> = OnceLock::new();
-    let cell = if edits <= 1 { &ONE } else { &TWO };
-    cell.get_or_init(|| LevenshteinAutomatonBuilder::new(edits.clamp(1, 2), true))
-}
-
-/// A Levenshtein DFA as an FST automaton (what tantivy's `FuzzyTermQuery` wraps).
-struct Fuzzy<'a>(&'a DFA);
-
-impl Automaton for Fuzzy<'_> {
-    type State = u32;
-
-    fn start(&self) -> u32 {
-        self.0.initial_state()
-    }
-
-    fn is_match(&self, state: &u32) -> bool {
-        matches!(self.0.distance(*state), Distance::Exact(_))
-    }
-
-    fn can_match(&self, state: &u32) -> bool {
-        *state != levenshtein_automata::SINK_STATE
-    }
-
-    fn accept(&self, state: &u32, byte: u8) -> u32 {
-        self.0.transition(*state, byte)
-    }
-}
-
 /// A request word the index does not know that typo matching looks up.
 pub(crate) struct Unknown {
     /// Where it is in the (clipped) request, in bytes.
@@ -107,21 +71,6 @@ pub(crate) struct Unknown {
     pub(crate) stem: String,
     /// Most edits it may be corrected by.
     pub(crate) edits: u8,
-}
-
-/// The best match so far: (edits, skills using the term, term).
-pub(crate) type Nearest = Option<(u8, u32, String)>;
-
-/// Whether a term at `d` edits used by `df` skills beats `best` (nearer, then more used,
-/// then first in byte order).
-pub(crate) fn beats(d: u8, df: u32, term: &str, best: &Nearest) -> bool {
-    match best {
-        _ if df == 0 => false,
-        None => true,
-        Some((bd, bdf, bt)) => {
-            (d, std::cmp::Reverse(df), term) < (*bd, std::cmp::Reverse(*bdf), bt.as_str())
-        }
-    }
 }
 
 impl SkillIndex {
@@ -143,6 +92,7 @@ impl SkillIndex {
             let word = word.to_lowercase();
             let edits = max_edits(word.chars().count());
             if edits == 0
+                || word.len() > MAX_TYPO_CHARS
                 || !word.bytes().all(|b| b.is_ascii_lowercase())
                 || self.embedder.knows_word(&word)
             {
@@ -161,51 +111,6 @@ impl SkillIndex {
         out
     }
 
-    /// The index term nearest `stem` within `edits` edits: tantivy's term dictionary of each
-    /// text field searched with a Levenshtein automaton (transpositions count one edit).
-    pub(crate) fn nearest_term(
-        &self,
-        searcher: &tantivy::Searcher,
-        st: &State,
-        stem: &str,
-        edits: u8,
-    ) -> Result<Nearest, Error> {
-        let dfa = builder(edits).build_dfa(stem);
-        let mut best: Nearest = None;
-        for segment in searcher.segment_readers() {
-            for field in self.typo_fields() {
-                let inverted = segment.inverted_index(field)?;
-                let mut terms = inverted
-                    .terms()
-                    .search(Fuzzy(&dfa))
-                    .into_stream()
-                    .map_err(tantivy::TantivyError::from)?;
-                while terms.advance() {
-                    let Ok(term) = std::str::from_utf8(terms.key()) else {
-                        continue;
-                    };
-                    let Distance::Exact(d) = dfa.eval(term) else {
-                        continue;
-                    };
-                    // Live skills only: the dictionary keeps deleted documents' terms until
-                    // a merge.
-                    let df = st.terms.get(term).map_or(0, |i| st.terms.df(i));
-                    if beats(d, df, term, &best) {
-                        best = Some((d, df, term.to_owned()));
-                    }
-                }
-            }
-        }
-        Ok(best)
-    }
-
-    /// The fields whose terms typo matching corrects to: the names and descriptions (what
-    /// skills say they do). A body's long tail of rare words is where a word no skill
-    /// covers ("ansible") finds a near miss that would open the gate.
-    pub(crate) fn typo_fields(&self) -> [tantivy::schema::Field; 2] {
-        [self.fields.text[F_NAME], self.fields.text[F_DESC]]
-    }
-
     /// `message` with the words the index does not know matched to its terms (see the
     /// module documentation).
     pub(crate) fn correct(&self, message: &str) -> Result<Corrected, Error> {
@@ -213,9 +118,9 @@ impl SkillIndex {
         let mut check = self.english.clone();
         let mut spans: Vec<((usize, usize), Correction)> = Vec::new();
         let st = self.state.read().map_err(|_| Error::Poisoned)?;
-        let searcher = self.reader.searcher();
         for u in self.unknown_words(message, &st) {
-            let Some((_, _, term)) = self.nearest_term(&searcher, &st, &u.stem, u.edits)? else {
+            let Some((_, _, term)) = st.typos.nearest(&u.stem, u.edits, |id| st.terms.df(id))
+            else {
                 continue;
             };
             if let Some(to) = spelling(&mut check, &u.word, &u.stem, &term) {
@@ -236,6 +141,19 @@ impl SkillIndex {
             corrections: spans.into_iter().map(|(_, c)| c).collect(),
         })
     }
+}
+
+/// What the reason of a selected skill adds when request words were corrected:
+/// `; read "procesing" as "processing"` (each correction, in request order).
+pub(crate) fn note(corrections: &[Correction]) -> Option<String> {
+    if corrections.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = corrections
+        .iter()
+        .map(|c| format!("\"{}\" as \"{}\"", c.from, c.to))
+        .collect();
+    Some(format!("{}{}", CORRECTED_REASON, each.join(", ")))
 }
 
 /// A spelling of the index's `term` to put in place of `word` (whose analysed term is
@@ -263,23 +181,27 @@ mod tests {
 
     use skill_registry::{Registry, RegistryConfig, Source};
 
+    fn write_skill(dir: &std::path::Path, name: &str, description: &str) {
+        let folder = dir.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
+        )
+        .unwrap();
+    }
+
+    fn registry_of(dir: &std::path::Path) -> Registry {
+        Registry::load(RegistryConfig::with_sources(vec![Source::new(dir, "user")]))
+    }
+
     /// An index of `(name, description)` skills, and its folder.
     fn index_of(skills: &[(&str, &str)]) -> (tempfile::TempDir, SkillIndex) {
         let dir = tempfile::tempdir().unwrap();
         for (name, description) in skills {
-            let folder = dir.path().join(name);
-            std::fs::create_dir(&folder).unwrap();
-            std::fs::write(
-                folder.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
-            )
-            .unwrap();
+            write_skill(dir.path(), name, description);
         }
-        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
-            dir.path(),
-            "user",
-        )]));
-        let index = SkillIndex::build(registry.snapshot()).unwrap();
+        let index = SkillIndex::build(registry_of(dir.path()).snapshot()).unwrap();
         (dir, index)
     }
 
@@ -363,14 +285,6 @@ mod tests {
     }
 
     #[test]
-    fn a_swap_of_neighbouring_letters_is_one_edit() {
-        let dfa = builder(1).build_dfa("spreadsheet");
-        assert_eq!(dfa.eval("spreadsheet"), Distance::Exact(0));
-        assert_eq!(dfa.eval("spraedsheet"), Distance::Exact(1));
-        assert!(matches!(dfa.eval("sperdasheet"), Distance::AtLeast(_)));
-    }
-
-    #[test]
     fn the_spelling_keeps_the_requests_ending_when_the_analyzer_agrees() {
         let mut english = crate::text::english();
         assert_eq!(
@@ -391,5 +305,78 @@ mod tests {
             spelling(&mut english, "runnign", "runnign", "running"),
             None
         );
+    }
+
+    #[test]
+    fn words_and_terms_longer_than_the_most_are_left_alone() {
+        // Made-up words (no English word, no stemmer ending) of the most letters and one more.
+        let at_most = "qwrtplkjhgfdszxcvbnmqwrz";
+        let over = "zxcvbnmqwrtplkjhgfdsqwrtk";
+        assert_eq!(
+            (at_most.len(), over.len()),
+            (MAX_TYPO_CHARS, MAX_TYPO_CHARS + 1)
+        );
+        let (_dir, index) = index_of(&[
+            ("long-one", &format!("Handles {at_most} jobs.")),
+            ("long-two", &format!("Handles {over} jobs.")),
+        ]);
+        let typo = |w: &str| format!("{}x{}", &w[..10], &w[11..]);
+        assert_eq!(
+            fixes(&index, &typo(at_most)),
+            [pair(&typo(at_most), at_most)]
+        );
+        assert!(fixes(&index, &typo(over)).is_empty());
+    }
+
+    #[test]
+    fn search_reads_corrected_words_and_says_so() {
+        let (_dir, index) = dance_index();
+        let hits = index
+            .search(&crate::SearchRequest {
+                text: "sprdsheets formulas",
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(hits[0].name, "spreadsheet");
+        assert!(
+            hits[0]
+                .reason
+                .ends_with("; read \"sprdsheets\" as \"spreadsheets\""),
+            "{}",
+            hits[0].reason
+        );
+        // A misspelled word alone still finds its skill.
+        let hits = index
+            .search(&crate::SearchRequest {
+                text: "mangoe pikcles",
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(hits[0].name, "mango-pickles");
+    }
+
+    #[test]
+    fn a_reload_files_new_terms_and_forgets_those_of_skills_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        write_skill(dir.path(), "tango-steps", "Teach tango steps.");
+        write_skill(dir.path(), "mango-pickles", "Make mango pickles.");
+        let registry = registry_of(dir.path());
+        let index = SkillIndex::build(registry.snapshot()).unwrap();
+        assert_eq!(fixes(&index, "mangi"), [pair("mangi", "mango")]);
+        assert!(fixes(&index, "wqltzing").is_empty());
+        std::fs::remove_dir_all(dir.path().join("mango-pickles")).unwrap();
+        write_skill(dir.path(), "wqltz-night", "Host a wqltz night.");
+        index.apply(&registry.reload()).unwrap();
+        assert!(
+            fixes(&index, "mangi").is_empty(),
+            "mango left with its skill"
+        );
+        assert_eq!(fixes(&index, "wqltzz"), [pair("wqltzz", "wqltz")]);
+        // A term two skills use stays while one of them does.
+        write_skill(dir.path(), "tango-music", "Pick tango music.");
+        index.apply(&registry.reload()).unwrap();
+        std::fs::remove_dir_all(dir.path().join("tango-steps")).unwrap();
+        index.apply(&registry.reload()).unwrap();
+        assert_eq!(fixes(&index, "tnago"), [pair("tnago", "tango")]);
     }
 }

@@ -21,10 +21,10 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
 use crate::Error;
 use crate::doc::{DocInfo, Fields, Terms};
 use crate::embed::StaticEmbedder;
-use crate::hit::Match;
 use crate::params::{FIELDS, Params};
 use crate::text;
 use crate::triggers::{KeyMap, TriggerIndex};
+use crate::typo_table::TypoTable;
 #[cfg_attr(not(feature = "tuning"), allow(unused_imports))]
 pub use rank::Gate;
 use rank::passes;
@@ -98,6 +98,8 @@ pub(crate) struct State {
     /// Tokens in each text field, summed over the skills (for average field lengths).
     pub(crate) len_sum: [u64; FIELDS],
     pub(crate) triggers: TriggerIndex,
+    /// The names' and descriptions' terms for typo matching.
+    pub(crate) typos: TypoTable,
     diagnostics: HashMap<String, Vec<Diagnostic>>,
 }
 
@@ -207,6 +209,7 @@ impl SkillIndex {
                 terms: Terms::default(),
                 len_sum: [0; FIELDS],
                 triggers: TriggerIndex::default(),
+                typos: TypoTable::default(),
                 diagnostics: HashMap::new(),
             }),
             uses: Mutex::new(Uses::default()),
@@ -266,6 +269,8 @@ impl SkillIndex {
                 writer.delete_term(Term::from_field_text(self.fields.id, name));
                 if let Some(info) = st.docs.remove(&key) {
                     st.terms.adjust(info.terms.ids(), false);
+                    let State { typos, terms, .. } = &mut *st;
+                    typos.adjust(&info, terms, false);
                     for f in 0..FIELDS {
                         st.len_sum[f] = st.len_sum[f].saturating_sub(u64::from(info.len[f]));
                     }
@@ -299,6 +304,7 @@ impl SkillIndex {
             terms,
             len_sum,
             triggers,
+            typos,
             diagnostics: all_diagnostics,
             ..
         } = &mut *st;
@@ -309,6 +315,7 @@ impl SkillIndex {
                 writer.commit()?;
             }
             terms.adjust(info.terms.ids(), true);
+            typos.adjust(&info, terms, true);
             for (sum, len) in len_sum.iter_mut().zip(info.len) {
                 *sum = sum.saturating_add(u64::from(len));
             }
@@ -432,45 +439,6 @@ impl SkillIndex {
         out
     }
 
-    /// Rank skills for a request: explicit mention of a skill's name first, then an exact
-    /// phrase of the skill, then the fused lexical and semantic score with trigger bonuses
-    /// (to 0.01), then recent use, then the lexical score, then the name.
-    ///
-    /// ```
-    /// use skill_registry::{Registry, RegistryConfig, Source};
-    /// use skill_search::{SearchRequest, SkillIndex};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// for (name, description) in [
-    ///     ("git-commit", "Write commit messages from staged changes."),
-    ///     ("pdf-forms", "Fill in PDF forms and extract their fields."),
-    /// ] {
-    ///     std::fs::create_dir(dir.path().join(name))?;
-    ///     std::fs::write(
-    ///         dir.path().join(name).join("SKILL.md"),
-    ///         format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
-    ///     )?;
-    /// }
-    /// let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(dir.path(), "user")]));
-    /// let index = SkillIndex::build(registry.snapshot())?;
-    ///
-    /// // Query syntax is plain text: `AND`, `:` and the open parenthesis are just words.
-    /// let hits = index.search(&SearchRequest {
-    ///     text: "message: commit AND (staged changes",
-    ///     ..Default::default()
-    /// })?;
-    /// assert_eq!(hits[0].name, "git-commit");
-    /// assert!(hits[0].reason.contains("commit"), "{}", hits[0].reason);
-    ///
-    /// // Naming a skill puts it first, whatever else the request says.
-    /// let hits = index.search(&SearchRequest { text: "use /pdf-forms for the commit", ..Default::default() })?;
-    /// assert!(hits[0].explicit && hits[0].name == "pdf-forms");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn search(&self, req: &SearchRequest<'_>) -> Result<Vec<Match>, Error> {
-        Ok(self.search_with(req, self.params())?.0)
-    }
-
     /// The parameters ranking uses: [`Params::SHIPPED`], or with a sentence-embedding
     /// model, [`Params::TRANSFORMER`].
     pub(crate) fn params(&self) -> &'static Params {
@@ -534,16 +502,6 @@ impl SkillIndex {
         }
         let _ = (message, info);
         Ok(None)
-    }
-
-    /// [`SkillIndex::search`] with other parameters, and the request's gate.
-    pub(crate) fn search_with(
-        &self,
-        req: &SearchRequest<'_>,
-        p: &Params,
-    ) -> Result<(Vec<Match>, Gate), Error> {
-        let limit = req.limit.clamp(1, MAX_LIMIT);
-        self.rank(req, limit, p, Some(limit))
     }
 }
 

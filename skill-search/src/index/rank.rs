@@ -4,12 +4,13 @@
 //!
 //! Scores are in units of the idf of a term only one skill uses, so their scale does not
 //! drift with the number of skills. The fused score is a weighted sum of z-scores over the
-//! candidate set. The confidence of a candidate is `logistic(gate - rel * gap)`, times its
+//! candidate set; the semantic weight grows with a long request's length (its words
+//! scatter over many skills, its meaning does not). The confidence of a candidate is `logistic(gate - rel * gap)`, times its
 //! share of the best lexical evidence and the share of its evidence that its declared
 //! "not for" limits leave, where `gate` says how likely it is that any skill fits (from
 //! the best raw lexical score, its share of the request, the best semantic similarity,
-//! the share of the request's words no skill uses and the rarest request word the first
-//! candidate lacks) and `gap` is how far the candidate's fused score is below the best
+//! the share of the request's words no skill uses, the rarest request word the first
+//! candidate lacks and the request's length) and `gap` is how far the candidate's fused score is below the best
 //! one; explicit mention, a phrase of the skill and triggers raise it further (noisy-OR),
 //! and it is capped at the confidence of every candidate ranked above it.
 //! Term-level scoring lives in `terms`.
@@ -59,6 +60,10 @@ const DIVERSE_POOL: usize = 20;
 /// (a single common word left after stop words) cannot be well covered however fully
 /// that word matches.
 const COVER_PRIOR: f32 = 1.0;
+/// Request terms up to which a request counts as short: past it, the semantic signal's
+/// weight grows with the log of the terms over this (`Params::w_sem_len`). Set by hand
+/// (a plain one-sentence request has about this many terms after stop words).
+pub(crate) const LONG_REQUEST_TERMS: f32 = 10.0;
 /// Distinct terms at which the skills' vocabulary counts as broad: the share of a
 /// request's unknown words weighs fully in the gate from there, and in proportion below.
 const VOCABULARY_BREADTH: f32 = 20_000.0;
@@ -102,12 +107,14 @@ pub struct Gate {
     /// has them all): a request naming something specific that the best skill never
     /// mentions is often about something no skill covers.
     pub miss: f32,
+    /// The request's length: the log of one plus its own terms (after stop words).
+    pub length: f32,
     /// The full sentence-embedding model's similarity of the request and the first
     /// candidate's description (crate feature `transformer`, when the index has a model;
     /// 0 otherwise).
     pub full: f32,
     /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem +
-    /// gate_unknown * unknown + gate_miss * miss + gate_full * full`.
+    /// gate_unknown * unknown + gate_miss * miss + gate_len * length + gate_full * full`.
     pub z: f32,
 }
 
@@ -232,7 +239,13 @@ impl SkillIndex {
             0.0
         };
         let full = |info: &DocInfo| self.full_similarity(message, info);
-        let gate = fuse(&mut scored, &weighted, mass / unit, unit, unknown, &full, p)?;
+        let request = Request {
+            mass: mass / unit,
+            unit,
+            unknown,
+            terms: words,
+        };
+        let gate = fuse(&mut scored, &weighted, &request, &full, p)?;
         if let Some(n) = keep {
             let multi = parts.len() >= 2;
             let pool = if multi { n.max(DIVERSE_POOL) } else { n };
@@ -398,23 +411,48 @@ fn diversify(scored: &mut [Scored<'_>], lambda: f32) {
 /// The full model's similarity of the request and a candidate, when the index has a model.
 type FullSimilarity<'a> = dyn Fn(&DocInfo) -> Result<Option<f32>, Error> + 'a;
 
+/// What the fusion and the gate read of the request as a whole.
+struct Request {
+    /// Its idf mass, in units of a term only one skill uses.
+    mass: f32,
+    /// That unit.
+    unit: f32,
+    /// [`Gate::unknown`].
+    unknown: f32,
+    /// Its own terms (not recent turns').
+    terms: usize,
+}
+
+impl Request {
+    /// [`Gate::length`].
+    fn length(&self) -> f32 {
+        (1.0 + self.terms as f32).ln()
+    }
+
+    /// How far past a short request it is: the log of its terms over
+    /// [`LONG_REQUEST_TERMS`], 0 below.
+    fn long(&self) -> f32 {
+        (self.terms as f32 / LONG_REQUEST_TERMS).max(1.0).ln()
+    }
+}
+
 /// z-score the lexical and semantic scores over the candidates, fuse them, gate, and set
 /// each candidate's ranking score and confidence.
 fn fuse(
     scored: &mut [Scored<'_>],
     weighted: &[Weighted<'_>],
-    mass: f32,
-    unit: f32,
-    unknown: f32,
+    request: &Request,
     full: &FullSimilarity<'_>,
     p: &Params,
 ) -> Result<Gate, Error> {
+    let (mass, unit, unknown) = (request.mass, request.unit, request.unknown);
     let mut gate = Gate {
         unknown,
+        length: request.length(),
         ..Gate::default()
     };
     if scored.is_empty() {
-        gate.z = p.gate_bias + p.gate_unknown * unknown;
+        gate.z = p.gate_bias + p.gate_unknown * unknown + p.gate_len * gate.length;
         return Ok(gate);
     }
     let z = |vals: &mut dyn Iterator<Item = f32>| -> (f32, f32) {
@@ -433,8 +471,9 @@ fn fuse(
         .max(0.0);
     gate.top_sem = scored.iter().map(|s| s.sem).fold(f32::MIN, f32::max);
     gate.cover = gate.top_lex / (mass + COVER_PRIOR);
+    let w_sem = p.w_sem + p.w_sem_len * request.long();
     for s in scored.iter_mut() {
-        s.fused = p.w_lex * (s.lex - lm) / ls + p.w_sem * (s.sem - sm) / ss;
+        s.fused = p.w_lex * (s.lex - lm) / ls + w_sem * (s.sem - sm) / ss;
         let n = trigger_counts(s);
         s.rank_score = s.fused + (0..3).map(|k| n[k] as f32 * TRIGGER_BONUS[k]).sum::<f32>();
     }
@@ -454,6 +493,7 @@ fn fuse(
         + p.gate_sem * gate.top_sem
         + p.gate_unknown * unknown
         + p.gate_miss * gate.miss
+        + p.gate_len * gate.length
         + p.gate_full * gate.full;
     let best = scored.iter().map(|s| s.fused).fold(f32::MIN, f32::max);
     for s in scored.iter_mut() {
@@ -729,6 +769,7 @@ mod transformer_tests {
             + p.gate_sem * gate.top_sem
             + p.gate_unknown * gate.unknown
             + p.gate_miss * gate.miss
+            + p.gate_len * gate.length
             + p.gate_full * gate.full;
         assert!((gate.z - z).abs() < 1e-5, "{} vs {z}", gate.z);
     }

@@ -149,15 +149,21 @@ mod tests {
         }
     }
 
-    /// Search hits' names for `text`.
+    /// Search hits' names for `text`, read as written (the made-up words here are a typo
+    /// apart, and a removed one would be read as its successor).
     fn found(index: &SkillIndex, text: &str) -> Vec<String> {
         let req = SearchRequest {
             text,
             ..Default::default()
         };
+        let as_written = crate::params::Params {
+            typos: false,
+            ..crate::params::Params::SHIPPED
+        };
         index
-            .search(&req)
+            .search_with(&req, &as_written)
             .unwrap()
+            .0
             .into_iter()
             .map(|h| h.name)
             .collect()

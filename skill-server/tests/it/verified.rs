@@ -179,7 +179,7 @@ fn audit_reports_files_past_the_manifests_limits() {
     let dir = tempfile::tempdir().unwrap();
     let pack = dir.path().join("pack");
     write(&pack, "d/SKILL.md", &toolset("d", "scripts/run.sh"));
-    let deep = "f/".repeat(skill_registry::MAX_RESOURCE_DEPTH + 1);
+    let deep = "f/".repeat(skill_runtime::registry::MAX_RESOURCE_DEPTH + 1);
     write(&pack, &format!("d/{deep}hidden.md"), "unscanned\n");
     let out = Command::new(env!("CARGO_BIN_EXE_skill-server"))
         .arg("audit")

@@ -3,7 +3,8 @@
 //! `skill-search/src/params.rs`.
 //!
 //! 1. Ranking (BM25 k1 and per-field b, field weights, exact-name bonus, limit-clause
-//!    penalties, fusion weight, multi-intent diversity): coordinate ascent over small
+//!    penalties, fusion weight and its growth with the request's length, multi-intent
+//!    diversity): coordinate ascent over small
 //!    grids, maximising ranked top-1 + top-3 + half top-10 + half multi-covered. A 5-fold
 //!    cross-validation runs the same search on four folds and scores the fifth, so the
 //!    printed held-fold figures say how well the *procedure* generalises; the parameters
@@ -12,7 +13,8 @@
 //!    with a right one among the first three against requests no skill fits; requests the
 //!    ranking gets wrong are left out) on the best raw lexical score, its share of the
 //!    request, the best semantic similarity, the share of the request's words no skill
-//!    uses and the rarest request word the first candidate lacks (and, with
+//!    uses, the rarest request word the first candidate lacks and the request's length
+//!    (and, with
 //!    `--transformer DIR`, the model's similarity of the request and the first
 //!    candidate's description; then only the gate and step 3 are fitted, with the
 //!    ranking as shipped). Its rows come from the
@@ -132,6 +134,7 @@ fn coords() -> Vec<Coord> {
         ("not_penalty", |p| &mut p.not_penalty, BONUS),
         ("only_penalty", |p| &mut p.only_penalty, BONUS),
         ("w_sem", |p| &mut p.w_sem, FUSE),
+        ("w_sem_len", |p| &mut p.w_sem_len, FUSE),
         ("diversity", |p| &mut p.diversity, DIVERSE),
     ]
 }
@@ -163,7 +166,7 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 }
 
 /// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
-const GATE_FEATURES: usize = 7;
+const GATE_FEATURES: usize = 8;
 
 /// Fit the gate's logistic regression on the rankings (label: a right skill among the
 /// first three, against requests no skill fits; requests ranked wrong are left out), over
@@ -190,9 +193,10 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
     p.gate_sem = w[3] as f32;
     p.gate_unknown = w[4] as f32;
     p.gate_miss = w[5] as f32;
+    p.gate_len = w[6] as f32;
     // Without a sentence-embedding model `full` is 0 in every row, and the ridge keeps
     // its weight at 0: the fit of the other weights is the same as without the column.
-    p.gate_full = w[6] as f32;
+    p.gate_full = w[7] as f32;
     // With no confidence drop below the best, a request's selection is all or nothing:
     // shift the intercept for the best selected top-3 among shifts that refuse at least
     // MIN_REFUSED of the no-skill requests.
@@ -277,6 +281,7 @@ impl GateRows {
                 f64::from(g.top_sem),
                 f64::from(g.unknown),
                 f64::from(g.miss),
+                f64::from(g.length),
                 f64::from(g.full),
             ];
             self.0.push((x, y, group));
@@ -387,7 +392,7 @@ pub fn cross_validate(index: &SkillIndex, tune: &[&Case], packs: &[Pack], start:
 /// The parameters as the constants of `params.rs`.
 pub fn constants(p: &Params) -> String {
     format!(
-        "const K1: f32 = {:?};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {:?};\nconst NOT_PENALTY: f32 = {:?};\nconst ONLY_PENALTY: f32 = {:?};\nconst W_LEX: f32 = {:?};\nconst W_SEM: f32 = {:?};\n{}\nconst DIVERSITY: f32 = {:?};",
+        "const K1: f32 = {:?};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {:?};\nconst NOT_PENALTY: f32 = {:?};\nconst ONLY_PENALTY: f32 = {:?};\nconst W_LEX: f32 = {:?};\nconst W_SEM: f32 = {:?};\nconst W_SEM_LEN: f32 = {:?};\n{}\nconst DIVERSITY: f32 = {:?};",
         p.k1,
         p.b,
         p.w,
@@ -396,6 +401,7 @@ pub fn constants(p: &Params) -> String {
         p.only_penalty,
         p.w_lex,
         p.w_sem,
+        p.w_sem_len,
         gate_constants("", p, false),
         p.diversity
     )
@@ -411,6 +417,7 @@ fn gate_constants(prefix: &str, p: &Params, with_full: bool) -> String {
         ("GATE_SEM", p.gate_sem),
         ("GATE_UNKNOWN", p.gate_unknown),
         ("GATE_MISS", p.gate_miss),
+        ("GATE_LEN", p.gate_len),
     ];
     if with_full {
         gate.push(("GATE_FULL", p.gate_full));
@@ -487,7 +494,7 @@ mod tests {
     use super::*;
 
     fn row(y: f64, group: Group, x: f64) -> ([f64; GATE_FEATURES], f64, Group) {
-        ([1.0, x, 0.5 * x, 0.1, 0.0, x * x, 0.0], y, group)
+        ([1.0, x, 0.5 * x, 0.1, 0.0, x * x, 0.3 * x, 0.0], y, group)
     }
 
     #[test]
@@ -499,7 +506,7 @@ mod tests {
         }
         assert!(shipped.contains("const GATE_MISS: f32 = ") && !shipped.contains("GATE_FULL"));
         let t = gate_constants("T_", &Params::SHIPPED, true);
-        assert_eq!(t.lines().count(), 9);
+        assert_eq!(t.lines().count(), 10);
         assert!(t.contains("const T_GATE_FULL: f32 = 0.000;"), "{t}");
         #[cfg(feature = "transformer")]
         for line in gate_constants("T_", &Params::TRANSFORMER, true).lines() {

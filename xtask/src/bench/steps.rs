@@ -1,5 +1,6 @@
-//! `bench select`, issue 43's steps: selection with typo matching and intent slots against
-//! the same index with them off (`Params::typos`, `Params::intent_slots`), in the same run:
+//! `bench select`, issue 43's steps: selection with typo matching, intent slots and the
+//! request-length terms against the same index with them off (`Params::typos`,
+//! `Params::intent_slots`, `Params::w_sem_len` and `Params::gate_len`), in the same run:
 //! accuracy on the held-out half, on a misspelled copy of the tuning half (made here by a
 //! deterministic generator; never of the held-out half), and `select` latency.
 
@@ -21,8 +22,9 @@ const MISSPELL_EVERY: u64 = 3;
 /// Timed passes over the requests for the latency rows.
 const PASSES: usize = 5;
 
-/// The parameter sets compared: shipped, each step alone, both off.
-fn variants() -> [(&'static str, Params); 4] {
+/// The parameter sets compared: shipped, the typo and slot steps each alone, shipped
+/// without the request-length terms (semantic weight and gate), typo and slot steps off.
+fn variants() -> [(&'static str, Params); 5] {
     let off = Params {
         typos: false,
         intent_slots: false,
@@ -36,6 +38,14 @@ fn variants() -> [(&'static str, Params); 4] {
             Params {
                 intent_slots: true,
                 ..off
+            },
+        ),
+        (
+            "length terms off",
+            Params {
+                w_sem_len: 0.0,
+                gate_len: 0.0,
+                ..Params::SHIPPED
             },
         ),
         ("steps off (before)", off),
