@@ -7,6 +7,10 @@
 //! of its own, a name outside the Agent Skills rules, frontmatter without `name` and
 //! `description`, or over the per-skill limits) is left out and recorded with the reason;
 //! it stays reachable through the tools.
+//!
+//! A namespaced skill (`ns:name`) is served at `skill://ns/<folders>/name/SKILL.md`: the
+//! namespace first, the frontmatter's name last, as SEP-2640 asks. Two skills at one URI are
+//! both left out of the resources, never one preferred; each stays reachable through the tools.
 
 use std::collections::{BTreeMap, HashMap};
 

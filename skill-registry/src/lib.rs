@@ -37,6 +37,22 @@
 //! let catalog = view.catalog(CatalogFormat::Xml, &Budget::default());
 //! assert!(catalog.report.used_chars <= catalog.report.budget_chars);
 //! ```
+//!
+//! Module map, from the top (module edges only go down; tidy checks there is no cycle):
+//! `registry.rs` (`Registry`: the `ArcSwap`, reloads, subscribers; its settings in
+//! `config.rs`) sits over `load/` (snapshot building, the incremental `Loader`, reading one file, parsing on all cores, precedence).
+//! Below it are `discover/` (the walk, folder listings read ahead, skill files read with them),
+//! `eligibility.rs`, `watch.rs`, `change.rs` (`ChangeSet`), `pathcmp.rs` (path comparisons by
+//! bytes) and `disclose/` (catalog, tiers, sections, resources). `snapshot.rs` sits over
+//! `index.rs` (the name index, `Resolved`), which sits over `skill.rs` (`Skill`, `Status`). The
+//! manifest's data types (`files.rs`) sit below the snapshot, which holds them; computing them
+//! (`manifest.rs`) sits above it, and `served.rs` (what a door may serve or run, and the
+//! verified read) above that. The content scan is the `skill-scan` crate.
+//!
+//! Three ways to reload: `Registry::reload_paths` first tries the loader's edit fast path, then
+//! falls back to a walk of the touched sources. `Registry::reload` walks and parses everything.
+//! The watcher calls `reload_paths` for a burst, and `reload` after a lost-events overflow or a
+//! root that was replaced.
 
 #![deny(missing_docs)]
 

@@ -11,6 +11,10 @@
 //! Forked tasks, notes search, the scheduler's history and the readiness a shared database
 //! degrades are read through one `state::SharedState`, picked once at start (this process's,
 //! or PostgreSQL's with the `replicas` feature and a store): the engine never asks which.
+//!
+//! The scheduler subscribes to change sets on its own, not through the engine's subscriber. The
+//! executor (`exec::Runtime`) is the scheduler's dispatcher; with replicas or a webhook, the
+//! `ReplicaDispatcher` wraps it.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -10,6 +10,16 @@
 //! `wire` module.
 //!
 //! [`EngineConfig::router`]: crate::EngineConfig::router
+//!
+//! Every door asks an operation here and renders the typed answer with a `wire` shape: HTTP's
+//! handlers, the CLI's `*_cmd.rs`, `skill_pack::report` and skill-mcp. The operations are
+//! spread by area: `ops.rs`, `ops_files.rs` (what only MCP asks), `ops_schedules.rs`,
+//! `ops_sections.rs`, `ops_discovery.rs`, `integrity.rs` (findings, lock, verify) and
+//! `evals.rs` (trigger evals). So `audit`, `lock`, `verify`, `eval` and the pack report agree
+//! with the server. A skill the trust policy excluded is refused by the disclosure view and by
+//! the operator's inspection alike (`show`, `Lookup::Inspect`: `registry::Error::Excluded`,
+//! wire code `skill_excluded`). `EngineConfig::one_shot` is the command line's engine: no
+//! watcher, no scheduler thread, and the search index built on the first search.
 
 use std::sync::Arc;
 

@@ -1,6 +1,9 @@
 //! One skill as the index holds it: its tantivy document (for finding candidates), and the
 //! facts kept beside it in memory (per-field term frequencies for the BM25F score, limit
 //! clauses, phrases, compiled triggers) that rank and explain each match.
+//!
+//! A document's text fields hold the skill's analysed tokens joined by spaces. tantivy's
+//! indexing thread only splits them (`text::ANALYSED`), so no text is analysed twice.
 
 use std::collections::HashMap;
 use std::sync::Arc;

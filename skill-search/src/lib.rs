@@ -83,14 +83,18 @@
 //! no skill fits (or when every candidate's own limits rule it out), and the first
 //! candidates with enough of the best one's evidence are selected with it.
 //!
-//! Every tunable number (BM25 k1 and per-field b, field weights, the name bonus and limit
-//! penalties, the fusion weights, the gate, `rel`, the evidence share, the multi-intent
-//! diversity weight) is a private constant chosen by
+//! The ranking's and the gate's numbers (BM25 k1 and per-field b, field weights, the name
+//! bonus and limit penalties, the fusion weights, the gate with its length input, `rel`, the
+//! evidence share, the multi-intent diversity weight) are private constants fitted by
 //! `cargo xtask bench select-fit` on the *tuning* half of `xtask/data/select-requests.jsonl`
-//! (requests written from the user's side over the 1,876-skill public corpus, with
-//! multi-intent and no-skill requests); the held-out half is only ever scored, by
-//! `cargo xtask bench select`, which prints both halves beside a plain BM25 baseline and each
-//! signal alone.
+//! (requests written blind over the 1,876-skill public corpus, with misspelled, terse,
+//! chatty, multi-intent and no-skill requests). The typo step's word lengths, the length at
+//! which a request counts as long and the siblings' similarity thresholds are set by hand
+//! and not yet fitted. The held-out half is only ever scored, by `cargo xtask bench select`,
+//! against the whole corpus and against one pack at a time; it headlines what a host gets
+//! (the selected set, per style bucket) beside plain BM25 and a BM25 + MiniLM
+//! reciprocal-rank-fusion peer. [`evaluate_triggers`] is what `skill-server eval` runs, and
+//! a section of the pack report.
 
 //! # Bad input
 //!

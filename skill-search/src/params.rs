@@ -4,6 +4,10 @@
 //! (`xtask/data/select-requests.jsonl`, `split = tune`) and pasted here; the held-out half
 //! is never read by the fitting. They are not public API: the crate feature `tuning`
 //! exposes [`Params`] and the `*_with` entry points for that tool only.
+//!
+//! Only the ranking's and the gate's numbers live here and are fitted. The typo step's word
+//! lengths (`typo.rs`) and the sibling thresholds (`slots.rs`) are set by hand, beside the code
+//! that reads them.
 
 /// Number of text fields of the lexical score (BM25F): name, description (with tags,
 /// triggers and domain), body headings, body.

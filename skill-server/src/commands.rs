@@ -1,5 +1,10 @@
 //! `validate` and `list`, and what every subcommand shares: building a one-shot
 //! [`Engine`] over `--skills` folders and writing output.
+//!
+//! Every one-shot command builds its engine with `EngineConfig::one_shot`. Its `--skills
+//! [NS=]DIR` and `--include-hidden` are one flattened `SkillDirs` (`skills_arg.rs`), made into
+//! registry sources there. The binary's `validate` leaves its engine to the operating system at
+//! exit (`teardown.rs`).
 #![allow(missing_docs)]
 
 use std::io::Write;

@@ -6,6 +6,14 @@
 //! a source is walked again only when a change could add or remove a skill, and everything
 //! else is reused as is. When a file that loaded before now has errors, its last good version
 //! stays served (with a `last-good-served` warning) until the file is valid again.
+//!
+//! The edit fast path (`Loader::load_edits`) runs when every changed path is a skill file the
+//! loader already knows. It parses only those files and re-resolves only the names they had or
+//! now have. Every other `Arc<Skill>` of the previous snapshot is reused as is. Anything that
+//! could add or remove files (a new `.md`, a folder, a deletion) walks that source again, and
+//! still parses only the files named as changed. A folder whose `SKILL.md` declares `domain:`
+//! is an actions domain index; its sibling `*.md` files are parsed as `domain.action` skills.
+//! Results keep the walk's order, so a snapshot is the same on any number of cores.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;

@@ -1,5 +1,9 @@
 //! Parsing many files on all cores: one result per request, in request order, and a parser
 //! crash costs only its own file.
+//!
+//! Workers are `std::thread::scope` threads pulling jobs from an atomic counter, so no job list
+//! is split ahead of time. A parse that panics becomes an invalid entry with an `unreadable`
+//! diagnostic; the other files load as usual.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,5 +1,10 @@
 //! Parsing the files of a load: the request each found file makes, the parse on all cores
 //! (or as its folder was listed), and what a parse result becomes as a [`Skill`].
+//!
+//! A load of every source parses each skill file as its folder is listed, on whichever walk
+//! thread lists it. That visitor reads the file with the folder's own descriptor, then parses,
+//! hashes and scans it in one go. Other files (notes, action files, a reload's paths) are
+//! parsed after the walks, on all cores (`parallel.rs`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

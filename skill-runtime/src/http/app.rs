@@ -1,5 +1,9 @@
 //! The application a server serves: the engine, the HTTP settings, and the services
 //! mounted beside `/v1` ([`Mounts`]) with the same token rules.
+//!
+//! Mounted services (MCP at `/mcp`, the console at `/ui`) share `/v1`'s listener, its token
+//! rule and its `Host` check. `/mcp` also checks a browser's `Origin` against the same
+//! `allowed_hosts` (`origin.rs`, beside `host.rs`).
 
 use std::convert::Infallible;
 use std::sync::Arc;

@@ -20,6 +20,14 @@
 //! With a store, the engine reads tasks, notes, the run history and readiness through the
 //! `state` module's `PostgresState`, its implementation of the engine's one seam for shared
 //! state (`compose` picks it at start).
+//!
+//! Each fire's claim is taken in `skills_runs` under a per-job transaction lock. A claim held
+//! past `claim_wait_ms` by a stalled replica makes the instant a recorded "not run". The
+//! database, not the process, decides overlaps (`Dispatcher::decides_overlap`). Readiness
+//! reports a database that does not answer, or answers with errors, as `degraded`; the replica
+//! stays ready, since all replicas share the database. skill-store depends on none of our
+//! crates; this module is the only place the runtime meets it. All of this is the `replicas`
+//! feature: off by default, turned on by skill-server.
 
 mod config;
 mod destination;

@@ -13,6 +13,11 @@
 //! listed once in [`ERROR_CODES`] with the HTTP status they answer with; the router's own
 //! kebab-case codes (`unknown-skill`) are rendered in snake_case (`unknown_skill`). A new
 //! code is added to the table, never renamed.
+//!
+//! Domain types in the router, search, registry and runtime carry no `Serialize`. The shapes
+//! here borrow from them and fix every field name. xtask's tidy lets serde only onto documented
+//! formats: diagnostics, the JSON catalog, the selection JSON, the lock and state files, the
+//! config file and request bodies.
 
 mod audit;
 mod discovery;

@@ -3,6 +3,10 @@
 //! it over worker threads and takes the results back in index order (the order in which term
 //! ids are given and documents are added, so that a build on any number of threads gives
 //! the same index as one on a single thread).
+//!
+//! A build of `PARALLEL_MIN` (256) skills or more analyses them on scoped worker threads. Each
+//! worker gives term ids of its own. The calling thread takes the results back in index order,
+//! gives the global term ids and adds the documents.
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -14,6 +14,11 @@
 //! one; explicit mention, a phrase of the skill and triggers raise it further (noisy-OR),
 //! and it is capped at the confidence of every candidate ranked above it.
 //! Term-level scoring lives in `terms`.
+//!
+//! tantivy finds candidates by the request's words, less those in over 90% of a large pack's
+//! skills, which rank nothing (`terms.rs`, `COMMON_TERM_SHARE`). Every skill whose triggers
+//! match is added; each distinct trigger pattern is matched once for all the skills that
+//! declare it.
 
 use std::cmp::Ordering;
 

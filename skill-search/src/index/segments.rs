@@ -7,6 +7,10 @@
 //! merged could not be found in the SegmentManager"), so a build large enough to fill the
 //! writer's memory 8 times (between 35,000 and 50,000 real-sized skills) failed. With one merge at a time,
 //! none can take another's segments.
+//!
+//! A build or rebuild merges every segment into one. Applying a change set merges only the
+//! small segments tantivy's log policy picks. Either way the merge is waited for under the
+//! writer's lock, so no two merges ever take the same segments.
 
 use tantivy::merge_policy::{LogMergePolicy, MergePolicy, NoMergePolicy};
 use tantivy::{Index, IndexWriter};
