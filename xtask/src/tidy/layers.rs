@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{members, read, report, root};
+use super::{members, read, report, root, table_dependencies};
 
 /// Each crate's package name and the crates of ours it may depend on (`None`: a tool
 /// above the product, which may depend on anything).
@@ -81,29 +81,10 @@ fn package_name(manifest: &str) -> Option<String> {
 /// The normal dependencies a `Cargo.toml` declares that are crates of ours (`skill-*`),
 /// from `[dependencies]` and target-specific `dependencies` tables.
 fn our_dependencies(manifest: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut in_deps = false;
-    for line in manifest.lines() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            let header = t.trim_matches(|c| c == '[' || c == ']');
-            in_deps = header == "dependencies" || header.ends_with(".dependencies");
-            continue;
-        }
-        if !in_deps || t.starts_with('#') {
-            continue;
-        }
-        let name = t
-            .split(['=', '.'])
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_matches('"');
-        if name.starts_with("skill-") {
-            names.push(name.to_owned());
-        }
-    }
-    names
+    table_dependencies(manifest, "dependencies")
+        .into_iter()
+        .filter(|name| name.starts_with("skill-"))
+        .collect()
 }
 
 #[test]

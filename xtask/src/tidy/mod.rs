@@ -247,16 +247,25 @@ fn every_file_starts_with_a_module_doc() {
 
 /// The dev-dependencies a `Cargo.toml` declares (plain and target-specific tables).
 fn dev_dependencies(manifest: &str) -> Vec<String> {
+    table_dependencies(manifest, "dev-dependencies")
+}
+
+/// The names a `Cargo.toml` declares in its `[table]` and target-specific `[target.*.table]`
+/// tables (`table` is `dependencies` or `dev-dependencies`), in file order.
+fn table_dependencies(manifest: &str, table: &str) -> Vec<String> {
     let mut names = Vec::new();
-    let mut in_dev = false;
+    let mut inside = false;
     for line in manifest.lines() {
         let t = line.trim();
         if t.starts_with('[') {
             let header = t.trim_matches(|c| c == '[' || c == ']');
-            in_dev = header == "dev-dependencies" || header.ends_with(".dev-dependencies");
+            inside = header == table
+                || header
+                    .strip_suffix(table)
+                    .is_some_and(|target| target.ends_with('.'));
             continue;
         }
-        if !in_dev || t.is_empty() || t.starts_with('#') {
+        if !inside || t.is_empty() || t.starts_with('#') {
             continue;
         }
         let name = t
