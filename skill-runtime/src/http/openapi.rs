@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::routes::{ENDPOINTS, Endpoint, Input, Kind, MAX_COUNT, Op};
+use crate::wire::FieldKind;
 
 /// The schema of a query parameter, exactly what its handler accepts.
 fn param_schema(kind: Kind) -> Value {
@@ -85,12 +86,18 @@ fn operation(e: &Endpoint, doc: &Document<'_>) -> Value {
     }
     if let Input::Query(input) = e.input {
         for f in input.fields {
+            let mut schema = f.value_schema();
+            // In a query string an empty text counts as left out, so a required one must
+            // not be empty (`?q=` is refused as a missing `q`).
+            if f.required && matches!(f.kind, FieldKind::Text) {
+                schema["minLength"] = json!(1);
+            }
             params.push(json!({
                 "name": f.query_name,
                 "in": "query",
                 "required": f.required,
                 "description": f.description,
-                "schema": f.value_schema(),
+                "schema": schema,
             }));
         }
     }

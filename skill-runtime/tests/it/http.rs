@@ -383,6 +383,15 @@ async fn the_document_types_parameters_and_bodies_as_the_server_checks_them() {
     // One rule at every door: a count outside its range is refused, never clamped.
     assert_eq!(limit["minimum"], 1);
     assert_eq!(limit["maximum"], skill_search::MAX_LIMIT);
+    // An empty query value counts as left out, so a required one says it cannot be empty.
+    for (path, name) in [("/v1/search", "q"), ("/v1/notes/search", "q")] {
+        assert_eq!(param("get", path, name)["minLength"], 1, "{path} {name}");
+    }
+    assert!(
+        param("get", "/v1/search", "profile")
+            .get("minLength")
+            .is_none()
+    );
     let tz = param("get", "/v1/schedules", "tz");
     let zones = tz["enum"].as_array().unwrap();
     assert!(zones.iter().any(|z| z == "Europe/Paris") && zones.iter().any(|z| z == "UTC"));
