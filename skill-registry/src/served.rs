@@ -149,8 +149,11 @@ impl Snapshot {
     }
 
     /// With `require_lock`: whether the file at `path` (manifest entry `file`, named `rel`)
-    /// holds the locked bytes: its open file's stamp vouches for them, or its bytes, read
-    /// from that same open file, hash to them.
+    /// holds the locked bytes: the stamp of what the path names now vouches for them, or
+    /// its bytes, read from one open file whose own metadata makes the stamp kept, hash to
+    /// them. Nothing is served from the file's bytes here (the caller serves a parse, or
+    /// runs the path), so the fast path needs one `stat` of the path (what opening it and
+    /// asking the open file would see at that moment too), not an open.
     fn check_path(
         &self,
         skill: &Skill,
@@ -161,16 +164,17 @@ impl Snapshot {
         let Some(locked) = file.sha256 else {
             return Err(mismatch(skill, rel));
         };
+        if let Ok(meta) = fs::metadata(path)
+            && meta.is_file()
+            && self.stamps.vouch(path, &meta, &locked)
+        {
+            return Ok(());
+        }
         let Ok(mut open) = open_without_waiting(path) else {
             return Err(mismatch(skill, rel));
         };
-        match open.metadata() {
-            Ok(meta) if meta.is_file() => {
-                if self.stamps.vouch(path, &meta, &locked) {
-                    return Ok(());
-                }
-            }
-            _ => return Err(mismatch(skill, rel)),
+        if !open.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(mismatch(skill, rel));
         }
         let started = self.stamps.now();
         self.stamps.count_hash();
