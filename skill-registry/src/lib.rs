@@ -82,6 +82,7 @@ mod suggest;
 #[cfg(test)]
 mod test_util;
 mod trust;
+mod verified;
 #[cfg(feature = "watch")]
 mod watch;
 

@@ -420,10 +420,15 @@ pub(crate) fn hash_file(path: &Path, expected: u64) -> Option<Sha256> {
     if !file.metadata().ok()?.is_file() {
         return None;
     }
+    hash_open(&mut file, expected)
+}
+
+/// [`hash_file`] on a file already opened (and checked to be a regular file).
+pub(crate) fn hash_open(file: &mut fs::File, expected: u64) -> Option<Sha256> {
     let mut h = Hasher::new();
     let mut buf = vec![0u8; CHUNK];
     let mut total: u64 = 0;
-    let mut limited = (&mut file).take(expected.saturating_add(1));
+    let mut limited = file.take(expected.saturating_add(1));
     loop {
         let n = match limited.read(&mut buf) {
             Ok(0) => break,

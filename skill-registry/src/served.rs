@@ -15,14 +15,23 @@
 //! name) is refused with [`Error::LockMismatch`], never served. What a door serves from the
 //! skill file's parse (`load_skill`, `get_skill`, sections, templates) is checked by
 //! [`Snapshot::verify_skill_file`]: the file must still hash as it did when admitted.
+//!
+//! A read need not hash bytes it can prove unchanged: after a hash matched, the file's
+//! stamp (size, modification and change times, inode, device, from the open file the
+//! bytes came from, after the read) is kept, and a later read showing the same stamp is
+//! served without hashing, once the change time is older than the hash by a safety margin
+//! (see `verified.rs`, which says why each way around it fails). A file changed since, by
+//! any name or any means the kernel records, is hashed as before.
 
+use std::fs;
 use std::io::Read;
 use std::path::Path;
+use std::time::SystemTime;
 
 use crate::disclose::open_without_waiting;
 use crate::error::Error;
 use crate::files::{FileEntry, FileManifest, Sha256};
-use crate::manifest::hash_file;
+use crate::manifest::hash_open;
 use crate::skill::Skill;
 use crate::snapshot::Snapshot;
 
@@ -44,8 +53,9 @@ impl Snapshot {
     pub fn read_file(&self, skill: &Skill, relative: &str) -> Result<Vec<u8>, Error> {
         let own = own_name(skill);
         if relative == SKILL_FILE || relative == own {
-            let bytes = read_capped(&skill.path, relative)?;
-            self.check_bytes(skill, &own, &bytes)?;
+            let started = self.stamps.now();
+            let (bytes, after) = read_capped(&skill.path, relative)?;
+            self.check_bytes(skill, &own, &bytes, (&skill.path, &after), started)?;
             return Ok(bytes);
         }
         self.read_resource(skill, relative)
@@ -57,16 +67,17 @@ impl Snapshot {
     pub fn read_resource(&self, skill: &Skill, relative: &str) -> Result<Vec<u8>, Error> {
         // The path's own checks first (absolute, `..`, hidden, links out): their messages
         // say what is wrong with the request.
-        let bytes = skill.read_resource(relative)?;
+        let started = self.stamps.now();
+        let (bytes, opened, after) = skill.read_resource_opened(relative)?;
         let rel = normalise(relative).ok_or_else(|| not_served(skill, relative))?;
-        self.check_bytes(skill, &rel, &bytes)?;
+        self.check_bytes(skill, &rel, &bytes, (&opened, &after), started)?;
         Ok(bytes)
     }
 
     /// Whether the script `entry` (a `scripts:` entry, relative to the skill folder), found
     /// at `resolved`, may run: it must be one of the skill's manifest files
-    /// ([`Error::NotServed`]) and, with `require_lock`, hash as it did
-    /// ([`Error::LockMismatch`]; read now, just before the launch).
+    /// ([`Error::NotServed`]) and, with `require_lock`, hold what it did
+    /// ([`Error::LockMismatch`]; checked now, just before the launch).
     pub fn check_run(&self, skill: &Skill, entry: &str, resolved: &Path) -> Result<(), Error> {
         let rel = normalise(entry).ok_or_else(|| not_served(skill, entry))?;
         let Some(file) = self.served(skill, &rel)? else {
@@ -75,13 +86,10 @@ impl Snapshot {
         if !self.rule.verify {
             return Ok(());
         }
-        match (file.sha256, hash_file(resolved, file.size)) {
-            (Some(locked), Some(now)) if locked == now => Ok(()),
-            _ => Err(mismatch(skill, &rel)),
-        }
+        self.check_path(skill, &rel, resolved, file)
     }
 
-    /// With `require_lock`: whether the skill's file still hashes as it did when the skill
+    /// With `require_lock`: whether the skill's file still holds what it did when the skill
     /// was admitted, so that what a door serves from its parse (body, sections) is what
     /// the lock names ([`Error::LockMismatch`] otherwise). Without it, nothing is read.
     pub fn verify_skill_file(&self, skill: &Skill) -> Result<(), Error> {
@@ -92,10 +100,7 @@ impl Snapshot {
         let Some(file) = self.served(skill, &own)? else {
             return Ok(());
         };
-        match (file.sha256, hash_file(&skill.path, file.size)) {
-            (Some(locked), Some(now)) if locked == now => Ok(()),
-            _ => Err(mismatch(skill, &own)),
-        }
+        self.check_path(skill, &own, &skill.path, file)
     }
 
     /// The manifest entry of `rel`, which must exist when the snapshot carries manifests;
@@ -110,13 +115,74 @@ impl Snapshot {
             .ok_or_else(|| not_served(skill, rel))
     }
 
-    /// The manifest rule and, with `require_lock`, the digest of `bytes`, read from `rel`.
-    fn check_bytes(&self, skill: &Skill, rel: &str, bytes: &[u8]) -> Result<(), Error> {
+    /// The manifest rule and, with `require_lock`, the digest of `bytes`, read from `rel`
+    /// (opened at `opened.0`, whose open file's metadata after the read is `opened.1`) in
+    /// a read that began at `started`: the bytes are hashed unless the stamp vouches for
+    /// them (`verified.rs`).
+    fn check_bytes(
+        &self,
+        skill: &Skill,
+        rel: &str,
+        bytes: &[u8],
+        opened: (&Path, &fs::Metadata),
+        started: SystemTime,
+    ) -> Result<(), Error> {
         let Some(file) = self.served(skill, rel)? else {
             return Ok(());
         };
-        if self.rule.verify && file.sha256 != Some(Sha256::of(bytes)) {
+        if !self.rule.verify {
+            return Ok(());
+        }
+        let Some(locked) = file.sha256 else {
             return Err(mismatch(skill, rel));
+        };
+        let (path, after) = opened;
+        if after.len() == bytes.len() as u64 && self.stamps.vouch(path, after, &locked) {
+            return Ok(());
+        }
+        self.stamps.count_hash();
+        if Sha256::of(bytes) != locked {
+            return Err(mismatch(skill, rel));
+        }
+        self.stamps.remember(path, after, locked, started);
+        Ok(())
+    }
+
+    /// With `require_lock`: whether the file at `path` (manifest entry `file`, named `rel`)
+    /// holds the locked bytes: the stamp of what the path names now vouches for them, or
+    /// its bytes, read from one open file whose own metadata makes the stamp kept, hash to
+    /// them. Nothing is served from the file's bytes here (the caller serves a parse, or
+    /// runs the path), so the fast path needs one `stat` of the path (what opening it and
+    /// asking the open file would see at that moment too), not an open.
+    fn check_path(
+        &self,
+        skill: &Skill,
+        rel: &str,
+        path: &Path,
+        file: &FileEntry,
+    ) -> Result<(), Error> {
+        let Some(locked) = file.sha256 else {
+            return Err(mismatch(skill, rel));
+        };
+        if let Ok(meta) = fs::metadata(path)
+            && meta.is_file()
+            && self.stamps.vouch(path, &meta, &locked)
+        {
+            return Ok(());
+        }
+        let Ok(mut open) = open_without_waiting(path) else {
+            return Err(mismatch(skill, rel));
+        };
+        if !open.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(mismatch(skill, rel));
+        }
+        let started = self.stamps.now();
+        self.stamps.count_hash();
+        if hash_open(&mut open, file.size) != Some(locked) {
+            return Err(mismatch(skill, rel));
+        }
+        if let Ok(after) = open.metadata() {
+            self.stamps.remember(path, &after, locked, started);
         }
         Ok(())
     }
@@ -162,14 +228,14 @@ fn normalise(relative: &str) -> Option<String> {
 }
 
 /// A skill's own file, read whole up to the resource cap without waiting on anything but
-/// a regular file.
-fn read_capped(path: &Path, relative: &str) -> Result<Vec<u8>, Error> {
+/// a regular file, with the open file's metadata taken after the read.
+fn read_capped(path: &Path, relative: &str) -> Result<(Vec<u8>, fs::Metadata), Error> {
     let limit = crate::MAX_RESOURCE_BYTES;
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = open_without_waiting(path).map_err(io)?;
+    let mut file = open_without_waiting(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(Error::ResourcePath {
@@ -178,7 +244,10 @@ fn read_capped(path: &Path, relative: &str) -> Result<Vec<u8>, Error> {
         });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(limit)).unwrap_or(0));
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    (&mut file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
     if bytes.len() as u64 > limit {
         return Err(Error::ResourceTooLarge {
             path: relative.to_owned(),
@@ -186,7 +255,8 @@ fn read_capped(path: &Path, relative: &str) -> Result<Vec<u8>, Error> {
             limit,
         });
     }
-    Ok(bytes)
+    let after = file.metadata().map_err(io)?;
+    Ok((bytes, after))
 }
 
 #[cfg(test)]

@@ -281,3 +281,194 @@ fn a_domains_index_and_actions_are_verified() {
         Err(Error::LockMismatch { .. })
     ));
 }
+
+/// An hour, in seconds: how far the stamp tests move the hash clock (a file's change time
+/// cannot be set, so the hash is made later instead).
+const HOUR: i64 = 3600;
+
+/// Waits, without sleeping, until the file system's change-time clock has passed the
+/// change time of `path`: an edit made after this gets another change time whatever the
+/// clock's tick (the fast path's margin is what covers an edit within the tick; these
+/// tests move the hash clock past it).
+#[cfg(unix)]
+fn past_change_time_of(path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    let before = (m.ctime(), m.ctime_nsec());
+    let probe = path.with_extension("tick");
+    let f = std::fs::File::create(&probe).unwrap();
+    for _ in 0..50_000_000 {
+        f.set_modified(std::time::SystemTime::now()).unwrap();
+        let m = f.metadata().unwrap();
+        if (m.ctime(), m.ctime_nsec()) > before {
+            std::fs::remove_file(&probe).unwrap();
+            return;
+        }
+    }
+    panic!("the change-time clock did not move");
+}
+
+/// Sets the modification time of `path` back to `to`, as `touch -r` would after an edit.
+fn set_mtime(path: &Path, to: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(to)
+        .unwrap();
+}
+
+fn mtime(path: &Path) -> std::time::SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
+/// A settled file is served on its stamp (one hash, then none: resource, skill file and
+/// script alike); a racily clean one (changed within the margin of the hash) is hashed on
+/// every read, so an edit in the same tick of the file system's clock cannot be missed.
+#[cfg(unix)]
+#[test]
+fn a_settled_file_is_served_on_its_stamp_and_a_racily_clean_one_is_hashed_every_time() {
+    let (_dir, root) = tree();
+    let r = registry(&root, true);
+    let snap = r.snapshot();
+    let view = Disclosure::new(&snap);
+    let skill = snap.get("s").unwrap().clone();
+    let script = root.join("s/scripts/run.sh");
+    // Every file just changed, as far as the hash clock knows.
+    snap.stamps.move_clock(-HOUR);
+    for _ in 0..3 {
+        view.read_resource("s", "references/guide.md").unwrap();
+        view.load_skill("s").unwrap();
+        snap.check_run(&skill, "scripts/run.sh", &script).unwrap();
+    }
+    let racy = snap.stamps.hashed();
+    assert!(racy >= 9, "{racy}");
+    // Settled: the first round hashes, the later ones do not.
+    snap.stamps.move_clock(HOUR);
+    view.read_resource("s", "references/guide.md").unwrap();
+    view.load_skill("s").unwrap();
+    snap.check_run(&skill, "scripts/run.sh", &script).unwrap();
+    let first = snap.stamps.hashed();
+    assert!(first > racy);
+    for _ in 0..3 {
+        view.read_resource("s", "references/guide.md").unwrap();
+        view.load_skill("s").unwrap();
+        view.read_resource("s", "SKILL.md").unwrap();
+        snap.check_run(&skill, "scripts/run.sh", &script).unwrap();
+    }
+    assert_eq!(snap.stamps.hashed(), first);
+}
+
+/// A hard-linked resource edited through its other name to the same size, its
+/// modification time set back: only the inode's change time moved, and the read is
+/// refused (the fast path was warm for it).
+#[cfg(unix)]
+#[test]
+fn a_hard_link_edited_elsewhere_with_its_mtime_set_back_is_refused() {
+    let (dir, root) = tree();
+    let outside = dir.path().join("outside.md");
+    std::fs::write(&outside, "Linked text.\n").unwrap();
+    std::fs::hard_link(&outside, root.join("s/references/linked.md")).unwrap();
+    let r = registry(&root, true);
+    let snap = r.snapshot();
+    snap.stamps.move_clock(HOUR);
+    let view = Disclosure::new(&snap);
+    view.read_resource("s", "references/linked.md").unwrap();
+    let warm = snap.stamps.hashed();
+    view.read_resource("s", "references/linked.md").unwrap();
+    assert_eq!(snap.stamps.hashed(), warm, "the fast path is warm");
+    let was = mtime(&outside);
+    past_change_time_of(&outside);
+    std::fs::write(&outside, "Linked TEXT.\n").unwrap();
+    set_mtime(&outside, was);
+    assert!(matches!(
+        view.read_resource("s", "references/linked.md"),
+        Err(Error::LockMismatch { .. })
+    ));
+}
+
+/// A file renamed over a served one (same size, the old modification time) brings another
+/// inode: refused, for a resource and for the skill file's parse.
+#[cfg(unix)]
+#[test]
+fn a_file_renamed_over_a_served_one_is_refused() {
+    let (dir, root) = tree();
+    let r = registry(&root, true);
+    let snap = r.snapshot();
+    snap.stamps.move_clock(HOUR);
+    let view = Disclosure::new(&snap);
+    for _ in 0..2 {
+        view.read_resource("s", "references/guide.md").unwrap();
+        view.load_skill("s").unwrap();
+    }
+    let guide = root.join("s/references/guide.md");
+    let skill_md = root.join("s/SKILL.md");
+    for (path, text) in [
+        (&guide, "Read ME.\n".to_owned()),
+        (&skill_md, SKILL.replace("Do it.", "Do IT.")),
+    ] {
+        let was = mtime(path);
+        let new = dir.path().join("new.md");
+        std::fs::write(&new, text).unwrap();
+        set_mtime(&new, was);
+        std::fs::rename(&new, path).unwrap();
+    }
+    assert!(matches!(
+        view.read_resource("s", "references/guide.md"),
+        Err(Error::LockMismatch { .. })
+    ));
+    assert!(matches!(
+        view.load_skill("s"),
+        Err(Error::LockMismatch { .. })
+    ));
+}
+
+/// Truncated and rewritten to the same size with the old modification time: the change
+/// time moved, and the resource, the skill file and the script are refused (no watcher:
+/// the registry never reloads).
+#[cfg(unix)]
+#[test]
+fn a_truncate_and_rewrite_to_the_same_size_is_refused() {
+    let (_dir, root) = tree();
+    let r = registry(&root, true);
+    let snap = r.snapshot();
+    snap.stamps.move_clock(HOUR);
+    let view = Disclosure::new(&snap);
+    let skill = snap.get("s").unwrap().clone();
+    let script = root.join("s/scripts/run.sh");
+    for _ in 0..2 {
+        view.read_resource("s", "references/guide.md").unwrap();
+        view.load_skill("s").unwrap();
+        snap.check_run(&skill, "scripts/run.sh", &script).unwrap();
+    }
+    let warm = snap.stamps.hashed();
+    view.read_resource("s", "SKILL.md").unwrap();
+    assert_eq!(snap.stamps.hashed(), warm, "the fast path is warm");
+    let edits = [
+        (root.join("s/references/guide.md"), "Read ME.\n".to_owned()),
+        (root.join("s/SKILL.md"), SKILL.replace("Do it.", "Do IT.")),
+        (script.clone(), "#!/bin/sh\nrm -r ~\n".to_owned()),
+    ];
+    for (path, text) in &edits {
+        let was = mtime(path);
+        past_change_time_of(path);
+        std::fs::write(path, text).unwrap();
+        set_mtime(path, was);
+    }
+    assert!(matches!(
+        view.read_resource("s", "references/guide.md"),
+        Err(Error::LockMismatch { .. })
+    ));
+    assert!(matches!(
+        view.load_skill("s"),
+        Err(Error::LockMismatch { .. })
+    ));
+    assert!(matches!(
+        view.read_resource("s", "SKILL.md"),
+        Err(Error::LockMismatch { .. })
+    ));
+    assert!(matches!(
+        snap.check_run(&skill, "scripts/run.sh", &script),
+        Err(Error::LockMismatch { .. })
+    ));
+}

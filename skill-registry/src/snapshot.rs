@@ -19,6 +19,7 @@ use crate::files::FileManifest;
 use crate::index::{Indexed, NameIndex, Resolved};
 use crate::pathcmp::ByPath;
 use crate::skill::{Skill, Status};
+use crate::verified::Stamps;
 
 /// An immutable view of every source at one moment.
 #[derive(Clone, Default)]
@@ -40,6 +41,9 @@ pub struct Snapshot {
     /// How its files may be served (`served.rs`): only those of a manifest, and with
     /// `require_lock` only bytes that hash as they did.
     pub(crate) rule: ServeRule,
+    /// The stamps of files a verified read found matching (`verified.rs`): this snapshot's
+    /// own, shared by its clones.
+    pub(crate) stamps: Arc<Stamps>,
 }
 
 /// What the registry's config says about serving the files of a snapshot's skills.
@@ -86,6 +90,7 @@ impl Snapshot {
             sources,
             manifests: Arc::default(),
             rule: ServeRule::default(),
+            stamps: Arc::default(),
         }
     }
 

@@ -194,6 +194,17 @@ impl Skill {
     ///
     /// Like [`Skill::resource_listing`], this does not ask who may see the skill.
     pub fn read_resource(&self, relative: &str) -> Result<Vec<u8>, Error> {
+        self.read_resource_opened(relative)
+            .map(|(bytes, _, _)| bytes)
+    }
+
+    /// [`Skill::read_resource`], with the path that was opened and the metadata of the
+    /// open file the bytes came from, taken after they were read (what a verified read's
+    /// stamp is made of: never a second lookup of the path, which may have been replaced).
+    pub(crate) fn read_resource_opened(
+        &self,
+        relative: &str,
+    ) -> Result<(Vec<u8>, PathBuf, fs::Metadata), Error> {
         let skill = self;
         let refuse = |reason| Error::ResourcePath {
             path: relative.to_owned(),
@@ -335,7 +346,11 @@ impl Skill {
                 limit: MAX_RESOURCE_BYTES,
             });
         }
-        Ok(bytes)
+        let after = file.metadata().map_err(|source| Error::Io {
+            path: root.join(rel),
+            source,
+        })?;
+        Ok((bytes, target, after))
     }
 }
 
