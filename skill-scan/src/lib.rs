@@ -216,7 +216,7 @@ fn is_markdown(path: &Path) -> bool {
 
 /// Scan one file's bytes as a host would serve them as text ([`decode`]: UTF-8, UTF-16 by
 /// its byte-order mark, else latin-1). Bytes with a NUL are binary: nothing is read, but a
-/// file whose name says it is text ([`decode::named_as_text`]: markdown, a script, ...)
+/// file whose name says it is text (`decode::named_as_text`: markdown, a script, ...)
 /// and holds a NUL is reported (`scan-hidden-unicode`, an error): its words would be
 /// served to a model without being scanned.
 pub fn scan_bytes(path: &Path, bytes: &[u8]) -> Vec<Diagnostic> {

@@ -116,8 +116,8 @@ fn console(mounts: skill_runtime::http::Mounts) -> skill_runtime::http::Mounts {
     )
 }
 
-/// The HTTP application `serve` runs: the API, the console at `/ui`, and MCP at [`MCP_PATH`] on the same
-/// listener (same token rules, and the same `Host` check, [`HttpConfig::allowed_hosts`],
+/// The HTTP application `serve` runs: the API, the console at `/ui`, and MCP at `/mcp` on
+/// the same listener (same token rules, and the same `Host` check, [`HttpConfig::allowed_hosts`],
 /// which the server applies to every request before MCP sees it; MCP checks a browser's
 /// `Origin` against the same list).
 #[cfg(feature = "mcp")]
