@@ -19,6 +19,7 @@ use rmcp::model::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use skill_runtime::wire::kind_of;
 
 /// Why a message was refused, as the JSON-RPC error response that says so.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +83,7 @@ fn explain(bytes: &[u8], typed: &serde_json::Error) -> Rejection {
         other => {
             return Rejection::invalid_request(format!(
                 "a JSON-RPC message is an object, not {}",
-                kind(&other)
+                kind_of(&other)
             ));
         }
     };
@@ -94,12 +95,12 @@ fn explain(bytes: &[u8], typed: &serde_json::Error) -> Rejection {
     } else if let Some(id) = id.filter(|id| !is_id(id)) {
         format!(
             "`id` must be a string or an integer of at most 64 bits, not {}",
-            kind(id)
+            kind_of(id)
         )
     } else if let Some(method) = method.filter(|m| !m.is_string()) {
-        format!("`method` must be a string, not {}", kind(method))
+        format!("`method` must be a string, not {}", kind_of(method))
     } else if let Some(params) = object.get("params").filter(|p| !p.is_object()) {
-        format!("`params` must be an object, not {}", kind(params))
+        format!("`params` must be an object, not {}", kind_of(params))
     } else if method.is_none() && !object.contains_key("result") && !object.contains_key("error") {
         "the message has no `method` (a request or notification) and no `result` or `error` \
          (a response)"
@@ -117,19 +118,6 @@ fn explain(bytes: &[u8], typed: &serde_json::Error) -> Rejection {
 /// Whether `id` is a JSON-RPC id rmcp reads: a string or an integer that fits in `i64`.
 fn is_id(id: &Value) -> bool {
     id.is_string() || id.is_i64()
-}
-
-/// `value`'s JSON type with its article, for messages.
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The `-32602` (Invalid params) error of a request for `method` whose `params` do not
@@ -157,13 +145,13 @@ fn tool_call_problem(params: Option<&Value>) -> Option<String> {
     match params.get("name") {
         None => return Some("`name` (the tool to call) is missing".to_owned()),
         Some(Value::String(_)) => {}
-        Some(other) => return Some(format!("`name` must be a string, not {}", kind(other))),
+        Some(other) => return Some(format!("`name` must be a string, not {}", kind_of(other))),
     }
     match params.get("arguments") {
         None | Some(Value::Null | Value::Object(_)) => None,
         Some(other) => Some(format!(
             "`arguments` must be an object of the tool's named arguments, not {}",
-            kind(other)
+            kind_of(other)
         )),
     }
 }
