@@ -14,11 +14,14 @@ pub mod format {
 /// lock files.
 pub mod registry {
     pub use skill_registry::{
-        Budget, Caller, CatalogFormat, DEFAULT_DEBOUNCE, DiscoverOptions, Drift, Environment, Lock,
+        Budget, Caller, CatalogFormat, DiscoverOptions, Drift, Environment, Lock,
         MAX_NAMESPACE_CHARS, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Namespace, PublicKey,
         RegistryConfig, SECTION_SEPARATOR, Sha256, Skill, Source, Status, Trust, TrustPolicy,
-        WatchOptions, sign_lock, signature_path,
+        sign_lock, signature_path,
     };
+    /// The watcher's settings (the `watch` feature).
+    #[cfg(feature = "watch")]
+    pub use skill_registry::{DEFAULT_DEBOUNCE, WatchOptions};
 }
 
 /// Routing: a route and the router's settings.
