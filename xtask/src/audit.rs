@@ -52,16 +52,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode, String> {
         .filter(|p| p.is_dir())
         .collect();
     folders.sort();
-    let sources = folders
-        .iter()
-        .map(|p| {
-            let layer = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Source::new(p, layer)
-        })
-        .collect();
+    let sources = folder_sources(&folders);
     let config = RegistryConfig::with_sources(sources);
     let started = std::time::Instant::now();
     let snapshot = load_snapshot(&config, 1);
@@ -147,4 +138,18 @@ fn line_of(path: &Path, line: u32) -> Option<String> {
     text.split('\n')
         .nth(usize::try_from(line).ok()?.checked_sub(1)?)
         .map(str::to_owned)
+}
+
+/// One source per folder, each its own layer named after the folder (the corpus's packs).
+pub(crate) fn folder_sources(folders: &[PathBuf]) -> Vec<Source> {
+    folders
+        .iter()
+        .map(|p| {
+            let layer = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Source::new(p, layer)
+        })
+        .collect()
 }

@@ -34,6 +34,26 @@ pub fn get(addr: &str, path: &str) -> (u16, String) {
     )
 }
 
+/// `POST path` with a JSON body.
+pub fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
+    request(
+        addr,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            json.len()
+        ),
+        json,
+    )
+}
+
+/// Write `text` to `root/rel`, creating its folders.
+pub fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 /// Start the real `skill-server` with `args` (and `env`) from the repository root; wait for
 /// its first stdout line and return the child, the address it listens on, and a thread
 /// that collects its logs (stderr, drained so the pipe never fills) until it exits.

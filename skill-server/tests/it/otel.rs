@@ -21,7 +21,7 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
-use crate::common::{request, spawn_serve};
+use crate::common::{post, spawn_serve};
 
 /// An argument value and a message word that must not leave unless content is captured.
 const SECRET_ARG: &str = "zz-secret-subject-41";
@@ -154,18 +154,6 @@ fn activations(spans: &[Span]) -> Vec<(String, String, String, String)> {
             )
         })
         .collect()
-}
-
-fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
-    request(
-        addr,
-        &format!(
-            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            json.len()
-        ),
-        json,
-    )
 }
 
 fn terminate(mut child: Child) {

@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use crate::common::{get, repo, request, spawn_serve};
+use crate::common::{get, post, repo, spawn_serve};
 
 fn readme() -> String {
     std::fs::read_to_string(repo().join("README.md")).unwrap()
@@ -51,17 +51,6 @@ fn skill_server_args(subcommand: &str) -> Vec<String> {
         .split_whitespace()
         .map(str::to_owned)
         .collect()
-}
-
-fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
-    request(
-        addr,
-        &format!(
-            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            json.len()
-        ),
-        json,
-    )
 }
 
 fn run(args: &[String]) -> (i32, String) {

@@ -4,29 +4,8 @@
 //! found by `/v1/select` and served by name; `.git` stays out.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-
 #[cfg(unix)]
-use crate::common::sigterm_and_wait;
-use crate::common::{get, request, spawn_serve};
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
-    request(
-        addr,
-        &format!(
-            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            json.len()
-        ),
-        json,
-    )
-}
+use crate::common::{get, post, sigterm_and_wait, spawn_serve, write};
 
 #[cfg(unix)]
 #[test]

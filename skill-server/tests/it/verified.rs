@@ -5,29 +5,10 @@
 //! reason named the lock by its absolute path).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
 use std::process::{Child, Command};
 
-use crate::common::{get, request, spawn_serve};
+use crate::common::{get, post, spawn_serve, write};
 use crate::serve::terminate;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn post(addr: &str, path: &str, json: &str) -> (u16, String) {
-    request(
-        addr,
-        &format!(
-            "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            json.len()
-        ),
-        json,
-    )
-}
 
 /// The server, killed if the test fails before it stops it.
 struct Running(Option<Child>);

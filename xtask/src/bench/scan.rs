@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use skill_format::Severity;
-use skill_registry::{RegistryConfig, Source, load_snapshot};
+use skill_registry::{RegistryConfig, load_snapshot};
 
 use super::scan_set::{self, Row, Variant, variant_name};
 use crate::process::repo_root;
@@ -137,16 +137,7 @@ struct Judged {
 
 /// Load each folder as a low-trust source and judge every entry's manifest, by folder.
 fn judged(folders: &[PathBuf]) -> HashMap<PathBuf, Judged> {
-    let sources = folders
-        .iter()
-        .map(|p| {
-            let layer = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Source::new(p, layer)
-        })
-        .collect();
+    let sources = crate::audit::folder_sources(folders);
     let snapshot = load_snapshot(&RegistryConfig::with_sources(sources), 1);
     let mut out = HashMap::new();
     for skill in snapshot
