@@ -2,7 +2,8 @@
 //!
 //! Every door reads a skill's files through [`Snapshot::read_file`] (HTTP resources, MCP
 //! `resources/read`, the CLI) and checks a script before it starts through
-//! [`Snapshot::check_run`]. When the snapshot carries manifests (every registry but
+//! [`Snapshot::check_run`] (or, to run exactly the verified bytes,
+//! [`Snapshot::verified_run`]). When the snapshot carries manifests (every registry but
 //! `validate`'s), a file is served or run only if it is one of the skill's manifest files:
 //! listed, hashed, counted and scanned (and, with `require_lock`, locked). Hidden folders,
 //! `node_modules`, linked folders, files past the listing's limits and files added after the
@@ -87,6 +88,49 @@ impl Snapshot {
             return Ok(());
         }
         self.check_path(skill, &rel, resolved, file)
+    }
+
+    /// [`Snapshot::check_run`], returning with `require_lock` the bytes that were verified:
+    /// read from one open file of `resolved` and checked as [`Snapshot::read_file`] checks
+    /// a resource (hashed, or vouched for by the open file's stamp), so that the launch runs
+    /// exactly them and not what the path names a moment later (a file renamed over it, or
+    /// rewritten in place, between the check and the start). `None` without
+    /// `require_lock`: nothing was verified, the path is run.
+    pub fn verified_run(
+        &self,
+        skill: &Skill,
+        entry: &str,
+        resolved: &Path,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let rel = normalise(entry).ok_or_else(|| not_served(skill, entry))?;
+        let Some(file) = self.served(skill, &rel)? else {
+            return Ok(None);
+        };
+        if !self.rule.verify {
+            return Ok(None);
+        }
+        let started = self.stamps.now();
+        let Ok(open) = open_without_waiting(resolved) else {
+            return Err(mismatch(skill, &rel));
+        };
+        if !open.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(mismatch(skill, &rel));
+        }
+        // One byte past the locked size is enough to see that the file grew.
+        let mut bytes = Vec::new();
+        let mut open = open;
+        if (&mut open)
+            .take(file.size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .is_err()
+        {
+            return Err(mismatch(skill, &rel));
+        }
+        let Ok(after) = open.metadata() else {
+            return Err(mismatch(skill, &rel));
+        };
+        self.check_bytes(skill, &rel, &bytes, (resolved, &after), started)?;
+        Ok(Some(bytes))
     }
 
     /// With `require_lock`: whether the skill's file still holds what it did when the skill

@@ -358,21 +358,27 @@ impl Runtime {
             Err(e) => return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e),
         };
         // One rule for what runs: a file of the skill's manifest and, with `require_lock`,
-        // bytes that hash as locked, read just before the launch.
-        if let Err(e) = self
-            .inner
-            .registry
-            .snapshot()
-            .check_run(skill, &plan.entry, &plan.path)
-        {
-            let e = Error::disclosure(e);
-            return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e);
-        }
+        // bytes that hash as locked, read just before the launch; those very bytes are run
+        // (see `script::run`), not what the path names by then.
+        let verified =
+            match self
+                .inner
+                .registry
+                .snapshot()
+                .verified_run(skill, &plan.entry, &plan.path)
+            {
+                Ok(v) => v,
+                Err(e) => {
+                    let e = Error::disclosure(e);
+                    return Outcome::failure(Some(&skill.name), Some(Kind::Script), &e);
+                }
+            };
         self.inner.scripts.send_modify(|n| *n += 1);
         let _slot = ScriptSlot(&self.inner.scripts);
         let ran = script::run(
             skill,
             &plan,
+            verified,
             &self.inner.config,
             self.inner.shutdown.subscribe(),
         )

@@ -33,6 +33,14 @@
 //!   whatever it left running is killed too, so background children never outlive it.
 //!   The same happens at runtime shutdown and when the execution is dropped. The script is
 //!   always waited for (no zombie of ours).
+//! * **Verified bytes** (`require_lock`, Linux): the bytes the lock check read and hashed
+//!   are copied into a sealed memory file (`memfd_create`, then no write, grow or shrink
+//!   ever again) and that file is executed through `/proc/self/fd/N`, so a script renamed
+//!   over or rewritten in place between the check and the start is not what runs. The
+//!   descriptor is inherited by the script (an interpreter named by `#!` opens it by that
+//!   path, so `$0` is `/proc/self/fd/N`; `SKILL_DIR` names the folder), and by a script
+//!   another request starts at the same moment (a read-only copy of a locked script).
+//!   Elsewhere the path is run after the check.
 //!
 //! [`ScriptLimits::max_args`]: crate::exec::ScriptLimits::max_args
 //! [`ScriptLimits::max_arg_bytes`]: crate::exec::ScriptLimits::max_arg_bytes
@@ -293,10 +301,40 @@ fn status_text(status: std::process::ExitStatus) -> (i32, String) {
     (-1, "ended without a status".to_owned())
 }
 
-/// Run a planned script. `shutdown` turning true stops it.
+/// The verified bytes of a script in a sealed memory file the script inherits (see the
+/// module docs): executable where the kernel asks memory files to say so (`MFD_EXEC`),
+/// without the flag where it does not know it.
+#[cfg(target_os = "linux")]
+fn sealed_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{MemfdFlags, SealFlags, fcntl_add_seals, memfd_create};
+    use std::io::Write;
+    const NAME: &str = "skill-script";
+    let fd = memfd_create(NAME, MemfdFlags::ALLOW_SEALING | MemfdFlags::EXEC)
+        .or_else(|_| memfd_create(NAME, MemfdFlags::ALLOW_SEALING))?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(bytes)?;
+    fcntl_add_seals(
+        &file,
+        SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE,
+    )?;
+    Ok(file.into())
+}
+
+/// Called with the script's path after its check and before its start, in unit tests: the
+/// gap a swapped script would use.
+#[cfg(test)]
+pub(crate) static BEFORE_SPAWN: std::sync::Mutex<Option<SwapHook>> = std::sync::Mutex::new(None);
+
+/// A script's path and what to do to it ([`BEFORE_SPAWN`]).
+#[cfg(test)]
+pub(crate) type SwapHook = (PathBuf, fn(&Path));
+
+/// Run a planned script: with `verified` (the bytes the lock check read), exactly those
+/// bytes on Linux. `shutdown` turning true stops it.
 pub(crate) async fn run(
     skill: &Skill,
     plan: &Plan,
+    verified: Option<Vec<u8>>,
     config: &RuntimeConfig,
     mut shutdown: watch::Receiver<bool>,
 ) -> Ran {
@@ -305,7 +343,30 @@ pub(crate) async fn run(
         stderr: Vec::new(),
         result: Err(e),
     };
-    let mut cmd = tokio::process::Command::new(&plan.path);
+    #[cfg(target_os = "linux")]
+    let sealed = match verified.as_deref().map(sealed_copy).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(Error::Spawn {
+                path: plan.named(skill),
+                message: format!("cannot copy the verified script to run it: {e}"),
+            });
+        }
+    };
+    #[cfg(target_os = "linux")]
+    let program = match &sealed {
+        Some(fd) => {
+            use std::os::fd::AsRawFd;
+            PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        }
+        None => plan.path.clone(),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let program = {
+        drop(verified);
+        plan.path.clone()
+    };
+    let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&plan.args)
         .current_dir(&skill.dir)
         .env_clear()
@@ -328,7 +389,18 @@ pub(crate) async fn run(
     if *shutdown.borrow() {
         return fail(Error::ShuttingDown);
     }
-    let (mut child, tree) = match spawn(&mut cmd) {
+    #[cfg(test)]
+    if let Ok(hook) = BEFORE_SPAWN.lock()
+        && let Some((path, swap)) = hook.as_ref()
+        && *path == plan.path
+    {
+        swap(path);
+    }
+    let spawned = spawn(&mut cmd);
+    // The script holds its own copy of the descriptor now.
+    #[cfg(target_os = "linux")]
+    drop(sealed);
+    let (mut child, tree) = match spawned {
         Ok(c) => c,
         Err(e) => {
             return fail(Error::Spawn {
@@ -541,7 +613,7 @@ mod tests {
         let plan = plan(skill, &inv, &config).unwrap();
         let (_tx, shutdown) = watch::channel(false);
         crate::exec::contain::FAILED_READS.store(3, std::sync::atomic::Ordering::SeqCst);
-        let ran = run(skill, &plan, &config, shutdown).await;
+        let ran = run(skill, &plan, None, &config, shutdown).await;
         crate::exec::contain::FAILED_READS.store(0, std::sync::atomic::Ordering::SeqCst);
         assert!(
             matches!(
@@ -566,3 +638,7 @@ mod tests {
         assert_eq!((out.len(), err.len()), (4, 0));
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+#[path = "script_verified_tests.rs"]
+mod verified_tests;
