@@ -9,7 +9,7 @@ const Skills = (() => {
   // Codes that exclude a skill whatever its layer (docs/operator.md, trust).
   const EXCLUSION_CODES = ["untrusted-findings", "lock-mismatch", "lock-unreadable"];
 
-  const state = { text: "", layer: "", dialect: "", status: "", findings: false, page: 0 };
+  const state = { text: "", layer: "", dialect: "", status: "", trust: "", findings: false, page: 0 };
 
   function isFinding(d) {
     return d.code.startsWith("scan-") || EXCLUSION_CODES.includes(d.code);
@@ -24,12 +24,14 @@ const Skills = (() => {
     return m;
   }
 
+  // The source's trust level, and whether the trust policy let the skill through.
   function trustCell(skill, diags) {
+    const level = skill.trust ? `${skill.trust}: ` : "";
     const excl = diags.find((d) => EXCLUSION_CODES.includes(d.code));
     if (skill.status === "excluded" || excl) {
-      return h("span", { class: "bad" }, "excluded" + (excl ? ` (${excl.code})` : ""));
+      return h("span", { class: "bad" }, level + "excluded" + (excl ? ` (${excl.code})` : ""));
     }
-    return h("span", { class: "good" }, "passes");
+    return h("span", { class: "good" }, level + "passes");
   }
 
   function options(values, current, all) {
@@ -57,6 +59,7 @@ const Skills = (() => {
         (!state.layer || sk.layer === state.layer) &&
         (!state.dialect || sk.dialect === state.dialect) &&
         (!state.status || sk.status === state.status) &&
+        (!state.trust || sk.trust === state.trust) &&
         (!state.findings || findings.length > 0));
       const pages = Math.max(1, Math.ceil(shown.length / PAGE_ROWS));
       state.page = Math.min(state.page, pages - 1);
@@ -93,6 +96,8 @@ const Skills = (() => {
         options(skills.map((x) => x.dialect), state.dialect, "any dialect"))),
       h("label", {}, "Status", h("select", { onchange: (e) => { state.status = e.target.value; state.page = 0; draw(); } },
         options(skills.map((x) => x.status), state.status, "any status"))),
+      h("label", {}, "Trust", h("select", { onchange: (e) => { state.trust = e.target.value; state.page = 0; draw(); } },
+        options(skills.map((x) => x.trust || ""), state.trust, "any trust"))),
       h("label", {}, "Findings only",
         h("input", { type: "checkbox", checked: state.findings, onchange: (e) => { state.findings = e.target.checked; state.page = 0; draw(); } })));
     view.replaceChildren(
@@ -122,7 +127,7 @@ const Skills = (() => {
     if (facts) {
       parts.push(h("p", {}, facts.description));
       parts.push(h("dl", { class: "facts" },
-        ["layer", "dialect", "status", "domain", "path", "schedule"].flatMap((k) =>
+        ["layer", "dialect", "status", "trust", "domain", "path", "schedule"].flatMap((k) =>
           [h("dt", {}, k), h("dd", {}, facts[k] === null || facts[k] === undefined ? "–" : String(facts[k]))]),
         h("dt", {}, "invocable by"),
         h("dd", {}, [facts.model_invocable ? "the model" : "", facts.user_invocable ? "the user" : ""].filter(Boolean).join(" and ") || "nobody")));
@@ -141,7 +146,7 @@ const Skills = (() => {
           detail.ok.shadows.map((x) => `${x.layer} ${x.path}`).join("; "))
         : h("p", {}, "It shadows no other entry."));
     }
-    parts.push(h("h3", {}, "Eligibility per profile"), eligibility(name));
+    parts.push(h("h3", {}, "Eligibility per profile"), eligibility(name, detail.ok));
     parts.push(h("h3", {}, "Tiers (get_skill)"), tiers.ok
       ? h("pre", { tabindex: 0 }, tiers.ok.text)
       : h("p", { class: "muted" }, tiers.err.message));
@@ -151,15 +156,20 @@ const Skills = (() => {
       : h("p", { class: "muted" }, outline.err.message));
     parts.push(h("h3", {}, "Files"), files.ok
       ? (files.ok.resources.length
-        ? table(["Path", "Kind", "Bytes"], files.ok.resources.map((x) => [x.path, x.kind, String(x.size)]))
+        ? table(["Path", "Kind", "Bytes", "SHA-256"], files.ok.resources.map((x) =>
+          [x.path, x.kind, String(x.size), x.sha256 ? h("code", { class: "digest" }, x.sha256) : "not hashed"]), { id: "files" })
         : h("p", {}, "Only its skill file."))
       : h("p", { class: "muted" }, files.err.message));
     view.replaceChildren(...parts);
   }
 
-  // Whether the model may see the skill under a profile the user names (the server's
-  // profiles are its configuration's; none is listed by the API).
-  function eligibility(name) {
+  // The skill's affinity under every profile the server knows (its detail's `profiles`,
+  // from `/v1/profiles`), then a check under any profile the user names.
+  function eligibility(name, detail) {
+    const known = detail && detail.profiles && detail.profiles.length
+      ? table(["Profile", "Affinity", "The model may use it"], detail.profiles.map((p) => [p.profile, p.affinity,
+        h("span", { class: p.eligible ? "good" : "bad" }, p.eligible ? "yes" : "no")]), { id: "profiles" })
+      : h("p", {}, "The server knows no profile (none configured, none named by a skill).");
     const out = h("p", { role: "status" });
     const input = h("input", { type: "text", placeholder: "(no profile)" });
     async function check(e) {
@@ -178,7 +188,7 @@ const Skills = (() => {
     const form = h("form", { class: "ask", onsubmit: check },
       h("label", {}, "Profile", input), h("button", { type: "submit" }, "Check"));
     check();
-    return h("div", {}, form, out);
+    return h("div", {}, known, form, out);
   }
 
   return { list, one };

@@ -106,11 +106,23 @@ const Views = (() => {
             : (e.running ? "running now" : "not yet")]), { id: "schedules" }));
     }
     const history = sched.history || [];
+    // The replica column only when several replicas share the schedules.
+    const replicas = history.some((r) => r.replica);
     parts.push(h("h3", {}, "Last runs"), history.length
-      ? table(["Run", "Skill", "Scheduled", "Started", "Lateness", "Outcome", "Error"],
+      ? table(["Run", "Skill", "Scheduled", "Started", "Lateness", "Outcome", "Error"].concat(replicas ? ["Replica"] : []),
         history.map((r) => [String(r.id), r.skill, r.scheduled, r.started, lateness(r),
-          h("span", { class: r.outcome === "succeeded" ? "good" : (r.outcome === "failed" ? "bad" : "") }, r.outcome), r.error || ""]))
+          h("span", { class: r.outcome === "succeeded" ? "good" : (r.outcome === "failed" ? "bad" : "") }, r.outcome), r.error || ""]
+          .concat(replicas ? [r.replica || "this replica"] : [])), { id: "runs" })
       : h("p", {}, "No run yet."));
+    const deliveries = sched.deliveries || [];
+    parts.push(h("h3", {}, "Webhook deliveries"), deliveries.length
+      ? table(["Delivery", "Delivered", "Retries", "Attempts"],
+        deliveries.map((d) => [d.key,
+          h("span", { class: d.delivered ? "good" : "bad" }, d.delivered ? "yes" : "no"),
+          String(d.retries),
+          d.attempts.map((a) => `#${a.attempt}: ${a.status === null ? (a.error || "no answer") : "HTTP " + a.status}`).join("; ")]),
+        { id: "deliveries" })
+      : h("p", {}, "None from this replica (a webhook delivers runs that need a model)."));
     if (sched.diagnostics.length) {
       parts.push(h("h3", {}, "Schedules that do not parse"),
         table(["Path", "Column", "Message"], sched.diagnostics.map((d) => [d.path, String(d.column ?? "–"), d.message])));

@@ -19,6 +19,17 @@ pub enum Trust {
     High,
 }
 
+impl Trust {
+    /// Its lowercase name, as a configuration file writes it: `low`, `medium` or `high`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Low => "low",
+            Trust::Medium => "medium",
+            Trust::High => "high",
+        }
+    }
+}
+
 /// One folder of skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {

@@ -222,6 +222,18 @@ pub enum Affinity {
     NotListed,
 }
 
+impl Affinity {
+    /// Its name: `excluded`, `proactive`, `included` or `not-listed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Affinity::Excluded => "excluded",
+            Affinity::Proactive => "proactive",
+            Affinity::Included => "included",
+            Affinity::NotListed => "not-listed",
+        }
+    }
+}
+
 /// Resolve a skill's affinity for a profile: exclude beats proactive beats the default.
 pub fn affinity(m: &Manifest, profile: Option<&str>) -> Affinity {
     if let Some(p) = profile {

@@ -63,6 +63,7 @@ mod integrity;
 mod ops;
 mod ops_discovery;
 mod ops_files;
+mod ops_profiles;
 mod ops_schedules;
 mod ops_sections;
 #[cfg(feature = "replicas")]
@@ -81,6 +82,7 @@ pub use ops::{
 };
 pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
 pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
+pub use ops_profiles::{ProfileInfo, Profiles};
 pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 /// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).
 pub use skill_format::MAX_NAME_CHARS;

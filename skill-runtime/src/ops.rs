@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use skill_registry::{
     Affinity, Budget, Caller, Catalog, CatalogFormat, Disclosure, ResourceListing, Skill, Snapshot,
-    Status, closest_names,
+    Status, Trust, closest_names,
 };
 use skill_router::{Extraction, Flags, Route, RoutedOutput, Router};
 use skill_scheduler::scheduled_skills;
@@ -90,6 +90,8 @@ pub struct SkillList {
     pub generation: u64,
     /// The skills.
     pub skills: Vec<Arc<Skill>>,
+    /// The trust level of each skill's source, in the order of `skills`.
+    pub trust: Vec<Trust>,
 }
 
 /// Everything a registry holds: winners, domain indexes and shadowed entries
@@ -115,6 +117,10 @@ pub struct Shown {
     pub skill: Arc<Skill>,
     /// The entries of the same name and kind it hides, lowest layer first.
     pub shadows: Vec<Arc<Skill>>,
+    /// The trust level of its source.
+    pub trust: Trust,
+    /// Its affinity under each profile the engine knows ([`Engine::profiles`]), by name.
+    pub profiles: Vec<(String, Affinity)>,
 }
 
 /// A catalog with the generation it was built from ([`Engine::catalog`]).
@@ -248,9 +254,11 @@ impl Engine {
             })
             .filter(|s| s.affinity(profile) != Affinity::Excluded)
             .cloned()
-            .collect();
+            .collect::<Vec<_>>();
+        let config = self.registry().config();
         SkillList {
             generation: snapshot.generation(),
+            trust: skills.iter().map(|s| config.trust_of(s)).collect(),
             skills,
         }
     }
@@ -295,8 +303,18 @@ impl Engine {
             .filter(|h| h.name == skill.name && h.kind == skill.kind)
             .cloned()
             .collect();
+        let profiles = self
+            .profile_names(&snapshot)
+            .into_iter()
+            .map(|p| {
+                let affinity = skill.affinity(Some(&p));
+                (p, affinity)
+            })
+            .collect();
         Ok(Shown {
             generation: snapshot.generation(),
+            trust: self.registry().config().trust_of(&skill),
+            profiles,
             skill,
             shadows,
         })
@@ -331,7 +349,8 @@ impl Engine {
         }
     }
 
-    /// A skill's files: relative path, size and kind (capped; the listing says when).
+    /// A skill's files: relative path, size, kind and the digest its manifest holds
+    /// (capped; the listing says when).
     pub fn resources(&self, name: &str, lookup: &Lookup) -> Result<ResourceListing, Error> {
         let snapshot = self.registry().snapshot();
         match lookup {
@@ -339,8 +358,8 @@ impl Engine {
                 .view(&snapshot, scope)
                 .resource_listing(name)
                 .map_err(Error::disclosure),
-            Lookup::Inspect => inspect(&snapshot, name)?
-                .resource_listing()
+            Lookup::Inspect => snapshot
+                .resource_listing(&*inspect(&snapshot, name)?)
                 .map_err(Error::disclosure),
         }
     }

@@ -53,6 +53,10 @@ pub struct Schedules {
     pub history: Option<Vec<RunRecord>>,
     /// Schedules that do not parse.
     pub diagnostics: Vec<skill_format::Diagnostic>,
+    /// The webhook deliveries this process attempted (each with its attempts: the first
+    /// and its retries), oldest first; empty without a webhook or a running scheduler.
+    #[cfg(feature = "replicas")]
+    pub deliveries: Vec<crate::replicas::DeliveryRecord>,
 }
 
 impl Engine {
@@ -91,6 +95,8 @@ impl Engine {
                     schedules,
                     history: Some(self.schedule_history().unwrap_or_default()),
                     diagnostics,
+                    #[cfg(feature = "replicas")]
+                    deliveries: self.deliveries(),
                 };
             }
         }
@@ -116,6 +122,8 @@ impl Engine {
             schedules,
             history: None,
             diagnostics,
+            #[cfg(feature = "replicas")]
+            deliveries: Vec::new(),
         }
     }
 }

@@ -101,6 +101,7 @@ fn launch(due: Vec<Due>, runs: &Arc<Mutex<Runs>>, dispatcher: &dyn Dispatcher) {
                 finished: None,
                 generation: d.generation,
                 outcome: Outcome::Running,
+                replica: None,
             };
             if skip_overlaps && r.running.contains_key(&d.name) {
                 record.outcome = Outcome::SkippedOverlap;

@@ -53,6 +53,9 @@ pub struct RunRecord {
     pub generation: u64,
     /// How it went.
     pub outcome: Outcome,
+    /// The replica that ran it, when several replicas share the schedules (`None`: this
+    /// process, alone).
+    pub replica: Option<String>,
 }
 
 /// Runs going and the history (shared with the run tasks, so they never wait on the jobs).
@@ -156,6 +159,7 @@ mod tests {
             finished: None,
             generation: 1,
             outcome: Outcome::Running,
+            replica: None,
         };
         let name: Arc<str> = Arc::from("a");
         let first = runs.push(record("a"));

@@ -53,6 +53,11 @@ pub struct Resource {
     pub size: u64,
     /// What it is for.
     pub kind: ResourceKind,
+    /// The SHA-256 of its bytes as the snapshot's manifest recorded them, when the listing
+    /// came through a snapshot ([`Disclosure::resource_listing`],
+    /// [`Snapshot::resource_listing`](crate::Snapshot::resource_listing)) and the file was
+    /// hashed; `None` from [`Skill::resource_listing`], which reads no manifest.
+    pub sha256: Option<crate::Sha256>,
 }
 
 /// The folder whose files are a skill's resources, if it has one.
@@ -128,7 +133,7 @@ const LIMITS: Limits = Limits {
 impl Disclosure<'_> {
     /// The files of a skill this caller may use, as [`Skill::resource_listing`] lists them.
     pub fn resource_listing(&self, name: &str) -> Result<ResourceListing, Error> {
-        self.skill(name)?.resource_listing()
+        self.snapshot.resource_listing(self.skill(name)?)
     }
 
     /// The files of [`Disclosure::resource_listing`], without saying whether a limit cut
@@ -143,6 +148,22 @@ impl Disclosure<'_> {
     /// [`Snapshot::read_resource`]: crate::Snapshot::read_resource
     pub fn read_resource(&self, name: &str, relative: &str) -> Result<Vec<u8>, Error> {
         self.snapshot.read_resource(self.skill(name)?, relative)
+    }
+}
+
+impl crate::Snapshot {
+    /// A skill's files as [`Skill::resource_listing`] lists them, each with the digest this
+    /// snapshot's manifest holds for it (the bytes the verified reads serve).
+    ///
+    /// Like [`Skill::resource_listing`], this does not ask who may see the skill.
+    pub fn resource_listing(&self, skill: &Skill) -> Result<ResourceListing, Error> {
+        let mut listing = skill.resource_listing()?;
+        if let Some(manifest) = self.manifest_of(skill) {
+            for r in &mut listing.resources {
+                r.sha256 = manifest.get(&r.path).and_then(|f| f.sha256);
+            }
+        }
+        Ok(listing)
     }
 }
 
@@ -452,6 +473,7 @@ impl Walk<'_> {
                     kind: kind_of(&rel),
                     path: rel,
                     size,
+                    sha256: None,
                 });
             }
         }

@@ -274,6 +274,7 @@ fn record(r: RunRow) -> RunRecord {
         finished: r.finished,
         generation: u64::try_from(r.generation).unwrap_or_default(),
         outcome,
+        replica: Some(r.replica),
     }
 }
 
@@ -351,6 +352,29 @@ mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
 
+    /// A shared run says which replica claimed it, and `/v1/schedules` shows it.
+    #[test]
+    fn a_shared_run_names_its_replica() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 28, 5, 0, 0).unwrap();
+        let r = record(RunRow {
+            id: 7,
+            job: "tick".into(),
+            scheduled: at,
+            replica: "replica-b".into(),
+            generation: 1,
+            started: at,
+            finished: Some(at),
+            outcome: "succeeded".into(),
+            message: None,
+        });
+        assert_eq!(r.replica.as_deref(), Some("replica-b"));
+        let shown = serde_json::to_value(crate::wire::RunShape::from(&r)).unwrap();
+        assert_eq!(shown["replica"], "replica-b");
+        let local = run("tick", 1, RunOutcome::Succeeded);
+        let shown = serde_json::to_value(crate::wire::RunShape::from(&local)).unwrap();
+        assert!(shown.get("replica").is_none(), "{shown}");
+    }
+
     fn run(name: &str, second: u32, outcome: RunOutcome) -> RunRecord {
         let at = Utc.with_ymd_and_hms(2026, 11, 28, 5, 0, second).unwrap();
         RunRecord {
@@ -361,6 +385,7 @@ mod tests {
             finished: Some(at),
             generation: 1,
             outcome,
+            replica: None,
         }
     }
 

@@ -58,7 +58,7 @@ pub use route::{
 };
 pub use sections::{OutlineSectionShape, OutlineShape, SectionShape};
 pub use shapes::{
-    CatalogShape, DiagnosticsShape, EntryShape, HealthShape, NotesShape, ReadyShape,
+    CatalogShape, DiagnosticsShape, EntryShape, HealthShape, NotesShape, ProfilesShape, ReadyShape,
     ResourcesShape, RunShape, ScheduleShape, SchedulesShape, SearchMatchShape, SearchShape,
     SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
 };

@@ -73,6 +73,9 @@ pub struct SkillSummaryShape<'a> {
     user_invocable: bool,
     schedule: Option<&'a str>,
     path: Cow<'a, str>,
+    /// The trust level of its source (`low`, `medium`, `high`), where the answer says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trust: Option<&'static str>,
 }
 
 impl<'a> From<&'a Skill> for SkillSummaryShape<'a> {
@@ -95,7 +98,14 @@ impl<'a> SkillSummaryShape<'a> {
             user_invocable: s.user_invocable(),
             schedule: s.manifest.schedule.as_deref(),
             path: paths.path(&s.path),
+            trust: None,
         }
+    }
+
+    /// The same, saying the trust level of the skill's source.
+    pub fn with_trust(mut self, trust: skill_registry::Trust) -> Self {
+        self.trust = Some(trust.as_str());
+        self
     }
 }
 
@@ -122,7 +132,8 @@ impl<'a> SkillListShape<'a> {
             skills: l
                 .skills
                 .iter()
-                .map(|s| SkillSummaryShape::new(s, paths))
+                .zip(&l.trust)
+                .map(|(s, t)| SkillSummaryShape::new(s, paths).with_trust(*t))
                 .collect(),
         }
     }
@@ -133,6 +144,16 @@ impl<'a> SkillListShape<'a> {
 struct ShadowShape<'a> {
     layer: &'a str,
     path: Cow<'a, str>,
+}
+
+/// A skill's affinity under one profile.
+#[derive(Debug, Serialize)]
+struct ProfileAffinityShape<'a> {
+    profile: &'a str,
+    affinity: &'static str,
+    /// Whether the model may use the skill under the profile (not excluded, and the
+    /// skill is model-invocable).
+    eligible: bool,
 }
 
 /// `GET /v1/skills/{name}` and `show --format json`: one entry in full.
@@ -151,6 +172,8 @@ pub struct SkillDetailShape<'a> {
     context: Option<&'static str>,
     shadows: Vec<ShadowShape<'a>>,
     diagnostics: Cow<'a, [Diagnostic]>,
+    /// Its affinity under each profile the engine knows (`GET /v1/profiles`).
+    profiles: Vec<ProfileAffinityShape<'a>>,
     generation: u64,
 }
 
@@ -166,7 +189,7 @@ impl<'a> SkillDetailShape<'a> {
         let s = &*shown.skill;
         let m = &s.manifest;
         SkillDetailShape {
-            summary: SkillSummaryShape::new(s, paths),
+            summary: SkillSummaryShape::new(s, paths).with_trust(shown.trust),
             body: &s.body,
             body_line: s.body_line,
             allowed_tools: m.allowed_tools.as_deref(),
@@ -183,6 +206,17 @@ impl<'a> SkillDetailShape<'a> {
                 })
                 .collect(),
             diagnostics: paths.diagnostics(&s.diagnostics),
+            profiles: shown
+                .profiles
+                .iter()
+                .map(|(p, a)| ProfileAffinityShape {
+                    profile: p,
+                    affinity: a.as_str(),
+                    eligible: *a != skill_registry::Affinity::Excluded
+                        && s.model_invocable()
+                        && s.status == skill_registry::Status::Loaded,
+                })
+                .collect(),
             generation: shown.generation,
         }
     }
@@ -211,12 +245,14 @@ impl<'a> From<&'a Skill> for EntryShape<'a> {
     }
 }
 
-/// One file of a skill's folder: its relative path, size and kind.
+/// One file of a skill's folder: its relative path, size, kind and SHA-256 (hex, `null`
+/// when the manifest did not hash it).
 #[derive(Debug, Serialize)]
 pub struct ResourceShape<'a> {
     path: &'a str,
     size: u64,
     kind: &'static str,
+    sha256: Option<String>,
 }
 
 impl<'a> From<&'a Resource> for ResourceShape<'a> {
@@ -225,6 +261,7 @@ impl<'a> From<&'a Resource> for ResourceShape<'a> {
             path: &r.path,
             size: r.size,
             kind: r.kind.as_str(),
+            sha256: r.sha256.map(|d| d.to_hex()),
         }
     }
 }
@@ -248,6 +285,41 @@ impl<'a> ResourcesShape<'a> {
             truncated: listing.is_truncated(),
             too_many: listing.too_many,
             too_deep: listing.too_deep,
+        }
+    }
+}
+
+/// `GET /v1/profiles`.
+#[derive(Debug, Serialize)]
+pub struct ProfilesShape<'a> {
+    generation: u64,
+    profiles: Vec<ProfileShape<'a>>,
+}
+
+/// One profile: whether the configuration names it, and how many loaded skills its
+/// affinity lists name.
+#[derive(Debug, Serialize)]
+struct ProfileShape<'a> {
+    name: &'a str,
+    configured: bool,
+    proactive: usize,
+    excluded: usize,
+}
+
+impl<'a> From<&'a crate::Profiles> for ProfilesShape<'a> {
+    fn from(p: &'a crate::Profiles) -> Self {
+        ProfilesShape {
+            generation: p.generation,
+            profiles: p
+                .profiles
+                .iter()
+                .map(|x| ProfileShape {
+                    name: &x.name,
+                    configured: x.configured,
+                    proactive: x.proactive,
+                    excluded: x.excluded,
+                })
+                .collect(),
         }
     }
 }
@@ -452,6 +524,9 @@ pub struct RunShape<'a> {
     generation: u64,
     outcome: &'static str,
     error: Option<&'a str>,
+    /// The replica that ran it, with several replicas.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replica: Option<&'a str>,
 }
 
 impl<'a> From<&'a RunRecord> for RunShape<'a> {
@@ -468,6 +543,7 @@ impl<'a> From<&'a RunRecord> for RunShape<'a> {
                 skill_scheduler::Outcome::Failed(m) => Some(m),
                 _ => None,
             },
+            replica: r.replica.as_deref(),
         }
     }
 }
@@ -513,6 +589,31 @@ pub struct SchedulesShape<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     history: Option<Vec<RunShape<'a>>>,
     diagnostics: Cow<'a, [Diagnostic]>,
+    /// This process's webhook deliveries, each with its attempts (the first and its
+    /// retries), oldest first; left out when it has none.
+    #[cfg(feature = "replicas")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    deliveries: Vec<DeliveryShape<'a>>,
+}
+
+/// One webhook delivery of a run (its key is `run-` and the run's id).
+#[cfg(feature = "replicas")]
+#[derive(Debug, Serialize)]
+struct DeliveryShape<'a> {
+    key: &'a str,
+    delivered: bool,
+    /// Attempts after the first.
+    retries: usize,
+    attempts: Vec<AttemptShape<'a>>,
+}
+
+/// One attempt of a delivery: the receiver's status, or what went wrong.
+#[cfg(feature = "replicas")]
+#[derive(Debug, Serialize)]
+struct AttemptShape<'a> {
+    attempt: u32,
+    status: Option<u16>,
+    error: Option<&'a str>,
 }
 
 impl<'a> From<&'a Schedules> for SchedulesShape<'a> {
@@ -538,6 +639,25 @@ impl<'a> SchedulesShape<'a> {
                 .as_ref()
                 .map(|h| h.iter().map(RunShape::from).collect()),
             diagnostics: paths.diagnostics(&s.diagnostics),
+            #[cfg(feature = "replicas")]
+            deliveries: s
+                .deliveries
+                .iter()
+                .map(|d| DeliveryShape {
+                    key: &d.key,
+                    delivered: d.delivered,
+                    retries: d.attempts.len().saturating_sub(1),
+                    attempts: d
+                        .attempts
+                        .iter()
+                        .map(|a| AttemptShape {
+                            attempt: a.attempt,
+                            status: a.status,
+                            error: a.error.as_deref(),
+                        })
+                        .collect(),
+                })
+                .collect(),
         }
     }
 }

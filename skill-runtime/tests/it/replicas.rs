@@ -138,6 +138,17 @@ async fn a_scheduled_template_run_is_posted_and_retried_with_one_key_until_accep
         tokio::time::sleep(Duration::from_millis(50)).await;
         waited += 1;
     }
+    // `/v1/schedules` shows the delivery with its attempts: two retries after the first.
+    let listing = engine.schedules(&skill_runtime::ScheduleQuery {
+        next: 1,
+        ..Default::default()
+    });
+    let shown = serde_json::to_value(skill_runtime::wire::SchedulesShape::from(&listing)).unwrap();
+    let delivery = &shown["deliveries"][0];
+    assert_eq!(delivery["delivered"], true, "{shown}");
+    assert_eq!(delivery["retries"], 2, "{shown}");
+    assert_eq!(delivery["attempts"][0]["status"], 503);
+    assert!(delivery["key"].as_str().unwrap().starts_with("run-"));
     engine.shutdown().await;
     let first = engine.deliveries()[0].clone();
     assert!(first.delivered);

@@ -236,7 +236,12 @@ fn every_console_page_in_a_real_browser() {
             "skills",
         )
         .await;
-        assert!(list.contains("excluded (untrusted-findings)"), "{list}");
+        // Each row says its source's trust level (every source here is low).
+        assert!(
+            list.contains("low: excluded (untrusted-findings)"),
+            "{list}"
+        );
+        assert!(list.contains("low: passes"), "{list}");
         // One skill the trust policy excluded, and why.
         let why = visit(
             &c,
@@ -248,16 +253,45 @@ fn every_console_page_in_a_real_browser() {
         )
         .await;
         assert!(why.starts_with("Excluded:"), "{why}");
-        // One served skill: its tiers, outline and files.
-        visit(
+        // One served skill: its tiers, outline and files, each file with its digest.
+        let severity = std::fs::read(
+            skills_tests::repo_root().join("packs/pegasus/code-review/references/severity.md"),
+        )
+        .unwrap();
+        let digest = skill_registry::Sha256::of(&severity).to_hex();
+        let files = visit(&c, &origin, "skill/code-review", "#files", &digest, "skill").await;
+        assert!(files.contains("references/severity.md"), "{files}");
+        // The files are below the fold: the screenshot shows them.
+        c.execute(
+            "document.querySelector('#files').scrollIntoView({block: 'center'});",
+            vec![],
+        )
+        .await
+        .unwrap();
+        let png = c.screenshot().await.unwrap();
+        std::fs::write(screenshots().join("skill.png"), png).unwrap();
+        // A skill's eligibility under every profile the server knows.
+        let profiles = visit(
             &c,
             &origin,
-            "skill/code-review",
-            "main",
-            "references/severity.md",
-            "skill",
+            "skill/home-automation",
+            "#profiles",
+            "guest_readonly",
+            "skill-profiles",
         )
         .await;
+        let row = |p: &str| {
+            profiles
+                .lines()
+                .find(|l| l.starts_with(p))
+                .unwrap_or_default()
+                .trim_end()
+                .to_owned()
+        };
+        assert!(row("guest_readonly").contains("excluded"), "{profiles}");
+        assert!(row("guest_readonly").ends_with("no"), "{profiles}");
+        assert!(row("household").contains("proactive"), "{profiles}");
+        assert!(row("household").ends_with("yes"), "{profiles}");
         // The playground: the right first skill, the gate and the selected set.
         let gate = visit(
             &c,
@@ -299,6 +333,8 @@ fn every_console_page_in_a_real_browser() {
         .await;
         let next = text_with(&c, "#schedules tbody tr .next-fire", "T08:00:00").await;
         assert!(table.contains(&next));
+        // No webhook here: the page says this replica delivered nothing.
+        text_with(&c, "main", "None from this replica").await;
         // Live: the event stream opens.
         visit(&c, &origin, "live", "#live-state", "Connected", "live").await;
         c.close().await.unwrap();

@@ -310,6 +310,45 @@ fn health_ready_skills_and_detail() {
     );
     let kids = get(s.addr, "/v1/skills?profile=kids_mode").json();
     assert!(!kids.to_string().contains("\"meeting-notes\""));
+    // Each skill says its source's trust level (layers other than builtin, user and
+    // project are low).
+    assert!(
+        all["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["trust"] == "low")
+    );
+    // Every profile the skills' affinity lists name, with how many skills name it.
+    let profiles = get(s.addr, "/v1/profiles").json();
+    let guest = profiles["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "guest_readonly")
+        .unwrap();
+    assert_eq!(guest["excluded"], 2, "{profiles}");
+    assert_eq!(guest["configured"], false);
+    // A skill's page: its affinity under each of them.
+    let home = get(s.addr, "/v1/skills/home-automation").json();
+    assert_eq!(home["trust"], "low");
+    let under = |p: &str| {
+        home["profiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["profile"] == p)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(under("guest_readonly")["affinity"], "excluded");
+    assert_eq!(under("guest_readonly")["eligible"], false);
+    assert_eq!(under("household")["affinity"], "proactive");
+    assert_eq!(under("household")["eligible"], true);
+    // Not named by its lists: its default (`include_in_prompt_default: false`), usable on
+    // request.
+    assert_eq!(under("kids_mode")["affinity"], "not-listed");
+    assert_eq!(under("kids_mode")["eligible"], true);
     assert_eq!(get(s.addr, "/v1/skills?status=bogus").status, 400);
 
     let d = get(s.addr, "/v1/skills/pdf-forms").json();
@@ -331,6 +370,20 @@ fn resources_get_skill_catalog_and_diagnostics() {
     let s = bundled();
     let list = get(s.addr, "/v1/skills/pdf-forms/resources").json();
     assert!(list.to_string().contains("references/FORMS.md"));
+    // Each file with the digest the manifest holds: the SHA-256 of its bytes.
+    let forms =
+        std::fs::read(repo_root().join("packs/agentskills/pdf-forms/references/FORMS.md")).unwrap();
+    let entry = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "references/FORMS.md")
+        .unwrap();
+    assert_eq!(
+        entry["sha256"],
+        skill_registry::Sha256::of(&forms).to_hex(),
+        "{list}"
+    );
     let file = get(s.addr, "/v1/skills/pdf-forms/resources/references/FORMS.md");
     assert_eq!(file.status, 200);
     assert!(

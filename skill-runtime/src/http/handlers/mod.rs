@@ -129,6 +129,7 @@ async fn dispatch(
         }
         Op::Catalog => skills::catalog(app, &query),
         Op::Diagnostics => Ok(skills::diagnostics(app)),
+        Op::Profiles => Ok(skills::profiles(app)),
         Op::Search => {
             let request = from_query(&query)?;
             off_executor(app, move |app| search::search(app, &request)).await

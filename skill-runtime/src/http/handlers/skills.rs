@@ -187,3 +187,10 @@ pub(super) fn diagnostics(app: &App) -> Response<Body> {
         &wire::DiagnosticsShape::new(&app.engine.diagnostics(), &paths(roots.as_deref())),
     )
 }
+
+pub(super) fn profiles(app: &App) -> Response<Body> {
+    json_response(
+        StatusCode::OK,
+        &wire::ProfilesShape::from(&app.engine.profiles()),
+    )
+}
