@@ -81,7 +81,7 @@ mod group;
 mod outcome;
 mod routed;
 mod schedule;
-mod script;
+pub(crate) mod script;
 mod tasks;
 
 use std::collections::BTreeMap;

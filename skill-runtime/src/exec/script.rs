@@ -638,7 +638,3 @@ mod tests {
         assert_eq!((out.len(), err.len()), (4, 0));
     }
 }
-
-#[cfg(all(test, target_os = "linux"))]
-#[path = "script_verified_tests.rs"]
-mod verified_tests;

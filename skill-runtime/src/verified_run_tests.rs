@@ -1,5 +1,5 @@
 //! Issue 45: under `require_lock` a script runs exactly the bytes its check verified. The
-//! hook in `run` swaps the file between the check and the start, as an editor racing the
+//! hook in `exec::script::run` swaps the file between the check and the start, as an editor racing the
 //! launch would (the swapped code ran before).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -8,7 +8,7 @@ use std::path::Path;
 
 use skill_registry::{Lock, Registry, RegistryConfig, Source};
 
-use super::BEFORE_SPAWN;
+use crate::exec::script::BEFORE_SPAWN;
 use crate::{Engine, EngineConfig, Scope};
 
 const SKILL: &str = "---\nname: t\ndescription: Runs the t report.\nscripts:\n  - scripts/run.sh\n---\n# t\n\n## Usage\n\nRun it.\n";
