@@ -14,6 +14,7 @@
 //! to [`run_all`].
 
 mod bm25;
+mod console;
 mod disclose;
 mod distinctive;
 mod evalset;
@@ -94,6 +95,10 @@ pub enum BenchName {
     /// for the skill scanners users install from PyPI, run offline. Not timed (so no release
     /// re-run) and not part of the default run (it installs the peers).
     Scan(scan::Args),
+    /// The console: first paint of the skills page in headless Chromium over the bundled
+    /// packs, the corpus and 10,000 generated skills. Not part of the default run (it needs
+    /// Chromium and chromedriver: `bash .ci/chromium`).
+    Console(console::Args),
 }
 
 /// Run the chosen benchmark (or all) and print the table.
@@ -116,6 +121,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         Some(BenchName::Schedule(a)) => schedule::run(a, &mut table)?,
         Some(BenchName::Http(a)) => http::run(a, &mut table)?,
         Some(BenchName::Scale(a)) => scale::run(a, &mut table)?,
+        Some(BenchName::Console(a)) => console::run(a, &mut table)?,
         Some(BenchName::Scan(_)) => {}
         None => run_all(&mut table)?,
     }

@@ -215,7 +215,7 @@ fn marker(mut k: usize) -> String {
 }
 
 /// From `serve`'s first line, the skills it loaded and its address.
-fn ready_line(line: &str) -> Option<(usize, SocketAddr)> {
+pub(super) fn ready_line(line: &str) -> Option<(usize, SocketAddr)> {
     let skills = line
         .strip_prefix("skill-server: ")?
         .split(' ')
@@ -261,7 +261,7 @@ fn write_pack(root: &Path, templates: &[String], n: usize) -> Result<(Vec<PathBu
 }
 
 /// A `serve` process, killed when dropped.
-struct Server(Child);
+pub(super) struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -375,7 +375,7 @@ fn verdict(met: bool) -> &'static str {
 
 /// Start `serve` over `shards` and wait for its first line: the process, the time it took,
 /// the line.
-fn start(
+pub(super) fn start(
     server: &Path,
     shards: &[PathBuf],
     log: &Path,
