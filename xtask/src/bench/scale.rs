@@ -13,8 +13,8 @@
 //! - time to ready with the index on disk (`index_dir` in a configuration file): the first
 //!   start, which builds it there, and a warm start over the same files with the index left
 //!   as the first start wrote it; target for the warm start under [`WARM_TARGET`];
-//! - RSS once ready, after the requests, and at its peak (`VmHWM`); target under
-//!   [`RSS_TARGET_MIB`];
+//! - RSS once ready, after the requests, and at its peak (`VmHWM`), and once ready after the
+//!   warm start (its index memory-mapped); target under [`RSS_TARGET_MIB`];
 //! - `POST /v1/select` and `GET /v1/search` latency over loopback, one keep-alive
 //!   connection, one request at a time, p50 and p99 of `--queries` each (after one untimed
 //!   round of each request); target select p99 under [`SELECT_P99_TARGET`];
@@ -511,6 +511,7 @@ fn size(
     drop(first);
     let (warm_server, warm, line) = start(server, &shards, Some(&config), &log)?;
     loaded_all(&line, n)?;
+    let rss_warm = read_rss_kib(warm_server.0.id());
     drop(warm_server);
 
     let label = |what: &str| format!("scale {n}: {what}");
@@ -560,7 +561,7 @@ fn size(
     let rss_ok = rss_after.is_some_and(|k| (k as f64 / 1024.0) < RSS_TARGET_MIB);
     let ratio = ready.as_secs_f64() / read.as_secs_f64().max(f64::MIN_POSITIVE);
     table.note(format!(
-        "scale {n}: {:.0} MB; read floor {:.0} ms; ready {:.1} s = {ratio:.1}x the floor (target <= {READY_TARGET}x: {}); with the index on disk {:.1} s first, {:.1} s warm (target < {} s: {}); RSS {} once ready, {} after the requests, peak {} (target < {RSS_TARGET_MIB} MiB: {}); select p99 {:.2} ms (target < {} ms: {}); reload median {:.0} ms, worst {:.0} ms of {RELOADS} (target < {} ms: {}); select/search over one keep-alive loopback connection, {queries} timed each",
+        "scale {n}: {:.0} MB; read floor {:.0} ms; ready {:.1} s = {ratio:.1}x the floor (target <= {READY_TARGET}x: {}); with the index on disk {:.1} s first, {:.1} s warm (target < {} s: {}), RSS {} once ready warm; RSS {} once ready, {} after the requests, peak {} (target < {RSS_TARGET_MIB} MiB: {}); select p99 {:.2} ms (target < {} ms: {}); reload median {:.0} ms, worst {:.0} ms of {RELOADS} (target < {} ms: {}); select/search over one keep-alive loopback connection, {queries} timed each",
         bytes as f64 / 1e6,
         ms(read),
         ready.as_secs_f64(),
@@ -569,6 +570,7 @@ fn size(
         warm.as_secs_f64(),
         WARM_TARGET.as_secs(),
         verdict(warm < WARM_TARGET),
+        mib(rss_warm),
         mib(rss_ready),
         mib(rss_after),
         mib(peak),
