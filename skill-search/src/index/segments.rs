@@ -87,13 +87,18 @@ mod tests {
 
     /// Skill `i` of a test pack: found by its own word.
     fn write_skill(root: &Path, i: usize, version: &str) {
+        write_skill_with(root, i, version, "");
+    }
+
+    /// Skill `i` with `filler` at the end of its body.
+    fn write_skill_with(root: &Path, i: usize, version: &str, filler: &str) {
         let name = format!("skill-{i}");
         let dir = root.join(&name);
         fs::create_dir_all(&dir).unwrap();
         fs::write(
             dir.join("SKILL.md"),
             format!(
-                "---\nname: {name}\ndescription: Handle the {} records {version}.\n---\n# Steps\n\nCheck the {} file.\n",
+                "---\nname: {name}\ndescription: Handle the {} records {version}.\n---\n# Steps\n\nCheck the {} file.\n{filler}",
                 word(i),
                 word(i)
             ),
@@ -103,9 +108,18 @@ mod tests {
 
     /// A registry over `n` skills in a temporary folder.
     fn pack(n: usize) -> (tempfile::TempDir, Registry) {
+        pack_with(n, 0)
+    }
+
+    /// A registry over `n` skills, each with `filler` more words of its own in its body
+    /// (numbered from [`FILLER_FROM`], so that no filler word is another skill's word).
+    fn pack_with(n: usize, filler: usize) -> (tempfile::TempDir, Registry) {
         let dir = tempfile::tempdir().unwrap();
         for i in 0..n {
-            write_skill(dir.path(), i, "");
+            let words: Vec<String> = (0..filler)
+                .map(|k| word(FILLER_FROM + i * filler + k))
+                .collect();
+            write_skill_with(dir.path(), i, "", &words.join(" "));
         }
         let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
             dir.path(),
@@ -140,12 +154,18 @@ mod tests {
         index.index.searchable_segment_ids().unwrap().len()
     }
 
+    /// Where the filler words of [`pack_with`] start.
+    const FILLER_FROM: usize = 1_000_000;
+
     #[test]
     fn a_build_of_many_segments_indexes_every_skill_in_one_segment() {
         // One segment every 2 skills: 8 segments, where tantivy's own merge policy starts
         // merging (a build of 50,000 real-sized skills fills its writer's memory budget
-        // more than 8 times).
-        let (_dir, registry) = pack(16);
+        // more than 8 times). Each skill carries thousands of words of its own, so that a
+        // merge of the 8 segments takes longer than the last commit: a merge started by
+        // tantivy would still run when the build's own merge of every segment starts, and
+        // one of the two would fail (as a build of 50,000 skills did).
+        let (_dir, registry) = pack_with(16, 5_000);
         for _ in 0..5 {
             let index = SkillIndex::build_with(registry.snapshot(), Storage::Ram, Some(2)).unwrap();
             assert_eq!(segments(&index), 1);

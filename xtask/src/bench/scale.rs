@@ -10,8 +10,11 @@
 //! - time to ready, cold: from starting a fresh `serve` (watching its sources) to its first
 //!   line, which it prints once every skill is loaded and indexed; target at most
 //!   [`READY_TARGET`] times the read floor;
-//! - RSS once ready, after the requests, and at its peak (`VmHWM`); target under
-//!   [`RSS_TARGET_MIB`];
+//! - time to ready with the index on disk (`index_dir` in a configuration file): the first
+//!   start, which builds it there, and a warm start over the same files with the index left
+//!   as the first start wrote it; target for the warm start under [`WARM_TARGET`];
+//! - RSS once ready, after the requests, and at its peak (`VmHWM`), and once ready after the
+//!   warm start (its index memory-mapped); target under [`RSS_TARGET_MIB`];
 //! - `POST /v1/select` and `GET /v1/search` latency over loopback, one keep-alive
 //!   connection, one request at a time, p50 and p99 of `--queries` each (after one untimed
 //!   round of each request); target select p99 under [`SELECT_P99_TARGET`];
@@ -52,6 +55,8 @@ const CATALOG_RUNS: usize = 5;
 const RELOADS: usize = 5;
 /// Ready within this many times the read floor.
 const READY_TARGET: f64 = 4.0;
+/// A warm start (index on disk, skills unchanged) ready within this.
+const WARM_TARGET: Duration = Duration::from_secs(2);
 /// RSS under this many MiB.
 const RSS_TARGET_MIB: f64 = 1024.0;
 /// Select p99 under this.
@@ -378,12 +383,16 @@ fn verdict(met: bool) -> &'static str {
 pub(super) fn start(
     server: &Path,
     shards: &[PathBuf],
+    config: Option<&Path>,
     log: &Path,
 ) -> Result<(Server, Duration, String), String> {
     let stderr =
         std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let mut cmd = Command::new(server);
     cmd.args(["serve", "--listen", "127.0.0.1:0"]);
+    if let Some(config) = config {
+        cmd.arg("--config").arg(config);
+    }
     for s in shards {
         cmd.arg("--skills").arg(s);
     }
@@ -416,6 +425,19 @@ pub(super) fn start(
     Ok((server, ready, line))
 }
 
+/// The address from `serve`'s first line, once it says it loaded all `n` skills.
+fn loaded_all(line: &str, n: usize) -> Result<SocketAddr, String> {
+    let (loaded, addr) =
+        ready_line(line).ok_or_else(|| format!("unexpected first line: {}", line.trim()))?;
+    if loaded != n {
+        return Err(format!(
+            "serve loaded {loaded} skills of {n}: {}",
+            line.trim()
+        ));
+    }
+    Ok(addr)
+}
+
 /// One size: write the pack, measure, add rows.
 fn size(
     server: &Path,
@@ -444,16 +466,10 @@ fn size(
     }
     let read = median(&mut reads);
 
-    let (server, ready, line) = start(server, &shards, &dir.path().join("serve.log"))?;
-    let pid = server.0.id();
-    let (loaded, addr) =
-        ready_line(&line).ok_or_else(|| format!("unexpected first line: {}", line.trim()))?;
-    if loaded != n {
-        return Err(format!(
-            "serve loaded {loaded} skills of {n}: {}",
-            line.trim()
-        ));
-    }
+    let log = dir.path().join("serve.log");
+    let (running, ready, line) = start(server, &shards, None, &log)?;
+    let pid = running.0.id();
+    let addr = loaded_all(&line, n)?;
     let rss_ready = read_rss_kib(pid);
     let mut client = Client::connect(addr)?;
     let select = latencies(&mut client, queries, |r| {
@@ -480,7 +496,23 @@ fn size(
     let reload = median(&mut reloads);
     let rss_after = read_rss_kib(pid);
     let peak = peak_rss_kib(pid);
-    drop(server);
+    drop(running);
+
+    // The index on disk: a first start builds it, a second over the same files finds it.
+    let config = dir.path().join("serve.toml");
+    let index_dir = dir.path().join("index");
+    std::fs::write(
+        &config,
+        format!("index_dir = {:?}\n", index_dir.display().to_string()),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+    let (first, disk_first, line) = start(server, &shards, Some(&config), &log)?;
+    loaded_all(&line, n)?;
+    drop(first);
+    let (warm_server, warm, line) = start(server, &shards, Some(&config), &log)?;
+    loaded_all(&line, n)?;
+    let rss_warm = read_rss_kib(warm_server.0.id());
+    drop(warm_server);
 
     let label = |what: &str| format!("scale {n}: {what}");
     let base = table.baseline(&label("read floor (1 thread)"), n, bytes, read);
@@ -491,6 +523,21 @@ fn size(
         ready,
         base,
         READY_TARGET,
+    );
+    table.compared(
+        &label("serve ready, index on disk, first start"),
+        n,
+        bytes,
+        disk_first,
+        base,
+        READY_TARGET,
+    );
+    table.absolute(
+        &label("serve ready, warm (index on disk, unchanged)"),
+        n,
+        bytes,
+        warm,
+        Some(WARM_TARGET),
     );
     let p = |t: &[Duration], q| percentile(t, q);
     table.absolute(&label("select p50"), 1, 0, p(&select, 0.50), None);
@@ -514,11 +561,16 @@ fn size(
     let rss_ok = rss_after.is_some_and(|k| (k as f64 / 1024.0) < RSS_TARGET_MIB);
     let ratio = ready.as_secs_f64() / read.as_secs_f64().max(f64::MIN_POSITIVE);
     table.note(format!(
-        "scale {n}: {:.0} MB; read floor {:.0} ms; ready {:.1} s = {ratio:.1}x the floor (target <= {READY_TARGET}x: {}); RSS {} once ready, {} after the requests, peak {} (target < {RSS_TARGET_MIB} MiB: {}); select p99 {:.2} ms (target < {} ms: {}); reload median {:.0} ms, worst {:.0} ms of {RELOADS} (target < {} ms: {}); select/search over one keep-alive loopback connection, {queries} timed each",
+        "scale {n}: {:.0} MB; read floor {:.0} ms; ready {:.1} s = {ratio:.1}x the floor (target <= {READY_TARGET}x: {}); with the index on disk {:.1} s first, {:.1} s warm (target < {} s: {}), RSS {} once ready warm; RSS {} once ready, {} after the requests, peak {} (target < {RSS_TARGET_MIB} MiB: {}); select p99 {:.2} ms (target < {} ms: {}); reload median {:.0} ms, worst {:.0} ms of {RELOADS} (target < {} ms: {}); select/search over one keep-alive loopback connection, {queries} timed each",
         bytes as f64 / 1e6,
         ms(read),
         ready.as_secs_f64(),
         verdict(ratio <= READY_TARGET),
+        disk_first.as_secs_f64(),
+        warm.as_secs_f64(),
+        WARM_TARGET.as_secs(),
+        verdict(warm < WARM_TARGET),
+        mib(rss_warm),
         mib(rss_ready),
         mib(rss_after),
         mib(peak),
