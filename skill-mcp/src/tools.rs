@@ -140,6 +140,28 @@ fn json_result(shape: &impl serde::Serialize) -> CallToolResult {
     }
 }
 
+/// [`json_result`] of an answer to an input of `input_bytes` bytes, bounded as `/v1/route`
+/// bounds its answers ([`answer_cap`](skill_runtime::wire::answer_cap)): the structured
+/// answer gets a third of the cap, since a tool result carries it twice (the second time
+/// as escaped text). Past it, an `answer_too_large` error result.
+fn capped_json_result(shape: &impl serde::Serialize, input_bytes: usize) -> CallToolResult {
+    use skill_runtime::wire::{answer_cap, to_vec_capped};
+    let bounded = to_vec_capped(shape, answer_cap(input_bytes) / 3)
+        .map_err(|e| e.message(input_bytes))
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
+    match bounded {
+        Ok(value @ Value::Object(_)) => CallToolResult::structured(value),
+        Ok(other) => text_result(other.to_string()),
+        Err(message) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
+            result.structured_content = Some(json!({
+                "error": { "code": "answer_too_large", "message": message }
+            }));
+            result
+        }
+    }
+}
+
 /// `load_skill`: the whole skill, one `section` of it, or its `outline` (JSON).
 fn load_skill(engine: &Engine, request: LoadSkillRequest, scope: &Scope) -> CallToolResult {
     let profile = scope.profile.as_deref();
@@ -240,12 +262,14 @@ pub async fn call(
         "route" => {
             let request: RouteRequest = read(&args)?;
             match &request.input {
-                Input::Output(output) => json_result(&RoutedOutputShape::from(
-                    &engine.route_output(output, &scope),
-                )),
-                Input::Line(text) => json_result(&skill_runtime::wire::RouteShape::from(
-                    &engine.route(text, &scope),
-                )),
+                Input::Output(output) => capped_json_result(
+                    &RoutedOutputShape::from(&engine.route_output(output, &scope)),
+                    output.len(),
+                ),
+                Input::Line(text) => capped_json_result(
+                    &skill_runtime::wire::RouteShape::from(&engine.route(text, &scope)),
+                    text.len(),
+                ),
             }
         }
         "execute" => {

@@ -16,12 +16,16 @@
 //!   summary of changed lines on drift, `--update` rewrites them.
 //! - `cargo xtask audit-corpus [--corpus DIR] [--sample N]`: the content scan over a corpus
 //!   of real skills (default `../shared/corpus`): findings per code and a sample of each.
+//! - `cargo xtask attack [--seconds N] [--scale N] [--slow-connections N]`: the hostile-input
+//!   reproductions of issue 46 against the release `skill-server`, loopback only, each with
+//!   the server's peak RSS and the health p99 while it runs (see the attack module).
 //! - `cargo xtask ci`: the CI steps (`cargo fmt`, `cargo clippy`, `cargo test`, `cargo doc`
 //!   with warnings denied, `cargo package`), which `.ci/run` must match (see [`ci::STEPS`]).
 //!
 //! Exit codes: those of the commands it runs, passed through; 2 for its own usage or I/O
 //! errors.
 
+mod attack;
 mod audit;
 mod bench;
 mod ci;
@@ -72,6 +76,10 @@ enum Command {
     /// place) and print the findings per code with a sample of each, for the
     /// false-positive review.
     AuditCorpus(audit::AuditArgs),
+    /// Run the hostile-input reproductions of issue 46 against the release server
+    /// (loopback only, bounded) and print each one's figures with the server's peak RSS
+    /// and the health p99 meanwhile. Exit 1 when a target is missed. Not part of `cargo test`.
+    Attack(attack::AttackArgs),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +90,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Ci(args) => ci::run(&args),
         Command::AuditCorpus(args) => audit::run(&args),
+        Command::Attack(args) => attack::run(&args),
     };
     match result {
         Ok(code) => code,

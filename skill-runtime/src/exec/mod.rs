@@ -79,6 +79,8 @@ mod contain;
 mod context;
 mod group;
 mod outcome;
+#[cfg(target_os = "linux")]
+mod pids;
 mod routed;
 mod schedule;
 pub(crate) mod script;

@@ -216,6 +216,27 @@ pub(crate) fn resolve(skill: &Skill, entry: &str) -> Result<PathBuf, Error> {
 
 #[cfg(target_os = "linux")]
 use crate::exec::contain::{Tree, spawn};
+#[cfg(target_os = "linux")]
+use crate::exec::pids::RunCgroup;
+
+/// Off Linux there is no pids cgroup.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
+struct RunCgroup;
+
+#[cfg(not(target_os = "linux"))]
+impl RunCgroup {
+    fn create(_max: usize) -> Option<RunCgroup> {
+        None
+    }
+    fn spawn_inside<T>(&self, spawn: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+        spawn()
+    }
+    fn over(&self) -> bool {
+        false
+    }
+    fn remove(self) {}
+}
 use crate::exec::group::kill_group;
 
 /// Off Linux nothing follows a script's descendants: only its process group is killed.
@@ -258,6 +279,8 @@ fn demote_group(_pgid: u32) {}
 struct GroupGuard {
     pgid: Option<u32>,
     tree: Option<Tree>,
+    /// The run's pids cgroup, where one could be made.
+    cgroup: Option<RunCgroup>,
 }
 
 impl GroupGuard {
@@ -267,8 +290,18 @@ impl GroupGuard {
         if let Some(p) = self.pgid {
             kill_group(p);
         }
-        if let Some(mut tree) = self.tree.take() {
-            let _ = tokio::task::spawn_blocking(move || tree.kill_all()).await;
+        let tree = self.tree.take();
+        let cgroup = self.cgroup.take();
+        if tree.is_some() || cgroup.is_some() {
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(mut tree) = tree {
+                    tree.kill_all();
+                }
+                if let Some(cg) = cgroup {
+                    cg.remove();
+                }
+            })
+            .await;
         }
     }
 }
@@ -279,10 +312,19 @@ impl Drop for GroupGuard {
             kill_group(p);
         }
         // Dropped mid-run: the rest of the killing (and reaping) goes on in a thread.
-        if let Some(mut tree) = self.tree.take() {
+        let tree = self.tree.take();
+        let cgroup = self.cgroup.take();
+        if tree.is_some() || cgroup.is_some() {
             let _ = std::thread::Builder::new()
                 .name("script-reaper".into())
-                .spawn(move || tree.kill_all());
+                .spawn(move || {
+                    if let Some(mut tree) = tree {
+                        tree.kill_all();
+                    }
+                    if let Some(cg) = cgroup {
+                        cg.remove();
+                    }
+                });
         }
     }
 }
@@ -396,13 +438,21 @@ pub(crate) async fn run(
     {
         swap(path);
     }
-    let spawned = spawn(&mut cmd);
+    // The exact limit where the kernel can hold it (see the pids module).
+    let cgroup = RunCgroup::create(config.limits.max_processes);
+    let spawned = match &cgroup {
+        Some(cg) => cg.spawn_inside(|| spawn(&mut cmd)),
+        None => spawn(&mut cmd),
+    };
     // The script holds its own copy of the descriptor now.
     #[cfg(target_os = "linux")]
     drop(sealed);
     let (mut child, tree) = match spawned {
         Ok(c) => c,
         Err(e) => {
+            if let Some(cg) = cgroup {
+                let _ = tokio::task::spawn_blocking(move || cg.remove()).await;
+            }
             return fail(Error::Spawn {
                 path: plan.named(skill),
                 message: e.to_string(),
@@ -413,6 +463,7 @@ pub(crate) async fn run(
     let mut guard = GroupGuard {
         pgid: child.id(),
         tree,
+        cgroup,
     };
     // At once, so that what the script forks inherits the low priority; again at every
     // count, for whatever it forked in between.
@@ -434,6 +485,7 @@ pub(crate) async fn run(
     let mut exited: Option<std::process::ExitStatus> = None;
     let mut stopped: Option<Error> = None;
     let mut proc_unreadable = false;
+    let mut refused = false;
     let mut count_tick = tokio::time::interval(PROCESS_CHECK_INTERVAL);
     count_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while stopped.is_none() && (exited.is_none() || out_open || err_open) {
@@ -443,6 +495,10 @@ pub(crate) async fn run(
                     Ok(s) => exited = Some(s),
                     Err(e) => stopped = Some(Error::Internal(format!("waiting for the script failed: {e}"))),
                 }
+                // A script that met the kernel's limit (and may have ended of it) is
+                // reported as over the limit, as one killed at a count is, once its
+                // output is read.
+                refused |= guard.cgroup.as_ref().is_some_and(RunCgroup::over);
                 // Whatever the script left running goes with it; this also closes pipes
                 // its children still hold.
                 guard.kill_all().await;
@@ -469,6 +525,12 @@ pub(crate) async fn run(
             _ = count_tick.tick(), if guard.tree.is_some() && exited.is_none() => {
                 if let Some(p) = guard.pgid { demote_group(p); }
                 let max = limits.max_processes;
+                if guard.cgroup.as_ref().is_some_and(RunCgroup::over) {
+                    // Killed now; the output it wrote is still read to its end.
+                    refused = true;
+                    guard.kill_all().await;
+                    continue;
+                }
                 let counted = match guard.tree.take() {
                     Some(mut t) => tokio::task::spawn_blocking(move || {
                         let n = t.scan();
@@ -522,6 +584,9 @@ pub(crate) async fn run(
             });
         }
     }
+    if refused && stopped.is_none() {
+        stopped = Some(refused_fork(limits.max_processes));
+    }
     if let Some(e) = stopped {
         guard.kill_all().await;
         if exited.is_none() {
@@ -555,6 +620,16 @@ pub(crate) async fn run(
     }
 }
 
+/// The process limit's error when the kernel refused a fork (see the pids module).
+fn refused_fork(max: usize) -> Error {
+    Error::Limit {
+        limit: Limit::Processes,
+        message: format!(
+            "the script tried to have more than {max} processes at once (itself and everything it started; the kernel refused the fork) and was killed"
+        ),
+    }
+}
+
 /// Keep at most `limit` bytes of output in total, stdout first.
 fn truncate(stdout: &mut Vec<u8>, stderr: &mut Vec<u8>, limit: usize) {
     stdout.truncate(limit);
@@ -576,15 +651,10 @@ mod tests {
         assert_eq!(stem("plain"), ("plain", "plain"));
     }
 
-    /// A count that cannot read `/proc` (too many open files, say) is tried again at the
-    /// next one: the first failure used to drop the run's process tree, and with it the
-    /// limit, for the rest of the run (a fork bomb then ran to the timeout: the flaky
-    /// fork-bomb test).
+    /// Run a script skill `lab` whose script is `text`, with at most `max` processes.
     #[cfg(target_os = "linux")]
-    #[tokio::test]
-    async fn failed_counts_do_not_lift_the_process_limit() {
+    async fn run_lab(text: &str, max: usize) -> (Ran, tempfile::TempDir) {
         use std::os::unix::fs::PermissionsExt;
-        let _serial = crate::exec::contain::SERIAL.lock().await;
         let dir = tempfile::tempdir().unwrap();
         let lab = dir.path().join("lab");
         std::fs::create_dir_all(lab.join("scripts")).unwrap();
@@ -594,11 +664,7 @@ mod tests {
         )
         .unwrap();
         let script = lab.join("scripts/hold.sh");
-        std::fs::write(
-            &script,
-            "#!/bin/sh\ni=0\nwhile [ $i -lt 6 ]; do sleep 30 & i=$((i+1)); done\nwait\n",
-        )
-        .unwrap();
+        std::fs::write(&script, text).unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let registry =
             skill_registry::Registry::load(skill_registry::RegistryConfig::with_sources(vec![
@@ -607,25 +673,71 @@ mod tests {
         let snapshot = registry.snapshot();
         let skill = snapshot.get("lab").unwrap();
         let mut config = RuntimeConfig::default();
-        config.limits.max_processes = 3;
+        config.limits.max_processes = max;
         config.limits.timeout = std::time::Duration::from_secs(5);
         let inv = Invocation::with_flags("lab", skill_router::Flags::new(), None, "test");
         let plan = plan(skill, &inv, &config).unwrap();
         let (_tx, shutdown) = watch::channel(false);
+        (run(skill, &plan, None, &config, shutdown).await, dir)
+    }
+
+    fn processes_limit(ran: &Ran) -> bool {
+        matches!(
+            ran.result,
+            Err(Error::Limit {
+                limit: Limit::Processes,
+                ..
+            })
+        )
+    }
+
+    /// A count that cannot read `/proc` (too many open files, say) is tried again at the
+    /// next one: the first failure used to drop the run's process tree, and with it the
+    /// limit, for the rest of the run (a fork bomb then ran to the timeout: the flaky
+    /// fork-bomb test). This is the fallback where no pids cgroup can be made (turned off
+    /// here): the lineage count alone stops the run.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn failed_counts_do_not_lift_the_process_limit() {
+        let _serial = crate::exec::contain::SERIAL.lock().await;
+        crate::exec::pids::OFF.store(true, std::sync::atomic::Ordering::SeqCst);
         crate::exec::contain::FAILED_READS.store(3, std::sync::atomic::Ordering::SeqCst);
-        let ran = run(skill, &plan, None, &config, shutdown).await;
+        let (ran, _dir) = run_lab(
+            "#!/bin/sh\ni=0\nwhile [ $i -lt 6 ]; do sleep 30 & i=$((i+1)); done\nwait\n",
+            3,
+        )
+        .await;
         crate::exec::contain::FAILED_READS.store(0, std::sync::atomic::Ordering::SeqCst);
-        assert!(
-            matches!(
-                ran.result,
-                Err(Error::Limit {
-                    limit: Limit::Processes,
-                    ..
-                })
-            ),
-            "{:?}",
-            ran.result
-        );
+        crate::exec::pids::OFF.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert!(processes_limit(&ran), "{:?}", ran.result);
+    }
+
+    /// Where a pids cgroup can be made, a fork loop gets exactly the limit: the script and
+    /// `max - 1` children, never more (the count of `/proc` every 20 ms let 84 to 165 of
+    /// a 64 limit start), and the run stops with the process limit.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_fork_loop_gets_exactly_the_limit_where_the_kernel_holds_it() {
+        let _serial = crate::exec::contain::SERIAL.lock().await;
+        let Some(probe) = crate::exec::pids::RunCgroup::create(2) else {
+            eprintln!("no writable pids cgroup here: the fallback test covers this host");
+            return;
+        };
+        tokio::task::spawn_blocking(move || probe.remove())
+            .await
+            .unwrap();
+        let max = 6;
+        // Each child's pid is printed once it is started (a refused fork ends the shell).
+        let (ran, _dir) = run_lab(
+            "#!/bin/sh\ni=0\nwhile [ $i -lt 200 ]; do sleep 30 & echo $!; i=$((i+1)); done\nwait\n",
+            max,
+        )
+        .await;
+        assert!(processes_limit(&ran), "{:?}", ran.result);
+        let started = String::from_utf8_lossy(&ran.stdout).lines().count();
+        // The edge: the limit is reached, not passed.
+        assert_eq!(started, max - 1, "children for a limit of {max}");
+        assert!(started >= 1, "none started");
     }
 
     #[test]

@@ -22,6 +22,12 @@ pub const DEFAULT_MAX_EVENT_STREAMS: usize = 64;
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a client has to send its request headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time a write to a client may stay pending (the client reads nothing) before
+/// the connection is closed, with the answer it held.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default budget of answer bytes held for clients over all connections (answers not yet
+/// handed to the connection); an answer that does not fit is `503 overloaded`.
+pub const DEFAULT_MAX_ANSWER_BYTES_HELD: usize = 64 * 1024 * 1024;
 /// How long shutdown waits for in-flight requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -51,6 +57,12 @@ pub struct HttpConfig {
     /// Time a client has to send a request body once its headers are in
     /// ([`DEFAULT_BODY_READ_TIMEOUT`]); past it the answer is `408 body_timeout`.
     pub body_read_timeout: Duration,
+    /// Time a write to a client may stay pending before the connection is closed
+    /// ([`DEFAULT_WRITE_TIMEOUT`]).
+    pub write_timeout: Duration,
+    /// Answer bytes held for clients over all connections
+    /// ([`DEFAULT_MAX_ANSWER_BYTES_HELD`]); past it, `503 overloaded`.
+    pub max_answer_bytes_held: usize,
     /// Host names (`name` or `name:port`) a request's `Host` may give besides IP addresses
     /// and `localhost` (DNS-rebinding protection); `"*"` allows every name (for a server
     /// behind a proxy that checks them). Default: none.
@@ -74,6 +86,8 @@ impl Default for HttpConfig {
             max_event_streams: DEFAULT_MAX_EVENT_STREAMS,
             header_read_timeout: HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
+            max_answer_bytes_held: DEFAULT_MAX_ANSWER_BYTES_HELD,
             allowed_hosts: Vec::new(),
             profile_budgets: std::collections::BTreeMap::new(),
             absolute_paths: false,

@@ -18,9 +18,12 @@
 //! [`HttpConfig::max_event_streams`] are open at once (`503 overloaded` beyond), and all of
 //! them end when the server shuts down. Headers must arrive within
 //! [`HttpConfig::header_read_timeout`] (slow clients are dropped), and at most
-//! [`HttpConfig::max_connections`] connections are served at once (more wait in the
-//! kernel's accept queue); there is no cap per client address, since behind a proxy every
-//! client shares one. Errors are `{"error": {"code", "message"}}` with a fitting status; a
+//! [`HttpConfig::max_connections`] connections are served at once: at the cap a new one
+//! closes the one that has waited longest for a request head, and when every connection is
+//! answering a request, new ones wait; there is no cap per client address, since behind a
+//! proxy every client shares one. A client that does not read holds its answer for at most
+//! [`HttpConfig::write_timeout`], and answers held for clients take from one budget,
+//! [`HttpConfig::max_answer_bytes_held`] (see the `conns` module). Errors are `{"error": {"code", "message"}}` with a fitting status; a
 //! server-side error's message names no server path (the log has the details). When a
 //! token is configured, action endpoints (every `POST` but `/v1/select`) need
 //! `Authorization: Bearer <token>` (the scheme in any case, RFC 7235); the token is read
@@ -38,6 +41,7 @@
 
 mod app;
 mod config;
+mod conns;
 mod handlers;
 mod host;
 mod openapi;
@@ -50,8 +54,9 @@ mod server;
 pub use app::{App, MountAuth, MountedService, Mounts};
 pub use config::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_CONCURRENCY, DEFAULT_EXEC_TIMEOUT_MARGIN,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_EVENT_STREAMS,
-    DEFAULT_REQUEST_TIMEOUT, HEADER_READ_TIMEOUT, HttpConfig, SHUTDOWN_GRACE,
+    DEFAULT_MAX_ANSWER_BYTES_HELD, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_EVENT_STREAMS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_WRITE_TIMEOUT, HEADER_READ_TIMEOUT,
+    HttpConfig, SHUTDOWN_GRACE,
 };
 pub use origin::origin_allowed;
 pub use response::Body;

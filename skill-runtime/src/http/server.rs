@@ -23,6 +23,7 @@ use tracing::Instrument;
 
 use super::app::{App, Mount};
 use super::config::SHUTDOWN_GRACE;
+use super::conns::{Answers, CONN_BUFFER_BYTES, Conns, WriteTimeout};
 use super::handlers::{self, Routed};
 use super::host;
 use super::request::{find, read_body};
@@ -263,15 +264,10 @@ pub async fn serve(
     });
     let graceful = GracefulShutdown::new();
     let connections = Arc::new(Semaphore::new(app.config.max_connections.max(1)));
+    let conns = Arc::new(Conns::default());
+    let answers = Arc::new(Answers::new(app.config.max_answer_bytes_held));
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = connections.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -284,24 +280,57 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // At the cap: close the connection waiting longest for a request head, if any,
+        // and take its place once it is gone; else wait for one to end.
+        let permit = match connections.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                conns.evict_longest_waiting();
+                tokio::select! {
+                    p = connections.clone().acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
+        let (id, state) = conns.open();
         let conn_app = app.clone();
         let api = api.clone();
         let conn_stats = stats.clone();
+        let conn_answers = answers.clone();
+        let conn_state = state.clone();
         let service = hyper::service::service_fn(move |req| {
             let app = conn_app.clone();
             let api = api.clone();
             let stats = conn_stats.clone();
-            async move { Ok::<_, Infallible>(handle_request(app, api, stats, req).await) }
+            let answers = conn_answers.clone();
+            let state = conn_state.clone();
+            state.mark_busy();
+            async move {
+                let resp = handle_request(app, api, stats, req).await;
+                Ok::<_, Infallible>(answers.hold(resp, Some(state)))
+            }
         });
+        let io = WriteTimeout::new(stream, app.config.write_timeout, state.clone());
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
+            .max_buf_size(CONN_BUFFER_BYTES)
             .header_read_timeout(app.config.header_read_timeout)
-            .serve_connection(TokioIo::new(stream), service);
+            .serve_connection(TokioIo::new(io), service);
         let conn = graceful.watch(conn);
+        let conns = conns.clone();
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(peer = %peer, error = %e, "connection ended with an error");
+            tokio::select! {
+                ended = conn => if let Err(e) = ended {
+                    tracing::debug!(peer = %peer, error = %e, "connection ended with an error");
+                },
+                () = state.evict.notified() => {
+                    tracing::debug!(peer = %peer, "closed at the connection cap: it waited longest for a request head");
+                }
             }
+            conns.close(id);
             drop(permit);
         });
     }

@@ -28,6 +28,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
         200,
         "a lily command several skills declare",
     ),
+    code(
+        "answer_too_large",
+        422,
+        "the answer would be more than the request allows (see `wire::answer_cap`)",
+    ),
     code("bad_body", 400, "the request body could not be read"),
     code(
         "bad_config",

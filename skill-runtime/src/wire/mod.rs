@@ -19,6 +19,7 @@
 //! formats: diagnostics, the JSON catalog, the selection JSON, the lock and state files, the
 //! config file and request bodies.
 
+mod answer;
 mod audit;
 mod discovery;
 mod errors;
@@ -33,6 +34,9 @@ mod sections;
 mod shapes;
 mod text;
 
+pub use answer::{
+    ANSWER_FLOOR_BYTES, AnswerTooLarge, MAX_ANSWER_FACTOR, answer_cap, to_vec_capped,
+};
 pub use audit::{AuditShape, FindingShape};
 pub use discovery::{DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};

@@ -22,7 +22,7 @@ pub(crate) const PACKS: &[&str] = &[
 ];
 const TOKEN: &str = "test-token-123";
 /// Long enough for a loaded CI machine; the happy path takes milliseconds.
-const IO_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) struct Server {
     pub(crate) addr: SocketAddr,
@@ -60,7 +60,7 @@ impl Drop for Server {
     }
 }
 
-fn start(sources: Vec<Source>, watch: bool, http: HttpConfig) -> Server {
+pub(crate) fn start(sources: Vec<Source>, watch: bool, http: HttpConfig) -> Server {
     let mut config = EngineConfig::new(RegistryConfig::with_sources(sources));
     config.watch = watch.then(WatchOptions::default);
     launch(config, http)
@@ -81,7 +81,7 @@ fn launch_with(
 }
 
 /// [`launch_with`], with services mounted beside `/v1`.
-fn launch_mounted(
+pub(crate) fn launch_mounted(
     config: EngineConfig,
     http: HttpConfig,
     customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder + Send + 'static,
@@ -142,7 +142,7 @@ fn bundled() -> Server {
 pub(crate) struct Reply {
     pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Reply {
@@ -161,7 +161,7 @@ impl Reply {
     }
 }
 
-fn connect(addr: SocketAddr) -> TcpStream {
+pub(crate) fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
     s
@@ -1086,7 +1086,7 @@ fn scheduled_runs_that_need_a_model_reach_the_event_stream() {
 }
 
 /// A folder with one plain skill, for tests about the server rather than the skills.
-fn one_skill() -> tempfile::TempDir {
+pub(crate) fn one_skill() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a/SKILL.md", &skill_md("a", "First."));
     dir

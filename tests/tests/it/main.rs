@@ -4,6 +4,7 @@
 //! library (`tests/src/lib.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod bounds;
 mod console;
 mod deps;
 mod disclose;

@@ -418,7 +418,7 @@ fn rss(table: &mut Table) -> Result<(), String> {
 }
 
 /// Build the release `skill-server` and return the binary's path.
-pub(super) fn release_server() -> Result<std::path::PathBuf, String> {
+pub(crate) fn release_server() -> Result<std::path::PathBuf, String> {
     let root = repo_root()?;
     let status = cargo()
         .args(["build", "--release", "--quiet", "--package", "skill-server"])
@@ -435,7 +435,7 @@ pub(super) fn release_server() -> Result<std::path::PathBuf, String> {
 }
 
 /// The resident set of process `pid`, in KiB (Linux `/proc`).
-pub(super) fn read_rss_kib(pid: u32) -> Option<u64> {
+pub(crate) fn read_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find_map(|l| {
         l.strip_prefix("VmRSS:")

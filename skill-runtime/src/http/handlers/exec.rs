@@ -12,26 +12,73 @@ use crate::wire::{
     RouteRequest, TasksShape,
 };
 
-pub(super) fn extract(app: &App, request: &ExtractRequest) -> Result<Response<Body>, ApiError> {
+/// An extraction of a request of `size` bytes: at most [`wire::answer_cap`]`(size)` bytes
+/// of answer, else `422 answer_too_large`.
+pub(super) fn extract(
+    app: &App,
+    request: &ExtractRequest,
+    size: usize,
+) -> Result<Response<Body>, ApiError> {
     let extraction = app.engine.extract(&request.output);
-    Ok(json_response(
-        StatusCode::OK,
-        &wire::ExtractionShape::from(&extraction),
-    ))
+    let shape = wire::ExtractionShape::from(&extraction);
+    let body = capped(&shape, size)?;
+    Ok(json_bytes(body))
 }
 
-pub(super) fn route(app: &App, request: &RouteRequest) -> Result<Response<Body>, ApiError> {
+/// A route of a request of `size` bytes, bounded as [`extract`].
+pub(super) fn route(
+    app: &App,
+    request: &RouteRequest,
+    size: usize,
+) -> Result<Response<Body>, ApiError> {
     let scope = request.scope();
-    Ok(match &request.input {
-        Input::Line(text) => relative_messages(
+    match &request.input {
+        Input::Line(text) => relative_messages_capped(
             app,
             &wire::RouteShape::from(&app.engine.route(text, &scope)),
+            size,
         ),
-        Input::Output(output) => relative_messages(
+        Input::Output(output) => relative_messages_capped(
             app,
             &wire::RoutedOutputShape::from(&app.engine.route_output(output, &scope)),
+            size,
         ),
+    }
+}
+
+/// `shape` as JSON within the answer cap of a request of `size` bytes.
+fn capped(shape: &impl serde::Serialize, size: usize) -> Result<Vec<u8>, ApiError> {
+    wire::to_vec_capped(shape, wire::answer_cap(size)).map_err(|e| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "answer_too_large",
+            e.message(size),
+        )
     })
+}
+
+/// A `200` JSON answer already serialized.
+fn json_bytes(body: Vec<u8>) -> Response<Body> {
+    let mut resp = Response::new(crate::http::response::full(body));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// [`relative_messages`], within the answer cap of a request of `size` bytes (measured
+/// before the paths are rewritten, which only shortens them).
+fn relative_messages_capped(
+    app: &App,
+    shape: &impl serde::Serialize,
+    size: usize,
+) -> Result<Response<Body>, ApiError> {
+    let body = capped(shape, size)?;
+    if app.path_roots().is_none() {
+        return Ok(json_bytes(body));
+    }
+    Ok(relative_messages(app, shape))
 }
 
 pub(super) async fn execute(

@@ -140,8 +140,16 @@ async fn dispatch(
         }
         Op::NotesSearch => search::notes(app, &from_query(&query)?).await,
         Op::Schedules => schedules::schedules(app, &query),
-        Op::Extract => exec::extract(app, &from_body(req)?),
-        Op::Route => exec::route(app, &from_body(req)?),
+        Op::Extract => {
+            let size = req.body().len();
+            let request = from_body(req)?;
+            off_executor(app, move |app| exec::extract(app, &request, size)).await
+        }
+        Op::Route => {
+            let size = req.body().len();
+            let request = from_body(req)?;
+            off_executor(app, move |app| exec::route(app, &request, size)).await
+        }
         Op::Execute => exec::execute(app, &from_body(req)?).await,
         Op::Invoke => exec::invoke(app, &from_body(req)?).await,
         Op::Workflows => {
