@@ -262,9 +262,8 @@ async fn an_orphan_uncounted_beside_another_run_is_counted_once_alone() {
         // is in its own session (read before, it is still in the run's group: a member),
         // and the root has reaped that subshell and become `sleep` (until then the
         // subshell's zombie is a member of the run's group, counted).
-        let root_is_sleep = || {
-            std::fs::read_to_string(format!("/proc/{root}/comm")).is_ok_and(|c| c == "sleep\n")
-        };
+        let root_is_sleep =
+            || std::fs::read_to_string(format!("/proc/{root}/comm")).is_ok_and(|c| c == "sleep\n");
         let deadline = Instant::now() + Duration::from_secs(10);
         while (read_stat(orphan).is_some_and(|s| s.ppid != tree.me || s.session != orphan)
             || !root_is_sleep())
