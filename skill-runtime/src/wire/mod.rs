@@ -34,7 +34,7 @@ mod shapes;
 mod text;
 
 pub use audit::{AuditShape, FindingShape};
-pub use discovery::{DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
+pub use discovery::{ARCHIVE_TYPE, DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
 pub use evals::{TriggerEvalShape, TriggerResultShape};
 pub use exec::{

@@ -142,7 +142,7 @@ fn bundled() -> Server {
 pub(crate) struct Reply {
     pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Reply {
