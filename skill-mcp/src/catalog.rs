@@ -5,7 +5,9 @@
 //! Built once per generation from Engine operations and shared by every request until the
 //! registry reloads. A skill that cannot be served as the extension requires (no folder
 //! of its own, a name outside the Agent Skills rules, frontmatter without `name` and
-//! `description`, or over the per-skill limits) is left out and recorded with the reason;
+//! `description`, frontmatter a host would refuse (`skill_runtime::frontmatter_refusal`: the
+//! TypeScript SDK's `SkillsClient.list()` throws for the whole listing on one such entry), or
+//! over the per-skill limits) is left out and recorded with the reason;
 //! it stays reachable through the tools.
 //!
 //! A namespaced skill (`ns:name`) is served at `skill://ns/<folders>/name/SKILL.md`: the
@@ -423,6 +425,9 @@ fn serve_one(
         Some(serde_json::Value::String(d)) if !d.trim().is_empty() => d,
         _ => return Err("frontmatter has no `description` string".to_owned()),
     };
+    if let Some(reason) = skill_runtime::frontmatter_refusal(&description, &fields) {
+        return Err(reason);
+    }
     let mut fm = SkillFrontmatter::new(own, description.clone());
     fm.extra = fields;
     let entry = Skill::new(skill_uri, fm, SkillResources::Files(manifest));

@@ -179,6 +179,8 @@ pub struct Engine {
     _subscription: Subscription,
     #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
+    /// The discovery index's archive digests, per folder content.
+    archive_digests: crate::ops_discovery::ArchiveDigests,
 }
 
 impl std::fmt::Debug for Engine {
@@ -337,6 +339,7 @@ impl Engine {
             _subscription: subscription,
             #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
+            archive_digests: Default::default(),
         };
         #[cfg(feature = "watch")]
         if let Some(options) = config.watch {
@@ -408,6 +411,10 @@ impl Engine {
     }
 
     /// The registry (front doors go through the operations instead).
+    pub(crate) fn archive_digests(&self) -> &crate::ops_discovery::ArchiveDigests {
+        &self.archive_digests
+    }
+
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }

@@ -74,6 +74,7 @@ mod vocab;
 #[cfg(all(test, target_os = "linux"))]
 mod verified_run_tests;
 pub mod wire;
+mod zip;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
@@ -83,8 +84,13 @@ pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, Scope,
     SearchQuery, Shown, SkillList, SkillQuery,
 };
-pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
-pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
+pub use ops_discovery::{
+    ARCHIVE_FILE, ArtifactKind, DISCOVERY_SCHEMA, DiscoveryEntry, MAX_ARCHIVE_BYTES,
+    MAX_ARCHIVE_FILES, WELL_KNOWN_PREFIX,
+};
+pub use ops_files::{
+    MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary, frontmatter_refusal,
+};
 pub use ops_profiles::{ProfileInfo, Profiles};
 pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 /// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).

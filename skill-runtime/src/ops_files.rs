@@ -271,3 +271,50 @@ impl Engine {
         Ok(text)
     }
 }
+
+/// Why a host would refuse a skill whose frontmatter (as data, `name` and `description`
+/// taken out into `description`) a door serves verbatim, such as a SEP-2640 `skills/list`
+/// entry (the TypeScript SDK's `SkillsClient.list()` throws for the whole listing when one
+/// entry breaks one): a description over
+/// [`MAX_DESCRIPTION_CHARS`](skill_format::MAX_DESCRIPTION_CHARS) characters, a
+/// `compatibility` that is not a text of 1 to
+/// [`MAX_COMPATIBILITY_CHARS`](skill_format::MAX_COMPATIBILITY_CHARS), a `metadata` map with
+/// a value that is not a string, a `__proto__` field. `None` when it would accept it.
+/// Such a skill cannot be mended on the way out (a host also checks the served file's
+/// frontmatter against the entry, field by field): a door leaves it out with the reason.
+pub fn frontmatter_refusal(
+    description: &str,
+    fields: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
+    use skill_format::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS};
+    let chars = description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Some(format!(
+            "its description has {chars} characters, over the {MAX_DESCRIPTION_CHARS} a host accepts"
+        ));
+    }
+    match fields.get("compatibility") {
+        None => {}
+        Some(serde_json::Value::String(c))
+            if !c.is_empty() && c.chars().count() <= MAX_COMPATIBILITY_CHARS => {}
+        Some(_) => {
+            return Some(format!(
+                "its `compatibility` is not a text of 1 to {MAX_COMPATIBILITY_CHARS} characters"
+            ));
+        }
+    }
+    match fields.get("metadata") {
+        None => {}
+        Some(serde_json::Value::Object(map)) if map.values().all(serde_json::Value::is_string) => {}
+        Some(_) => {
+            return Some(
+                "its `metadata` does not map strings to strings (a host refuses other values)"
+                    .to_owned(),
+            );
+        }
+    }
+    if fields.contains_key("__proto__") {
+        return Some("its frontmatter has a `__proto__` field, which a host refuses".to_owned());
+    }
+    None
+}

@@ -5,9 +5,12 @@
 //! (configuration, the types an answer carries, the limits its flags document) is
 //! re-exported here, one module per crate, and nothing else is.
 
-/// Skill files: dialects, diagnostics and their codes.
+/// Skill files: dialects, diagnostics and their codes, the Agent Skills field limits.
 pub mod format {
-    pub use skill_format::{Code, Diagnostic, Dialect, FileKind, Mode, Severity};
+    pub use skill_format::{
+        Code, Diagnostic, Dialect, FileKind, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, Mode,
+        Severity,
+    };
 }
 
 /// The registry: sources and their configuration, skills, disclosure budgets, trust and

@@ -150,7 +150,8 @@ const fn no_defaults(krate: &'static str) -> [&'static str; 8] {
 /// Scripts run after the cargo step they follow in `.ci/run` (PostgreSQL starts before the
 /// tests that use it, the minisign tool is installed before the signed-lock test, and
 /// Chromium with its WebDriver before the console's browser tests; the
-/// MCP conformance suite and schemathesis need the built server; the package cache is
+/// MCP conformance suite, the TypeScript SDK's skills client, the vercel `skills` CLI and
+/// schemathesis need the built server; the package cache is
 /// cleaned right before packaging; cargo-deny is installed before its check): (index of the
 /// step they follow, script path).
 pub const SCRIPTS: &[(usize, &str)] = &[
@@ -158,6 +159,8 @@ pub const SCRIPTS: &[(usize, &str)] = &[
     (1, ".ci/minisign"),
     (1, ".ci/chromium"),
     (2, ".ci/mcp-conformance"),
+    (2, ".ci/skills-client"),
+    (2, ".ci/skills-cli"),
     (2, ".ci/schemathesis"),
     (3, ".ci/clean-package-cache"),
     (12, ".ci/cargo-deny"),

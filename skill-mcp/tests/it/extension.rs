@@ -440,3 +440,65 @@ async fn with_require_lock_a_changed_file_is_refused_not_served() {
     assert!(!e.message.contains("edited after"), "{}", e.message);
     client.cancel().await.unwrap();
 }
+
+/// What a host's `skills/list` check refuses (the TypeScript SDK's `SkillsClient.list()`
+/// throws for the whole listing on one such entry) is left out with its reason; each limit
+/// is served at its edge and left out one past it.
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_a_host_would_refuse_are_left_out_with_the_reason() {
+    use skill_runtime::format::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS};
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, fields: &str| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\n{fields}\n---\n\nBody.\n"),
+        )
+        .unwrap();
+    };
+    // Characters, not bytes: `é` is two bytes.
+    let description = |n: usize| format!("description: {}", "é".repeat(n));
+    write("desc-at-limit", &description(MAX_DESCRIPTION_CHARS));
+    write("desc-over", &description(MAX_DESCRIPTION_CHARS + 1));
+    let compat = |n: usize| format!("description: d\ncompatibility: {}", "c".repeat(n));
+    write("compat-at-limit", &compat(MAX_COMPATIBILITY_CHARS));
+    write("compat-over", &compat(MAX_COMPATIBILITY_CHARS + 1));
+    write("compat-number", "description: d\ncompatibility: 3");
+    write(
+        "meta-strings",
+        "description: d\nmetadata:\n  version: \"1.0\"",
+    );
+    write("meta-number", "description: d\nmetadata:\n  version: 1.0");
+    write(
+        "meta-nested",
+        "description: d\nmetadata:\n  owner:\n    team: x",
+    );
+    let server = SkillsServer::new(engine_over(dir.path()), McpConfig::default());
+    let mut skipped = server.skipped();
+    skipped.sort();
+    let names: Vec<&str> = skipped.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "compat-number",
+            "compat-over",
+            "desc-over",
+            "meta-nested",
+            "meta-number"
+        ]
+    );
+    assert!(skipped[2].1.contains("1025 characters"), "{}", skipped[2].1);
+    assert!(skipped[3].1.contains("metadata"), "{}", skipped[3].1);
+    let (client, _changes) = connect(server).await;
+    let mut listed: Vec<String> = client
+        .list_all_skills()
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.name().to_owned())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["compat-at-limit", "desc-at-limit", "meta-strings"]);
+    client.cancel().await.unwrap();
+}

@@ -134,6 +134,9 @@ fn operation(e: &Endpoint, doc: &Document<'_>) -> Value {
         "/.well-known/agent-skills/{name}/SKILL.md" => {
             json!({ "text/markdown": { "schema": { "type": "string" } } })
         }
+        "/.well-known/agent-skills/{name}/skill.zip" => {
+            json!({ "application/zip": { "schema": { "type": "string", "format": "binary" } } })
+        }
         _ => json!({ "application/json": {} }),
     };
     let mut responses = Map::new();

@@ -1,27 +1,31 @@
 //! The JSON of the Agent Skills discovery index (`/.well-known/agent-skills/index.json`,
 //! schema `discovery/0.2.0`): `$schema` and `skills`, each with `name`, `type`,
-//! `description`, `url` and `digest` (`sha256:` and 64 lowercase hex digits).
+//! `description`, `url` and `digest` (`sha256:` and 64 lowercase hex digits); `type` is
+//! `skill-md` for a skill file alone and `archive` for a zip of a skill's folder.
 
 use serde::Serialize;
 
-use crate::ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry};
+use crate::ops_discovery::{ArtifactKind, DISCOVERY_SCHEMA, DiscoveryEntry};
 
-/// The artifact type of every entry: the skill file itself.
+/// The artifact type of an entry whose artifact is the skill file itself.
 pub const SKILL_MD_TYPE: &str = "skill-md";
+
+/// The artifact type of an entry whose artifact is an archive of the skill's folder.
+pub const ARCHIVE_TYPE: &str = "archive";
 
 /// One entry of the index.
 #[derive(Debug, Serialize)]
 pub struct DiscoveryEntryShape<'a> {
     /// The skill's name.
     pub name: &'a str,
-    /// Always [`SKILL_MD_TYPE`].
+    /// [`SKILL_MD_TYPE`] or [`ARCHIVE_TYPE`].
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// The skill's description.
     pub description: &'a str,
-    /// Where its file is served (path-absolute).
+    /// Where its artifact is served (path-absolute).
     pub url: String,
-    /// `sha256:<hex>` of the file's bytes.
+    /// `sha256:<hex>` of the artifact's bytes.
     pub digest: String,
 }
 
@@ -44,7 +48,10 @@ impl<'a> DiscoveryIndexShape<'a> {
                 .iter()
                 .map(|e| DiscoveryEntryShape {
                     name: &e.name,
-                    kind: SKILL_MD_TYPE,
+                    kind: match e.kind {
+                        ArtifactKind::SkillMd => SKILL_MD_TYPE,
+                        ArtifactKind::Archive => ARCHIVE_TYPE,
+                    },
                     description: &e.description,
                     url: e.url(),
                     digest: format!("sha256:{}", e.digest.to_hex()),

@@ -38,7 +38,7 @@ pub use answer::{
     ANSWER_FLOOR_BYTES, AnswerTooLarge, MAX_ANSWER_FACTOR, answer_cap, to_vec_capped,
 };
 pub use audit::{AuditShape, FindingShape};
-pub use discovery::{DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
+pub use discovery::{ARCHIVE_TYPE, DiscoveryEntryShape, DiscoveryIndexShape, SKILL_MD_TYPE};
 pub use errors::{ERROR_CODES, ErrorCode, error_body, snake_case, status_of};
 pub use evals::{TriggerEvalShape, TriggerResultShape};
 pub use exec::{

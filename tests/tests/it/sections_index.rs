@@ -91,6 +91,21 @@ fn outlines_and_sections_over_http() {
 #[test]
 fn the_well_known_index_round_trips_with_verified_digests() {
     let dir = tree();
+    // What a conforming client drops is left out: a name outside the Agent Skills rule, a
+    // description over 1,024 characters (one at the limit is listed).
+    write(
+        dir.path(),
+        "Bad_Name/SKILL.md",
+        &skill_md("Bad_Name", "Bad name."),
+    );
+    let long = |n: usize| {
+        format!(
+            "---\nname: long-{n}\ndescription: {}\n---\nbody\n",
+            "d".repeat(n)
+        )
+    };
+    write(dir.path(), "long-1024/SKILL.md", &long(1024));
+    write(dir.path(), "long-1025/SKILL.md", &long(1025));
     let s = server(&dir);
     let r = get(s.addr, "/.well-known/agent-skills/index.json");
     assert_eq!(r.status, 200, "{}", r.text());
@@ -107,13 +122,27 @@ fn the_well_known_index_round_trips_with_verified_digests() {
     let skills = index["skills"].as_array().unwrap();
     let names: Vec<&str> = skills.iter().map(|e| e["name"].as_str().unwrap()).collect();
     // `quiet` is not model-visible, so it is not published.
-    assert_eq!(names, ["big", "small"]);
+    assert_eq!(names, ["big", "long-1024", "small"]);
     for entry in skills {
         let keys: Vec<&String> = entry.as_object().unwrap().keys().collect();
         assert_eq!(keys.len(), 5, "{entry}");
-        assert_eq!(entry["type"], "skill-md");
         let url = entry["url"].as_str().unwrap();
         let name = entry["name"].as_str().unwrap();
+        if name == "small" {
+            // A folder of several files is one zip, SKILL.md at its root.
+            assert_eq!(entry["type"], "archive");
+            assert_eq!(url, "/.well-known/agent-skills/small/skill.zip");
+            let zip = get(s.addr, url);
+            assert_eq!(zip.status, 200);
+            assert_eq!(zip.header("content-type").unwrap(), "application/zip");
+            let digest = entry["digest"].as_str().unwrap();
+            assert_eq!(format!("sha256:{}", Sha256::of(&zip.body).to_hex()), digest);
+            assert!(zip.body.starts_with(b"PK\x03\x04"));
+            let has = |needle: &[u8]| zip.body.windows(needle.len()).any(|w| w == needle);
+            assert!(has(b"SKILL.md") && has(b"scripts/run.sh") && has(b"echo hi\n"));
+            continue;
+        }
+        assert_eq!(entry["type"], "skill-md");
         assert_eq!(url, format!("/.well-known/agent-skills/{name}/SKILL.md"));
         let digest = entry["digest"].as_str().unwrap();
         let hex = digest.strip_prefix("sha256:").unwrap();
@@ -146,6 +175,11 @@ fn the_well_known_index_round_trips_with_verified_digests() {
     );
     assert_eq!(
         get(s.addr, "/.well-known/agent-skills/nosuch/SKILL.md").status,
+        404
+    );
+    // A skill of one file has no archive.
+    assert_eq!(
+        get(s.addr, "/.well-known/agent-skills/big/skill.zip").status,
         404
     );
 }

@@ -1,5 +1,6 @@
 //! The Agent Skills discovery index (`GET`/`HEAD /.well-known/agent-skills/index.json`) and
-//! each listed skill's file (`/.well-known/agent-skills/{name}/SKILL.md`, `text/markdown`).
+//! each listed skill's file (`/.well-known/agent-skills/{name}/SKILL.md`, `text/markdown`)
+//! or folder archive (`/.well-known/agent-skills/{name}/skill.zip`, `application/zip`).
 //! An unlisted or unknown skill is `404`, as the proposal asks.
 
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
@@ -31,6 +32,19 @@ pub(super) fn skill_file(app: &App, name: &str) -> Result<Response<Body>, ApiErr
         CONTENT_TYPE,
         HeaderValue::from_static("text/markdown; charset=utf-8"),
     );
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static(CACHE));
+    Ok(resp)
+}
+
+pub(super) fn archive(app: &App, name: &str) -> Result<Response<Body>, ApiError> {
+    let bytes = app
+        .engine
+        .discovery_archive(name)
+        .map_err(|e| engine_error(&e))?;
+    let mut resp = Response::new(full(bytes));
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/zip"));
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static(CACHE));
     Ok(resp)

@@ -165,6 +165,7 @@ async fn dispatch(
         Op::Events => events::events(app, req.method() == Method::HEAD),
         Op::DiscoveryIndex => Ok(discovery::index(app)),
         Op::DiscoverySkill => discovery::skill_file(app, &name),
+        Op::DiscoveryArchive => discovery::archive(app, &name),
         Op::OpenApi => Ok(json_response(
             StatusCode::OK,
             &super::openapi::openapi(&super::openapi::Document {
