@@ -200,7 +200,7 @@ fn measure(
         .prefix("xtask-bench-console-")
         .tempfile()
         .map_err(|e| e.to_string())?;
-    let (_server, _ready, line) = scale::start(server, shards, log.path())?;
+    let (_server, _ready, line) = scale::start(server, shards, None, log.path())?;
     let (skills, addr) =
         scale::ready_line(&line).ok_or_else(|| format!("serve's first line: {line:?}"))?;
     let median = first_paint(driver, &format!("http://{addr}"), runs)?;
