@@ -29,8 +29,8 @@ use tantivy::schema::IndexRecordOption;
 
 use super::multi::{self, MAX_PARTS};
 use super::terms::{
-    MAX_TURNS, QueryTerm, TURN_WEIGHT, UNKNOWN_TERM_WEIGHT, Weighted, bm25f, collect_terms, idf,
-    limits, rarest_missing, retrieval_terms,
+    MAX_TURNS, QueryTerm, TURN_WEIGHT, UNKNOWN_TERM_WEIGHT, Weighted, bm25f, collect_terms,
+    held_share, idf, limits, rarest_missing, retrieval_terms,
 };
 use crate::Error;
 use crate::doc::{DocInfo, RETRIEVE_BOOST_EXACT};
@@ -118,8 +118,19 @@ pub struct Gate {
     /// candidate's description (crate feature `transformer`, when the index has a model;
     /// 0 otherwise).
     pub full: f32,
+    /// How far the best lexical score stands out of the candidates' (its z-score over
+    /// them): a request some skill fits usually has one candidate well above the rest,
+    /// while one no skill fits matches many by a word or two alike.
+    pub standout: f32,
+    /// The gap of the first candidate's fused score over the second's (0 with one).
+    pub margin: f32,
+    /// The idf share of the request's own known terms that the first candidate's name and
+    /// description hold (0 to 1): unlike `cover`, it neither saturates nor grows with
+    /// repeats, and it ignores the request's words no skill uses (typos left uncorrected).
+    pub held: f32,
     /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem +
-    /// gate_unknown * unknown + gate_miss * miss + gate_len * length + gate_full * full`.
+    /// gate_unknown * unknown + gate_miss * miss + gate_len * length + gate_full * full +
+    /// gate_standout * standout + gate_margin * margin + gate_held * held`.
     pub z: f32,
 }
 
@@ -457,7 +468,7 @@ fn fuse(
         ..Gate::default()
     };
     if scored.is_empty() {
-        gate.z = p.gate_bias + p.gate_unknown * unknown + p.gate_len * gate.length;
+        gate.z = gate_z(&gate, p);
         return Ok(gate);
     }
     let z = |vals: &mut dyn Iterator<Item = f32>| -> (f32, f32) {
@@ -491,15 +502,23 @@ fn fuse(
         };
         gate.miss = rarest_missing(weighted, has) / unit;
         gate.full = full(first.info)?.unwrap_or(0.0);
+        gate.held = held_share(weighted, |id| {
+            first
+                .info
+                .tf(id)
+                .is_some_and(|tf| tf[F_NAME] > 0 || tf[F_DESC] > 0)
+        });
+        gate.standout = (first.lex - lm) / ls;
+        let second = scored
+            .iter()
+            .filter(|s| s.key != first.key)
+            .map(|s| s.fused)
+            .fold(f32::MIN, f32::max);
+        if second > f32::MIN {
+            gate.margin = (first.fused - second).max(0.0);
+        }
     }
-    gate.z = p.gate_bias
-        + p.gate_lex * gate.top_lex
-        + p.gate_cover * gate.cover
-        + p.gate_sem * gate.top_sem
-        + p.gate_unknown * unknown
-        + p.gate_miss * gate.miss
-        + p.gate_len * gate.length
-        + p.gate_full * gate.full;
+    gate.z = gate_z(&gate, p);
     let best = scored.iter().map(|s| s.fused).fold(f32::MIN, f32::max);
     for s in scored.iter_mut() {
         let n = trigger_counts(s);
@@ -530,6 +549,21 @@ fn fuse(
         s.confidence = (1.0 - miss).clamp(0.0, 1.0);
     }
     Ok(gate)
+}
+
+/// The gate's linear score of its facts under `p` ([`Gate::z`]).
+fn gate_z(g: &Gate, p: &Params) -> f32 {
+    p.gate_bias
+        + p.gate_lex * g.top_lex
+        + p.gate_cover * g.cover
+        + p.gate_sem * g.top_sem
+        + p.gate_unknown * g.unknown
+        + p.gate_miss * g.miss
+        + p.gate_len * g.length
+        + p.gate_full * g.full
+        + p.gate_standout * g.standout
+        + p.gate_margin * g.margin
+        + p.gate_held * g.held
 }
 
 /// A candidate's matching trigger keywords, verbs and patterns.
@@ -714,68 +748,5 @@ mod tests {
 /// The gate with a sentence-embedding model (a tiny one the tests write).
 #[cfg(all(test, feature = "transformer"))]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod transformer_tests {
-    use std::sync::Arc;
-
-    use skill_registry::{Registry, RegistryConfig, Source};
-
-    use crate::embed::transformer::tests::model_dir;
-    use crate::params::Params;
-    use crate::{SearchRequest, SkillIndex, Transformer};
-
-    #[test]
-    fn the_gate_reads_the_models_similarity_of_the_request_and_the_first_description() {
-        let skills = tempfile::tempdir().unwrap();
-        for (name, description) in [
-            ("pdf-forms", "Fill in PDF forms and extract their fields."),
-            ("table-booking", "Book a table at a restaurant."),
-        ] {
-            let folder = skills.path().join(name);
-            std::fs::create_dir(&folder).unwrap();
-            std::fs::write(
-                folder.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
-            )
-            .unwrap();
-        }
-        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
-            skills.path(),
-            "user",
-        )]));
-        let plain = SkillIndex::build(registry.snapshot()).unwrap();
-        assert_eq!(plain.params(), &Params::SHIPPED);
-        let request = "please fill in this PDF form";
-        let req = SearchRequest {
-            text: request,
-            limit: 2,
-            ..Default::default()
-        };
-        let (hits, gate) = plain.search_with(&req, plain.params()).unwrap();
-        assert_eq!(hits[0].name, "pdf-forms");
-        assert_eq!(gate.full, 0.0);
-
-        let dir = model_dir();
-        let model = Arc::new(Transformer::load(dir.path()).unwrap());
-        let index = SkillIndex::build(registry.snapshot())
-            .unwrap()
-            .with_transformer(Arc::clone(&model));
-        assert_eq!(index.params(), &Params::TRANSFORMER);
-        let (hits, gate) = index.search_with(&req, index.params()).unwrap();
-        assert_eq!(hits[0].name, "pdf-forms");
-        let expected = model
-            .similarity(request, "Fill in PDF forms and extract their fields.")
-            .unwrap();
-        assert!(expected != 0.0);
-        assert_eq!(gate.full, expected);
-        let p = Params::TRANSFORMER;
-        let z = p.gate_bias
-            + p.gate_lex * gate.top_lex
-            + p.gate_cover * gate.cover
-            + p.gate_sem * gate.top_sem
-            + p.gate_unknown * gate.unknown
-            + p.gate_miss * gate.miss
-            + p.gate_len * gate.length
-            + p.gate_full * gate.full;
-        assert!((gate.z - z).abs() < 1e-5, "{} vs {z}", gate.z);
-    }
-}
+#[path = "rank_transformer_tests.rs"]
+mod transformer_tests;

@@ -228,6 +228,19 @@ pub(crate) fn rarest_missing(weighted: &[Weighted<'_>], has: impl Fn(u32) -> boo
         .fold(0.0, f32::max)
 }
 
+/// The share of the idf mass of the request's own terms that some indexed skill uses which
+/// a skill holds (`has` says whether it does, by term id); 0 when no such term.
+pub(crate) fn held_share(weighted: &[Weighted<'_>], has: impl Fn(u32) -> bool) -> f32 {
+    let (held, all) = weighted
+        .iter()
+        .filter(|t| t.q.weight >= 1.0)
+        .filter_map(|t| Some((t.id?, t.wi)))
+        .fold((0.0, 0.0), |(h, a), (id, wi)| {
+            (if has(id) { h + wi } else { h }, a + wi)
+        });
+    if all > 0.0 { held / all } else { 0.0 }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -315,5 +328,10 @@ mod tests {
         // It has every known request word.
         assert_eq!(rarest_missing(&w, |_| true), 0.0);
         assert_eq!(rarest_missing(&[], |_| false), 0.0);
+        // The held share: of the known own terms' idf (3 + 2 + 0.5), "column" holds 0.5.
+        assert!((held_share(&w, |id| id == 2) - 0.5 / 5.5).abs() < 1e-6);
+        assert!((held_share(&w, |id| id == 0 || id == 1) - 5.0 / 5.5).abs() < 1e-6);
+        assert_eq!(held_share(&w, |_| false), 0.0);
+        assert_eq!(held_share(&[], |_| true), 0.0);
     }
 }

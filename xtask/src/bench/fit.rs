@@ -13,8 +13,10 @@
 //!    with a right one among the first three against requests no skill fits; requests the
 //!    ranking gets wrong are left out) on the best raw lexical score, its share of the
 //!    request, the best semantic similarity, the share of the request's words no skill
-//!    uses, the rarest request word the first candidate lacks and the request's length
-//!    (and, with
+//!    uses, the rarest request word the first candidate lacks, the request's length, how
+//!    far the best lexical score stands out of the candidates', the first candidate's lead
+//!    over the second and the idf share of the request in its name and description (and,
+//!    with
 //!    `--transformer DIR`, the model's similarity of the request and the first
 //!    candidate's description; then only the gate and step 3 are fitted, with the
 //!    ranking as shipped). Its rows come from the
@@ -22,7 +24,8 @@
 //!    pack must refuse what that pack cannot answer), each of the four cells (corpus or
 //!    pack, right or none) weighing the same. Then its intercept is shifted to maximise
 //!    selected top-3 among shifts that refuse [`MIN_REFUSED`] of the corpus's no-skill
-//!    requests.
+//!    requests (each shift's selections read off one ranking: the ranking does not depend
+//!    on the gate). `--gate-only` fits this step alone, the ranking as shipped.
 //! 3. Confidence drop below the best candidate (`rel`, `evidence_share`): the one that
 //!    selects the fewest skills while losing no right answer and no covered multi-intent
 //!    request that no drop selects.
@@ -166,7 +169,7 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 }
 
 /// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
-const GATE_FEATURES: usize = 8;
+const GATE_FEATURES: usize = 11;
 
 /// Fit the gate's logistic regression on the rankings (label: a right skill among the
 /// first three, against requests no skill fits; requests ranked wrong are left out), over
@@ -197,6 +200,9 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
     // Without a sentence-embedding model `full` is 0 in every row, and the ridge keeps
     // its weight at 0: the fit of the other weights is the same as without the column.
     p.gate_full = w[7] as f32;
+    p.gate_standout = w[8] as f32;
+    p.gate_margin = w[9] as f32;
+    p.gate_held = w[10] as f32;
     // With no confidence drop below the best, a request's selection is all or nothing:
     // shift the intercept for the best selected top-3 among shifts that refuse at least
     // MIN_REFUSED of the no-skill requests.
@@ -206,22 +212,32 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
         ..p
     };
     let score = |q: &Params| evalset::score(cases, &answers(&rank_all(index, cases, q), 0.5));
-    let mut best: Option<(f64, Params)> = None;
+    // The ranking does not depend on the gate, so one ranking gives every shift's
+    // selection (`shifted`).
+    let base = rank_all(index, cases, &loose);
+    let mut best: Option<(f64, f32)> = None;
     for shift in (-40..=40).map(|i| i as f32 * 0.25) {
-        let mut q = loose;
-        q.gate_bias = loose.gate_bias + shift;
-        let s = score(&q);
+        let s = evalset::score(cases, &answers(&shifted(&base, shift), 0.5));
         let refused = s.refused.unwrap_or(0) as f64 / s.none.max(1) as f64;
-        if refused + 1e-9 < MIN_REFUSED {
+        if std::env::var_os("BENCH_FIT_SHOW").is_some() {
+            eprintln!(
+                "fit: gate shift {shift:+.2}: selected top-3 {:.3}, refused {refused:.3}",
+                s.rate(s.sel_top3.unwrap_or(0))
+            );
+        }
+        if refused + 1e-9 < min_refused() {
             continue;
         }
         let v = s.rate(s.sel_top3.unwrap_or(0)) + 0.01 * refused;
         if best.as_ref().is_none_or(|(b, _)| v > *b + 1e-9) {
-            best = Some((v, q));
+            best = Some((v, shift));
         }
     }
-    if let Some((_, q)) = best {
-        p = q;
+    if let Some((_, shift)) = best {
+        p = Params {
+            gate_bias: loose.gate_bias + shift,
+            ..loose
+        };
     }
     // The confidence drop (`rel`, `evidence_share`) that selects the fewest skills while
     // losing no right answer and no covered multi-intent request that no drop selects.
@@ -244,6 +260,52 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
         }
     }
     chosen.1
+}
+
+/// The share of the tuning no-skill requests the gate must refuse: [`MIN_REFUSED`], or
+/// `BENCH_FIT_MIN_REFUSED` when set to a number (to see what another trade gives).
+fn min_refused() -> f64 {
+    std::env::var("BENCH_FIT_MIN_REFUSED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MIN_REFUSED)
+}
+
+/// Rankings made with no confidence drop below the best (`rel` and `evidence_share` 0) as
+/// they would be with the gate's intercept moved by `shift`: each confidence is
+/// `1 - (1 - logistic(z)) * m`, where `m` (the candidate's own evidence: triggers, a
+/// phrase, an explicit mention; running maximum down the ranking, for the cap by rank) does
+/// not depend on the gate, so it is read back at `z` and applied at `z + shift`.
+fn shifted(ranked: &[Ranked], shift: f32) -> Vec<Ranked> {
+    let logistic = |z: f64| 1.0 / (1.0 + (-z).exp());
+    ranked
+        .iter()
+        .map(|r| {
+            let z = f64::from(r.gate.z);
+            let open = 1.0 - logistic(z);
+            let moved = 1.0 - logistic(z + f64::from(shift));
+            let confidence = r
+                .confidence
+                .iter()
+                .map(|&c| {
+                    let m = if open > 1e-9 {
+                        ((1.0 - f64::from(c)) / open).clamp(0.0, 1.0)
+                    } else {
+                        1.0
+                    };
+                    (1.0 - moved * m) as f32
+                })
+                .collect();
+            Ranked {
+                names: r.names.clone(),
+                confidence,
+                gate: Gate {
+                    z: r.gate.z + shift,
+                    ..r.gate
+                },
+            }
+        })
+        .collect()
 }
 
 /// Where a gate row's ranking came from.
@@ -283,6 +345,9 @@ impl GateRows {
                 f64::from(g.miss),
                 f64::from(g.length),
                 f64::from(g.full),
+                f64::from(g.standout),
+                f64::from(g.margin),
+                f64::from(g.held),
             ];
             self.0.push((x, y, group));
         }
@@ -418,6 +483,9 @@ fn gate_constants(prefix: &str, p: &Params, with_full: bool) -> String {
         ("GATE_UNKNOWN", p.gate_unknown),
         ("GATE_MISS", p.gate_miss),
         ("GATE_LEN", p.gate_len),
+        ("GATE_STANDOUT", p.gate_standout),
+        ("GATE_MARGIN", p.gate_margin),
+        ("GATE_HELD", p.gate_held),
     ];
     if with_full {
         gate.push(("GATE_FULL", p.gate_full));
@@ -434,14 +502,26 @@ fn gate_constants(prefix: &str, p: &Params, with_full: bool) -> String {
     lines.join("\n")
 }
 
-/// The gate alone, for indexes that have a sentence-embedding model: the ranking stays as
-/// shipped, the gate (with the model's similarity as one more input) is cross-validated
-/// over 5 folds of the tuning half, then fitted on all of it. Returns the lines to print.
-pub fn run_gate(index: &SkillIndex, packs: &[Pack], cases: &[Case]) -> Vec<String> {
+/// The gate alone: the ranking stays as shipped, the gate is cross-validated over 5 folds
+/// of the tuning half, then fitted on all of it. `with_model`: the index has a
+/// sentence-embedding model (its similarity is one more input, and the constants are
+/// printed as `params.rs`'s `T_` ones). Returns the lines to print.
+pub fn run_gate(
+    index: &SkillIndex,
+    packs: &[Pack],
+    cases: &[Case],
+    with_model: bool,
+) -> Vec<String> {
     let tune = evalset::tune_only(cases);
     let start = Params::SHIPPED;
     let mut cv = Scores::default();
-    for k in 0..FOLDS {
+    // `BENCH_FIT_NO_CV` skips the cross-validation (five more fits) on a loaded machine.
+    let folds = if std::env::var_os("BENCH_FIT_NO_CV").is_some() {
+        0
+    } else {
+        FOLDS
+    };
+    for k in 0..folds {
         let (train, test) = fold(&tune, k);
         let p = fit_gate(index, &train, packs, start);
         cv.merge(&evalset::score(
@@ -451,10 +531,18 @@ pub fn run_gate(index: &SkillIndex, packs: &[Pack], cases: &[Case]) -> Vec<Strin
     }
     let p = fit_gate(index, &tune, packs, start);
     let s = evalset::score(&tune, &answers(&rank_all(index, &tune, &p), 0.5));
+    let (what, prefix) = if with_model {
+        ("gate with the model", "T_")
+    } else {
+        ("gate", "")
+    };
     vec![
-        cv.line("gate with the model, 5-fold CV on tune (held folds)"),
-        s.line("gate with the model, tune, fitted"),
-        format!("fitted constants:\n{}", gate_constants("T_", &p, true)),
+        cv.line(&format!("{what}, 5-fold CV on tune (held folds)")),
+        s.line(&format!("{what}, tune, fitted")),
+        format!(
+            "fitted constants:\n{}",
+            gate_constants(prefix, &p, with_model)
+        ),
     ]
 }
 
@@ -494,7 +582,23 @@ mod tests {
     use super::*;
 
     fn row(y: f64, group: Group, x: f64) -> ([f64; GATE_FEATURES], f64, Group) {
-        ([1.0, x, 0.5 * x, 0.1, 0.0, x * x, 0.3 * x, 0.0], y, group)
+        (
+            [
+                1.0,
+                x,
+                0.5 * x,
+                0.1,
+                0.0,
+                x * x,
+                0.3 * x,
+                0.0,
+                0.2 * x,
+                0.0,
+                0.1,
+            ],
+            y,
+            group,
+        )
     }
 
     #[test]
@@ -506,12 +610,35 @@ mod tests {
         }
         assert!(shipped.contains("const GATE_MISS: f32 = ") && !shipped.contains("GATE_FULL"));
         let t = gate_constants("T_", &Params::SHIPPED, true);
-        assert_eq!(t.lines().count(), 10);
+        assert_eq!(t.lines().count(), 13);
         assert!(t.contains("const T_GATE_FULL: f32 = 0.000;"), "{t}");
         #[cfg(feature = "transformer")]
         for line in gate_constants("T_", &Params::TRANSFORMER, true).lines() {
             assert!(params.contains(line), "{line} is not in params.rs");
         }
+    }
+
+    #[test]
+    fn a_shifted_ranking_moves_the_gate_and_keeps_each_candidates_own_evidence() {
+        let ranked = [Ranked {
+            names: vec!["a".into(), "b".into()],
+            // At z = 0 the gate alone gives 0.5; "b" has evidence of its own (m = 0.5).
+            confidence: vec![0.5, 0.75],
+            gate: Gate::default(),
+        }];
+        let same = shifted(&ranked, 0.0);
+        assert!((same[0].confidence[0] - 0.5).abs() < 1e-6);
+        assert!((same[0].confidence[1] - 0.75).abs() < 1e-6);
+        // logistic(-ln 4) = 0.2: "a" falls to 0.2, "b" to 1 - 0.8 * 0.5.
+        let down = shifted(&ranked, -(4f32.ln()));
+        assert!((down[0].confidence[0] - 0.2).abs() < 1e-5);
+        assert!((down[0].confidence[1] - 0.6).abs() < 1e-5);
+        assert!((down[0].gate.z + 4f32.ln()).abs() < 1e-6);
+        assert_eq!(down[0].names, ranked[0].names);
+        // Selected at 0.5: both before, only "b" after.
+        let sel = |r: &[Ranked]| answers(r, 0.5)[0].selected.clone().unwrap_or_default();
+        assert_eq!(sel(&ranked), ["a", "b"]);
+        assert_eq!(sel(&down), ["b"]);
     }
 
     #[test]

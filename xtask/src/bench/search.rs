@@ -66,6 +66,10 @@ pub struct Args {
     /// `bench select-fit` fits that gate. Needs xtask built with `--features transformer`.
     #[arg(long)]
     pub transformer: Option<PathBuf>,
+    /// `bench select-fit` only: fit the gate alone, the ranking as shipped (as with
+    /// `--transformer`), which takes minutes instead of the ranking's long search.
+    #[arg(long)]
+    pub gate_only: bool,
 }
 
 impl Default for Args {
@@ -77,6 +81,7 @@ impl Default for Args {
             iterations: DEFAULT_ITERATIONS,
             passes: DEFAULT_PASSES,
             transformer: None,
+            gate_only: false,
         }
     }
 }

@@ -472,8 +472,19 @@ fn misses(index: &SkillIndex, tune: &[&Case], table: &mut Table) {
             (true, true) => continue,
         };
         table.note(format!(
-            "{what} {}: {:?} want {:?} got {:?} selected {:?} (gate {:.2}, lex {:.2}, cover {:.2})",
-            c.id, c.request, c.expect, names, selected, gate.z, gate.top_lex, gate.cover
+            "{what} {}: {:?} want {:?} got {:?} selected {:?} (gate {:.2}, lex {:.2}, cover {:.2}, standout {:.2}, margin {:.2}, held {:.2}, unknown {:.2})",
+            c.id,
+            c.request,
+            c.expect,
+            names,
+            selected,
+            gate.z,
+            gate.top_lex,
+            gate.cover,
+            gate.standout,
+            gate.margin,
+            gate.held,
+            gate.unknown
         ));
     }
 }
@@ -493,7 +504,10 @@ pub fn run_fit(args: &Args, table: &mut Table) -> Result<(), String> {
         Some(dir) => {
             let m = model::load(dir)?;
             let packs = packs::load(&config, Some(&m))?;
-            fit::run_gate(&model::attach(index, Some(&m)), &packs, &cases)
+            fit::run_gate(&model::attach(index, Some(&m)), &packs, &cases, true)
+        }
+        None if args.gate_only => {
+            fit::run_gate(&index, &packs::load(&config, None)?, &cases, false)
         }
         None => fit::run(&index, &packs::load(&config, None)?, &cases),
     };
