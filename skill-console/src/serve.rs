@@ -10,7 +10,7 @@ use http::header::{
 };
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty, Full};
-use skill_runtime::http::{Body, MountedService};
+use skill_http::{Body, MountedService};
 
 use crate::assets;
 

@@ -110,8 +110,8 @@ type RmcpService = rmcp::transport::streamable_http_server::StreamableHttpServic
 /// session), as a tower service for any path prefix. `allowed_hosts` is the `Host`
 /// allowlist (DNS-rebinding protection): empty keeps the SDK's loopback-only default, and
 /// `["*"]` turns the SDK's check off (for a caller that checks `Host` itself, as
-/// `skill_runtime::http` does). A request with an `Origin` header gets `403
-/// forbidden_origin` unless `/mcp` would serve it ([`skill_runtime::http::origin_allowed`]
+/// `skill_http` does). A request with an `Origin` header gets `403
+/// forbidden_origin` unless `/mcp` would serve it ([`skill_http::origin_allowed`]
 /// under the same list: loopback, same origin, a listed host; `"*"`: every origin); a
 /// request without `Origin` is not affected. This bare service has none of [`McpLimits`]
 /// but the default [`DEFAULT_MAX_CALLS_IN_FLIGHT`]: [`http_mounted`] has them.
@@ -156,12 +156,12 @@ fn http_service_with_sessions(
     (service, sessions)
 }
 
-/// [`http_service`] as a [`skill_runtime::http::MountedService`], to mount at `/mcp` with
-/// [`skill_runtime::http::Mounts::mount`]: the same listener, request ids, token rules and
-/// `Host` check as `/v1` (`skill_runtime::http` checks `Host` before a mounted service sees
+/// [`http_service`] as a [`skill_http::MountedService`], to mount at `/mcp` with
+/// [`skill_http::Mounts::mount`]: the same listener, request ids, token rules and
+/// `Host` check as `/v1` (`skill_http` checks `Host` before a mounted service sees
 /// a request, so rmcp's own check is off), and `limits` on bodies, sessions and tool calls
 /// (see [`McpLimits`]). `allowed_hosts` is the server's
-/// [`HttpConfig::allowed_hosts`](skill_runtime::http::HttpConfig::allowed_hosts), the list
+/// [`HttpConfig::allowed_hosts`](skill_http::HttpConfig::allowed_hosts), the list
 /// its `Host` check uses: a request with an `Origin` header is served only when the
 /// origin's host is loopback (`127.0.0.0/8`, `::1`, `localhost`, `*.localhost`), the
 /// request's own `Host`, or in that list (`"*"`: every origin); otherwise it gets `403
@@ -173,7 +173,7 @@ pub fn http_mounted(
     config: McpConfig,
     allowed_hosts: Vec<String>,
     limits: McpLimits,
-) -> skill_runtime::http::MountedService {
+) -> skill_http::MountedService {
     let server =
         SkillsServer::new(engine, config).with_max_calls_in_flight(limits.max_calls_in_flight);
     let (service, sessions) = http_service_with_sessions(server, vec!["*".to_owned()]);

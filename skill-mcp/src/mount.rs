@@ -31,7 +31,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use skill_runtime::http::Body;
+use skill_http::Body;
 
 use crate::RmcpService;
 use crate::jsonrpc::{self, Rejection};
@@ -69,8 +69,8 @@ pub struct McpLimits {
 impl Default for McpLimits {
     fn default() -> Self {
         McpLimits {
-            max_body_bytes: skill_runtime::http::DEFAULT_MAX_BODY_BYTES,
-            body_read_timeout: skill_runtime::http::DEFAULT_BODY_READ_TIMEOUT,
+            max_body_bytes: skill_http::DEFAULT_MAX_BODY_BYTES,
+            body_read_timeout: skill_http::DEFAULT_BODY_READ_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_calls_in_flight: DEFAULT_MAX_CALLS_IN_FLIGHT,
         }
@@ -125,7 +125,7 @@ pub(crate) fn forbidden_origin_body() -> String {
 }
 
 /// Whether every `Origin` of a request (its headers and target) is accepted (see
-/// `skill_runtime::http::origin_allowed`); a request without one is.
+/// `skill_http::origin_allowed`); a request without one is.
 pub(crate) fn origin_accepted(
     headers: &http::HeaderMap,
     uri: &http::Uri,
@@ -137,7 +137,7 @@ pub(crate) fn origin_accepted(
         .or_else(|| uri.authority().map(http::uri::Authority::as_str));
     headers.get_all(http::header::ORIGIN).iter().all(|v| {
         v.to_str()
-            .is_ok_and(|origin| skill_runtime::http::origin_allowed(origin, host, allowed_hosts))
+            .is_ok_and(|origin| skill_http::origin_allowed(origin, host, allowed_hosts))
     })
 }
 

@@ -418,8 +418,8 @@ impl ServerHandler for SkillsServer {
         let limit = self
             .engine
             .script_timeout()
-            .saturating_add(skill_runtime::http::DEFAULT_EXEC_TIMEOUT_MARGIN)
-            .max(skill_runtime::http::DEFAULT_REQUEST_TIMEOUT);
+            .saturating_add(skill_http::DEFAULT_EXEC_TIMEOUT_MARGIN)
+            .max(skill_http::DEFAULT_REQUEST_TIMEOUT);
         let call = tools::call(
             &self.engine,
             self.profile(),

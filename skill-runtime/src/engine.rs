@@ -447,6 +447,17 @@ impl Engine {
             .unwrap_or_default()
     }
 
+    /// The registry's current snapshot: the sources a door writes answers' paths
+    /// relative to.
+    pub fn snapshot(&self) -> Arc<skill_registry::Snapshot> {
+        self.registry.snapshot()
+    }
+
+    /// The domains the built-in `workflow.build` handler accepts (the runtime's setting).
+    pub fn workflow_domains(&self) -> &[String] {
+        &self.runtime.config().workflow_domains
+    }
+
     /// The executor.
     pub(crate) fn runtime(&self) -> &Runtime {
         &self.runtime

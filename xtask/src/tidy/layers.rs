@@ -32,14 +32,16 @@ const LAYERS: &[(&str, Option<&[&str]>)] = &[
         ]),
     ),
     // The doors' floor.
+    ("skill-http", Some(&["skill-runtime"])),
     ("skill-pack", Some(&["skill-runtime"])),
-    ("skill-mcp", Some(&["skill-runtime"])),
-    ("skill-console", Some(&["skill-runtime"])),
+    ("skill-mcp", Some(&["skill-runtime", "skill-http"])),
+    ("skill-console", Some(&["skill-runtime", "skill-http"])),
     (
         "skill-server",
         Some(&[
             "skill-runtime",
             "skill-store",
+            "skill-http",
             "skill-pack",
             "skill-mcp",
             "skill-console",

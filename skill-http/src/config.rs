@@ -56,9 +56,9 @@ pub struct HttpConfig {
     /// behind a proxy that checks them). Default: none.
     pub allowed_hosts: Vec<String>,
     /// Catalog budgets by profile, used when a request gives none.
-    pub profile_budgets: std::collections::BTreeMap<String, skill_registry::Budget>,
+    pub profile_budgets: std::collections::BTreeMap<String, skill_runtime::registry::Budget>,
     /// Write server paths in answers as they are (absolute), instead of relative to the
-    /// source they are in ([`Paths`](crate::wire::Paths)). Default: false.
+    /// source they are in ([`Paths`](skill_runtime::wire::Paths)). Default: false.
     pub absolute_paths: bool,
 }
 

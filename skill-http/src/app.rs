@@ -18,7 +18,7 @@ use tower::util::BoxCloneSyncService;
 use super::config::HttpConfig;
 use super::request::authorize;
 use super::response::{Body, unauthorized};
-use crate::engine::Engine;
+use skill_runtime::Engine;
 
 /// A service mounted beside `/v1` on the same listener (see [`Mounts::mount`]): it gets every
 /// request whose path is its prefix or starts with the prefix and `/`, path unchanged.
@@ -66,8 +66,8 @@ pub struct App {
 impl App {
     /// The sources answers' paths are written relative to: the current snapshot's, or
     /// `None` when the operator asked for absolute paths ([`HttpConfig::absolute_paths`]).
-    pub(crate) fn path_roots(&self) -> Option<Arc<skill_registry::Snapshot>> {
-        (!self.config.absolute_paths).then(|| self.engine.registry().snapshot())
+    pub(crate) fn path_roots(&self) -> Option<Arc<skill_runtime::registry::Snapshot>> {
+        (!self.config.absolute_paths).then(|| self.engine.snapshot())
     }
 
     /// An application over an engine.
