@@ -17,4 +17,4 @@
 mod assets;
 mod serve;
 
-pub use serve::{CONSOLE_PATH, CONTENT_SECURITY_POLICY, needs_token, service};
+pub use serve::{Body, CONSOLE_PATH, CONTENT_SECURITY_POLICY, needs_token, service};

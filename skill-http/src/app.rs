@@ -3,7 +3,7 @@
 //!
 //! Mounted services (MCP at `/mcp`, the console at `/ui`) share `/v1`'s listener, its token
 //! rule and its `Host` check. `/mcp` also checks a browser's `Origin` against the same
-//! `allowed_hosts` (`origin.rs`, beside `host.rs`).
+//! `allowed_hosts` (skill-mcp's `origin` module).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -118,10 +118,11 @@ impl App {
     /// never answers gets `504 timeout`. A model output whose commands together run
     /// longer than this also gets `504` (send them one by one to avoid that).
     pub fn exec_timeout(&self) -> Duration {
-        let script = self.engine.script_timeout();
-        script
-            .saturating_add(self.config.exec_timeout_margin)
-            .max(self.config.request_timeout)
+        skill_runtime::wire::limits::exec_time_limit(
+            self.engine.script_timeout(),
+            self.config.exec_timeout_margin,
+            self.config.request_timeout,
+        )
     }
 }
 
