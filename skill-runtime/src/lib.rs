@@ -26,14 +26,8 @@ pub mod activation;
 pub mod builtin;
 mod engine;
 mod error;
-mod evals;
 pub mod exec;
-mod integrity;
 mod ops;
-mod ops_discovery;
-mod ops_files;
-mod ops_schedules;
-mod ops_sections;
 #[cfg(feature = "replicas")]
 pub mod replicas;
 mod state;
@@ -42,15 +36,15 @@ pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
-pub use evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
-pub use integrity::Locked;
+pub use ops::evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
+pub use ops::integrity::Locked;
 pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, Scope,
     SearchQuery, Shown, SkillList, SkillQuery,
 };
-pub use ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
-pub use ops_files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
-pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
+pub use ops::discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
+pub use ops::files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
+pub use ops::schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 /// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).
 pub use skill_format::MAX_NAME_CHARS;
 pub use skill_registry::{SECTION_SEPARATOR, Sha256};

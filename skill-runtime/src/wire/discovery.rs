@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::ops_discovery::{DISCOVERY_SCHEMA, DiscoveryEntry};
+use crate::ops::discovery::{DISCOVERY_SCHEMA, DiscoveryEntry};
 
 /// The artifact type of every entry: the skill file itself.
 pub const SKILL_MD_TYPE: &str = "skill-md";

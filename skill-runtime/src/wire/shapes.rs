@@ -10,7 +10,7 @@ use skill_scheduler::{DateTime, RunRecord, SecondsFormat, Tz, Utc};
 use skill_search::{Match, NoteHit, TriggerHit};
 
 use crate::ops::{CatalogView, Diagnostics, Health, Readiness, Shown, SkillList};
-use crate::ops_schedules::{ScheduleEntry, Schedules};
+use crate::ops::schedules::{ScheduleEntry, Schedules};
 use crate::wire::Paths;
 
 /// An instant as RFC 3339 in a zone, to the second (`Z` for UTC).

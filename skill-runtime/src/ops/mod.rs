@@ -12,14 +12,21 @@
 //! [`EngineConfig::router`]: crate::EngineConfig::router
 //!
 //! Every door asks an operation here and renders the typed answer with a `wire` shape: HTTP's
-//! handlers, the CLI's `*_cmd.rs`, `skill_pack::report` and skill-mcp. The operations are
-//! spread by area: `ops.rs`, `ops_files.rs` (what only MCP asks), `ops_schedules.rs`,
-//! `ops_sections.rs`, `ops_discovery.rs`, `integrity.rs` (findings, lock, verify) and
-//! `evals.rs` (trigger evals). So `audit`, `lock`, `verify`, `eval` and the pack report agree
+//! handlers, the CLI's `*_cmd.rs`, `skill_pack::report` and skill-mcp. The operations live
+//! in this folder by area: this file (skills, disclosure, routing, execution, search, tasks),
+//! `files` (what only MCP asks), `schedules`, `sections`, `discovery`, `integrity` (findings,
+//! lock, verify) and `evals` (trigger evals). So `audit`, `lock`, `verify`, `eval` and the pack report agree
 //! with the server. A skill the trust policy excluded is refused by the disclosure view and by
 //! the operator's inspection alike (`show`, `Lookup::Inspect`: `registry::Error::Excluded`,
 //! wire code `skill_excluded`). `EngineConfig::one_shot` is the command line's engine: no
 //! watcher, no scheduler thread, and the search index built on the first search.
+
+pub(crate) mod discovery;
+pub(crate) mod evals;
+pub(crate) mod files;
+pub(crate) mod integrity;
+pub(crate) mod schedules;
+pub(crate) mod sections;
 
 use std::sync::Arc;
 

@@ -94,7 +94,7 @@ impl Engine {
             })?;
         // The one read every door makes: the manifest's file, verified with `require_lock`.
         snapshot
-            .read_file(skill, crate::ops_files::SKILL_FILE)
+            .read_file(skill, crate::ops::files::SKILL_FILE)
             .map_err(Error::disclosure)
     }
 }
