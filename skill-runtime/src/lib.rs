@@ -36,15 +36,15 @@ pub mod wire;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
+pub use ops::discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
 pub use ops::evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
+pub use ops::files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
 pub use ops::integrity::Locked;
+pub use ops::schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, Scope,
     SearchQuery, Shown, SkillList, SkillQuery,
 };
-pub use ops::discovery::{DISCOVERY_SCHEMA, DiscoveryEntry, WELL_KNOWN_PREFIX};
-pub use ops::files::{MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary};
-pub use ops::schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 /// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).
 pub use skill_format::MAX_NAME_CHARS;
 pub use skill_registry::{SECTION_SEPARATOR, Sha256};

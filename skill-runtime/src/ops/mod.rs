@@ -629,20 +629,23 @@ impl Engine {
         self.events()
     }
 
+    /// The profile a request runs under: its own, else the engine's configured one. The one
+    /// place a request's profile overrides the engine's, for routing, disclosure and
+    /// execution alike.
+    fn profile<'a>(&'a self, scope: &'a Scope) -> Option<&'a str> {
+        scope
+            .profile
+            .as_deref()
+            .or(self.router_config().profile.as_deref())
+    }
+
     fn router<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Router<'s> {
-        Router::with_config(
-            snapshot,
-            self.runtime().router_under(scope.profile.as_deref()),
-        )
+        Router::with_config(snapshot, self.runtime().router_under(self.profile(scope)))
     }
 
     pub(crate) fn view<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Disclosure<'s> {
-        let profile = scope
-            .profile
-            .as_deref()
-            .or(self.router_config().profile.as_deref());
         Disclosure::new(snapshot)
-            .profile(profile)
+            .profile(self.profile(scope))
             .caller(scope.caller)
             .mark_low_trust(self.registry().config().trust.mark_low_trust)
     }
@@ -652,12 +655,8 @@ impl Engine {
             Caller::User => Context::user(),
             Caller::Model => Context::model(),
         };
-        match scope
-            .profile
-            .clone()
-            .or_else(|| self.router_config().profile.clone())
-        {
-            Some(p) => ctx.with_profile(p),
+        match self.profile(scope) {
+            Some(p) => ctx.with_profile(p.to_owned()),
             None => ctx,
         }
     }
