@@ -11,10 +11,10 @@
 //! Every answer carries [`CONTENT_SECURITY_POLICY`]: scripts, styles, images and connections
 //! from the server itself only, so the page can make no request outside it.
 //!
-//! skill-server mounts it with `skill_runtime::http::Mounts::mount_with(CONSOLE_PATH,
+//! skill-server mounts it with `skill_http::Mounts::mount_with(CONSOLE_PATH,
 //! skill_console::service(), skill_console::needs_token)`.
 
 mod assets;
 mod serve;
 
-pub use serve::{CONSOLE_PATH, CONTENT_SECURITY_POLICY, needs_token, service};
+pub use serve::{Body, CONSOLE_PATH, CONTENT_SECURITY_POLICY, needs_token, service};

@@ -10,7 +10,6 @@ use http::header::{
 };
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty, Full};
-use skill_runtime::http::{Body, MountedService};
 
 use crate::assets;
 
@@ -30,8 +29,13 @@ pub fn needs_token(_parts: &http::request::Parts) -> bool {
     false
 }
 
-/// The console as a service to mount at [`CONSOLE_PATH`].
-pub fn service() -> MountedService {
+/// The body of every console answer.
+pub type Body = http_body_util::combinators::UnsyncBoxBody<Bytes, Infallible>;
+
+/// The console as a service to mount at [`CONSOLE_PATH`]: a boxed, cloneable tower service
+/// over requests with any body `B` (the console reads none), never failing.
+pub fn service<B: Send + 'static>()
+-> tower::util::BoxCloneSyncService<Request<B>, Response<Body>, Infallible> {
     tower::util::BoxCloneSyncService::new(tower::service_fn(|req: Request<_>| {
         let resp = answer(req.method(), req.uri().path());
         async move { Ok::<_, Infallible>(resp) }

@@ -1,5 +1,5 @@
 //! [`HttpService`]: rmcp's streamable HTTP service behind the server's `Origin` check (the
-//! same check `/mcp` has, [`skill_runtime::http::origin_allowed`]), for a host that mounts
+//! same check `/mcp` has, the `origin` module's), for a host that mounts
 //! MCP itself.
 
 use std::convert::Infallible;

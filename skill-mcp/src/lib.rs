@@ -58,6 +58,8 @@ mod catalog;
 mod jsonrpc;
 #[cfg(feature = "http")]
 mod mount;
+#[cfg(feature = "http")]
+mod origin;
 mod server;
 mod stdio;
 mod tools;
@@ -110,9 +112,9 @@ type RmcpService = rmcp::transport::streamable_http_server::StreamableHttpServic
 /// session), as a tower service for any path prefix. `allowed_hosts` is the `Host`
 /// allowlist (DNS-rebinding protection): empty keeps the SDK's loopback-only default, and
 /// `["*"]` turns the SDK's check off (for a caller that checks `Host` itself, as
-/// `skill_runtime::http` does). A request with an `Origin` header gets `403
-/// forbidden_origin` unless `/mcp` would serve it ([`skill_runtime::http::origin_allowed`]
-/// under the same list: loopback, same origin, a listed host; `"*"`: every origin); a
+/// skill-http does). A request with an `Origin` header gets `403
+/// forbidden_origin` unless `/mcp` would serve it (the `Origin` check of
+/// [`http_mounted`], under the same list: loopback, same origin, a listed host; `"*"`: every origin); a
 /// request without `Origin` is not affected. This bare service has none of [`McpLimits`]
 /// but the default [`DEFAULT_MAX_CALLS_IN_FLIGHT`]: [`http_mounted`] has them.
 #[cfg(feature = "http")]
@@ -156,24 +158,39 @@ fn http_service_with_sessions(
     (service, sessions)
 }
 
-/// [`http_service`] as a [`skill_runtime::http::MountedService`], to mount at `/mcp` with
-/// [`skill_runtime::http::Mounts::mount`]: the same listener, request ids, token rules and
-/// `Host` check as `/v1` (`skill_runtime::http` checks `Host` before a mounted service sees
+/// The `/mcp` service [`http_mounted`] gives: a boxed, cloneable tower service over
+/// requests with body `B`, answering with a boxed body and never failing.
+#[cfg(feature = "http")]
+pub type MountedMcp<B> = tower::util::BoxCloneSyncService<
+    http::Request<B>,
+    http::Response<
+        http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, std::convert::Infallible>,
+    >,
+    std::convert::Infallible,
+>;
+
+/// [`http_service`] as a boxed tower service over requests with any body `B`, to mount at
+/// `/mcp` with skill-http's `Mounts::mount`: the same listener, request ids, token rules and
+/// `Host` check as `/v1` (skill-http checks `Host` before a mounted service sees
 /// a request, so rmcp's own check is off), and `limits` on bodies, sessions and tool calls
 /// (see [`McpLimits`]). `allowed_hosts` is the server's
-/// [`HttpConfig::allowed_hosts`](skill_runtime::http::HttpConfig::allowed_hosts), the list
+/// `HttpConfig::allowed_hosts`, the list
 /// its `Host` check uses: a request with an `Origin` header is served only when the
 /// origin's host is loopback (`127.0.0.0/8`, `::1`, `localhost`, `*.localhost`), the
 /// request's own `Host`, or in that list (`"*"`: every origin); otherwise it gets `403
 /// forbidden_origin` (DNS-rebinding protection for browsers). A request without `Origin`
 /// is not affected.
 #[cfg(feature = "http")]
-pub fn http_mounted(
+pub fn http_mounted<B>(
     engine: Arc<Engine>,
     config: McpConfig,
     allowed_hosts: Vec<String>,
     limits: McpLimits,
-) -> skill_runtime::http::MountedService {
+) -> MountedMcp<B>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let server =
         SkillsServer::new(engine, config).with_max_calls_in_flight(limits.max_calls_in_flight);
     let (service, sessions) = http_service_with_sessions(server, vec!["*".to_owned()]);

@@ -1,5 +1,5 @@
 //! `/mcp` as a service mounted beside `/v1`: the limits `/v1` has, applied before rmcp sees
-//! a request. A request with an `Origin` its server does not accept (see skill-runtime's `origin_allowed`:
+//! a request. A request with an `Origin` its server does not accept (see the `origin` module:
 //! loopback, same origin, or `allowed_hosts`) is refused first with `403
 //! forbidden_origin`, the shape of the `Host` check's `403 forbidden_host`, before its
 //! body is read. A request body is read whole first (MCP requests are single JSON-RPC
@@ -31,10 +31,10 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use skill_runtime::http::Body;
 
 use crate::RmcpService;
 use crate::jsonrpc::{self, Rejection};
+use crate::origin::origin_allowed;
 use crate::server::DEFAULT_MAX_CALLS_IN_FLIGHT;
 
 mod book;
@@ -42,6 +42,9 @@ mod book;
 use book::HeldBody;
 pub use book::MAX_GET_STREAMS_PER_SESSION;
 pub(crate) use book::SessionBook;
+
+/// The body of every `/mcp` answer.
+pub(crate) type Body = http_body_util::combinators::UnsyncBoxBody<Bytes, std::convert::Infallible>;
 
 /// The header naming a request's session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -69,8 +72,8 @@ pub struct McpLimits {
 impl Default for McpLimits {
     fn default() -> Self {
         McpLimits {
-            max_body_bytes: skill_runtime::http::DEFAULT_MAX_BODY_BYTES,
-            body_read_timeout: skill_runtime::http::DEFAULT_BODY_READ_TIMEOUT,
+            max_body_bytes: skill_runtime::wire::limits::DEFAULT_MAX_BODY_BYTES,
+            body_read_timeout: skill_runtime::wire::limits::DEFAULT_BODY_READ_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_calls_in_flight: DEFAULT_MAX_CALLS_IN_FLIGHT,
         }
@@ -125,7 +128,7 @@ pub(crate) fn forbidden_origin_body() -> String {
 }
 
 /// Whether every `Origin` of a request (its headers and target) is accepted (see
-/// `skill_runtime::http::origin_allowed`); a request without one is.
+/// `origin_allowed`); a request without one is.
 pub(crate) fn origin_accepted(
     headers: &http::HeaderMap,
     uri: &http::Uri,
@@ -137,7 +140,7 @@ pub(crate) fn origin_accepted(
         .or_else(|| uri.authority().map(http::uri::Authority::as_str));
     headers.get_all(http::header::ORIGIN).iter().all(|v| {
         v.to_str()
-            .is_ok_and(|origin| skill_runtime::http::origin_allowed(origin, host, allowed_hosts))
+            .is_ok_and(|origin| origin_allowed(origin, host, allowed_hosts))
     })
 }
 

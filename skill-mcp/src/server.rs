@@ -16,6 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
+use skill_runtime::wire::limits;
 use skill_runtime::{Engine, Event};
 
 use crate::catalog::{Catalog, FileRef, digest_text};
@@ -415,11 +416,11 @@ impl ServerHandler for SkillsServer {
         // The time limit of HTTP's executing endpoints, and the client's cancellation: the
         // call (and any script it started, which is killed when its run is dropped) ends
         // with either. A call ran on for minutes after its client had gone.
-        let limit = self
-            .engine
-            .script_timeout()
-            .saturating_add(skill_runtime::http::DEFAULT_EXEC_TIMEOUT_MARGIN)
-            .max(skill_runtime::http::DEFAULT_REQUEST_TIMEOUT);
+        let limit = limits::exec_time_limit(
+            self.engine.script_timeout(),
+            limits::DEFAULT_EXEC_TIMEOUT_MARGIN,
+            limits::DEFAULT_REQUEST_TIMEOUT,
+        );
         let call = tools::call(
             &self.engine,
             self.profile(),

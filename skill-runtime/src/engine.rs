@@ -180,7 +180,7 @@ pub struct Engine {
     #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
     /// The discovery index's archive digests, per folder content.
-    archive_digests: crate::ops_discovery::ArchiveDigests,
+    archive_digests: crate::ops::discovery::ArchiveDigests,
 }
 
 impl std::fmt::Debug for Engine {
@@ -411,7 +411,7 @@ impl Engine {
     }
 
     /// The registry (front doors go through the operations instead).
-    pub(crate) fn archive_digests(&self) -> &crate::ops_discovery::ArchiveDigests {
+    pub(crate) fn archive_digests(&self) -> &crate::ops::discovery::ArchiveDigests {
         &self.archive_digests
     }
 
@@ -452,6 +452,17 @@ impl Engine {
             .lock()
             .map(|l| l.clone())
             .unwrap_or_default()
+    }
+
+    /// The registry's current snapshot: the sources a door writes answers' paths
+    /// relative to.
+    pub fn snapshot(&self) -> Arc<skill_registry::Snapshot> {
+        self.registry.snapshot()
+    }
+
+    /// The domains the built-in `workflow.build` handler accepts (the runtime's setting).
+    pub fn workflow_domains(&self) -> &[String] {
+        &self.runtime.config().workflow_domains
     }
 
     /// The executor.

@@ -1,4 +1,4 @@
-//! `skill-runtime`: executing routed skills, and the whole skills engine over HTTP.
+//! `skill-runtime`: executing routed skills, and the Engine that composes the skills engine.
 //!
 //! It owns:
 //! - [`exec`]: execution of routed skills by kind (host handlers as tower services, lily
@@ -7,47 +7,18 @@
 //!   scheduler's [`Dispatcher`](skill_scheduler::Dispatcher);
 //! - [`builtin`]: the built-in handlers `workflow.build` and `markdown.search`;
 //! - [`Engine`]: the composition a server runs: one registry with its search index, notes
-//!   index, scheduler, executor and event stream, all kept in step by registry change sets;
-//! - [`http`]: the JSON API under `/v1` on hyper 1.x and tower middleware, with an event
-//!   stream (registry change sets and finished scheduled runs) and an OpenAPI document
-//!   generated from the same route table.
+//!   index, scheduler, executor and event stream, all kept in step by registry change sets.
 //!
-//! `skill-server serve` only reads configuration and composes these.
+//! The doors stand on it: `skill-http` (the JSON API under `/v1`), `skill-mcp`, the pack
+//! report and `skill-server`'s command line; `skill-server serve` only reads configuration
+//! and composes them.
 //!
-//! Features (both on by default): `http`, the HTTP API and its hyper dependencies, and
-//! `watch`, reloading on file changes (`EngineConfig::watch`, skill-registry's notify
-//! watcher). `default-features = false` leaves execution, the engine and the scheduler.
-//! Off by default: `replicas` (with `http`), several replicas on one PostgreSQL database
-//! and webhook delivery (the `replicas` module, `EngineConfig::replicas`); it brings skill-store
-//! and its database client, so only hosts that share state build them.
-//!
-//! ```no_run
-//! # #[cfg(feature = "http")] mod demo {
-//! use skill_registry::{RegistryConfig, Source};
-//! use skill_runtime::http::{App, HttpConfig};
-//! use skill_runtime::{Engine, EngineConfig};
-//!
-//! # async fn run() -> Result<(), skill_runtime::Error> {
-//! let config = EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
-//!     "packs/actions",
-//!     "builtin",
-//! )]));
-//! let engine = Engine::start(config)?;
-//! let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().map_err(|_| {
-//!     skill_runtime::Error::Internal("bad address".into())
-//! })?)
-//! .await?;
-//! println!("listening on http://{addr}/v1/");
-//! let app = App::new(engine.clone(), HttpConfig::default());
-//! skill_runtime::http::serve(listener, app, async {
-//!     let _ = tokio::signal::ctrl_c().await;
-//! })
-//! .await?;
-//! engine.shutdown().await;
-//! # Ok(())
-//! # }
-//! # }
-//! ```
+//! Features: `watch` (on by default), reloading on file changes (`EngineConfig::watch`,
+//! skill-registry's notify watcher); `default-features = false` leaves execution, the engine
+//! and the scheduler. Off by default: `replicas`, several replicas on one PostgreSQL database
+//! and webhook delivery (the `replicas` module, `EngineConfig::replicas`); it brings
+//! skill-store, its database client and an HTTP/1.1 client, so only hosts that share state
+//! build them.
 
 #![deny(missing_docs)]
 
@@ -55,17 +26,8 @@ pub mod activation;
 pub mod builtin;
 mod engine;
 mod error;
-mod evals;
 pub mod exec;
-#[cfg(feature = "http")]
-pub mod http;
-mod integrity;
 mod ops;
-mod ops_discovery;
-mod ops_files;
-mod ops_profiles;
-mod ops_schedules;
-mod ops_sections;
 #[cfg(feature = "replicas")]
 pub mod replicas;
 mod state;
@@ -78,21 +40,21 @@ mod zip;
 
 pub use engine::{ChangeEvent, EVENT_BUFFER, Engine, EngineConfig, Event};
 pub use error::Error;
-pub use evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
-pub use integrity::Locked;
+pub use ops::discovery::{
+    ARCHIVE_FILE, ArtifactKind, DISCOVERY_SCHEMA, DiscoveryEntry, MAX_ARCHIVE_BYTES,
+    MAX_ARCHIVE_FILES, WELL_KNOWN_PREFIX,
+};
+pub use ops::evals::{MAX_TRIGGER_EVAL_BYTES, read_trigger_cases};
+pub use ops::files::{
+    MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary, frontmatter_refusal,
+};
+pub use ops::integrity::Locked;
+pub use ops::profiles::{ProfileInfo, Profiles};
+pub use ops::schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 pub use ops::{
     CatalogView, Diagnostics, Entries, Example, Executed, Health, Lookup, Readiness, Scope,
     SearchQuery, Shown, SkillList, SkillQuery,
 };
-pub use ops_discovery::{
-    ARCHIVE_FILE, ArtifactKind, DISCOVERY_SCHEMA, DiscoveryEntry, MAX_ARCHIVE_BYTES,
-    MAX_ARCHIVE_FILES, WELL_KNOWN_PREFIX,
-};
-pub use ops_files::{
-    MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFiles, SkillSummary, frontmatter_refusal,
-};
-pub use ops_profiles::{ProfileInfo, Profiles};
-pub use ops_schedules::{ScheduleEntry, ScheduleQuery, Schedules};
 /// The longest skill name the Agent Skills rule allows (see `SkillSummary::kebab_name`).
 pub use skill_format::MAX_NAME_CHARS;
 pub use skill_registry::{SECTION_SEPARATOR, Sha256};

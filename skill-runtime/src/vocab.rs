@@ -19,8 +19,8 @@ pub mod registry {
     pub use skill_registry::{
         Budget, Caller, CatalogFormat, DiscoverOptions, Drift, Environment, Lock,
         MAX_NAMESPACE_CHARS, MAX_RESOURCE_DEPTH, MAX_RESOURCE_ENTRIES, Namespace, PublicKey,
-        RegistryConfig, SECTION_SEPARATOR, Sha256, Skill, Source, Status, Trust, TrustPolicy,
-        sign_lock, signature_path,
+        RegistryConfig, SECTION_SEPARATOR, Sha256, Skill, Snapshot, Source, Status, Trust,
+        TrustPolicy, sign_lock, signature_path,
     };
     /// The watcher's settings (the `watch` feature).
     #[cfg(feature = "watch")]
@@ -29,7 +29,7 @@ pub mod registry {
 
 /// Routing: a route and the router's settings.
 pub mod router {
-    pub use skill_router::{Prevalidate, Route, RouterConfig};
+    pub use skill_router::{FlagValue, Flags, Prevalidate, Route, RouterConfig};
 }
 
 /// Search and selection: options, their defaults and limits, trigger evals.

@@ -8,10 +8,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use clap::Args;
+use skill_http::{App, HttpConfig};
 use skill_runtime::Engine;
 #[cfg(feature = "mcp")]
 use skill_runtime::EngineConfig;
-use skill_runtime::http::{App, HttpConfig};
 #[cfg(feature = "mcp")]
 use skill_runtime::registry::WatchOptions;
 
@@ -108,7 +108,7 @@ pub fn app(engine: Arc<Engine>, http: HttpConfig) -> Arc<App> {
 
 /// `mounts` and the console at [`skill_console::CONSOLE_PATH`]: its page needs no token
 /// (what it asks of `/v1` is checked there).
-fn console(mounts: skill_runtime::http::Mounts) -> skill_runtime::http::Mounts {
+fn console(mounts: skill_http::Mounts) -> skill_http::Mounts {
     mounts.mount_with(
         skill_console::CONSOLE_PATH,
         skill_console::service(),

@@ -39,13 +39,14 @@ const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 
 /// The `tracing` targets exported: the engine's crates and its telemetry targets.
-const EXPORTED_TARGETS: [&str; 8] = [
+const EXPORTED_TARGETS: [&str; 9] = [
     "skill_format",
     "skill_registry",
     "skill_router",
     "skill_search",
     "skill_scheduler",
     "skill_runtime",
+    "skill_http",
     "skill_mcp",
     "skill_server",
 ];
@@ -243,8 +244,8 @@ mod tests {
     fn per_command_activations_are_exported() {
         let t = super::exported_targets();
         assert!(t.would_enable(skill_runtime::activation::ACTIVATION_TARGET, &Level::DEBUG));
-        assert!(t.would_enable("skill_runtime::http", &Level::INFO));
-        assert!(!t.would_enable("skill_runtime::http", &Level::DEBUG));
+        assert!(t.would_enable("skill_http", &Level::INFO));
+        assert!(!t.would_enable("skill_http", &Level::DEBUG));
         assert!(!t.would_enable("hyper", &Level::INFO));
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::Args;
 use serde::Deserialize;
-use skill_runtime::http::HttpConfig;
+use skill_http::HttpConfig;
 use skill_runtime::registry::{Namespace, RegistryConfig, Source, WatchOptions};
 use skill_runtime::{Engine, EngineConfig};
 
@@ -584,7 +584,7 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         let engine = Engine::start(engine_config).map_err(|e| e.to_string())?;
         let health = engine.health();
         let diagnostics = engine.diagnostics();
-        let (listener, local) = skill_runtime::http::bind(resolved.listen)
+        let (listener, local) = skill_http::bind(resolved.listen)
             .await
             .map_err(|e| e.to_string())?;
         // Signals are caught from before the server says it is ready: a SIGTERM sent as
@@ -597,7 +597,7 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         );
         let _ = out.flush();
         let app = crate::mcp_cmd::app(engine.clone(), resolved.http);
-        skill_runtime::http::serve(listener, app, shutdown)
+        skill_http::serve(listener, app, shutdown)
             .await
             .map_err(|e| e.to_string())?;
         // Requests are done: stop watchers, the scheduler, scripts and forked tasks.

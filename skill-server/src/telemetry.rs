@@ -158,13 +158,13 @@ mod tests {
                     !tracing::enabled!(target: "rmcp::transport::streamable_http_server", tracing::Level::INFO)
                 );
                 assert!(tracing::enabled!(target: "rmcp::service", tracing::Level::ERROR));
-                assert!(tracing::enabled!(target: "skill_runtime::http", tracing::Level::WARN));
+                assert!(tracing::enabled!(target: "skill_http", tracing::Level::WARN));
             });
         }
         let subscriber = tracing_subscriber::registry()
             .with(EnvFilter::new(crate::serve_cmd::DEFAULT_LOG_FILTER));
         tracing::subscriber::with_default(subscriber, || {
-            assert!(tracing::enabled!(target: "skill_runtime::http", tracing::Level::INFO));
+            assert!(tracing::enabled!(target: "skill_http", tracing::Level::INFO));
             // Activations are request logs: out of the default log.
             assert!(!tracing::enabled!(
                 target: "skill_runtime::activation",

@@ -20,11 +20,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
+use super::Body;
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 use rmcp::model::RequestId;
 use serde_json::Value;
-use skill_runtime::http::Body;
 
 /// Most GET streams (`text/event-stream` opened with `GET /mcp`) one session may have
 /// open at once; one more is refused with `429`. A client needs one (the stream of the

@@ -167,10 +167,10 @@ pub type Served = (
 pub async fn serve_mcp(
     engine: &Arc<Engine>,
     limits: skill_mcp::McpLimits,
-    config: skill_runtime::http::HttpConfig,
+    config: skill_http::HttpConfig,
 ) -> Served {
-    use skill_runtime::http::App;
-    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+    use skill_http::App;
+    let (listener, addr) = skill_http::bind("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let mount = App::mounts().mount(
@@ -184,7 +184,7 @@ pub async fn serve_mcp(
     );
     let app = App::with_mounts(engine.clone(), config, mount);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(skill_runtime::http::serve(listener, app, async {
+    let server = tokio::spawn(skill_http::serve(listener, app, async {
         let _ = stopped.await;
     }));
     (addr, stop, server)

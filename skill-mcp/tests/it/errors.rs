@@ -11,7 +11,7 @@ use rmcp::model::{
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
-use skill_runtime::http::HttpConfig;
+use skill_http::HttpConfig;
 
 use crate::common::{Fixture, serve_mcp};
 

@@ -2,7 +2,7 @@
 
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
-use skill_runtime::http::HttpConfig;
+use skill_http::HttpConfig;
 
 use crate::common::{Fixture, Served, read_everything, serve_mcp};
 

@@ -8,7 +8,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject};
 use rmcp::service::ServiceError;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
-use skill_runtime::http::HttpConfig;
+use skill_http::HttpConfig;
 
 use crate::common::serve_mcp;
 

@@ -3,7 +3,7 @@
 //! (they got `415` with plain text, or `-32601` Method not found and, statelessly, `404`).
 
 use serde_json::{Value, json};
-use skill_runtime::http::HttpConfig;
+use skill_http::HttpConfig;
 
 use crate::common::{Fixture, serve_mcp};
 

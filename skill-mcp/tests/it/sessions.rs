@@ -2,7 +2,7 @@
 //! id or opens a second GET stream): a request id in flight, the GET streams open, and
 //! `DELETE`.
 
-use skill_runtime::http::HttpConfig;
+use skill_http::HttpConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::{Fixture, serve_mcp};

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::ops_discovery::{ArtifactKind, DISCOVERY_SCHEMA, DiscoveryEntry};
+use crate::ops::discovery::{ArtifactKind, DISCOVERY_SCHEMA, DiscoveryEntry};
 
 /// The artifact type of an entry whose artifact is the skill file itself.
 pub const SKILL_MD_TYPE: &str = "skill-md";

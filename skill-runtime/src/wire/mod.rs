@@ -25,6 +25,7 @@ mod discovery;
 mod errors;
 mod evals;
 mod exec;
+pub mod limits;
 mod outcome;
 mod paths;
 mod request;

@@ -9,8 +9,8 @@ use skill_registry::{BudgetReport, CatalogEntry, Resource, Skill};
 use skill_scheduler::{DateTime, RunRecord, SecondsFormat, Tz, Utc};
 use skill_search::{Match, NoteHit, TriggerHit};
 
+use crate::ops::schedules::{ScheduleEntry, Schedules};
 use crate::ops::{CatalogView, Diagnostics, Health, Readiness, Shown, SkillList};
-use crate::ops_schedules::{ScheduleEntry, Schedules};
 use crate::wire::Paths;
 
 /// An instant as RFC 3339 in a zone, to the second (`Z` for UTC).

@@ -1,17 +1,11 @@
 //! skill-runtime's integration tests, one binary: execution by kind and limits (`runtime`,
-//! `scripts`, `contain`), the built-in workflow handler (`workflow`), the HTTP server against
-//! hostile clients and its OpenAPI document (`http`), skills the trust policy excluded
-//! refused by every door and answers' paths relative to their source (`excluded`), the bounds on one request's work and
-//! answer (`load`), several replicas on one database (`replicas`), one suite for both
+//! `scripts`, `contain`), the built-in workflow handler (`workflow`), the bounds on one
+//! request's work and answer (`load`), several replicas on one database (`replicas`), one suite for both
 //! implementations of the engine's shared state (`state`); `common` holds the helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 mod contain;
-#[cfg(all(feature = "http", feature = "watch"))]
-mod excluded;
-#[cfg(all(feature = "http", feature = "watch"))]
-mod http;
 mod load;
 #[cfg(feature = "replicas")]
 mod replicas;

@@ -6,9 +6,9 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+use skill_http::{HttpConfig, MountedService, Mounts};
 use skill_registry::{RegistryConfig, Source};
 use skill_runtime::EngineConfig;
-use skill_runtime::http::{HttpConfig, MountedService, Mounts};
 
 use crate::http::{IO_TIMEOUT, connect, get, launch_mounted, one_skill, post, start};
 

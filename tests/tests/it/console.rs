@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
+use skill_http::HttpConfig;
 use skill_registry::{RegistryConfig, Source, Trust};
-use skill_runtime::http::HttpConfig;
 use skill_runtime::{Engine, EngineConfig};
 use skills_tests::repo_root;
 
@@ -108,7 +108,7 @@ fn serve() -> (
             .unwrap();
         rt.block_on(async move {
             let engine: Arc<Engine> = Engine::start(config).unwrap();
-            let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+            let (listener, addr) = skill_http::bind("127.0.0.1:0".parse().unwrap())
                 .await
                 .unwrap();
             addr_tx.send(addr).unwrap();
@@ -117,7 +117,7 @@ fn serve() -> (
                 ..HttpConfig::default()
             };
             let app = skill_server::app(engine.clone(), http);
-            skill_runtime::http::serve(listener, app, async {
+            skill_http::serve(listener, app, async {
                 let _ = stop_rx.await;
             })
             .await

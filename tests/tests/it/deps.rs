@@ -116,12 +116,20 @@ fn runtime_without_default_features_has_no_http_stack_or_watcher() {
         );
     }
     let full = tree("skill-runtime");
-    for wanted in ["hyper", "notify"] {
-        assert!(
-            full.contains(wanted),
-            "skill-runtime's defaults lost {wanted}"
-        );
-    }
+    assert!(
+        full.contains("notify"),
+        "skill-runtime's defaults lost notify"
+    );
+    // The HTTP server is its own door crate (skill-http); the runtime's defaults build no
+    // HTTP stack.
+    assert!(
+        !full.contains("hyper"),
+        "skill-runtime's defaults pull hyper"
+    );
+    assert!(
+        tree("skill-http").contains("hyper"),
+        "skill-http lost its server"
+    );
     // A database client only for hosts that share state between replicas.
     for heavy in ["skill-store", "tokio-postgres", "deadpool-postgres"] {
         assert!(
@@ -133,6 +141,10 @@ fn runtime_without_default_features_has_no_http_stack_or_watcher() {
     assert!(
         replicas.contains("tokio-postgres"),
         "the replicas feature lost its client"
+    );
+    assert!(
+        replicas.contains("hyper"),
+        "the replicas feature lost its webhook client"
     );
 }
 

@@ -11,8 +11,8 @@
 //! parameters are ignored, as HTTP servers do.
 
 use serde_json::{Map, Value, json};
+use skill_http::HttpConfig;
 use skill_registry::{RegistryConfig, Source};
-use skill_runtime::http::HttpConfig;
 use skill_runtime::wire::{FieldKind, OPERATIONS, Operation};
 use skill_runtime::{Engine, EngineConfig};
 use skills_tests::{skill_md, skill_server, write};

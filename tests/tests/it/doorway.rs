@@ -4,10 +4,10 @@
 //! operation by operation.
 
 use serde_json::{Value, json};
+use skill_http::HttpConfig;
 use skill_registry::{RegistryConfig, Source};
 use skill_router::RouterConfig;
 use skill_runtime::EngineConfig;
-use skill_runtime::http::HttpConfig;
 use skills_tests::{repo_root, skill_md, skill_server, write};
 
 use crate::http::{Server, get, launch, packs, post};

@@ -7,9 +7,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use skill_http::{App, HttpConfig, MountedService, Mounts};
 use skill_registry::{RegistryConfig, Source, WatchOptions};
 use skill_runtime::exec::{BoxError, Call, Output, RuntimeBuilder};
-use skill_runtime::http::{App, HttpConfig, MountedService, Mounts};
 use skill_runtime::{Engine, EngineConfig};
 use skills_tests::{repo_root, skill_md, write};
 
@@ -97,12 +97,12 @@ pub(crate) fn launch_mounted(
             .unwrap();
         rt.block_on(async move {
             let engine = Engine::start_with(config, customize).unwrap();
-            let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+            let (listener, addr) = skill_http::bind("127.0.0.1:0".parse().unwrap())
                 .await
                 .unwrap();
             addr_tx.send(addr).unwrap();
             let app = App::with_mounts(engine.clone(), http, mounts);
-            skill_runtime::http::serve(listener, app, async {
+            skill_http::serve(listener, app, async {
                 let _ = stop_rx.await;
             })
             .await
@@ -562,7 +562,7 @@ fn errors_methods_bodies_and_tokens() {
         b"{\"text\":\"x\"}",
     );
     assert_eq!(r.status, 415);
-    let big = vec![b'a'; skill_runtime::http::DEFAULT_MAX_BODY_BYTES + 1];
+    let big = vec![b'a'; skill_http::DEFAULT_MAX_BODY_BYTES + 1];
     let r = request(
         s.addr,
         "POST",
@@ -1136,7 +1136,7 @@ fn shutdown_ends_open_event_streams_at_once() {
     let mut events = open_events(s.addr);
     let took = s.stop();
     assert!(
-        took < skill_runtime::http::SHUTDOWN_GRACE / 4,
+        took < skill_http::SHUTDOWN_GRACE / 4,
         "an open stream held shutdown for {took:?}"
     );
     // The stream ended cleanly: the reader reaches the end.
@@ -1395,7 +1395,7 @@ fn shutdown_finishes_requests_stops_scripts_and_keeps_the_schedule_state() {
     assert_eq!(done.status, 200, "{}", done.text());
     assert_eq!(done.json()["outcome"]["output"], "done");
     let took = s.stop();
-    assert!(took < skill_runtime::http::SHUTDOWN_GRACE / 4, "{took:?}");
+    assert!(took < skill_http::SHUTDOWN_GRACE / 4, "{took:?}");
 
     // The script's process was killed: gone, or a zombie nobody waits for any more.
     // (SIGKILL lands asynchronously, so give the kernel a moment to deliver it.)

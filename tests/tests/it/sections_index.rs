@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
+use skill_http::HttpConfig;
 use skill_registry::{Disclosure, Registry, RegistryConfig, Sha256, Source};
 use skill_runtime::EngineConfig;
-use skill_runtime::http::HttpConfig;
 use skills_tests::{repo_root, skill_md, write};
 
 use crate::http::{get, launch, request};

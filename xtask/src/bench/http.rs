@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
+use skill_http::{App, HttpConfig};
 use skill_registry::{RegistryConfig, Source};
-use skill_runtime::http::{App, HttpConfig};
 use skill_runtime::{Engine, EngineConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -232,7 +232,7 @@ async fn start_skills(sources: Vec<Source>) -> Result<SocketAddr, String> {
     let mut config = EngineConfig::new(RegistryConfig::with_sources(sources));
     config.watch = None;
     let engine = Engine::start(config).map_err(|e| e.to_string())?;
-    let (listener, addr) = skill_runtime::http::bind(
+    let (listener, addr) = skill_http::bind(
         "127.0.0.1:0"
             .parse()
             .map_err(|_| "bad address".to_owned())?,
@@ -241,7 +241,7 @@ async fn start_skills(sources: Vec<Source>) -> Result<SocketAddr, String> {
     .map_err(|e| e.to_string())?;
     let app = App::new(engine, HttpConfig::default());
     tokio::spawn(async move {
-        let _ = skill_runtime::http::serve(listener, app, std::future::pending()).await;
+        let _ = skill_http::serve(listener, app, std::future::pending()).await;
     });
     Ok(addr)
 }

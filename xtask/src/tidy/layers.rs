@@ -1,10 +1,10 @@
 //! The layer table: which of our crates each crate may depend on, written once, and the
 //! tidy test that reads every member's `Cargo.toml` against it.
 //!
-//! The doors (HTTP, MCP, the command line, the pack report) stand on one floor above the
-//! Engine: they depend on skill-runtime, whose curated re-exports give them the
-//! vocabulary of the crates below, and the server composes them (with skill-store for
-//! the database). Only normal dependencies count: tests may reach any crate.
+//! The doors (HTTP, MCP, the command line, the pack report, the console) stand on one floor
+//! above the Engine: they depend on skill-runtime, whose curated re-exports give them the
+//! vocabulary of the crates below, and never on each other; the server composes them (with
+//! skill-store for the database), mounting MCP and the console on HTTP as tower services. Only normal dependencies count: tests may reach any crate.
 
 use std::collections::BTreeSet;
 
@@ -32,6 +32,7 @@ const LAYERS: &[(&str, Option<&[&str]>)] = &[
         ]),
     ),
     // The doors' floor.
+    ("skill-http", Some(&["skill-runtime"])),
     ("skill-pack", Some(&["skill-runtime"])),
     ("skill-mcp", Some(&["skill-runtime"])),
     ("skill-console", Some(&["skill-runtime"])),
@@ -40,6 +41,7 @@ const LAYERS: &[(&str, Option<&[&str]>)] = &[
         Some(&[
             "skill-runtime",
             "skill-store",
+            "skill-http",
             "skill-pack",
             "skill-mcp",
             "skill-console",

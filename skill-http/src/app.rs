@@ -3,7 +3,7 @@
 //!
 //! Mounted services (MCP at `/mcp`, the console at `/ui`) share `/v1`'s listener, its token
 //! rule and its `Host` check. `/mcp` also checks a browser's `Origin` against the same
-//! `allowed_hosts` (`origin.rs`, beside `host.rs`).
+//! `allowed_hosts` (skill-mcp's `origin` module).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use tower::util::BoxCloneSyncService;
 use super::config::HttpConfig;
 use super::request::authorize;
 use super::response::{Body, unauthorized};
-use crate::engine::Engine;
+use skill_runtime::Engine;
 
 /// A service mounted beside `/v1` on the same listener (see [`Mounts::mount`]): it gets every
 /// request whose path is its prefix or starts with the prefix and `/`, path unchanged.
@@ -66,8 +66,8 @@ pub struct App {
 impl App {
     /// The sources answers' paths are written relative to: the current snapshot's, or
     /// `None` when the operator asked for absolute paths ([`HttpConfig::absolute_paths`]).
-    pub(crate) fn path_roots(&self) -> Option<Arc<skill_registry::Snapshot>> {
-        (!self.config.absolute_paths).then(|| self.engine.registry().snapshot())
+    pub(crate) fn path_roots(&self) -> Option<Arc<skill_runtime::registry::Snapshot>> {
+        (!self.config.absolute_paths).then(|| self.engine.snapshot())
     }
 
     /// An application over an engine.
@@ -118,10 +118,11 @@ impl App {
     /// never answers gets `504 timeout`. A model output whose commands together run
     /// longer than this also gets `504` (send them one by one to avoid that).
     pub fn exec_timeout(&self) -> Duration {
-        let script = self.engine.script_timeout();
-        script
-            .saturating_add(self.config.exec_timeout_margin)
-            .max(self.config.request_timeout)
+        skill_runtime::wire::limits::exec_time_limit(
+            self.engine.script_timeout(),
+            self.config.exec_timeout_margin,
+            self.config.request_timeout,
+        )
     }
 }
 

@@ -3,9 +3,9 @@
 use http::{Response, StatusCode};
 
 use super::engine_error;
-use crate::http::app::App;
-use crate::http::response::{ApiError, Body, json_response};
-use crate::wire::{self, NotesSearchRequest, SearchRequest, SelectRequest};
+use crate::app::App;
+use crate::response::{ApiError, Body, json_response};
+use skill_runtime::wire::{self, NotesSearchRequest, SearchRequest, SelectRequest};
 
 pub(super) fn search(app: &App, request: &SearchRequest) -> Result<Response<Body>, ApiError> {
     let matches = app

@@ -14,18 +14,36 @@
 //! `Origin: null` (a sandboxed page, a `file:` URL, a redirect) and anything that is not a
 //! `scheme://host[:port]` origin are refused unless `allowed_hosts` has `"*"`.
 
-use http::uri::Uri;
+use http::uri::{Authority, Uri};
 
-use super::host::split;
+/// A `Host` value, an origin's authority or an allowlist entry as a lower-case name without
+/// brackets or a final dot, and its port: names are read as skill-http's `Host` check reads
+/// them, so an entry of `allowed_hosts` means the same to both checks.
+fn split(value: &str) -> Option<(String, Option<u16>)> {
+    let authority = Authority::try_from(value.trim()).ok()?;
+    if authority.as_str().contains('@') {
+        return None;
+    }
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    if host.is_empty() {
+        return None;
+    }
+    Some((host, authority.port_u16()))
+}
 
 /// Whether a request whose `Origin` is `origin` (and whose `Host` is `host`) may be served
-/// under `allowed_hosts` (the list of [`HttpConfig::allowed_hosts`](super::HttpConfig::allowed_hosts)):
+/// under `allowed_hosts` (the list the HTTP server's `Host` check reads, `HttpConfig::allowed_hosts`):
 /// when the origin's host is loopback (`127.0.0.0/8`, `::1`, `localhost`, `*.localhost`),
 /// the request's own `Host` (same host and port, a missing port being the scheme's
 /// default), or listed (`name`: any port, `name:port`: that port). `"*"` in the list allows
 /// every origin; `null` and anything that is not `scheme://host[:port]` are refused
 /// otherwise. A request without `Origin` needs no check.
-pub fn origin_allowed(origin: &str, host: Option<&str>, allowed_hosts: &[String]) -> bool {
+pub(crate) fn origin_allowed(origin: &str, host: Option<&str>, allowed_hosts: &[String]) -> bool {
     if allowed_hosts.iter().any(|h| h.trim() == "*") {
         return true;
     }

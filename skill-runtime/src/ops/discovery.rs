@@ -30,7 +30,7 @@ use skill_registry::{Caller, FileManifest, Sha256, Skill, Snapshot, Status};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::ops::Scope;
-use crate::ops_files::SKILL_FILE;
+use crate::ops::files::SKILL_FILE;
 use crate::zip::{MAX_ZIP_ENTRIES, stored_zip};
 
 /// The `$schema` of the index (discovery RFC 0.2.0).

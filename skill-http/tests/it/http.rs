@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use skill_http::{App, HttpConfig};
 use skill_registry::{RegistryConfig, Source};
-use skill_runtime::http::{App, HttpConfig};
 use skill_runtime::{Engine, EngineConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -46,12 +46,12 @@ pub(crate) async fn start_with(registry: RegistryConfig, http: HttpConfig) -> Se
     let mut config = EngineConfig::new(registry);
     config.watch = None;
     let engine = Engine::start(config).unwrap();
-    let (listener, addr) = skill_runtime::http::bind("127.0.0.1:0".parse().unwrap())
+    let (listener, addr) = skill_http::bind("127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let app = App::new(engine, http);
-    let task = tokio::spawn(skill_runtime::http::serve(listener, app, async {
+    let task = tokio::spawn(skill_http::serve(listener, app, async {
         let _ = stopped.await;
     }));
     Server { addr, stop, task }

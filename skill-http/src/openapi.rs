@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::routes::{ENDPOINTS, Endpoint, Input, Kind, MAX_COUNT, Op};
-use crate::wire::FieldKind;
+use skill_runtime::wire::FieldKind;
 
 /// The schema of a query parameter, exactly what its handler accepts.
 fn param_schema(kind: Kind) -> Value {
@@ -39,7 +39,7 @@ fn path_schema(name: &str) -> Value {
 /// digits and `_`; a description that is not blank); what no schema can say (a reserved
 /// name, a cron expression that does not parse) is answered `422`.
 fn workflow_constraints(field: &str, schema: &mut Value, domains: &[String]) {
-    use crate::builtin::{MAX_STEPS_BYTES, MAX_WORKFLOW_NAME_CHARS};
+    use skill_runtime::builtin::{MAX_STEPS_BYTES, MAX_WORKFLOW_NAME_CHARS};
     match field {
         "name" => {
             schema["pattern"] = json!("^[a-z][a-z0-9_]*$");
@@ -49,7 +49,7 @@ fn workflow_constraints(field: &str, schema: &mut Value, domains: &[String]) {
         "domain" => schema["enum"] = json!(domains),
         "description" => {
             schema["pattern"] = json!("\\S");
-            schema["maxLength"] = json!(skill_format::MAX_DESCRIPTION_CHARS);
+            schema["maxLength"] = json!(skill_runtime::format::MAX_DESCRIPTION_CHARS);
         }
         "steps" => schema["maxLength"] = json!(MAX_STEPS_BYTES),
         // The numeric five-field form; the server also takes names, lists, ranges, steps

@@ -45,7 +45,6 @@ mod conns;
 mod handlers;
 mod host;
 mod openapi;
-mod origin;
 mod request;
 mod response;
 mod routes;
@@ -58,6 +57,10 @@ pub use config::{
     DEFAULT_MAX_EVENT_STREAMS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_WRITE_TIMEOUT, HEADER_READ_TIMEOUT,
     HttpConfig, SHUTDOWN_GRACE,
 };
-pub use origin::origin_allowed;
 pub use response::Body;
 pub use server::{bind, serve};
+
+/// The README's example, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

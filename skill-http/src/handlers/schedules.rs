@@ -1,13 +1,13 @@
 //! Schedules: every scheduled skill with its next fire times.
 
 use http::{Response, StatusCode};
-use skill_scheduler::{DateTime, Tz, Utc};
+use skill_runtime::scheduler::{DateTime, Tz, Utc};
 
 use super::{Query, bad_query, number, paths};
-use crate::http::app::App;
-use crate::http::response::{ApiError, Body, json_response};
-use crate::ops_schedules::ScheduleQuery;
-use crate::wire;
+use crate::app::App;
+use crate::response::{ApiError, Body, json_response};
+use skill_runtime::ScheduleQuery;
+use skill_runtime::wire;
 
 /// Most upcoming fire times `/v1/schedules` lists per skill.
 const MAX_NEXT_FIRES: usize = 100;

@@ -4,10 +4,10 @@ use http::{Response, StatusCode};
 use serde_json::Value;
 
 use super::{engine_error, paths};
-use crate::http::app::App;
-use crate::http::response::{ApiError, Body, json_response};
-use crate::ops::Scope;
-use crate::wire::{
+use crate::app::App;
+use crate::response::{ApiError, Body, json_response};
+use skill_runtime::Scope;
+use skill_runtime::wire::{
     self, Args, ExecuteRequest, ExecutedShape, ExtractRequest, Input, InvokeRequest, ResultsShape,
     RouteRequest, TasksShape,
 };
@@ -59,7 +59,7 @@ fn capped(shape: &impl serde::Serialize, size: usize) -> Result<Vec<u8>, ApiErro
 
 /// A `200` JSON answer already serialized.
 fn json_bytes(body: Vec<u8>) -> Response<Body> {
-    let mut resp = Response::new(crate::http::response::full(body));
+    let mut resp = Response::new(crate::response::full(body));
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
@@ -186,9 +186,9 @@ pub(super) async fn task(app: &App, id: Option<&str>) -> Result<Response<Body>, 
 
 /// The flags of `workflow.build` from the checked body: texts as values, a switch only
 /// when it is on.
-fn workflow_flags(args: &Args) -> skill_router::Flags {
-    use skill_router::FlagValue;
-    let mut flags = skill_router::Flags::new();
+fn workflow_flags(args: &Args) -> skill_runtime::router::Flags {
+    use skill_runtime::router::FlagValue;
+    let mut flags = skill_runtime::router::Flags::new();
     for (k, v) in args.fields() {
         let value = match v {
             Value::Bool(true) => FlagValue::Switch(true),

@@ -4,8 +4,8 @@
 //! inspections included), and `/v1` answers name files relative to their source unless
 //! the server is configured for absolute paths.
 
+use skill_http::HttpConfig;
 use skill_registry::{RegistryConfig, Source};
-use skill_runtime::http::HttpConfig;
 use skill_runtime::{Engine, EngineConfig, Lookup, Scope};
 
 use crate::common::write;

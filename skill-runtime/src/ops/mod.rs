@@ -12,14 +12,22 @@
 //! [`EngineConfig::router`]: crate::EngineConfig::router
 //!
 //! Every door asks an operation here and renders the typed answer with a `wire` shape: HTTP's
-//! handlers, the CLI's `*_cmd.rs`, `skill_pack::report` and skill-mcp. The operations are
-//! spread by area: `ops.rs`, `ops_files.rs` (what only MCP asks), `ops_schedules.rs`,
-//! `ops_sections.rs`, `ops_discovery.rs`, `integrity.rs` (findings, lock, verify) and
-//! `evals.rs` (trigger evals). So `audit`, `lock`, `verify`, `eval` and the pack report agree
+//! handlers, the CLI's `*_cmd.rs`, `skill_pack::report` and skill-mcp. The operations live
+//! in this folder by area: this file (skills, disclosure, routing, execution, search, tasks),
+//! `files` (what only MCP asks), `schedules`, `sections`, `discovery`, `integrity` (findings,
+//! lock, verify) and `evals` (trigger evals). So `audit`, `lock`, `verify`, `eval` and the pack report agree
 //! with the server. A skill the trust policy excluded is refused by the disclosure view and by
 //! the operator's inspection alike (`show`, `Lookup::Inspect`: `registry::Error::Excluded`,
 //! wire code `skill_excluded`). `EngineConfig::one_shot` is the command line's engine: no
 //! watcher, no scheduler thread, and the search index built on the first search.
+
+pub(crate) mod discovery;
+pub(crate) mod evals;
+pub(crate) mod files;
+pub(crate) mod integrity;
+pub(crate) mod profiles;
+pub(crate) mod schedules;
+pub(crate) mod sections;
 
 use std::sync::Arc;
 
@@ -641,20 +649,23 @@ impl Engine {
         self.events()
     }
 
+    /// The profile a request runs under: its own, else the engine's configured one. The one
+    /// place a request's profile overrides the engine's, for routing, disclosure and
+    /// execution alike.
+    fn profile<'a>(&'a self, scope: &'a Scope) -> Option<&'a str> {
+        scope
+            .profile
+            .as_deref()
+            .or(self.router_config().profile.as_deref())
+    }
+
     fn router<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Router<'s> {
-        Router::with_config(
-            snapshot,
-            self.runtime().router_under(scope.profile.as_deref()),
-        )
+        Router::with_config(snapshot, self.runtime().router_under(self.profile(scope)))
     }
 
     pub(crate) fn view<'s>(&self, snapshot: &'s Snapshot, scope: &Scope) -> Disclosure<'s> {
-        let profile = scope
-            .profile
-            .as_deref()
-            .or(self.router_config().profile.as_deref());
         Disclosure::new(snapshot)
-            .profile(profile)
+            .profile(self.profile(scope))
             .caller(scope.caller)
             .mark_low_trust(self.registry().config().trust.mark_low_trust)
     }
@@ -664,12 +675,8 @@ impl Engine {
             Caller::User => Context::user(),
             Caller::Model => Context::model(),
         };
-        match scope
-            .profile
-            .clone()
-            .or_else(|| self.router_config().profile.clone())
-        {
-            Some(p) => ctx.with_profile(p),
+        match self.profile(scope) {
+            Some(p) => ctx.with_profile(p.to_owned()),
             None => ctx,
         }
     }

@@ -5,10 +5,10 @@
 use http::{Response, StatusCode};
 
 use super::{Query, engine_error, scope};
-use crate::http::app::App;
-use crate::http::response::{ApiError, Body, json_response};
-use crate::ops::Lookup;
-use crate::wire::{OutlineShape, SectionShape};
+use crate::app::App;
+use crate::response::{ApiError, Body, json_response};
+use skill_runtime::Lookup;
+use skill_runtime::wire::{OutlineShape, SectionShape};
 
 pub(super) fn outline(app: &App, name: &str, q: &Query) -> Result<Response<Body>, ApiError> {
     let outline = app

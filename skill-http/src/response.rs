@@ -57,7 +57,7 @@ impl ApiError {
     pub(crate) fn into_response(self) -> Response<Body> {
         let mut resp = json_response(
             self.status,
-            &crate::wire::error_body(&self.code, &self.message),
+            &skill_runtime::wire::error_body(&self.code, &self.message),
         );
         if self.status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use http::Method;
 
-use crate::wire::{self, Operation, Request};
+use skill_runtime::wire::{self, Operation, Request};
 
 /// What an endpoint does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub(crate) enum Kind {
     Instant,
 }
 
-pub(crate) use crate::wire::MAX_COUNT;
+pub(crate) use skill_runtime::wire::MAX_COUNT;
 
 /// One query parameter: name, what it holds, description. A free-text parameter given
 /// empty counts as left out; any other kind given empty is refused.
@@ -525,14 +525,22 @@ mod tests {
             *op.fields.iter().find(|f| f.name == name).unwrap()
         };
         let max = field("/v1/select", "max_skills");
-        assert!(
-            max.description
-                .contains(&format!("default {}", skill_search::DEFAULT_MAX_SKILLS))
-        );
+        assert!(max.description.contains(&format!(
+            "default {}",
+            skill_runtime::search::DEFAULT_MAX_SKILLS
+        )));
         for (path, name, cap) in [
-            ("/v1/select", "max_skills", skill_search::MAX_MAX_SKILLS),
-            ("/v1/search", "limit", skill_search::MAX_LIMIT),
-            ("/v1/notes/search", "limit", skill_search::MAX_NOTE_RESULTS),
+            (
+                "/v1/select",
+                "max_skills",
+                skill_runtime::search::MAX_MAX_SKILLS,
+            ),
+            ("/v1/search", "limit", skill_runtime::search::MAX_LIMIT),
+            (
+                "/v1/notes/search",
+                "limit",
+                skill_runtime::search::MAX_NOTE_RESULTS,
+            ),
         ] {
             let f = field(path, name);
             assert_eq!(

@@ -8,9 +8,9 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 use hyper::body::Frame;
 
-use crate::engine::Event;
-use crate::http::app::App;
-use crate::http::response::{ApiError, Body, json_response};
+use crate::app::App;
+use crate::response::{ApiError, Body, json_response};
+use skill_runtime::Event;
 
 /// Interval of keep-alive comments on the event stream.
 const EVENT_KEEPALIVE: Duration = Duration::from_secs(15);
@@ -22,7 +22,7 @@ pub(super) async fn reload(app: &Arc<App>) -> Result<Response<Body>, ApiError> {
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
     Ok(json_response(
         StatusCode::OK,
-        &crate::wire::ChangeShape::from(&change),
+        &skill_runtime::wire::ChangeShape::from(&change),
     ))
 }
 
@@ -121,7 +121,7 @@ async fn write_events(
                         Event::Change(c) => format!("id: {}\n", c.generation),
                         Event::Scheduled(_) => String::new(),
                     };
-                    format!("{id}event: {}\ndata: {}\n\n", event.name(), crate::wire::event_json(&event))
+                    format!("{id}event: {}\ndata: {}\n\n", event.name(), skill_runtime::wire::event_json(&event))
                 }
                 Err(RecvError::Lagged(n)) => format!("event: lagged\ndata: {{\"missed\":{n}}}\n\n"),
                 Err(RecvError::Closed) => return,

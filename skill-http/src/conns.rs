@@ -403,7 +403,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::http::response::full;
+    use crate::response::full;
 
     fn answer(n: usize) -> Response<Body> {
         Response::new(full(vec![b'x'; n]))

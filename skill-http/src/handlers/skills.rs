@@ -3,13 +3,13 @@
 
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
-use skill_registry::{Budget, Caller, CatalogFormat};
+use skill_runtime::registry::{Budget, Caller, CatalogFormat};
 
 use super::{Query, bad_query, engine_error, number, paths, scope, text};
-use crate::http::app::App;
-use crate::http::response::{ApiError, Body, full, json_response};
-use crate::ops::{Lookup, SkillQuery};
-use crate::wire::{self, GetSkillRequest, GetSkillShape};
+use crate::app::App;
+use crate::response::{ApiError, Body, full, json_response};
+use skill_runtime::wire::{self, GetSkillRequest, GetSkillShape};
+use skill_runtime::{Lookup, SkillQuery};
 
 pub(super) fn health(app: &App) -> Response<Body> {
     json_response(
@@ -160,11 +160,11 @@ pub(super) fn catalog(app: &App, q: &Query) -> Result<Response<Body>, ApiError> 
     // A catalog's locations are resolved absolute paths (what a model with file access
     // opens), so they are written relative to the sources' resolved roots.
     let roots = app.path_roots();
-    let resolved: Option<Vec<skill_registry::Source>> = roots.as_deref().map(|snapshot| {
+    let resolved: Option<Vec<skill_runtime::registry::Source>> = roots.as_deref().map(|snapshot| {
         snapshot
             .sources()
             .iter()
-            .map(|s| skill_registry::Source {
+            .map(|s| skill_runtime::registry::Source {
                 path: std::fs::canonicalize(&s.path).unwrap_or_else(|_| s.path.clone()),
                 ..s.clone()
             })

@@ -2,24 +2,19 @@
 
 use std::time::Duration;
 
-/// Default request timeout.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// Default time added to the runtime's script timeout to give the time limit of the
-/// endpoints that execute skills (see [`App::exec_timeout`](super::App::exec_timeout)).
-pub const DEFAULT_EXEC_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
+/// The limits HTTP shares with the other doors (see [`skill_runtime::wire::limits`]).
+pub use skill_runtime::wire::limits::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_EXEC_TIMEOUT_MARGIN, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_REQUEST_TIMEOUT,
+};
+
 /// Default limit on API requests in flight.
 pub const DEFAULT_CONCURRENCY: usize = 512;
-/// Default limit on request bodies.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Default limit on open connections.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Default limit on event streams open at once (each holds a connection for as long as
 /// the client listens).
 pub const DEFAULT_MAX_EVENT_STREAMS: usize = 64;
-/// Default time a client has to send a request body once its headers are in. The body is
-/// read before the request takes a place under the concurrency limit, so a slow body
-/// holds only its own connection; past this it is answered `408`.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a client has to send its request headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a write to a client may stay pending (the client reads nothing) before
@@ -68,9 +63,9 @@ pub struct HttpConfig {
     /// behind a proxy that checks them). Default: none.
     pub allowed_hosts: Vec<String>,
     /// Catalog budgets by profile, used when a request gives none.
-    pub profile_budgets: std::collections::BTreeMap<String, skill_registry::Budget>,
+    pub profile_budgets: std::collections::BTreeMap<String, skill_runtime::registry::Budget>,
     /// Write server paths in answers as they are (absolute), instead of relative to the
-    /// source they are in ([`Paths`](crate::wire::Paths)). Default: false.
+    /// source they are in ([`Paths`](skill_runtime::wire::Paths)). Default: false.
     pub absolute_paths: bool,
 }
 

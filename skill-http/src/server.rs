@@ -29,7 +29,7 @@ use super::host;
 use super::request::{find, read_body};
 use super::response::{ApiError, Body, bad_host, forbidden_host, head_response};
 use super::routes::Op;
-use crate::error::Error;
+use skill_runtime::Error;
 
 /// Longest request id taken from a client.
 const MAX_REQUEST_ID: usize = 64;

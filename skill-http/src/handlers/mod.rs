@@ -1,5 +1,5 @@
 //! Handlers: each endpoint asks one [`Engine`](crate::Engine) operation and renders the
-//! answer with a [`wire`](crate::wire) shape. Nothing here reaches below the engine. A
+//! answer with a [`wire`](skill_runtime::wire) shape. Nothing here reaches below the engine. A
 //! `HEAD` is answered as its `GET` (the server then drops the body), except that the event
 //! stream opens no stream for it.
 //!
@@ -26,8 +26,8 @@ use super::app::App;
 use super::request::{Params, json_body, query_map};
 use super::response::{ApiError, Body, json_response};
 use super::routes::{Endpoint, Op};
-use crate::error::Error;
-use crate::wire::{Request as WireRequest, RequestError};
+use skill_runtime::Error;
+use skill_runtime::wire::{Request as WireRequest, RequestError};
 
 /// A request's query parameters.
 type Query = HashMap<String, String>;
@@ -154,7 +154,7 @@ async fn dispatch(
         Op::Invoke => exec::invoke(app, &from_body(req)?).await,
         Op::Workflows => {
             let body: serde_json::Map<String, serde_json::Value> = json_body(req)?;
-            let args = crate::wire::BUILD_WORKFLOW
+            let args = skill_runtime::wire::BUILD_WORKFLOW
                 .read(&body, true)
                 .map_err(refused)?;
             exec::workflows(app, &args).await
@@ -170,7 +170,7 @@ async fn dispatch(
             StatusCode::OK,
             &super::openapi::openapi(&super::openapi::Document {
                 secured: app.config.token.is_some(),
-                workflow_domains: &app.engine.runtime().config().workflow_domains,
+                workflow_domains: app.engine.workflow_domains(),
             }),
         )),
     }
@@ -181,7 +181,7 @@ async fn dispatch(
 /// may name the server's paths.
 fn engine_error(e: &Error) -> ApiError {
     let code = e.code();
-    let status = StatusCode::from_u16(crate::wire::status_of(code))
+    let status = StatusCode::from_u16(skill_runtime::wire::status_of(code))
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if status.is_server_error() {
         tracing::warn!(code, error = %e, "request failed on the server's side");
@@ -194,11 +194,11 @@ fn engine_error(e: &Error) -> ApiError {
     ApiError::owned(status, code.to_owned(), e.to_string())
 }
 
-/// How answers write paths, given [`App::path_roots`](crate::http::app::App::path_roots).
-fn paths(roots: Option<&skill_registry::Snapshot>) -> crate::wire::Paths<'_> {
+/// How answers write paths, given [`App::path_roots`](crate::app::App::path_roots).
+fn paths(roots: Option<&skill_runtime::registry::Snapshot>) -> skill_runtime::wire::Paths<'_> {
     match roots {
-        Some(snapshot) => crate::wire::Paths::Relative(snapshot.sources()),
-        None => crate::wire::Paths::Absolute,
+        Some(snapshot) => skill_runtime::wire::Paths::Relative(snapshot.sources()),
+        None => skill_runtime::wire::Paths::Absolute,
     }
 }
 
@@ -229,10 +229,10 @@ fn number<T: std::str::FromStr>(q: &Query, key: &str) -> Result<Option<T>, ApiEr
 }
 
 /// The caller and profile of a disclosure request (`caller`, `profile`).
-fn scope(q: &Query) -> Result<crate::Scope, ApiError> {
+fn scope(q: &Query) -> Result<skill_runtime::Scope, ApiError> {
     let base = match q.get("caller").map(String::as_str) {
-        None | Some("model") => crate::Scope::model(),
-        Some("user") => crate::Scope::user(),
+        None | Some("model") => skill_runtime::Scope::model(),
+        Some("user") => skill_runtime::Scope::user(),
         Some(other) => {
             return Err(bad_query(format!(
                 "`caller` is `model` or `user`, not `{other}`"

@@ -7,9 +7,9 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 
 use super::engine_error;
-use crate::http::app::App;
-use crate::http::response::{ApiError, Body, full, json_response};
-use crate::wire::DiscoveryIndexShape;
+use crate::app::App;
+use crate::response::{ApiError, Body, full, json_response};
+use skill_runtime::wire::DiscoveryIndexShape;
 
 /// Clients revalidate every time: the digest in the index tells them whether to refetch.
 const CACHE: &str = "no-cache";
