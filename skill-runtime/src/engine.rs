@@ -180,7 +180,7 @@ pub struct Engine {
     #[cfg(feature = "watch")]
     watchers: Mutex<Vec<Watcher>>,
     /// The discovery index's archive digests, per folder content.
-    archive_digests: crate::ops::discovery::ArchiveDigests,
+    archive_digests: ArchiveDigests,
 }
 
 impl std::fmt::Debug for Engine {
@@ -411,7 +411,7 @@ impl Engine {
     }
 
     /// The registry (front doors go through the operations instead).
-    pub(crate) fn archive_digests(&self) -> &crate::ops::discovery::ArchiveDigests {
+    pub(crate) fn archive_digests(&self) -> &ArchiveDigests {
         &self.archive_digests
     }
 
@@ -598,3 +598,12 @@ fn forward_scheduled_runs(runtime: &Runtime, events: &broadcast::Sender<Arc<Even
         }
     });
 }
+
+/// Archive digests by (folder digest, skill file name): the same files make the same zip
+/// (the discovery index's `archive` entries; kept here, with the engine that owns them).
+#[derive(Debug, Default)]
+pub(crate) struct ArchiveDigests(
+    pub(crate)  std::sync::Mutex<
+        std::collections::HashMap<(skill_registry::Sha256, String), skill_registry::Sha256>,
+    >,
+);

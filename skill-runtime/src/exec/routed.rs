@@ -174,22 +174,27 @@ fn route_outcome(route: Route) -> Outcome {
                 message: e.to_string(),
             },
         ),
-        // Lines the runtime does not run: the output is the route's wire shape, so a host
-        // calling `invoke` alone can still act on a built-in command.
-        Route::Builtin { ref command, .. } => {
+        // Lines the runtime does not run: the output names the route (as the route JSON
+        // does), so a host calling `invoke` alone can still act on a built-in command.
+        Route::Builtin {
+            ref command,
+            ref args,
+        } => {
             let mut o = Outcome::failure(None, None, &Error::BuiltinCommand(command.clone()));
-            o.output = route_json(&route);
+            o.output = serde_json::json!({"route": "builtin", "command": command, "args": args});
             o
         }
         Route::Message {
-            ref text, ref note, ..
+            ref text,
+            ref note,
+            ref suggestions,
         } => {
             let message = match note {
                 Some(n) => format!("{n}: {text}"),
                 None => format!("not a slash command: {text}"),
             };
             let mut o = Outcome::failure(None, None, &Error::NotACommand(message));
-            o.output = route_json(&route);
+            o.output = serde_json::json!({"route": "message", "text": text, "note": note, "suggestions": suggestions});
             o
         }
         other => Outcome::failure(
@@ -198,10 +203,4 @@ fn route_outcome(route: Route) -> Outcome {
             &Error::Internal(format!("unexpected route: {other:?}")),
         ),
     }
-}
-
-/// A route as its wire shape ([`RouteShape`](crate::wire::RouteShape)), the JSON the route
-/// endpoints answer.
-fn route_json(route: &Route) -> serde_json::Value {
-    serde_json::to_value(crate::wire::RouteShape::from(route)).unwrap_or_default()
 }

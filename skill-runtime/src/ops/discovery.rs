@@ -22,8 +22,6 @@
 //! Files are read from disk when served, so between an edit and the reload that follows it
 //! the bytes can differ from the listed digest: that is what the digest lets a client detect.
 
-use std::collections::HashMap;
-
 use skill_format::{MAX_DESCRIPTION_CHARS, is_kebab_name};
 use skill_registry::{Caller, FileManifest, Sha256, Skill, Snapshot, Status};
 
@@ -86,10 +84,6 @@ impl DiscoveryEntry {
         format!("{WELL_KNOWN_PREFIX}/{}/{file}", self.name)
     }
 }
-
-/// Archive digests by (folder digest, skill file name): the same files make the same zip.
-#[derive(Debug, Default)]
-pub(crate) struct ArchiveDigests(std::sync::Mutex<HashMap<(Sha256, String), Sha256>>);
 
 /// The digest of a skill's own file in the snapshot's manifest, if it has one.
 fn own_digest(manifest: &FileManifest, own: &str) -> Option<Sha256> {
