@@ -50,8 +50,12 @@ async fn run_with_swap(swap: fn(&Path)) -> serde_json::Value {
         .write(&lock)
         .unwrap();
     registry.trust.require_lock = Some(lock);
+    #[allow(unused_mut)] // without the `watch` feature there is nothing to turn off
     let mut config = EngineConfig::new(registry);
-    config.watch = None;
+    #[cfg(feature = "watch")]
+    {
+        config.watch = None;
+    }
     let engine = Engine::start(config).unwrap();
     *BEFORE_SPAWN.lock().unwrap() = Some((script.canonicalize().unwrap(), swap));
     let done = engine.execute("t", &Scope::model()).await;
