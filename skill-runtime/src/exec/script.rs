@@ -737,7 +737,6 @@ mod tests {
         let started = String::from_utf8_lossy(&ran.stdout).lines().count();
         // The edge: the limit is reached, not passed.
         assert_eq!(started, max - 1, "children for a limit of {max}");
-        assert!(started >= 1, "none started");
     }
 
     #[test]
