@@ -12,15 +12,24 @@ await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 const skills = new SkillsClient(client);
 if (!skills.supported) throw new Error(`${url}: the skills extension is not declared`);
 const listing = await skills.list();
+// Every (skill, file) pair, read by a few workers at once over the one session: a host reads
+// files concurrently too, and one at a time the corpus took minutes of CI.
+const reads = listing.skills.flatMap((skill) =>
+  (which === 'all' ? skill.resources.map((r) => r.uri) : [undefined]).map((ref) => [skill, ref]),
+);
+const WORKERS = 8;
+let next = 0;
 let files = 0;
-for (const skill of listing.skills) {
-  const refs = which === 'all' ? skill.resources.map((r) => r.uri) : [undefined];
-  for (const ref of refs) {
+async function worker() {
+  while (next < reads.length) {
+    const [skill, ref] = reads[next++];
     const file = await skills.read(skill, ref);
     if (!file.verified) throw new Error(`${file.uri}: not verified`);
     files += 1;
   }
 }
+await Promise.all(Array.from({ length: WORKERS }, worker));
+if (files !== reads.length) throw new Error(`${files} of ${reads.length} files read`);
 await client.close();
 console.log(`skills-client: ${listing.skills.length} skills listed, ${files} files read and verified`);
 if (listing.skills.length < Number(minSkills)) {
