@@ -86,6 +86,11 @@ struct FileConfig {
     header_read_timeout_ms: Option<u64>,
     /// Time a client has to send a request body (default 10 s; at least 1 ms).
     body_read_timeout_ms: Option<u64>,
+    /// Time a client has to take each part of an answer before its connection is closed
+    /// (default 10 s; at least 1 ms).
+    write_timeout_ms: Option<u64>,
+    /// Answer bytes held for clients, all connections together (default 64 MiB; at least 1).
+    max_answer_bytes_held: Option<usize>,
     max_connections: Option<usize>,
     concurrency: Option<usize>,
     max_event_streams: Option<usize>,
@@ -372,6 +377,20 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
     }
     if let Some(t) = millis("body_read_timeout_ms", file.body_read_timeout_ms)? {
         http.body_read_timeout = t;
+    }
+    if let Some(t) = millis("write_timeout_ms", file.write_timeout_ms)? {
+        http.write_timeout = t;
+    }
+    match file.max_answer_bytes_held {
+        Some(0) => {
+            return Err(
+                "max_answer_bytes_held = 0 would refuse every answer: give at least 1 \
+                 (default 67108864, 64 MiB)"
+                    .to_owned(),
+            );
+        }
+        Some(n) => http.max_answer_bytes_held = n,
+        None => {}
     }
     if let Some(b) = file.max_body_bytes {
         http.max_body_bytes = b;

@@ -91,7 +91,8 @@ fn http_index_and_scheduler_settings_from_the_file() {
     let (dir, a) = with_file(
         "index_dir = \"index\"\nstate_dir = \"state\"\ncatch_up = \"run_once_on_start\"\n\
          history_limit = 7\nmax_connections = 3\nconcurrency = 2\nmax_event_streams = 1\n\
-         header_read_timeout_ms = 250\nrequest_timeout_ms = 900\nbody_read_timeout_ms = 700",
+         header_read_timeout_ms = 250\nrequest_timeout_ms = 900\nbody_read_timeout_ms = 700\n\
+         write_timeout_ms = 1500\nmax_answer_bytes_held = 4096",
     );
     let r = resolve(&a, &none).unwrap();
     assert_eq!(r.engine.index_dir, Some(dir.path().join("index")));
@@ -105,6 +106,8 @@ fn http_index_and_scheduler_settings_from_the_file() {
     assert_eq!(r.http.concurrency, 2);
     assert_eq!(r.http.max_event_streams, 1);
     assert_eq!(r.http.header_read_timeout, Duration::from_millis(250));
+    assert_eq!(r.http.write_timeout, Duration::from_millis(1500));
+    assert_eq!(r.http.max_answer_bytes_held, 4096);
     assert_eq!(r.http.request_timeout, Duration::from_millis(900));
     assert_eq!(r.http.body_read_timeout, Duration::from_millis(700));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
@@ -150,6 +153,8 @@ fn http_index_and_scheduler_settings_from_the_file() {
         ("request_timeout_ms = 0", "request_timeout_ms"),
         ("header_read_timeout_ms = 0", "header_read_timeout_ms"),
         ("body_read_timeout_ms = 0", "body_read_timeout_ms"),
+        ("write_timeout_ms = 0", "write_timeout_ms"),
+        ("max_answer_bytes_held = 0", "max_answer_bytes_held"),
         ("script_timeout_ms = 0", "script_timeout_ms"),
         ("script_timeout_ms = 99", "at least 100 ms"),
     ] {
