@@ -13,8 +13,8 @@ use super::{AttackArgs, IO_LIMIT, Target};
 const ALIAS_LINES: usize = 10_000;
 /// Alias files (item 1).
 const ALIAS_FILES: usize = 8;
-/// The heading file's size (item 2).
-const HEADINGS_BYTES: usize = 4 << 20;
+/// The heading file's size (item 2): the largest SKILL.md the parser reads.
+const HEADINGS_BYTES: usize = skill_format::MAX_FILE_BYTES;
 /// The model output of the amplification (item 3): its JSON body (newlines escaped) stays
 /// under the server's 1 MiB body limit (1 MiB of output made a 1,170 KiB body: 413).
 const AMPLIFY_BYTES: usize = 880 << 10;
@@ -65,9 +65,15 @@ pub(super) fn write_skills(dir: &Path) -> Result<Vec<PathBuf>, String> {
         w(&format!("aliases/alias-{i}/SKILL.md"), &text)?;
     }
     let mut big = String::from("---\nname: big\ndescription: Headings only.\n---\n");
+    // Up to the parser's file limit and not past it: a larger file is refused at load, and
+    // its outline requests would only measure the refusal.
     let mut k = 0;
-    while big.len() < HEADINGS_BYTES {
-        big.push_str(&format!("# h{k}\n"));
+    loop {
+        let line = format!("# h{k}\n");
+        if big.len() + line.len() > HEADINGS_BYTES {
+            break;
+        }
+        big.push_str(&line);
         k += 1;
     }
     w("big/big/SKILL.md", &big)?;
