@@ -44,6 +44,15 @@ impl std::fmt::Debug for Mount {
 }
 
 impl Mount {
+    /// The route template of a path it serves: its prefix, or `{prefix}/{path}` below it.
+    pub(crate) fn route(&self, path: &str) -> String {
+        if path.len() > self.prefix.len() + 1 {
+            format!("{}/{{path}}", self.prefix)
+        } else {
+            self.prefix.clone()
+        }
+    }
+
     pub(crate) fn serves(&self, path: &str) -> bool {
         path.strip_prefix(self.prefix.as_str())
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))

@@ -26,9 +26,9 @@ use super::config::SHUTDOWN_GRACE;
 use super::conns::{Answers, CONN_BUFFER_BYTES, Conns, WriteTimeout};
 use super::handlers::{self, Routed};
 use super::host;
-use super::request::{find, read_body};
+use super::request::{Params, find, read_body};
 use super::response::{ApiError, Body, bad_host, forbidden_host, head_response};
-use super::routes::Op;
+use super::routes::{Endpoint, Op};
 use skill_runtime::Error;
 
 /// Longest request id taken from a client.
@@ -96,8 +96,13 @@ impl Stats {
 /// An API request: the endpoint and the token check, the body (outside the concurrency
 /// limit, so a slow body holds only its own connection), then the concurrency limit;
 /// health and readiness skip the limit so they answer while it is saturated.
-async fn serve_api(app: &Arc<App>, api: &ApiService, req: Request<Incoming>) -> Response<Body> {
-    let (endpoint, params) = match find(app.config.token.as_deref(), &req) {
+async fn serve_api(
+    app: &Arc<App>,
+    api: &ApiService,
+    req: Request<Incoming>,
+    found: Result<(&'static Endpoint, Params), ApiError>,
+) -> Response<Body> {
+    let (endpoint, params) = match found {
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
@@ -130,6 +135,17 @@ async fn serve_api(app: &Arc<App>, api: &ApiService, req: Request<Incoming>) -> 
     }
 }
 
+/// `network.protocol.version` of an HTTP version.
+fn version_text(v: http::Version) -> &'static str {
+    match v {
+        http::Version::HTTP_09 => "0.9",
+        http::Version::HTTP_10 => "1.0",
+        http::Version::HTTP_2 => "2",
+        http::Version::HTTP_3 => "3",
+        _ => "1.1",
+    }
+}
+
 /// The response for an error of the middleware stack.
 fn middleware_error(e: &BoxError) -> Response<Body> {
     if e.is::<tower::load_shed::error::Overloaded>() {
@@ -156,6 +172,12 @@ fn request_id(app: &App, req: &Request<Incoming>) -> String {
         .unwrap_or_else(|| format!("req-{}", app.next_id.fetch_add(1, Ordering::Relaxed)))
 }
 
+/// Where a request goes: a mounted service, or an API endpoint (found, or the refusal).
+enum Target {
+    Mounted(Mount),
+    Api(Result<(&'static Endpoint, Params), ApiError>),
+}
+
 async fn handle_request(
     app: Arc<App>,
     api: ApiService,
@@ -165,21 +187,47 @@ async fn handle_request(
     let id = request_id(&app, &req);
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    // The OpenTelemetry HTTP server attributes beside the log fields (`otel.kind` is read
-    // by tracing-opentelemetry).
+    // The endpoint (or mounted service) is found before the span is made: its route names
+    // the span, and an OpenTelemetry span's name cannot change once it has started.
+    let target = match app.mounts.iter().find(|m| m.serves(&path)) {
+        Some(m) => Target::Mounted(m.clone()),
+        None => Target::Api(find(app.config.token.as_deref(), &req)),
+    };
+    let route = match &target {
+        Target::Mounted(m) => Some(m.route(&path)),
+        Target::Api(Ok((endpoint, _))) => Some(endpoint.path.to_owned()),
+        Target::Api(Err(_)) => None,
+    };
+    let span_name = match &route {
+        Some(r) => format!("{method} {r}"),
+        None => method.to_string(),
+    };
+    // The OpenTelemetry HTTP server span (semantic conventions 1.41, HTTP) beside the log
+    // fields: `{method} {http.route}`, or `{method}` when no route matched (`otel.name` and
+    // `otel.kind` are read by tracing-opentelemetry).
     let span = tracing::info_span!(
         "request",
         id = %id,
         method = %method,
         path = %path,
+        otel.name = span_name,
         otel.kind = "server",
         http.request.method = %method,
+        http.route = route,
         url.path = %path,
+        url.scheme = "http",
+        network.protocol.version = version_text(req.version()),
         http.response.status_code = tracing::field::Empty,
     );
+    let headers = req.headers();
+    skill_runtime::activation::adopt_remote_parent(&span, &|key| {
+        headers
+            .get(key)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    });
     async move {
         let started = Instant::now();
-        let mount = app.mounts.iter().find(|m| m.serves(&path)).cloned();
         let probe = matches!(path.trim_end_matches('/'), "/v1/health" | "/v1/ready");
         // A HEAD gets what the GET would, refusals included, without the body. A mounted
         // service answers HEAD its own way (hyper never sends a body to a HEAD).
@@ -201,9 +249,9 @@ async fn handle_request(
                 host::Refusal::Forbidden => forbidden_host().into_response(),
             })
         } else {
-            match mount {
-                Some(m) => serve_mounted(&app, &m, req).await,
-                None => ours(serve_api(&app, &api, req).await),
+            match target {
+                Target::Mounted(m) => serve_mounted(&app, &m, req).await,
+                Target::Api(found) => ours(serve_api(&app, &api, req, found).await),
             }
         };
         stats.record(resp.status());

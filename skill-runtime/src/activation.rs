@@ -18,15 +18,21 @@
 //! [`ACTIVATION_SUMMARY_EVENT`] at INFO, so one request logs one line at INFO however many
 //! commands it carries.
 //!
-//! Attribute names follow the OpenTelemetry GenAI semantic conventions (semconv 1.37,
-//! status "Development") where one exists (`gen_ai.operation.name`, `gen_ai.tool.name`);
-//! the rest are `skills.*`.
+//! Attribute names follow the OpenTelemetry GenAI semantic conventions
+//! (semantic-conventions-genai v0.1.0, status "Development") where one exists
+//! (`gen_ai.operation.name`, `gen_ai.tool.name`); the rest are `skills.*`. A tool run is
+//! one `execute_tool {name}` span (exec); the operations around runs say `skills.operation`.
+//!
+//! A request may name its caller's span (W3C trace context in HTTP headers or MCP
+//! `params._meta`): the doors hand its keys to [`adopt_remote_parent`], which does nothing
+//! until the exporting host installs a [`RemoteParent`].
 //!
 //! Content is off by default: spans and events carry names, layers, dialects, counts and
 //! outcomes, never message text, command lines or argument values, until the operator
 //! turns [`set_capture_content`] on (`skill-server` reads
 //! `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`).
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -51,12 +57,44 @@ pub const ACTIVATION_SUMMARY_EVENT: &str = "skills_activated";
 /// there were.
 const SUMMARY_NAMES: usize = 10;
 
+/// Each metric the engine emits and its unit (UCUM, as OpenTelemetry's semantic
+/// conventions write them: `s` for seconds, `{thing}` for a count of things). An exporter
+/// gives its instruments these units.
+pub const UNITS: [(&str, &str); 5] = [
+    ("skills.activations", "{activation}"),
+    ("skills.select.duration", "s"),
+    ("skills.select.no_skill", "{request}"),
+    ("skills.script.runs", "{run}"),
+    ("skills.script.duration", "s"),
+];
+
 static CAPTURE_CONTENT: AtomicBool = AtomicBool::new(false);
 
 /// Let message text, command lines and argument values into spans and events (off by
 /// default). Process-wide: the operator's choice, set once at start.
 pub fn set_capture_content(on: bool) {
     CAPTURE_CONTENT.store(on, Ordering::Relaxed);
+}
+
+/// Makes `span` the child of the remote span a request names in its W3C trace-context
+/// keys (`traceparent`, `tracestate`), read through the lookup it is given. Installed once
+/// by the host that exports spans (skill-server's `otel`); without one, nothing is read.
+pub type RemoteParent = fn(span: &tracing::Span, get: &dyn Fn(&str) -> Option<String>);
+
+static REMOTE_PARENT: OnceLock<RemoteParent> = OnceLock::new();
+
+/// Install the process's [`RemoteParent`] (once; `false` when one was installed before).
+pub fn set_remote_parent(adopt: RemoteParent) -> bool {
+    REMOTE_PARENT.set(adopt).is_ok()
+}
+
+/// Give `span` the remote parent that the request's carrier names (HTTP headers, MCP
+/// `params._meta`), when a [`RemoteParent`] is installed; the doors call it on the span of
+/// each request they serve.
+pub fn adopt_remote_parent(span: &tracing::Span, get: &dyn Fn(&str) -> Option<String>) {
+    if let Some(adopt) = REMOTE_PARENT.get() {
+        adopt(span, get);
+    }
 }
 
 /// Whether content goes into telemetry (see [`set_capture_content`]).
@@ -99,13 +137,13 @@ impl Trigger {
 pub(crate) fn activated(snapshot: &Snapshot, trigger: Trigger, name: &str) {
     let (layer, dialect) = layer_and_dialect(snapshot, name);
     tracing::info!(
-        monotonic_counter.skills.activations = 1_u64,
         skills.trigger = trigger.as_str(),
         skills.name = name,
         skills.layer = layer,
         skills.dialect = dialect,
         "{ACTIVATION_EVENT}"
     );
+    metrics::activation(trigger, name, layer, dialect);
 }
 
 /// The activations of one operation that may have many (a model output's commands): each
@@ -196,12 +234,19 @@ pub(crate) fn selected(snapshot: &Snapshot, selection: &Selection, took: Duratio
     }
 }
 
-/// Count one script run by outcome: `ok`, or its error code (`failed` without one).
-pub(crate) fn script_finished(ok: bool, code: Option<&str>, duration_ms: u64) {
-    metrics::script(ok, code, duration_ms);
+/// Count one script run by outcome (`ok`, or its error code; `failed` without one) and
+/// record how long it ran.
+pub(crate) fn script_finished(ok: bool, code: Option<&str>, took: Duration) {
+    metrics::script(ok, code, took);
 }
 
 /// The metric events, in their own module so that their target is [`METRICS_TARGET`].
+///
+/// They carry no message: tracing-opentelemetry's metrics layer turns every field that is
+/// not the instrument's into an attribute, a message included, and a message would make
+/// one more attribute on every point. Durations are histograms in seconds, never an
+/// attribute (an attribute per value is a new series per run). The units are given where
+/// the instruments are exported (skill-server's `otel`), by [`UNITS`](super::UNITS).
 mod metrics {
     use std::time::Duration;
 
@@ -211,14 +256,13 @@ mod metrics {
         tracing::info!(
             histogram.skills.select.duration = took.as_secs_f64(),
             skills.select.no_skill = selection.no_skill_needed,
-            "select"
         );
         if selection.no_skill_needed {
-            tracing::info!(monotonic_counter.skills.select.no_skill = 1_u64, "no skill");
+            tracing::info!(monotonic_counter.skills.select.no_skill = 1_u64);
         }
     }
 
-    /// The count of one activation reported at DEBUG (see `Activations`).
+    /// The count of one activation.
     pub(super) fn activation(trigger: super::Trigger, name: &str, layer: &str, dialect: &str) {
         tracing::info!(
             monotonic_counter.skills.activations = 1_u64,
@@ -226,11 +270,10 @@ mod metrics {
             skills.name = name,
             skills.layer = layer,
             skills.dialect = dialect,
-            "activation"
         );
     }
 
-    pub(super) fn script(ok: bool, code: Option<&str>, duration_ms: u64) {
+    pub(super) fn script(ok: bool, code: Option<&str>, took: Duration) {
         let result = match code {
             _ if ok => "ok",
             Some(c) => c,
@@ -239,8 +282,10 @@ mod metrics {
         tracing::info!(
             monotonic_counter.skills.script.runs = 1_u64,
             skills.script.outcome = result,
-            skills.script.duration_ms = duration_ms,
-            "script finished"
+        );
+        tracing::info!(
+            histogram.skills.script.duration = took.as_secs_f64(),
+            skills.script.outcome = result,
         );
     }
 }

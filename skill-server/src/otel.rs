@@ -16,15 +16,19 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
+use opentelemetry::trace::TraceContextExt as _;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_http::{HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{
     MetricExporter, Protocol, SpanExporter, WithExportConfig, WithHttpConfig,
 };
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::metrics::{Instrument, SdkMeterProvider, Stream};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::Subscriber;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
@@ -126,6 +130,9 @@ where
                     .with_resource(resource.clone())
                     .build();
                 let tracer = provider.tracer("skill-server");
+                // A request that names its caller's span (W3C trace context) continues
+                // that trace.
+                skill_runtime::activation::set_remote_parent(adopt_remote_parent);
                 // Metric events are counted, not recorded as span events.
                 let spans = exported
                     .clone()
@@ -149,6 +156,7 @@ where
         {
             Ok(exporter) => {
                 let provider = SdkMeterProvider::builder()
+                    .with_view(with_unit)
                     .with_periodic_exporter(exporter)
                     .with_resource(resource)
                     .build();
@@ -163,6 +171,54 @@ where
     }
     let any = providers.tracer.is_some() || providers.meter.is_some();
     (layers, any.then_some(providers), warnings)
+}
+
+/// The W3C trace-context keys a request's carrier is read for.
+const TRACE_CONTEXT_KEYS: [&str; 2] = ["traceparent", "tracestate"];
+
+/// The trace-context keys of one carrier, read once.
+struct Carrier(Vec<(&'static str, String)>);
+
+impl Extractor for Carrier {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.iter().map(|(k, _)| *k).collect()
+    }
+}
+
+/// The [`skill_runtime::activation::RemoteParent`] this build installs: the W3C trace
+/// context propagator over the carrier's `traceparent` and `tracestate`; a carrier
+/// without a valid `traceparent` leaves the span a root.
+fn adopt_remote_parent(span: &tracing::Span, get: &dyn Fn(&str) -> Option<String>) {
+    let carrier = Carrier(
+        TRACE_CONTEXT_KEYS
+            .iter()
+            .filter_map(|k| get(k).map(|v| (*k, v)))
+            .collect(),
+    );
+    if carrier.0.is_empty() {
+        return;
+    }
+    let cx = TraceContextPropagator::new().extract(&carrier);
+    if cx.span().span_context().is_valid() {
+        // Fails only for a span this layer does not know (filtered out): it stays a root.
+        let _ = span.set_parent(cx);
+    }
+}
+
+/// The metric stream of an engine instrument, with its unit from
+/// [`skill_runtime::activation::UNITS`]; other instruments keep the default.
+fn with_unit(instrument: &Instrument) -> Option<Stream> {
+    let (_, unit) = skill_runtime::activation::UNITS
+        .iter()
+        .find(|(name, _)| *name == instrument.name())?;
+    Stream::builder().with_unit(*unit).build().ok()
 }
 
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` in milliseconds, or [`EXPORT_TIMEOUT`].

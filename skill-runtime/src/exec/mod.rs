@@ -195,12 +195,16 @@ impl Runtime {
         self.execute_with(invocation, arguments, ctx).await
     }
 
+    // The GenAI `execute_tool` span (semantic-conventions-genai v0.1.0): one per tool run,
+    // named `execute_tool {gen_ai.tool.name}` for OpenTelemetry (`otel.name`).
     #[tracing::instrument(
         name = "skills.run",
         skip_all,
         fields(
+            otel.name = format!("execute_tool {}", inv.skill),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %inv.skill,
+            gen_ai.tool.type = "extension",
             skills.layer = %inv.layer,
             skills.arguments = crate::activation::content(&arguments),
         )
@@ -215,7 +219,7 @@ impl Runtime {
         );
         outcome.duration_ms = elapsed_ms(started);
         if outcome.kind == Some(Kind::Script) {
-            crate::activation::script_finished(outcome.ok, outcome.code(), outcome.duration_ms);
+            crate::activation::script_finished(outcome.ok, outcome.code(), started.elapsed());
         }
         outcome
     }

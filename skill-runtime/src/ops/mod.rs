@@ -510,7 +510,7 @@ impl Engine {
     #[tracing::instrument(
         name = "skills.execute",
         skip_all,
-        fields(gen_ai.operation.name = "execute_tool", skills.input = activation::content(command))
+        fields(skills.operation = "execute", skills.input = activation::content(command))
     )]
     pub async fn execute(&self, command: &str, scope: &Scope) -> Executed {
         let snapshot = self.registry().snapshot();
@@ -526,7 +526,7 @@ impl Engine {
     #[tracing::instrument(
         name = "skills.execute",
         skip_all,
-        fields(gen_ai.operation.name = "execute_tool", skills.input = activation::content(name))
+        fields(skills.operation = "invoke_skill", skills.input = activation::content(name))
     )]
     pub async fn invoke_skill(
         &self,
@@ -574,7 +574,7 @@ impl Engine {
     /// [`MAX_EXECUTION_OUTPUT_BYTES`](crate::exec::MAX_EXECUTION_OUTPUT_BYTES) of output,
     /// one last result naming the first command not executed. Successful executions count
     /// as uses. The commands' activations are logged at DEBUG, with one INFO summary.
-    #[tracing::instrument(name = "skills.execute_output", skip_all, fields(gen_ai.operation.name = "execute_tool"))]
+    #[tracing::instrument(name = "skills.execute_output", skip_all, fields(skills.operation = "execute_output"))]
     pub async fn execute_output(&self, output: &str, scope: &Scope) -> Vec<CommandOutcome> {
         let scope = Scope::model().with_profile(scope.profile.clone());
         let snapshot = self.registry().snapshot();
@@ -602,7 +602,7 @@ impl Engine {
     #[tracing::instrument(
         name = "skills.invoke",
         skip_all,
-        fields(gen_ai.operation.name = "execute_tool", skills.input = activation::content(line))
+        fields(skills.operation = "invoke", skills.input = activation::content(line))
     )]
     pub async fn invoke(&self, line: &str, scope: &Scope) -> Outcome {
         let scope = Scope::user().with_profile(scope.profile.clone());

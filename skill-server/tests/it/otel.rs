@@ -2,7 +2,8 @@
 //! OTLP/HTTP receiver, which decodes the protobuf with `opentelemetry-proto` and the test
 //! checks the spans, the activation events and the metrics of a route, a select and a
 //! scheduled fire; and that argument values and message text stay out unless the operator
-//! turns content capture on.
+//! turns content capture on. Names, attributes and units are checked against OpenTelemetry's
+//! semantic conventions 1.41 (HTTP) and semantic-conventions-genai v0.1.0 (`execute_tool`).
 #![cfg(all(unix, feature = "otel"))]
 
 use std::collections::BTreeSet;
@@ -18,14 +19,19 @@ use hyper_util::rt::TokioIo;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::metrics::v1::{Metric, metric};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
-use crate::common::{post, spawn_serve};
+use crate::common::{post, request, spawn_serve};
 
 /// An argument value and a message word that must not leave unless content is captured.
 const SECRET_ARG: &str = "zz-secret-subject-41";
 const SECRET_WORD: &str = "zzsecretword";
+
+/// The caller's span a request names in its `traceparent` header: trace id, span id.
+const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN: &str = "00f067aa0ba902b7";
 
 /// What the receiver got: (path, body) per POST.
 type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
@@ -94,6 +100,10 @@ impl Receiver {
     }
 
     fn metric_names(&self) -> BTreeSet<String> {
+        self.metrics().into_iter().map(|m| m.name).collect()
+    }
+
+    fn metrics(&self) -> Vec<Metric> {
         self.bodies("/v1/metrics")
             .iter()
             .flat_map(|b| {
@@ -103,7 +113,6 @@ impl Receiver {
             })
             .flat_map(|r| r.scope_metrics)
             .flat_map(|s| s.metrics)
-            .map(|m| m.name)
             .collect()
     }
 
@@ -138,6 +147,24 @@ fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
         .map(|kv| text(&kv.value))
 }
 
+/// Lower-case hex of an id.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The attribute keys of a metric's points.
+fn point_attribute_keys(m: &Metric) -> Vec<String> {
+    let attrs: Vec<&KeyValue> = match &m.data {
+        Some(metric::Data::Sum(d)) => d.data_points.iter().flat_map(|p| &p.attributes).collect(),
+        Some(metric::Data::Histogram(d)) => {
+            d.data_points.iter().flat_map(|p| &p.attributes).collect()
+        }
+        Some(metric::Data::Gauge(d)) => d.data_points.iter().flat_map(|p| &p.attributes).collect(),
+        _ => Vec::new(),
+    };
+    attrs.into_iter().map(|kv| kv.key.clone()).collect()
+}
+
 /// The activation events of all spans: (trigger, name, layer, dialect).
 fn activations(spans: &[Span]) -> Vec<(String, String, String, String)> {
     spans
@@ -168,7 +195,8 @@ fn terminate(mut child: Child) {
     assert!(child.wait().unwrap().success());
 }
 
-/// A pack with one skill scheduled every second, so a fire comes promptly.
+/// A pack with one skill scheduled every second, so a fire comes promptly, and one script
+/// skill.
 fn ticking_pack() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let domain = dir.path().join("ticks");
@@ -185,6 +213,19 @@ fn ticking_pack() -> tempfile::TempDir {
          ---\n\n# ticks.tick\n\nSay tick.\n",
     )
     .unwrap();
+    // A script skill, so a script run is measured.
+    let hello = dir.path().join("hello");
+    std::fs::create_dir_all(hello.join("scripts")).unwrap();
+    std::fs::write(
+        hello.join("SKILL.md"),
+        "---\nname: hello\ndescription: Say hello from a script\nscripts:\n  - scripts/hello.sh\n\
+         ---\n\n# hello\n\nRun it.\n",
+    )
+    .unwrap();
+    let script = hello.join("scripts/hello.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hello\n").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
 
@@ -223,10 +264,21 @@ fn run_server(capture: bool) -> Receiver {
         &format!(r#"{{"text": "email.send --to dana@example.org --subject {SECRET_ARG}"}}"#),
     );
     assert_eq!(status, 200, "{body}");
-    let (status, body) = post(
+    let (status, body) = post(&addr, "/v1/execute", r#"{"command": "hello"}"#);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("hello"), "{body}");
+    // The select names its caller's span (W3C trace context), so its span continues that
+    // trace.
+    let select = format!(r#"{{"message": "fill in the fields of this pdf form {SECRET_WORD}"}}"#);
+    let (status, body) = request(
         &addr,
-        "/v1/select",
-        &format!(r#"{{"message": "fill in the fields of this pdf form {SECRET_WORD}"}}"#),
+        &format!(
+            "POST /v1/select HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+             traceparent: 00-{CALLER_TRACE}-{CALLER_SPAN}-01\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            select.len()
+        ),
+        &select,
     );
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("pdf-forms"), "{body}");
@@ -267,15 +319,65 @@ fn otlp_receiver_sees_spans_activations_and_metrics() {
     let spans = r.spans();
     let names: BTreeSet<&str> = spans.iter().map(|s| s.name.as_str()).collect();
     for want in [
-        "request",
+        "POST /v1/route",
+        "POST /v1/select",
         "skills.route",
         "skills.select",
         "skills.schedule.fire",
-        "skills.run",
+        "execute_tool ticks.tick",
+        "execute_tool hello",
         "skills.registry.load",
     ] {
         assert!(names.contains(want), "no {want} span in {names:?}");
     }
+    // The HTTP server span: `{method} {http.route}` with the route template.
+    let http = spans.iter().find(|s| s.name == "POST /v1/route").unwrap();
+    for (key, value) in [
+        ("http.request.method", "POST"),
+        ("http.route", "/v1/route"),
+        ("url.path", "/v1/route"),
+        ("url.scheme", "http"),
+        ("network.protocol.version", "1.1"),
+        ("http.response.status_code", "200"),
+    ] {
+        assert_eq!(
+            attr(&http.attributes, key).as_deref(),
+            Some(value),
+            "{key} in {:?}",
+            http.attributes
+        );
+    }
+    // A tool run is one GenAI `execute_tool` span naming its tool; the operations around
+    // runs do not claim to be tool runs.
+    let run = spans
+        .iter()
+        .find(|s| s.name == "execute_tool ticks.tick")
+        .unwrap();
+    assert_eq!(
+        attr(&run.attributes, "gen_ai.operation.name").as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(
+        attr(&run.attributes, "gen_ai.tool.name").as_deref(),
+        Some("ticks.tick")
+    );
+    for s in &spans {
+        if attr(&s.attributes, "gen_ai.operation.name").as_deref() == Some("execute_tool") {
+            assert!(s.name.starts_with("execute_tool "), "{}", s.name);
+            assert!(
+                attr(&s.attributes, "gen_ai.tool.name").is_some(),
+                "{}",
+                s.name
+            );
+        }
+    }
+    // The request that named its caller continues the caller's trace.
+    let select = spans.iter().find(|s| s.name == "POST /v1/select").unwrap();
+    assert_eq!(hex(&select.trace_id), CALLER_TRACE);
+    assert_eq!(hex(&select.parent_span_id), CALLER_SPAN);
+    // One that did not starts its own.
+    assert!(http.parent_span_id.is_empty());
+    assert_ne!(hex(&http.trace_id), CALLER_TRACE);
     // GenAI operation names on the engine's spans.
     let route = spans.iter().find(|s| s.name == "skills.route").unwrap();
     assert_eq!(
@@ -287,7 +389,7 @@ fn otlp_receiver_sees_spans_activations_and_metrics() {
         .iter()
         .find(|s| s.span_id == route.parent_span_id)
         .unwrap();
-    assert_eq!(request.name, "request");
+    assert_eq!(request.name, "POST /v1/route");
 
     let acts = activations(&spans);
     let has = |trigger: &str, name: &str, layer: &str, dialect: &str| {
@@ -307,8 +409,29 @@ fn otlp_receiver_sees_spans_activations_and_metrics() {
     );
 
     let metrics = r.metric_names();
-    for want in ["skills.activations", "skills.select.duration"] {
+    for want in [
+        "skills.activations",
+        "skills.select.duration",
+        "skills.script.runs",
+        "skills.script.duration",
+    ] {
         assert!(metrics.contains(want), "no {want} metric in {metrics:?}");
+    }
+    // Every metric has its unit, and no point carries a log message or a per-run value
+    // as an attribute.
+    for m in r.metrics() {
+        let want = skill_runtime::activation::UNITS
+            .iter()
+            .find(|(name, _)| *name == m.name)
+            .map(|(_, unit)| *unit);
+        assert_eq!(Some(m.unit.as_str()), want, "{}", m.name);
+        for key in point_attribute_keys(&m) {
+            assert!(
+                key != "message" && !key.contains("duration"),
+                "{} carries {key}",
+                m.name
+            );
+        }
     }
 
     // Content stays out by default: neither the argument value nor the message's words.
