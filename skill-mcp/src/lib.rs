@@ -63,6 +63,7 @@ mod origin;
 mod server;
 mod stdio;
 mod tools;
+mod trace;
 
 use std::sync::Arc;
 

@@ -18,9 +18,10 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 use skill_runtime::wire::limits;
 use skill_runtime::{Engine, Event};
+use tracing::Instrument as _;
 
 use crate::catalog::{Catalog, FileRef, digest_text};
-use crate::tools;
+use crate::{tools, trace};
 
 /// Skills per `skills/list` page (an entry is never split across pages).
 pub const SKILLS_PAGE_SIZE: usize = 100;
@@ -302,105 +303,161 @@ impl ServerHandler for SkillsServer {
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let start = offset(request.as_ref())?;
-        let catalog = self.catalog();
-        let total = catalog.skills.len();
-        if start > total {
-            return Err(invalid_cursor(&start.to_string()));
+        let span = trace::span("skills/list", trace::Target::None, &context);
+        let result = async move {
+            let start = offset(request.as_ref())?;
+            let catalog = self.catalog();
+            let total = catalog.skills.len();
+            if start > total {
+                return Err(invalid_cursor(&start.to_string()));
+            }
+            let end = (start + SKILLS_PAGE_SIZE).min(total);
+            let skills = catalog.skills[start..end]
+                .iter()
+                .map(|s| s.entry.clone())
+                .collect();
+            let mut result = ListSkillsResult::with_all_items(skills);
+            result.next_cursor = next_cursor(end, total);
+            result.ttl_ms = Some(ttl_ms());
+            result.cache_scope = Some(CacheScope::Private);
+            Ok(result)
         }
-        let end = (start + SKILLS_PAGE_SIZE).min(total);
-        let skills = catalog.skills[start..end]
-            .iter()
-            .map(|s| s.entry.clone())
-            .collect();
-        let mut result = ListSkillsResult::with_all_items(skills);
-        result.next_cursor = next_cursor(end, total);
-        result.ttl_ms = Some(ttl_ms());
-        result.cache_scope = Some(CacheScope::Private);
-        Ok(result)
+        .instrument(span.clone())
+        .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        let catalog = self.catalog();
-        let skill = catalog.skill(&request.uri).ok_or_else(|| {
-            ErrorData::invalid_params(format!("no skill is served at {}", request.uri), None)
-        })?;
-        Ok(GetSkillResult::new(skill.entry.clone())
-            .with_ttl_ms(ttl_ms())
-            .with_cache_scope(CacheScope::Private))
+        let span = trace::span(
+            "skills/get",
+            trace::Target::Resource(&request.uri),
+            &context,
+        );
+        let result = async move {
+            let catalog = self.catalog();
+            let skill = catalog.skill(&request.uri).ok_or_else(|| {
+                ErrorData::invalid_params(format!("no skill is served at {}", request.uri), None)
+            })?;
+            Ok(GetSkillResult::new(skill.entry.clone())
+                .with_ttl_ms(ttl_ms())
+                .with_cache_scope(CacheScope::Private))
+        }
+        .instrument(span.clone())
+        .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn read_resource_directory(
         &self,
         request: ReadResourceDirectoryRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        let catalog = self.catalog();
-        let children = catalog.directory(&request.uri).ok_or_else(|| {
-            ErrorData::invalid_params(format!("{} is not a directory resource", request.uri), None)
-        })?;
-        let start = match request.cursor.as_deref() {
-            None => 0,
-            Some(c) => c.parse().map_err(|_| invalid_cursor(c))?,
-        };
-        if start > children.len() {
-            return Err(invalid_cursor(&start.to_string()));
+        let span = trace::span(
+            "resources/directory/read",
+            trace::Target::Resource(&request.uri),
+            &context,
+        );
+        let result = async move {
+            let catalog = self.catalog();
+            let children = catalog.directory(&request.uri).ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!("{} is not a directory resource", request.uri),
+                    None,
+                )
+            })?;
+            let start = match request.cursor.as_deref() {
+                None => 0,
+                Some(c) => c.parse().map_err(|_| invalid_cursor(c))?,
+            };
+            if start > children.len() {
+                return Err(invalid_cursor(&start.to_string()));
+            }
+            let end = (start + RESOURCES_PAGE_SIZE).min(children.len());
+            let mut result = ListResourcesResult::with_all_items(children[start..end].to_vec());
+            result.next_cursor = next_cursor(end, children.len());
+            result.ttl_ms = Some(ttl_ms());
+            result.cache_scope = Some(CacheScope::Private);
+            Ok(result)
         }
-        let end = (start + RESOURCES_PAGE_SIZE).min(children.len());
-        let mut result = ListResourcesResult::with_all_items(children[start..end].to_vec());
-        result.next_cursor = next_cursor(end, children.len());
-        result.ttl_ms = Some(ttl_ms());
-        result.cache_scope = Some(CacheScope::Private);
-        Ok(result)
+        .instrument(span.clone())
+        .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let start = offset(request.as_ref())?;
-        let catalog = self.catalog();
-        let total = catalog.file_count();
-        if start > total {
-            return Err(invalid_cursor(&start.to_string()));
+        let span = trace::span("resources/list", trace::Target::None, &context);
+        let result = async move {
+            let start = offset(request.as_ref())?;
+            let catalog = self.catalog();
+            let total = catalog.file_count();
+            if start > total {
+                return Err(invalid_cursor(&start.to_string()));
+            }
+            let resources = catalog
+                .file_uris(start, RESOURCES_PAGE_SIZE)
+                .iter()
+                .filter_map(|uri| catalog.resource(uri))
+                .collect();
+            let end = (start + RESOURCES_PAGE_SIZE).min(total);
+            let mut result = ListResourcesResult::with_all_items(resources);
+            result.next_cursor = next_cursor(end, total);
+            result.ttl_ms = Some(ttl_ms());
+            result.cache_scope = Some(CacheScope::Private);
+            Ok(result)
         }
-        let resources = catalog
-            .file_uris(start, RESOURCES_PAGE_SIZE)
-            .iter()
-            .filter_map(|uri| catalog.resource(uri))
-            .collect();
-        let end = (start + RESOURCES_PAGE_SIZE).min(total);
-        let mut result = ListResourcesResult::with_all_items(resources);
-        result.next_cursor = next_cursor(end, total);
-        result.ttl_ms = Some(ttl_ms());
-        result.cache_scope = Some(CacheScope::Private);
-        Ok(result)
+        .instrument(span.clone())
+        .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read(&request.uri).map(Into::into)
+        let span = trace::span(
+            "resources/read",
+            trace::Target::Resource(&request.uri),
+            &context,
+        );
+        let result = async move { self.read(&request.uri).map(Into::into) }
+            .instrument(span.clone())
+            .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut result = ListToolsResult::with_all_items(tools::definitions());
-        result.ttl_ms = Some(ttl_ms());
-        result.cache_scope = Some(CacheScope::Private);
-        Ok(result)
+        let span = trace::span("tools/list", trace::Target::None, &context);
+        let _ = &request;
+        let result = async move {
+            let mut result = ListToolsResult::with_all_items(tools::definitions());
+            result.ttl_ms = Some(ttl_ms());
+            result.cache_scope = Some(CacheScope::Private);
+            Ok(result)
+        }
+        .instrument(span.clone())
+        .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn call_tool(
@@ -408,77 +465,103 @@ impl ServerHandler for SkillsServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // A slot for as long as this call runs: released when the call returns, fails,
-        // times out or is cancelled (dropped with this future). None free: refused now.
-        let Ok(_slot) = self.calls.clone().try_acquire_owned() else {
-            return Err(busy(self.max_calls));
-        };
-        // The time limit of HTTP's executing endpoints, and the client's cancellation: the
-        // call (and any script it started, which is killed when its run is dropped) ends
-        // with either. A call ran on for minutes after its client had gone.
-        let limit = limits::exec_time_limit(
-            self.engine.script_timeout(),
-            limits::DEFAULT_EXEC_TIMEOUT_MARGIN,
-            limits::DEFAULT_REQUEST_TIMEOUT,
-        );
-        let call = tools::call(
-            &self.engine,
-            self.profile(),
-            &request.name,
-            request.arguments.unwrap_or_default(),
-        );
-        tokio::select! {
-            result = tokio::time::timeout(limit, call) => match result {
-                Ok(r) => r.map(Into::into),
-                Err(_) => Err(ErrorData::internal_error(
-                    format!(
-                        "the tool call ran longer than {} s and was stopped (send fewer commands per call)",
-                        limit.as_secs()
-                    ),
+        let span = trace::span("tools/call", trace::Target::Tool(&request.name), &context);
+        let result = async move {
+            // A slot for as long as this call runs: released when the call returns, fails,
+            // times out or is cancelled (dropped with this future). None free: refused now.
+            let Ok(_slot) = self.calls.clone().try_acquire_owned() else {
+                return Err(busy(self.max_calls));
+            };
+            // The time limit of HTTP's executing endpoints, and the client's cancellation: the
+            // call (and any script it started, which is killed when its run is dropped) ends
+            // with either. A call ran on for minutes after its client had gone.
+            let limit = limits::exec_time_limit(
+                self.engine.script_timeout(),
+                limits::DEFAULT_EXEC_TIMEOUT_MARGIN,
+                limits::DEFAULT_REQUEST_TIMEOUT,
+            );
+            let call = tools::call(
+                &self.engine,
+                self.profile(),
+                &request.name,
+                request.arguments.unwrap_or_default(),
+            );
+            tokio::select! {
+                result = tokio::time::timeout(limit, call) => match result {
+                    Ok(r) => r.map(Into::into),
+                    Err(_) => Err(ErrorData::internal_error(
+                        format!(
+                            "the tool call ran longer than {} s and was stopped (send fewer commands per call)",
+                            limit.as_secs()
+                        ),
+                        None,
+                    )),
+                },
+                () = context.ct.cancelled() => Err(ErrorData::internal_error(
+                    "the tool call was cancelled by the client",
                     None,
                 )),
-            },
-            () = context.ct.cancelled() => Err(ErrorData::internal_error(
-                "the tool call was cancelled by the client",
-                None,
-            )),
+            }
         }
+        .instrument(span.clone())
+        .await;
+        trace::tool_outcome(&span, &result);
+        result
     }
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let mut result = ListPromptsResult::with_all_items(self.prompts());
-        result.ttl_ms = Some(ttl_ms());
-        result.cache_scope = Some(CacheScope::Private);
-        Ok(result)
+        let span = trace::span("prompts/list", trace::Target::None, &context);
+        let _ = &request;
+        let result = async move {
+            let mut result = ListPromptsResult::with_all_items(self.prompts());
+            result.ttl_ms = Some(ttl_ms());
+            result.cache_scope = Some(CacheScope::Private);
+            Ok(result)
+        }
+        .instrument(span.clone())
+        .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let arguments = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get(tools::PROMPT_ARGUMENT))
-            .and_then(|v| v.as_str());
-        let text = self
-            .engine
-            .prompt_text(&request.name, arguments, self.profile())
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let summary = self
-            .engine
-            .skill_summary(&request.name, self.profile())
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        Ok(
-            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description(summary.description)
-                .into(),
-        )
+        let span = trace::span(
+            "prompts/get",
+            trace::Target::Prompt(&request.name),
+            &context,
+        );
+        let result = async move {
+            let arguments = request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get(tools::PROMPT_ARGUMENT))
+                .and_then(|v| v.as_str());
+            let text = self
+                .engine
+                .prompt_text(&request.name, arguments, self.profile())
+                .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+            let summary = self
+                .engine
+                .skill_summary(&request.name, self.profile())
+                .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+            Ok(
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                    .with_description(summary.description)
+                    .into(),
+            )
+        }
+        .instrument(span.clone())
+        .await;
+        trace::outcome(&span, &result);
+        result
     }
 
     async fn on_custom_request(

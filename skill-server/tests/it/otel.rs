@@ -32,6 +32,8 @@ const SECRET_WORD: &str = "zzsecretword";
 /// The caller's span a request names in its `traceparent` header: trace id, span id.
 const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
+/// The trace an MCP request names in its `params._meta`.
+const MCP_CALLER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 
 /// What the receiver got: (path, body) per POST.
 type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
@@ -267,6 +269,24 @@ fn run_server(capture: bool) -> Receiver {
     let (status, body) = post(&addr, "/v1/execute", r#"{"command": "hello"}"#);
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("hello"), "{body}");
+    // An MCP tool call (stateless, protocol 2026-07-28) naming its caller's span in
+    // `params._meta`.
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"search_skills","arguments":{{"query":"pdf"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"00-{MCP_CALLER_TRACE}-{CALLER_SPAN}-01"}}}}}}"#
+    );
+    let (status, body) = request(
+        &addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
+             Mcp-Name: search_skills\r\nContent-Length: {}\r\n\r\n",
+            call.len()
+        ),
+        &call,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("pdf-forms"), "{body}");
     // The select names its caller's span (W3C trace context), so its span continues that
     // trace.
     let select = format!(r#"{{"message": "fill in the fields of this pdf form {SECRET_WORD}"}}"#);
@@ -363,7 +383,11 @@ fn otlp_receiver_sees_spans_activations_and_metrics() {
     );
     for s in &spans {
         if attr(&s.attributes, "gen_ai.operation.name").as_deref() == Some("execute_tool") {
-            assert!(s.name.starts_with("execute_tool "), "{}", s.name);
+            assert!(
+                s.name.starts_with("execute_tool ") || s.name.starts_with("tools/call "),
+                "{}",
+                s.name
+            );
             assert!(
                 attr(&s.attributes, "gen_ai.tool.name").is_some(),
                 "{}",
@@ -371,6 +395,29 @@ fn otlp_receiver_sees_spans_activations_and_metrics() {
             );
         }
     }
+    // The MCP server span (semantic-conventions-genai v0.1.0, MCP): `tools/call {tool}`,
+    // continuing the trace its `params._meta` named.
+    let mcp = spans
+        .iter()
+        .find(|s| s.name == "tools/call search_skills")
+        .unwrap_or_else(|| panic!("no MCP span in {names:?}"));
+    for (key, value) in [
+        ("mcp.method.name", "tools/call"),
+        ("gen_ai.tool.name", "search_skills"),
+        ("gen_ai.operation.name", "execute_tool"),
+        ("jsonrpc.request.id", "9"),
+        ("mcp.protocol.version", "2026-07-28"),
+        ("network.transport", "tcp"),
+    ] {
+        assert_eq!(
+            attr(&mcp.attributes, key).as_deref(),
+            Some(value),
+            "{key} in {:?}",
+            mcp.attributes
+        );
+    }
+    assert_eq!(hex(&mcp.trace_id), MCP_CALLER_TRACE);
+    assert_eq!(hex(&mcp.parent_span_id), CALLER_SPAN);
     // The request that named its caller continues the caller's trace.
     let select = spans.iter().find(|s| s.name == "POST /v1/select").unwrap();
     assert_eq!(hex(&select.trace_id), CALLER_TRACE);
