@@ -27,7 +27,11 @@ pub mod builtin;
 mod engine;
 mod error;
 pub mod exec;
+#[cfg(feature = "hub")]
+pub mod hub;
 mod ops;
+#[cfg(feature = "outbound")]
+pub mod outbound;
 #[cfg(feature = "replicas")]
 pub mod replicas;
 mod state;

@@ -124,6 +124,9 @@ struct FileConfig {
     claim_wait_ms: Option<u64>,
     /// Where scheduled runs that need a model are POSTed.
     webhook: Option<crate::replicas_config::WebhookFile>,
+    /// A PEM file of CA certificates trusted, besides the platform's roots, by everything
+    /// the server sends over https (webhooks, remote sources).
+    ca_file: Option<PathBuf>,
     /// The trust policy (`[trust]`, see docs/operator.md).
     #[serde(default)]
     trust: crate::trust_config::TrustConfig,
@@ -201,6 +204,7 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
         &mut config.state_dir,
         &mut config.index_dir,
         &mut config.transformer,
+        &mut config.ca_file,
     ]
     .into_iter()
     .flatten()
@@ -331,6 +335,10 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         ));
     }
     let mut warnings = Vec::new();
+    // The one client for everything sent out, its trust store built now so that a CA file
+    // that cannot be used stops the start.
+    let client = skill_runtime::outbound::Client::new(file.ca_file.clone());
+    client.check()?;
     let mut registry = RegistryConfig::with_sources(sources);
     registry.trust = file.trust.policy()?;
     let mut engine = EngineConfig::new(registry);
@@ -440,6 +448,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             &mut warnings,
         )?;
         engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
+        if let Some(hook) = &mut engine.replicas.webhook {
+            hook.client = client.clone();
+        }
         database
     };
     #[cfg(not(feature = "postgres"))]
