@@ -60,7 +60,8 @@ pub(crate) fn refresh(ms: Option<u64>) -> Result<Duration, String> {
 
 /// What to say in readiness while `remote` is served from its cache.
 fn degraded(remote: &Remote, error: &str) -> String {
-    let from = if remote.folder.exists() {
+    let cached = std::fs::read_dir(&remote.folder).is_ok_and(|mut d| d.next().is_some());
+    let from = if cached {
         "its cache of an earlier fetch"
     } else {
         "nothing (no cache yet)"

@@ -51,7 +51,7 @@ fn a_remote_source_is_taken_in_verified_refreshed_and_served_from_its_cache() {
     std::fs::write(
         &config,
         format!(
-            "listen = \"127.0.0.1:0\"\nwatch = false\nscheduler = false\n\
+            "listen = \"127.0.0.1:0\"\nscheduler = false\n\
              cache_dir = \"cache\"\nremote_refresh_ms = 1000\n\
              [[sources]]\nurl = \"{index}\"\nlayer = \"hub\"\n"
         ),
@@ -168,5 +168,25 @@ fn a_remote_source_is_taken_in_verified_refreshed_and_served_from_its_cache() {
     assert!(body.contains("served from its cache"), "{body}");
     let (_, body) = get(&addr, "/v1/skills/alpha");
     assert!(body.contains("second edition"), "{body}");
+    sigterm_and_wait(hub);
+
+    // A remote never reached, without a cache: an empty source, and readiness says so.
+    let fresh = root.join("fresh.toml");
+    std::fs::write(
+        &fresh,
+        format!(
+            "listen = \"127.0.0.1:0\"\nscheduler = false\ncache_dir = \"fresh-cache\"\n\
+             [[sources]]\nurl = \"{index}\"\n[[sources]]\npath = \"published\"\n"
+        ),
+    )
+    .unwrap();
+    let fresh = fresh.display().to_string();
+    let (hub, addr, _) = spawn_serve(&["serve", "--config", &fresh], &[]);
+    let (status, body) = get(&addr, "/v1/ready");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("served from nothing (no cache yet)"),
+        "{body}"
+    );
     sigterm_and_wait(hub);
 }
