@@ -28,11 +28,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde::Deserialize;
 use skill_format::is_kebab_name;
 use skill_registry::Sha256;
 
 use crate::outbound::{Client, Limits};
+use crate::wire::remote::{RemoteEntry as Entry, RemoteIndex as Index};
+use crate::wire::{ARCHIVE_TYPE, SKILL_MD_TYPE};
 
 /// The largest index read.
 pub const MAX_INDEX_BYTES: u64 = 4 * 1024 * 1024;
@@ -69,20 +70,6 @@ pub struct FetchOptions {
     pub only: Option<Vec<String>>,
     /// The deadline of one download (default [`FETCH_DEADLINE`]).
     pub deadline: Option<Duration>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Index {
-    skills: Vec<Entry>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Entry {
-    name: String,
-    #[serde(rename = "type")]
-    kind: String,
-    url: String,
-    digest: String,
 }
 
 /// A relative path inside a skill, checked: `/`-separated, no empty, `.` or `..` part, not
@@ -260,8 +247,8 @@ async fn fetch_inner(
             ));
         }
         let files = match entry.kind.as_str() {
-            "skill-md" => vec![(SKILL_FILE.to_owned(), bytes.to_vec())],
-            "archive" => {
+            SKILL_MD_TYPE => vec![(SKILL_FILE.to_owned(), bytes.to_vec())],
+            ARCHIVE_TYPE => {
                 let files = unzip::read_stored_zip(&bytes)
                     .map_err(|e| format!("skill `{}`: {e}", entry.name))?;
                 if !files.iter().any(|(p, _)| p == SKILL_FILE) {
