@@ -181,6 +181,9 @@ pub struct Engine {
     watchers: Mutex<Vec<Watcher>>,
     /// The discovery index's archive digests, per folder content.
     archive_digests: ArchiveDigests,
+    /// What works but not as configured, by what it is about (a remote source served from
+    /// its cache): readiness reports it as degraded.
+    degraded: Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -340,6 +343,7 @@ impl Engine {
             #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
             archive_digests: Default::default(),
+            degraded: Mutex::default(),
         };
         #[cfg(feature = "watch")]
         if let Some(options) = config.watch {
@@ -411,6 +415,25 @@ impl Engine {
     }
 
     /// The registry (front doors go through the operations instead).
+    /// Say (`Some`) or unsay (`None`) why `what` works but not as configured, such as a
+    /// remote source served from its cache because the remote does not answer; readiness
+    /// lists it under `degraded` until unsaid.
+    pub fn set_degraded(&self, what: &str, why: Option<String>) {
+        if let Ok(mut map) = self.degraded.lock() {
+            match why {
+                Some(why) => map.insert(what.to_owned(), why),
+                None => map.remove(what),
+            };
+        }
+    }
+
+    pub(crate) fn degraded_notes(&self) -> Vec<String> {
+        self.degraded
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
     pub(crate) fn archive_digests(&self) -> &ArchiveDigests {
         &self.archive_digests
     }

@@ -207,6 +207,9 @@ pub enum Error {
     /// A forked task's replica stopped answering before the task ended.
     #[error("{0}")]
     TaskLost(String),
+    /// A remote source could not be fetched, or what it served did not verify.
+    #[error("{0}")]
+    Remote(String),
 }
 
 impl Error {
@@ -243,6 +246,7 @@ impl Error {
             Error::Internal(_) | Error::Frontmatter(_) => "internal",
             Error::Store(_) => "store_failed",
             Error::TaskLost(_) => "task_lost",
+            Error::Remote(_) => "remote_source",
         }
     }
 

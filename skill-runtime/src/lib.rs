@@ -18,7 +18,9 @@
 //! and the scheduler. Off by default: `replicas`, several replicas on one PostgreSQL database
 //! and webhook delivery (the `replicas` module, `EngineConfig::replicas`); it brings
 //! skill-store, its database client and an HTTP/1.1 client, so only hosts that share state
-//! build them.
+//! build them; `outbound`, the one HTTP client for what the engine sends (http, and https
+//! over rustls; `replicas` turns it on); `hub`, remote sources (the `hub` module: skills
+//! from another server's discovery index, verified and cached on disk).
 
 #![deny(missing_docs)]
 
@@ -27,7 +29,11 @@ pub mod builtin;
 mod engine;
 mod error;
 pub mod exec;
+#[cfg(feature = "hub")]
+pub mod hub;
 mod ops;
+#[cfg(feature = "outbound")]
+pub mod outbound;
 #[cfg(feature = "replicas")]
 pub mod replicas;
 mod state;

@@ -28,6 +28,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod add_cmd;
 mod audit_cmd;
 mod commands;
 mod disclose_cmd;
@@ -37,6 +38,7 @@ mod mcp_cmd;
 #[cfg(feature = "otel")]
 mod otel;
 mod otel_env;
+mod remote_sources;
 mod replicas_config;
 mod report_cmd;
 mod route_cmd;
@@ -171,6 +173,9 @@ enum Command {
     /// Trigger evals: `eval`.
     #[command(flatten)]
     Eval(eval_cmd::Commands),
+    /// Vendoring: `add`.
+    #[command(flatten)]
+    Add(add_cmd::Commands),
 }
 
 /// Run the command line with `args` (the first item is the program name), writing normal
@@ -223,6 +228,7 @@ where
         Command::Audit(c) => return audit_cmd::run(c, out, err),
         Command::Lock(c) => return lock_cmd::run(c, out, err),
         Command::Eval(c) => return eval_cmd::run(c, out, err),
+        Command::Add(c) => return add_cmd::run(c, out, err),
     };
     match result {
         Ok(code) => code,

@@ -129,6 +129,14 @@ struct FileConfig {
     claim_wait_ms: Option<u64>,
     /// Where scheduled runs that need a model are POSTed.
     webhook: Option<crate::replicas_config::WebhookFile>,
+    /// A PEM file of CA certificates trusted, besides the platform's roots, by everything
+    /// the server sends over https (webhooks, remote sources).
+    ca_file: Option<PathBuf>,
+    /// Where remote sources (`[[sources]]` with `url`) keep their cache (default:
+    /// `state_dir/remote-sources`).
+    cache_dir: Option<PathBuf>,
+    /// How often remote sources are fetched again, in milliseconds (default 300,000).
+    remote_refresh_ms: Option<u64>,
     /// The trust policy (`[trust]`, see docs/operator.md).
     #[serde(default)]
     trust: crate::trust_config::TrustConfig,
@@ -148,7 +156,11 @@ struct ProfileConfig {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SourceConfig {
-    path: PathBuf,
+    /// A folder of skills (or `url`).
+    #[serde(default)]
+    path: Option<PathBuf>,
+    /// A remote source: another server's `/.well-known/agent-skills/index.json`.
+    url: Option<String>,
     layer: Option<String>,
     dialect: Option<String>,
     #[serde(default)]
@@ -195,8 +207,8 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
     // Relative paths in the file are relative to the file.
     let base = path.parent().unwrap_or(Path::new("."));
     for s in &mut config.sources {
-        if s.path.is_relative() {
-            s.path = base.join(&s.path);
+        if let Some(p) = s.path.as_mut().filter(|p| p.is_relative()) {
+            *p = base.join(&*p);
         }
     }
     for p in [
@@ -206,6 +218,8 @@ fn read_config(path: &Path) -> Result<FileConfig, String> {
         &mut config.state_dir,
         &mut config.index_dir,
         &mut config.transformer,
+        &mut config.ca_file,
+        &mut config.cache_dir,
     ]
     .into_iter()
     .flatten()
@@ -245,6 +259,12 @@ struct Resolved {
     listen: SocketAddr,
     /// Settings that work but deserve a line in the log at start.
     warnings: Vec<String>,
+    /// The client everything sent out goes through.
+    client: skill_runtime::outbound::Client,
+    /// Remote sources, fetched before the engine starts and refreshed after.
+    remotes: Vec<crate::remote_sources::Remote>,
+    /// How often remote sources are fetched again.
+    remote_refresh: Duration,
 }
 
 /// A duration in milliseconds from the file; 0 is refused (it would fail every request).
@@ -262,9 +282,41 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         None => FileConfig::default(),
     };
     let mut sources = Vec::new();
+    let mut remotes = Vec::new();
+    let cache_dir = file
+        .cache_dir
+        .clone()
+        .or_else(|| file.state_dir.as_ref().map(|d| d.join("remote-sources")));
     for (i, s) in file.sources.iter().enumerate() {
+        let path = match (&s.path, &s.url) {
+            (Some(p), None) => p.clone(),
+            (None, Some(url)) => {
+                let Some(cache_dir) = &cache_dir else {
+                    return Err(format!(
+                        "[[sources]] url = \"{url}\" needs a cache folder: set cache_dir (or state_dir)"
+                    ));
+                };
+                if !url.starts_with("https://") && !url.starts_with("http://") {
+                    return Err(format!(
+                        "[[sources]] url = \"{url}\": give an http:// or https:// URL of a discovery index"
+                    ));
+                }
+                let folder = crate::remote_sources::cache_folder(cache_dir, url);
+                remotes.push(crate::remote_sources::Remote {
+                    url: url.clone(),
+                    folder: folder.clone(),
+                });
+                folder
+            }
+            _ => {
+                return Err(format!(
+                    "[[sources]] entry {}: give either path (a folder) or url (a remote index), not both or neither",
+                    i + 1
+                ));
+            }
+        };
         let mut source = Source::new(
-            s.path.clone(),
+            path.clone(),
             s.layer.clone().unwrap_or_else(|| format!("layer{}", i + 1)),
         );
         source.dialect = match &s.dialect {
@@ -278,7 +330,7 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         source.include_hidden = s.include_hidden;
         if let Some(ns) = &s.namespace {
             let ns =
-                Namespace::new(ns).map_err(|e| format!("[[sources]] {}: {e}", s.path.display()))?;
+                Namespace::new(ns).map_err(|e| format!("[[sources]] {}: {e}", path.display()))?;
             source.namespace = Some(ns);
         }
         sources.push(source);
@@ -336,6 +388,10 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         ));
     }
     let mut warnings = Vec::new();
+    // The one client for everything sent out, its trust store built now so that a CA file
+    // that cannot be used stops the start.
+    let client = skill_runtime::outbound::Client::new(file.ca_file.clone());
+    client.check()?;
     let mut registry = RegistryConfig::with_sources(sources);
     registry.trust = file.trust.policy()?;
     let mut engine = EngineConfig::new(registry);
@@ -459,6 +515,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
             &mut warnings,
         )?;
         engine.replicas.webhook = crate::replicas_config::webhook(file.webhook.take(), env)?;
+        if let Some(hook) = &mut engine.replicas.webhook {
+            hook.client = client.clone();
+        }
         database
     };
     #[cfg(not(feature = "postgres"))]
@@ -531,6 +590,9 @@ fn resolve(args: &ServeArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Res
         http,
         listen,
         warnings,
+        client,
+        remotes,
+        remote_refresh: crate::remote_sources::refresh(file.remote_refresh_ms)?,
     })
 }
 
@@ -600,7 +662,20 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             tracing::info!(replica = db.replica, "sharing state in the database");
             engine_config.replicas.store = Some(store);
         }
+        let unreached =
+            crate::remote_sources::first_fetch(&resolved.client, &resolved.remotes).await;
         let engine = Engine::start(engine_config).map_err(|e| e.to_string())?;
+        for (url, why) in unreached {
+            engine.set_degraded(&url, Some(why));
+        }
+        let refresher = (!resolved.remotes.is_empty()).then(|| {
+            tokio::spawn(crate::remote_sources::refresh_loop(
+                engine.clone(),
+                resolved.client.clone(),
+                resolved.remotes.clone(),
+                resolved.remote_refresh,
+            ))
+        });
         let health = engine.health();
         let diagnostics = engine.diagnostics();
         let (listener, local) = skill_http::bind(resolved.listen)
@@ -619,7 +694,11 @@ pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         skill_http::serve(listener, app, shutdown)
             .await
             .map_err(|e| e.to_string())?;
-        // Requests are done: stop watchers, the scheduler, scripts and forked tasks.
+        // Requests are done: stop refreshing remote sources, then watchers, the scheduler,
+        // scripts and forked tasks.
+        if let Some(task) = refresher {
+            task.abort();
+        }
         engine.shutdown().await;
         tracing::info!("stopped");
         Ok::<(), String>(())

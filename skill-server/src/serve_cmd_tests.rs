@@ -337,3 +337,48 @@ fn sources_take_include_hidden_and_a_namespace() {
         );
     }
 }
+
+/// A remote source: its cache folder under `cache_dir` (or `state_dir`), one of `path` and
+/// `url`, an http(s) URL, the refresh interval at its floor; `ca_file` checked at start.
+#[test]
+fn remote_sources_and_ca_file_are_checked() {
+    let env = |_: &str| None;
+    let (dir, a) = with_file(
+        "cache_dir = \"c\"\nremote_refresh_ms = 1000\n\
+         [[sources]]\nurl = \"https://hub.example/.well-known/agent-skills/index.json\"",
+    );
+    let r = resolve(&a, &env).unwrap();
+    assert_eq!(r.remotes.len(), 1);
+    assert!(r.remotes[0].folder.starts_with(dir.path().join("c")));
+    assert_eq!(r.engine.registry.sources[0].path, r.remotes[0].folder);
+    assert_eq!(r.remote_refresh, Duration::from_secs(1));
+    let (_d, a) = with_file("state_dir = \"s\"\n[[sources]]\nurl = \"http://h/i.json\"");
+    let r = resolve(&a, &env).unwrap();
+    assert!(
+        r.remotes[0]
+            .folder
+            .to_string_lossy()
+            .contains("remote-sources")
+    );
+    for (text, words) in [
+        (
+            "[[sources]]\nurl = \"http://h/i.json\"",
+            "needs a cache folder",
+        ),
+        (
+            "cache_dir = \"c\"\n[[sources]]\nurl = \"ftp://h/i.json\"",
+            "http:// or https://",
+        ),
+        (
+            "cache_dir = \"c\"\n[[sources]]\nurl = \"http://h/i.json\"\npath = \"x\"",
+            "not both or neither",
+        ),
+        ("[[sources]]\nlayer = \"x\"", "not both or neither"),
+        ("remote_refresh_ms = 999", "at least 1000 ms"),
+        ("ca_file = \"nope.pem\"", "nope.pem"),
+    ] {
+        let (_d, a) = with_file(text);
+        let e = resolve(&a, &env).unwrap_err();
+        assert!(e.contains(words), "{text}: {e}");
+    }
+}

@@ -242,7 +242,12 @@ impl Engine {
         Readiness {
             generation: self.registry().snapshot().generation(),
             problems: self.index_errors(),
-            degraded: self.state().degraded().into_iter().collect(),
+            degraded: self
+                .state()
+                .degraded()
+                .into_iter()
+                .chain(self.degraded_notes())
+                .collect(),
         }
     }
 

@@ -30,7 +30,6 @@
 //! feature: off by default, turned on by skill-server.
 
 mod config;
-mod destination;
 mod dispatch;
 mod notes;
 mod outage;

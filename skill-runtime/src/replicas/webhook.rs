@@ -2,8 +2,9 @@
 //! an optional HMAC-SHA256 signature, retried with exponential backoff and jitter up to a
 //! limit, every attempt logged (and, with a database, written to the outbox's attempts).
 //!
-//! The request is plain HTTP/1.1 over TCP (hyper's client connection): put a TLS-terminating
-//! proxy in front of an `https` receiver.
+//! The request goes through the engine's one HTTP client ([`crate::outbound::Client`]):
+//! `http://` or `https://` (rustls, the platform's roots and the operator's CA file), the
+//! destination policy checked on every address the receiver's name resolves to.
 
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hasher};
@@ -12,14 +13,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hmac::{Hmac, KeyInit, Mac};
-use http_body_util::Full;
-use hyper_util::rt::TokioIo;
 use sha2::Sha256;
 use skill_store::Store;
 use tokio::sync::Notify;
 
-use super::destination::{self, Destination};
 use crate::exec::Outcome;
+use crate::outbound::destination::Destination;
+use crate::outbound::{Client, Limits};
 
 /// Attempts per delivery unless configured otherwise.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 6;
@@ -29,6 +29,8 @@ pub const MAX_DELIVERY_LOG: usize = 256;
 const DEFAULT_FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// The most bytes of a receiver's answer read (the status is what counts).
+const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
 /// How long one attempt (connect, send, answer) may take.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long an outbox row stays held by the replica attempting it; past that (the replica
@@ -46,7 +48,7 @@ pub const ATTEMPT_HEADER: &str = "x-skills-attempt";
 /// Where and how to deliver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookConfig {
-    /// The receiver, `http://host:port/path`.
+    /// The receiver, `http://` or `https://host:port/path`.
     pub url: String,
     /// The HMAC-SHA256 key for the signature header (`None`: unsigned).
     pub secret: Option<String>,
@@ -57,6 +59,8 @@ pub struct WebhookConfig {
     /// Deliver to loopback, link-local and private addresses too (the destination policy
     /// of the `destination` module refuses them by default). Default: false.
     pub allow_private_destinations: bool,
+    /// The client deliveries go through (default: the platform's roots, no CA file).
+    pub client: Client,
 }
 
 impl WebhookConfig {
@@ -68,6 +72,7 @@ impl WebhookConfig {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             first_backoff: DEFAULT_FIRST_BACKOFF,
             allow_private_destinations: false,
+            client: Client::default(),
         }
     }
 
@@ -197,49 +202,23 @@ async fn send(
     attempt: u32,
     body: &[u8],
 ) -> Result<u16, String> {
-    let dest = Destination::parse(url)?;
-    let mut request = http::Request::post(dest.path.as_str())
-        .header(http::header::HOST, dest.authority.as_str())
+    let mut request = http::Request::post("/")
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(IDEMPOTENCY_HEADER, key)
         .header(ATTEMPT_HEADER, attempt.to_string());
     if let Some(secret) = &hook.secret {
         request = request.header(SIGNATURE_HEADER, signature(secret, body));
     }
-    let request = request
-        .body(Full::new(Bytes::copy_from_slice(body)))
-        .map_err(|e| e.to_string())?;
-    let exchange = async {
-        // Resolved and checked now, then connected to by address: the name is not
-        // looked up again between the check and the connection.
-        let stream = connect(&dest, hook.allow_private_destinations).await?;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(conn);
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok::<u16, String>(response.status().as_u16())
+    let limits = Limits {
+        deadline: ATTEMPT_TIMEOUT,
+        max_body: MAX_ANSWER_BYTES,
+        public_only: !hook.allow_private_destinations,
     };
-    match tokio::time::timeout(ATTEMPT_TIMEOUT, exchange).await {
-        Ok(r) => r,
-        Err(_) => Err(format!("no answer within {} s", ATTEMPT_TIMEOUT.as_secs())),
-    }
-}
-
-/// A connection to the first address of `dest` that the destination policy allows and
-/// that answers.
-async fn connect(dest: &Destination, allow_private: bool) -> Result<tokio::net::TcpStream, String> {
-    let mut last = String::new();
-    for addr in destination::addresses(dest, allow_private).await? {
-        match tokio::net::TcpStream::connect(addr).await {
-            Ok(stream) => return Ok(stream),
-            Err(e) => last = format!("cannot connect to {} ({addr}): {e}", dest.host),
-        }
-    }
-    Err(last)
+    let answer = hook
+        .client
+        .send(request, url, Bytes::copy_from_slice(body), limits)
+        .await?;
+    Ok(answer.status)
 }
 
 fn attempt_record(attempt: u32, result: &Result<u16, String>) -> DeliveryAttempt {

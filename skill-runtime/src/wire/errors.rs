@@ -183,6 +183,11 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     code("overloaded", 503, "too many requests or event streams"),
     code("pipe", 200, "a shell pipe in a command line"),
     code(
+        "remote_source",
+        502,
+        "a remote source that could not be fetched or did not verify",
+    ),
+    code(
         "reserved_name",
         200,
         "workflow.build: a reserved action name",

@@ -28,6 +28,8 @@ mod exec;
 pub mod limits;
 mod outcome;
 mod paths;
+#[cfg(feature = "hub")]
+pub(crate) mod remote;
 mod request;
 mod requests;
 pub(crate) mod route;

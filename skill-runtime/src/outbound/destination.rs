@@ -1,10 +1,10 @@
-//! Where a webhook may be sent: the URL checked whole ([`Destination::parse`]: `http://`,
-//! a host, no control characters, no user information, a port from 1 to 65535) and the
+//! Where the engine may send a request: the URL checked whole ([`Destination::parse`]:
+//! `http://` or `https://`, a host, no control characters, no user information, a port
+//! from 1 to 65535) and the
 //! destination policy ([`refused_address`]): loopback, link-local, private, "this
 //! network", shared (CGNAT), multicast and broadcast addresses, in IPv4, IPv6 and the IPv6
 //! forms that carry an IPv4 address, are refused unless
-//! [`WebhookConfig::allow_private_destinations`](super::WebhookConfig::allow_private_destinations)
-//! is set.
+//! the sender allows them (a webhook's `allow_private_destinations`).
 //!
 //! The policy is applied twice: at start on the URL's host when it is an address (also in
 //! the shortened, decimal, octal and hex forms `inet_aton` reads, `127.1`, `2130706433`,
@@ -14,12 +14,14 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-/// A webhook URL, checked.
+/// A URL the engine sends to, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Destination {
+    /// Whether it is `https://` (TLS to the host, its certificate checked).
+    pub(crate) tls: bool,
     /// The host as the URL gives it, without the brackets of an IPv6 address.
     pub(crate) host: String,
-    /// The port (80 when the URL gives none).
+    /// The port (80, or 443 for `https`, when the URL gives none).
     pub(crate) port: u16,
     /// The path and query, `/` when empty.
     pub(crate) path: String,
@@ -28,30 +30,33 @@ pub(crate) struct Destination {
 }
 
 impl Destination {
-    /// Check a webhook URL whole: `http://` (TLS belongs to a proxy in front of the
-    /// receiver), a host, no control character or space anywhere, no `user:password@`,
-    /// a port from 1 to 65535.
+    /// Check a URL whole: `http://` or `https://`, a host, no control character or space
+    /// anywhere, no `user:password@`, a port from 1 to 65535.
     pub(crate) fn parse(url: &str) -> Result<Destination, String> {
         if let Some(c) = url.chars().find(|c| c.is_control() || c.is_whitespace()) {
             return Err(format!(
-                "webhook URL {url:?} contains the character {c:?}: write it without spaces or control characters"
+                "URL {url:?} contains the character {c:?}: write it without spaces or control characters"
             ));
         }
-        let Some(rest) = url.strip_prefix("http://") else {
-            return Err(format!(
-                "webhook URL `{url}`: only http:// is supported (put a TLS-terminating proxy in front of an https receiver)"
-            ));
+        let (tls, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
+            (Some(rest), _) => (true, rest),
+            (None, Some(rest)) => (false, rest),
+            (None, None) => {
+                return Err(format!(
+                    "URL `{url}`: only http:// and https:// are supported"
+                ));
+            }
         };
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
         if authority.contains('@') {
             return Err(format!(
-                "webhook URL `{url}` carries user information (`...@`): put credentials in the signature secret instead"
+                "URL `{url}` carries user information (`...@`): put credentials in the signature secret instead"
             ));
         }
         let (host, port) = match authority.strip_prefix('[') {
             Some(v6) => match v6.split_once(']') {
                 Some((host, tail)) => (host, tail.strip_prefix(':')),
-                None => return Err(format!("webhook URL `{url}`: an unclosed `[`")),
+                None => return Err(format!("URL `{url}`: an unclosed `[`")),
             },
             None => match authority.rsplit_once(':') {
                 Some((host, port)) => (host, Some(port)),
@@ -59,25 +64,27 @@ impl Destination {
             },
         };
         if host.is_empty() {
-            return Err(format!("webhook URL `{url}` names no host"));
+            return Err(format!("URL `{url}` names no host"));
         }
         let port = match port {
+            None if tls => 443,
             None => 80,
             Some(p) => match p.parse::<u16>() {
                 Ok(n) if n > 0 => n,
                 _ => {
                     return Err(format!(
-                        "webhook URL `{url}`: port `{p}` is not a number from 1 to 65535"
+                        "URL `{url}`: port `{p}` is not a number from 1 to 65535"
                     ));
                 }
             },
         };
         let uri: http::Uri = url
             .parse()
-            .map_err(|e| format!("webhook URL `{url}` is not a valid URL: {e}"))?;
+            .map_err(|e| format!("URL `{url}` is not a valid URL: {e}"))?;
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
         let path = if path.is_empty() { "/" } else { path }.to_owned();
         Ok(Destination {
+            tls,
             host: host.to_owned(),
             port,
             path,
@@ -91,10 +98,10 @@ impl Destination {
         let lower = self.host.to_ascii_lowercase();
         let name = lower.trim_end_matches('.');
         if name == "localhost" || name.ends_with(".localhost") {
-            return Some(format!("webhook host `{}` is a loopback name", self.host));
+            return Some(format!("host `{}` is a loopback name", self.host));
         }
         let ip = literal_address(&self.host)?;
-        refused_address(ip).map(|why| format!("webhook host `{}` is {why}", self.host))
+        refused_address(ip).map(|why| format!("host `{}` is {why}", self.host))
     }
 }
 
@@ -217,12 +224,12 @@ pub(crate) async fn addresses(
         Some(ip) => vec![SocketAddr::new(ip, dest.port)],
         None => tokio::net::lookup_host((dest.host.as_str(), dest.port))
             .await
-            .map_err(|e| format!("cannot resolve webhook host {}: {e}", dest.host))?
+            .map_err(|e| format!("cannot resolve host {}: {e}", dest.host))?
             .collect(),
     };
     if allow_private {
         return if found.is_empty() {
-            Err(format!("webhook host {} resolves to no address", dest.host))
+            Err(format!("host {} resolves to no address", dest.host))
         } else {
             Ok(found)
         };
@@ -241,10 +248,10 @@ pub(crate) async fn addresses(
     match (allowed.is_empty(), refused) {
         (false, _) => Ok(allowed),
         (true, Some((ip, why))) => Err(format!(
-            "webhook host {} resolves to {ip}, {why}: refused (set allow_private_destinations = true to deliver there)",
+            "host {} resolves to {ip}, {why}: refused (set allow_private_destinations = true to deliver there)",
             dest.host
         )),
-        (true, None) => Err(format!("webhook host {} resolves to no address", dest.host)),
+        (true, None) => Err(format!("host {} resolves to no address", dest.host)),
     }
 }
 
@@ -264,6 +271,10 @@ mod tests {
         let d = Destination::parse("http://[2001:db8::1]/").unwrap();
         assert_eq!((d.host.as_str(), d.port), ("2001:db8::1", 80));
         assert_eq!(Destination::parse("http://h").unwrap().path, "/");
+        let d = Destination::parse("https://h/x").unwrap();
+        assert_eq!((d.tls, d.port, d.path.as_str()), (true, 443, "/x"));
+        assert!(!Destination::parse("http://h/x").unwrap().tls);
+        assert_eq!(Destination::parse("https://h:8443/").unwrap().port, 8443);
         for (url, what) in [
             ("http:///nohost", "no host"),
             ("http://", "no host"),
@@ -271,8 +282,8 @@ mod tests {
             ("http://h/a\nb", "'\\n'"),
             ("http://h/a b", "' '"),
             ("http://h/\u{7f}", "'\\u{7f}'"),
-            ("https://h/", "only http://"),
-            ("ftp://h/", "only http://"),
+            ("ftp://h/", "only http:// and https://"),
+            ("h/", "only http:// and https://"),
             ("http://user:pw@h/", "user information"),
             ("http://h:0/", "port `0`"),
             ("http://h:/", "port ``"),
