@@ -390,7 +390,7 @@ fn serve_one(
             // Only files whose extension does not say their type (text or not) are read
             // here; sizes and digests come from the registry's manifest.
             let bytes = engine
-                .read_skill_file(&summary.name, profile, relative)
+                .skill_file(&summary.name, profile, relative)
                 .map_err(|e| format!("{relative}: {e}"))?;
             mime = mime_type(relative, std::str::from_utf8(&bytes).is_ok());
         }

@@ -175,7 +175,7 @@ fn load_skill(engine: &Engine, request: LoadSkillRequest, scope: &Scope) -> Call
         Some(slug) => format!("{}{SECTION_SEPARATOR}{}", request.name.trim(), slug.trim()),
         None => request.name.clone(),
     };
-    match engine.load_skill_text(&id, profile) {
+    match engine.skill_text(&id, profile) {
         Ok(text) => text_result(text),
         Err(e) => error_result(&e),
     }

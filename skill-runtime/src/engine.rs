@@ -447,7 +447,7 @@ impl Engine {
     }
 
     /// Index rebuilds that failed (the index then serves its last state).
-    pub fn index_errors(&self) -> Vec<String> {
+    pub(crate) fn index_errors(&self) -> Vec<String> {
         self.index_errors
             .lock()
             .map(|l| l.clone())

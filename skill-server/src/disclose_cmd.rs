@@ -192,7 +192,7 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             }
             Err(e) => failed(err, e),
         },
-        Commands::Show { format, name, .. } => match engine.show(&name) {
+        Commands::Show { format, name, .. } => match engine.entry(&name) {
             Ok(shown) => {
                 write_out(out, &show(&shown, format))?;
                 Ok(0)

@@ -40,7 +40,7 @@ use skill_scheduler::scheduled_skills;
 use skill_search::{Filter, Match, NoteHit, SearchRequest, SelectOptions, Selection};
 
 use crate::activation::{self, Trigger};
-use crate::engine::{ChangeEvent, Engine, Event};
+use crate::engine::{ChangeEvent, Engine};
 use crate::error::Error;
 use crate::exec::{CommandOutcome, Context, Outcome, TaskInfo};
 
@@ -116,7 +116,7 @@ pub struct Entries {
     pub shadowed: Vec<Arc<Skill>>,
 }
 
-/// One entry in full, whatever its status ([`Engine::show`]).
+/// One entry in full, whatever its status ([`Engine::entry`]).
 #[derive(Debug, Clone)]
 pub struct Shown {
     /// The snapshot generation.
@@ -302,7 +302,7 @@ impl Engine {
     /// One entry (a skill or a domain index) in full, whatever its status, with the
     /// entries it shadows. Unknown: [`Error::UnknownSkill`] with the closest names; one the
     /// trust policy excluded: the `skill_excluded` error with its reason.
-    pub fn show(&self, name: &str) -> Result<Shown, Error> {
+    pub fn entry(&self, name: &str) -> Result<Shown, Error> {
         let snapshot = self.registry().snapshot();
         let skill = inspect(&snapshot, name)?;
         let shadows = snapshot
@@ -642,11 +642,6 @@ impl Engine {
     /// code, call it on a blocking thread.
     pub fn reload(&self) -> ChangeEvent {
         ChangeEvent::from(&self.registry().reload())
-    }
-
-    /// Every event from now on: registry changes and finished scheduled runs.
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>> {
-        self.events()
     }
 
     /// The profile a request runs under: its own, else the engine's configured one. The one
