@@ -22,7 +22,7 @@ use skill_runtime::wire::{
 use skill_runtime::{Engine, Lookup, SECTION_SEPARATOR, Scope};
 
 /// The prompt argument that carries a skill's `$ARGUMENTS`.
-pub const PROMPT_ARGUMENT: &str = "arguments";
+pub(crate) const PROMPT_ARGUMENT: &str = "arguments";
 
 /// One tool: its name, the wire operation whose input it takes, what it does, and whether
 /// it only reads.
@@ -89,7 +89,7 @@ fn schema(value: Value) -> Arc<JsonObject> {
 }
 
 /// Every tool the server offers.
-pub fn definitions() -> Vec<Tool> {
+pub(crate) fn definitions() -> Vec<Tool> {
     TOOLS
         .iter()
         .map(|t| {

@@ -29,6 +29,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -37,6 +37,7 @@
 //! build them.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod activation;
 pub mod builtin;
