@@ -238,7 +238,8 @@ impl Engine {
         // A webhook URL the destination policy refuses is refused before anything starts.
         #[cfg(feature = "replicas")]
         if let Some(hook) = &config.replicas.webhook {
-            hook.check().map_err(Error::Scheduler)?;
+            hook.check()
+                .map_err(|m| Error::Scheduler(crate::error::message(m)))?;
         }
         // A trust policy that contradicts itself is the host's mistake: said before loading.
         config
@@ -254,7 +255,7 @@ impl Engine {
         #[cfg(feature = "transformer")]
         let transformer = match &config.transformer {
             Some(dir) => Some(Arc::new(
-                skill_search::Transformer::load(dir).map_err(|e| Error::Index(e.to_string()))?,
+                skill_search::Transformer::load(dir).map_err(|e| Error::Index(Arc::new(e)))?,
             )),
             None => None,
         };
@@ -269,7 +270,7 @@ impl Engine {
         }
         let notes = match &config.notes {
             Some(root) => Some(Arc::new(
-                NotesIndex::build(root).map_err(|e| Error::Index(e.to_string()))?,
+                NotesIndex::build(root).map_err(|e| Error::Index(Arc::new(e)))?,
             )),
             None => None,
         };
@@ -320,7 +321,7 @@ impl Engine {
         let scheduler = match config.schedule {
             Some(sc) => Some(
                 Scheduler::start(registry.clone(), dispatcher, sc)
-                    .map_err(|e| Error::Scheduler(e.to_string()))?,
+                    .map_err(|e| Error::Scheduler(Arc::new(e)))?,
             ),
             None => None,
         };
@@ -346,7 +347,7 @@ impl Engine {
             let watcher = engine
                 .registry
                 .watch(options)
-                .map_err(|e| Error::Watch(e.to_string()))?;
+                .map_err(|e| Error::Watch(Arc::new(e)))?;
             engine.keep(watcher);
             if let Some(notes) = &engine.notes {
                 let notes = notes.clone();
@@ -368,7 +369,7 @@ impl Engine {
                     }
                     true
                 })
-                .map_err(|e| Error::Watch(e.to_string()))?;
+                .map_err(|e| Error::Watch(Arc::new(e)))?;
                 engine.keep(watcher);
             }
         }
@@ -553,15 +554,14 @@ struct LazyIndex {
 impl LazyIndex {
     /// The index, built from the registry's current snapshot if it is not yet.
     fn get(&self, registry: &Registry) -> Result<Arc<SkillIndex>, Error> {
-        let mut built = self
-            .built
-            .lock()
-            .map_err(|_| Error::Index("the search index lock is poisoned".into()))?;
+        let mut built = self.built.lock().map_err(|_| {
+            Error::Index(crate::error::message("the search index lock is poisoned"))
+        })?;
         if let Some(index) = &*built {
             return Ok(index.clone());
         }
         let index = SkillIndex::build_in(registry.snapshot(), self.storage.clone())
-            .map_err(|e| Error::Index(e.to_string()))?;
+            .map_err(|e| Error::Index(Arc::new(e)))?;
         #[cfg(feature = "transformer")]
         let index = match &self.transformer {
             Some(model) => index.with_transformer(Arc::clone(model)),

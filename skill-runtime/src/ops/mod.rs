@@ -400,7 +400,7 @@ impl Engine {
                     model_invocable_only: false,
                 },
             })
-            .map_err(|e| Error::Search(e.to_string()))
+            .map_err(|e| Error::Search(Arc::new(e)))
     }
 
     /// The skills to pre-load for a message, with the disclosure tier.
@@ -414,7 +414,7 @@ impl Engine {
         let selection = self
             .index()?
             .select(message, options)
-            .map_err(|e| Error::Search(e.to_string()))?;
+            .map_err(|e| Error::Search(Arc::new(e)))?;
         activation::selected(&self.registry().snapshot(), &selection, started.elapsed());
         Ok(selection)
     }
