@@ -181,7 +181,14 @@ pub struct Engine {
     watchers: Mutex<Vec<Watcher>>,
     /// The discovery index's archive digests, per folder content.
     archive_digests: ArchiveDigests,
+    /// The profile names of the last snapshot asked about, with its generation: one
+    /// skill's detail names its affinity under each, and walking every skill for them on
+    /// each request made the detail cost grow with the pack.
+    profile_names: ProfileNames,
 }
+
+/// The profile names of one snapshot generation, cached.
+pub(crate) type ProfileNames = Mutex<Option<(u64, Arc<[String]>)>>;
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -341,6 +348,7 @@ impl Engine {
             #[cfg(feature = "watch")]
             watchers: Mutex::new(Vec::new()),
             archive_digests: Default::default(),
+            profile_names: Mutex::new(None),
         };
         #[cfg(feature = "watch")]
         if let Some(options) = config.watch {
@@ -412,6 +420,10 @@ impl Engine {
     }
 
     /// The registry (front doors go through the operations instead).
+    pub(crate) fn profile_names_cache(&self) -> &ProfileNames {
+        &self.profile_names
+    }
+
     pub(crate) fn archive_digests(&self) -> &ArchiveDigests {
         &self.archive_digests
     }

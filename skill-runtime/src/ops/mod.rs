@@ -313,11 +313,8 @@ impl Engine {
             .collect();
         let profiles = self
             .profile_names(&snapshot)
-            .into_iter()
-            .map(|p| {
-                let affinity = skill.affinity(Some(&p));
-                (p, affinity)
-            })
+            .iter()
+            .map(|p| (p.clone(), skill.affinity(Some(p))))
             .collect();
         Ok(Shown {
             generation: snapshot.generation(),
