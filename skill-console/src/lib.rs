@@ -14,6 +14,8 @@
 //! skill-server mounts it with `skill_http::Mounts::mount_with(CONSOLE_PATH,
 //! skill_console::service(), skill_console::needs_token)`.
 
+#![warn(unreachable_pub)]
+
 mod assets;
 mod serve;
 

@@ -32,6 +32,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod args;
 mod data;

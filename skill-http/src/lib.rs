@@ -39,6 +39,8 @@
 //! body when that is known, and no body; a `HEAD` of the event stream opens no stream. A
 //! `405` lists the path's methods in its `Allow` header, `HEAD` wherever `GET` is.
 
+#![warn(unreachable_pub)]
+
 mod app;
 mod config;
 mod conns;

@@ -3,22 +3,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::routes::{ENDPOINTS, Endpoint, Input, Kind, MAX_COUNT, Op};
+use super::routes::{ENDPOINTS, Endpoint, Input, MAX_COUNT, Op};
 use skill_runtime::wire::FieldKind;
-
-/// The schema of a query parameter, exactly what its handler accepts.
-fn param_schema(kind: Kind) -> Value {
-    match kind {
-        Kind::Text => json!({ "type": "string" }),
-        Kind::Count => json!({ "type": "integer", "minimum": 0, "maximum": MAX_COUNT }),
-        Kind::Choice(words) => json!({ "type": "string", "enum": words }),
-        Kind::TimeZone => {
-            let names: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect();
-            json!({ "type": "string", "enum": names })
-        }
-        Kind::Instant => json!({ "type": "string", "format": "date-time" }),
-    }
-}
 
 /// The schema of a path parameter: a task id is a number; a resource path is relative,
 /// segments of letters, digits, `_`, `-` and `.` with none hidden (the server refuses
@@ -74,15 +60,6 @@ fn operation(e: &Endpoint, doc: &Document<'_>) -> Value {
                 "schema": path_schema(name),
             }));
         }
-    }
-    for p in e.query {
-        params.push(json!({
-            "name": p.name,
-            "in": "query",
-            "required": false,
-            "description": p.description,
-            "schema": param_schema(p.kind),
-        }));
     }
     if let Input::Query(input) = e.input {
         for f in input.fields {

@@ -12,7 +12,7 @@ use hyper::body::Incoming;
 use serde::Deserialize;
 
 use super::response::{ApiError, unauthorized};
-use super::routes::{ENDPOINTS, Endpoint, MAX_COUNT, matches, percent_decode};
+use super::routes::{ENDPOINTS, Endpoint, matches, percent_decode};
 
 pub(crate) fn query_map<B>(req: &Request<B>) -> Result<HashMap<String, String>, ApiError> {
     let mut map = HashMap::new();
@@ -33,28 +33,6 @@ pub(crate) fn query_map<B>(req: &Request<B>) -> Result<HashMap<String, String>, 
         map.insert(decode(k)?, decode(v)?);
     }
     Ok(map)
-}
-
-pub(crate) fn number<T: std::str::FromStr>(
-    q: &HashMap<String, String>,
-    key: &str,
-) -> Result<Option<T>, ApiError> {
-    match q.get(key) {
-        None => Ok(None),
-        Some(v) => v
-            .parse::<u64>()
-            .ok()
-            .filter(|n| *n <= MAX_COUNT)
-            .and_then(|n| n.to_string().parse().ok())
-            .map(Some)
-            .ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "bad_query",
-                    format!("`{key}` must be a whole number from 0 to {MAX_COUNT}, not `{v}`"),
-                )
-            }),
-    }
 }
 
 pub(crate) type Params = HashMap<&'static str, String>;

@@ -97,10 +97,17 @@ pub(crate) fn head_response(resp: Response<Body>) -> Response<Body> {
     Response::from_parts(parts, full(Bytes::new()))
 }
 
+/// The buffer a JSON answer starts with.
+const ANSWER_START_BYTES: usize = 4096;
+
 pub(crate) fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
-    let body = serde_json::to_vec(value).unwrap_or_else(|e| {
-        format!("{{\"error\":{{\"code\":\"internal\",\"message\":\"{e}\"}}}}").into_bytes()
-    });
+    // Most answers are a few KiB: start there rather than grow from empty.
+    let mut body = Vec::with_capacity(ANSWER_START_BYTES);
+    let body = serde_json::to_writer(&mut body, value)
+        .map(|()| body)
+        .unwrap_or_else(|e| {
+            format!("{{\"error\":{{\"code\":\"internal\",\"message\":\"{e}\"}}}}").into_bytes()
+        });
     let mut resp = Response::new(full(body));
     *resp.status_mut() = status;
     resp.headers_mut()

@@ -50,8 +50,6 @@ pub(crate) struct Endpoint {
     pub op: Op,
     pub action: bool,
     pub summary: &'static str,
-    /// Query parameters not described by a wire [`Operation`].
-    pub query: &'static [Param],
     /// The operation whose input the request carries, and where.
     pub input: Input,
 }
@@ -60,7 +58,7 @@ pub(crate) struct Endpoint {
 /// string or from a JSON body.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Input {
-    /// No described input (path and [`Endpoint::query`] parameters only).
+    /// No input but the path's parameters.
     None,
     /// The operation's fields as query parameters.
     Query(&'static Operation),
@@ -68,50 +66,7 @@ pub(crate) enum Input {
     Body(&'static Operation),
 }
 
-/// What a query parameter holds, as the handlers check it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Kind {
-    /// Any text.
-    Text,
-    /// A whole number from 0 to [`MAX_COUNT`].
-    Count,
-    /// One of these words.
-    Choice(&'static [&'static str]),
-    /// An IANA time zone name.
-    TimeZone,
-    /// An RFC 3339 instant.
-    Instant,
-}
-
 pub(crate) use skill_runtime::wire::MAX_COUNT;
-
-/// One query parameter: name, what it holds, description. A free-text parameter given
-/// empty counts as left out; any other kind given empty is refused.
-#[derive(Debug)]
-pub(crate) struct Param {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub description: &'static str,
-}
-
-const fn param(name: &'static str, kind: Kind, description: &'static str) -> Param {
-    Param {
-        name,
-        kind,
-        description,
-    }
-}
-
-const PROFILE: Param = param(
-    "profile",
-    Kind::Text,
-    "the processing profile (profile affinity)",
-);
-const CALLER: Param = param(
-    "caller",
-    Kind::Choice(&["model", "user"]),
-    "who reads: `model` (default) or `user`",
-);
 
 /// Every endpoint. A `GET` endpoint answers `HEAD` too (see `request::find`); the two
 /// `HEAD` rows answer as their `GET` rows would, and are there so that the OpenAPI document
@@ -123,7 +78,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Health,
         action: false,
         summary: "Liveness: the server answers, with the snapshot generation and skill count.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -132,7 +86,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Ready,
         action: false,
         summary: "Readiness: 200 once skills are loaded and indexed, 503 otherwise. With a database shared by replicas that does not answer (or answers with an error), still 200, with the reason under `degraded` (only scheduled-fire claims, forked tasks and notes search need it).",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -141,22 +94,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Skills,
         action: false,
         summary: "Skills, by name, with filters.",
-        query: &[
-            PROFILE,
-            param("layer", Kind::Text, "only skills of this layer"),
-            param("domain", Kind::Text, "only skills of this actions domain"),
-            param(
-                "invocable_by",
-                Kind::Choice(&["model", "user"]),
-                "only skills that caller may invoke",
-            ),
-            param(
-                "status",
-                Kind::Choice(&["loaded", "all"]),
-                "`loaded` (default) or `all` (invalid and ineligible too)",
-            ),
-        ],
-        input: Input::None,
+        input: Input::Query(wire::ListSkillsRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -164,7 +102,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Skill,
         action: false,
         summary: "One skill: metadata, body and diagnostics.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -173,8 +110,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Resources,
         action: false,
         summary: "A skill's files: relative path, size and kind.",
-        query: &[PROFILE, CALLER],
-        input: Input::None,
+        input: Input::Query(wire::DisclosureRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -182,8 +118,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Resource,
         action: false,
         summary: "One resource's bytes, confined to the skill folder and size-capped.",
-        query: &[PROFILE, CALLER],
-        input: Input::None,
+        input: Input::Query(wire::DisclosureRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -191,8 +126,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Outline,
         action: false,
         summary: "A skill's outline: its sections (at most 1,000; `total_sections` and `truncated` say when the body has more) with heading path, level, slug, characters and estimated tokens.",
-        query: &[PROFILE, CALLER],
-        input: Input::None,
+        input: Input::Query(wire::DisclosureRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -200,8 +134,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Section,
         action: false,
         summary: "One section of a skill by slug, with its subsections; an unknown slug is 404 `unknown_section` naming the valid ones.",
-        query: &[PROFILE, CALLER],
-        input: Input::None,
+        input: Input::Query(wire::DisclosureRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -209,7 +142,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::GetSkill,
         action: false,
         summary: "The get_skill tiers (markdown-first 3.3 and 6).",
-        query: &[],
         input: Input::Query(wire::GetSkillRequest::OPERATION),
     },
     Endpoint {
@@ -218,27 +150,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Catalog,
         action: false,
         summary: "The catalog for the system prompt, fitted to a budget, with its report.",
-        query: &[
-            PROFILE,
-            CALLER,
-            param(
-                "format",
-                Kind::Choice(&["markdown", "xml", "json"]),
-                "`markdown` (default), `xml` or `json`",
-            ),
-            param("budget_chars", Kind::Count, "the budget in characters"),
-            param(
-                "context_window_tokens",
-                Kind::Count,
-                "the context window; the budget is 2% of it x 4",
-            ),
-            param(
-                "entry_cap_chars",
-                Kind::Count,
-                "the cap on one entry, in characters (only its description is cut to fit)",
-            ),
-        ],
-        input: Input::None,
+        input: Input::Query(wire::CatalogRequest::OPERATION),
     },
     Endpoint {
         method: Method::GET,
@@ -246,7 +158,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Search,
         action: false,
         summary: "Ranked, explained skills for a query.",
-        query: &[],
         input: Input::Query(wire::SearchRequest::OPERATION),
     },
     Endpoint {
@@ -255,7 +166,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Select,
         action: false,
         summary: "Skill selection for a request (agent-skills-integration 2.3) with the disclosure tier.",
-        query: &[],
         input: Input::Body(wire::SelectRequest::OPERATION),
     },
     Endpoint {
@@ -264,7 +174,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::NotesSearch,
         action: false,
         summary: "Ranked markdown notes with highlighted snippets (when a notes folder is configured).",
-        query: &[],
         input: Input::Query(wire::NotesSearchRequest::OPERATION),
     },
     Endpoint {
@@ -273,7 +182,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Diagnostics,
         action: false,
         summary: "Every diagnostic of the current snapshot, with counts.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -282,7 +190,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Profiles,
         action: false,
         summary: "Every processing profile the engine knows (configured, or named by a skill's affinity lists), with how many skills are proactive for or excluded under each.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -291,20 +198,7 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Schedules,
         action: false,
         summary: "Scheduled skills with their next fire times.",
-        query: &[
-            param(
-                "next",
-                Kind::Count,
-                "fire times per skill (default 5; more than 100 gives 100)",
-            ),
-            param("tz", Kind::TimeZone, "IANA time zone (default UTC)"),
-            param(
-                "from",
-                Kind::Instant,
-                "list fire times after this RFC 3339 instant (default now)",
-            ),
-        ],
-        input: Input::None,
+        input: Input::Query(wire::SchedulesRequest::OPERATION),
     },
     Endpoint {
         method: Method::POST,
@@ -312,7 +206,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Extract,
         action: true,
         summary: "Split model output into cmd-block commands and conversational text.",
-        query: &[],
         input: Input::Body(wire::ExtractRequest::OPERATION),
     },
     Endpoint {
@@ -321,7 +214,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Route,
         action: true,
         summary: "Route one line (from the model or a user), or a whole model output.",
-        query: &[],
         input: Input::Body(wire::RouteRequest::OPERATION),
     },
     Endpoint {
@@ -330,7 +222,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Execute,
         action: true,
         summary: "Execute a whole model output (its cmd-block commands, in order: at most 100, with at most 8 MiB of output in all; one last result, `too_many_commands` or `output_limit`, names the first command not executed) or one command line (its output cut at 8 MiB, with a marker).",
-        query: &[],
         input: Input::Body(wire::ExecuteRequest::OPERATION),
     },
     Endpoint {
@@ -339,7 +230,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Invoke,
         action: true,
         summary: "Execute a user's slash command (`/skill name args`, `/command args`, `/name args`).",
-        query: &[],
         input: Input::Body(wire::InvokeRequest::OPERATION),
     },
     Endpoint {
@@ -348,7 +238,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Workflows,
         action: true,
         summary: "Create a workflow with workflow.build (markdown-first 9).",
-        query: &[],
         input: Input::Body(&wire::BUILD_WORKFLOW),
     },
     Endpoint {
@@ -357,7 +246,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Tasks,
         action: false,
         summary: "Forked tasks (context: fork) with their status and outcome, each outcome without `output` (GET /v1/tasks/{id} has it). Finished tasks are kept up to 1000, and up to 64 MiB of outputs together (the oldest go first).",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -366,7 +254,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Task,
         action: false,
         summary: "One forked task, with its outcome's output (cut at 1 MiB, with a marker).",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -375,7 +262,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Reload,
         action: true,
         summary: "Reload every source now; returns the change set.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -384,7 +270,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::Events,
         action: false,
         summary: "Server-sent events. `change`: a registry change set (the ChangeEvent schema; the SSE id is the new generation). `scheduled`: a scheduled run finished (the ScheduledEvent schema); when `outcome.requires_interpretation` is true (a template, a workflow of instructions) the host gives `outcome.output` to its model. `lagged`: `{\"missed\": n}` events this reader lost. Comment lines keep the connection alive. At most `max_event_streams` streams are open at once (503 `overloaded` beyond); streams end when the server shuts down.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -393,7 +278,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::OpenApi,
         action: false,
         summary: "This API's OpenAPI 3.0 document.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -402,7 +286,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::DiscoveryIndex,
         action: false,
         summary: "The Agent Skills discovery index (schema discovery/0.2.0): the model-visible skills of the server's profile, each with its artifact's URL (SKILL.md, or a zip of a folder of several files) and sha256 digest.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -411,7 +294,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::DiscoverySkill,
         action: false,
         summary: "One skill file the discovery index lists (text/markdown); 404 for any other name.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -420,7 +302,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::DiscoveryArchive,
         action: false,
         summary: "The zip of a skill folder the discovery index lists as an archive (application/zip, SKILL.md at its root); 404 for any other name.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -429,7 +310,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::DiscoveryIndex,
         action: false,
         summary: "The Agent Skills discovery index (schema discovery/0.2.0): the model-visible skills of the server's profile, each with its artifact's URL (SKILL.md, or a zip of a folder of several files) and sha256 digest.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -438,7 +318,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::DiscoverySkill,
         action: false,
         summary: "One skill file the discovery index lists (text/markdown); 404 for any other name.",
-        query: &[],
         input: Input::None,
     },
     Endpoint {
@@ -447,7 +326,6 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
         op: Op::DiscoveryArchive,
         action: false,
         summary: "The zip of a skill folder the discovery index lists as an archive (application/zip, SKILL.md at its root); 404 for any other name.",
-        query: &[],
         input: Input::None,
     },
 ];

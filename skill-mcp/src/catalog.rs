@@ -158,7 +158,7 @@ fn skill_path(folder: &str, name: &str) -> String {
 
 impl Catalog {
     /// Build the catalog of everything the profile may see.
-    pub fn build(engine: &Engine, profile: Option<&str>) -> Catalog {
+    pub(crate) fn build(engine: &Engine, profile: Option<&str>) -> Catalog {
         let generation = engine.generation();
         let mut catalog = Catalog {
             generation,
@@ -254,22 +254,22 @@ impl Catalog {
     }
 
     /// The served skill whose `SKILL.md` has this URI.
-    pub fn skill(&self, uri: &str) -> Option<&Served> {
+    pub(crate) fn skill(&self, uri: &str) -> Option<&Served> {
         self.by_uri.get(uri).map(|&i| &self.skills[i])
     }
 
     /// The file at this URI.
-    pub fn file(&self, uri: &str) -> Option<&FileRef> {
+    pub(crate) fn file(&self, uri: &str) -> Option<&FileRef> {
         self.files.get(uri)
     }
 
     /// How many files the catalog serves.
-    pub fn file_count(&self) -> usize {
+    pub(crate) fn file_count(&self) -> usize {
         self.file_order.len()
     }
 
     /// Resource metadata of a file (`SKILL.md` carries the skill's name and description).
-    pub fn resource(&self, uri: &str) -> Option<Resource> {
+    pub(crate) fn resource(&self, uri: &str) -> Option<Resource> {
         let file = self.files.get(uri)?;
         let skill = &self.skills[file.skill];
         let resource = if file.relative == SKILL_FILE {
@@ -285,13 +285,13 @@ impl Catalog {
     }
 
     /// File URIs in listing order, from `start`, at most `count`.
-    pub fn file_uris(&self, start: usize, count: usize) -> &[String] {
+    pub(crate) fn file_uris(&self, start: usize, count: usize) -> &[String] {
         let end = start.saturating_add(count).min(self.file_order.len());
         self.file_order.get(start..end).unwrap_or(&[])
     }
 
     /// The direct children of a directory resource, or `None` when the URI is not one.
-    pub fn directory(&self, uri: &str) -> Option<Vec<Resource>> {
+    pub(crate) fn directory(&self, uri: &str) -> Option<Vec<Resource>> {
         let children = self.dirs.get(uri)?;
         Some(
             children
@@ -390,7 +390,7 @@ fn serve_one(
             // Only files whose extension does not say their type (text or not) are read
             // here; sizes and digests come from the registry's manifest.
             let bytes = engine
-                .read_skill_file(&summary.name, profile, relative)
+                .skill_file(&summary.name, profile, relative)
                 .map_err(|e| format!("{relative}: {e}"))?;
             mime = mime_type(relative, std::str::from_utf8(&bytes).is_ok());
         }

@@ -51,6 +51,7 @@
 //! streamable HTTP.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 #[cfg(feature = "http")]
 mod bare;

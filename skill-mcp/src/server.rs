@@ -208,7 +208,7 @@ impl SkillsServer {
         let skill = &catalog.skills[file.skill];
         let bytes = self
             .engine
-            .read_skill_file(&skill.name, self.profile(), &file.relative)
+            .skill_file(&skill.name, self.profile(), &file.relative)
             .map_err(|e| {
                 // The engine's stable code (`lock_mismatch`, ...) rides in the error's data.
                 let data = serde_json::json!({ "uri": uri, "code": e.code() });

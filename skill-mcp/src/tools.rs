@@ -22,7 +22,7 @@ use skill_runtime::wire::{
 use skill_runtime::{Engine, Lookup, SECTION_SEPARATOR, Scope};
 
 /// The prompt argument that carries a skill's `$ARGUMENTS`.
-pub const PROMPT_ARGUMENT: &str = "arguments";
+pub(crate) const PROMPT_ARGUMENT: &str = "arguments";
 
 /// One tool: its name, the wire operation whose input it takes, what it does, and whether
 /// it only reads.
@@ -89,7 +89,7 @@ fn schema(value: Value) -> Arc<JsonObject> {
 }
 
 /// Every tool the server offers.
-pub fn definitions() -> Vec<Tool> {
+pub(crate) fn definitions() -> Vec<Tool> {
     TOOLS
         .iter()
         .map(|t| {
@@ -175,7 +175,7 @@ fn load_skill(engine: &Engine, request: LoadSkillRequest, scope: &Scope) -> Call
         Some(slug) => format!("{}{SECTION_SEPARATOR}{}", request.name.trim(), slug.trim()),
         None => request.name.clone(),
     };
-    match engine.load_skill_text(&id, profile) {
+    match engine.skill_text(&id, profile) {
         Ok(text) => text_result(text),
         Err(e) => error_result(&e),
     }

@@ -29,6 +29,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -93,7 +94,7 @@ pub enum Error {
     TooManyFires(usize),
     /// The engine could not start, or a search or selection failed.
     #[error("{0}")]
-    Engine(String),
+    Engine(#[from] skill_runtime::Error),
 }
 
 /// What a report is rendered with. [`ReportConfig::default`] is what [`report`] uses.
@@ -212,8 +213,8 @@ impl Pack {
         let mut registry_config = RegistryConfig::with_sources(sources);
         registry_config.mode = config.mode;
         registry_config.environment = config.environment.clone();
-        let engine = Engine::start(EngineConfig::one_shot(registry_config))
-            .map_err(|e| Error::Engine(e.to_string()))?;
+        let engine =
+            Engine::start(EngineConfig::one_shot(registry_config)).map_err(Error::Engine)?;
         let mut requests = Vec::new();
         for r in &roots {
             requests.extend(requests::read(&r.given.join(REQUESTS_FILE), &r.label)?);
@@ -730,9 +731,7 @@ fn selections(
         ..SelectOptions::default()
     };
     for (_, request) in requests.iter().take(MAX_REQUESTS) {
-        let selection = engine
-            .select(request, &options)
-            .map_err(|e| Error::Engine(e.to_string()))?;
+        let selection = engine.select(request, &options).map_err(Error::Engine)?;
         let _ = writeln!(out, "> {request}");
         if selection.selected_skills.is_empty() {
             out.push_str("  (no skill selected)\n");

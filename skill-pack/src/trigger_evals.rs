@@ -25,7 +25,7 @@ pub(crate) fn results(engine: &Engine, profile: Option<String>) -> Result<Result
         let report = match read_trigger_cases(&path) {
             Ok(cases) => Ok(engine
                 .trigger_eval(&name, &cases, &options)
-                .map_err(|e| Error::Engine(e.to_string()))?),
+                .map_err(Error::Engine)?),
             Err(e) => Err(e.to_string()),
         };
         out.push((name, report));

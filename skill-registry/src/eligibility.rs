@@ -104,7 +104,7 @@ impl Default for Environment {
 
 /// Why a valid skill is not used.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ineligible {
+pub(crate) struct Ineligible {
     /// The diagnostic code.
     pub code: Code,
     /// What failed and what to do.
@@ -112,7 +112,7 @@ pub struct Ineligible {
 }
 
 /// Every eligibility rule a skill fails, in a fixed order.
-pub fn check(name: &str, m: &Manifest, env: &Environment) -> Vec<Ineligible> {
+pub(crate) fn check(name: &str, m: &Manifest, env: &Environment) -> Vec<Ineligible> {
     let mut out = Vec::new();
     let mut fail = |code, message: String| out.push(Ineligible { code, message });
     if env.disabled.contains(name) {

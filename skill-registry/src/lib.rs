@@ -55,6 +55,7 @@
 //! root that was replaced.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod change;
 mod config;

@@ -70,6 +70,7 @@
 //! extraction is linear in the output and has no limit of its own.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -184,7 +184,14 @@ pub struct Engine {
     /// What works but not as configured, by what it is about (a remote source served from
     /// its cache): readiness reports it as degraded.
     degraded: Mutex<std::collections::BTreeMap<String, String>>,
+    /// The profile names of the last snapshot asked about, with its generation: one
+    /// skill's detail names its affinity under each, and walking every skill for them on
+    /// each request made the detail cost grow with the pack.
+    profile_names: ProfileNames,
 }
+
+/// The profile names of one snapshot generation, cached.
+pub(crate) type ProfileNames = Mutex<Option<(u64, Arc<[String]>)>>;
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -241,7 +248,8 @@ impl Engine {
         // A webhook URL the destination policy refuses is refused before anything starts.
         #[cfg(feature = "replicas")]
         if let Some(hook) = &config.replicas.webhook {
-            hook.check().map_err(Error::Scheduler)?;
+            hook.check()
+                .map_err(|m| Error::Scheduler(crate::error::message(m)))?;
         }
         // A trust policy that contradicts itself is the host's mistake: said before loading.
         config
@@ -257,7 +265,7 @@ impl Engine {
         #[cfg(feature = "transformer")]
         let transformer = match &config.transformer {
             Some(dir) => Some(Arc::new(
-                skill_search::Transformer::load(dir).map_err(|e| Error::Index(e.to_string()))?,
+                skill_search::Transformer::load(dir).map_err(|e| Error::Index(Arc::new(e)))?,
             )),
             None => None,
         };
@@ -272,7 +280,7 @@ impl Engine {
         }
         let notes = match &config.notes {
             Some(root) => Some(Arc::new(
-                NotesIndex::build(root).map_err(|e| Error::Index(e.to_string()))?,
+                NotesIndex::build(root).map_err(|e| Error::Index(Arc::new(e)))?,
             )),
             None => None,
         };
@@ -323,7 +331,7 @@ impl Engine {
         let scheduler = match config.schedule {
             Some(sc) => Some(
                 Scheduler::start(registry.clone(), dispatcher, sc)
-                    .map_err(|e| Error::Scheduler(e.to_string()))?,
+                    .map_err(|e| Error::Scheduler(Arc::new(e)))?,
             ),
             None => None,
         };
@@ -344,13 +352,14 @@ impl Engine {
             watchers: Mutex::new(Vec::new()),
             archive_digests: Default::default(),
             degraded: Mutex::default(),
+            profile_names: Mutex::new(None),
         };
         #[cfg(feature = "watch")]
         if let Some(options) = config.watch {
             let watcher = engine
                 .registry
                 .watch(options)
-                .map_err(|e| Error::Watch(e.to_string()))?;
+                .map_err(|e| Error::Watch(Arc::new(e)))?;
             engine.keep(watcher);
             if let Some(notes) = &engine.notes {
                 let notes = notes.clone();
@@ -372,7 +381,7 @@ impl Engine {
                     }
                     true
                 })
-                .map_err(|e| Error::Watch(e.to_string()))?;
+                .map_err(|e| Error::Watch(Arc::new(e)))?;
                 engine.keep(watcher);
             }
         }
@@ -414,7 +423,6 @@ impl Engine {
         }
     }
 
-    /// The registry (front doors go through the operations instead).
     /// Say (`Some`) or unsay (`None`) why `what` works but not as configured, such as a
     /// remote source served from its cache because the remote does not answer; readiness
     /// lists it under `degraded` until unsaid.
@@ -434,10 +442,15 @@ impl Engine {
             .unwrap_or_default()
     }
 
+    pub(crate) fn profile_names_cache(&self) -> &ProfileNames {
+        &self.profile_names
+    }
+
     pub(crate) fn archive_digests(&self) -> &ArchiveDigests {
         &self.archive_digests
     }
 
+    /// The registry (front doors go through the operations instead).
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
@@ -470,7 +483,7 @@ impl Engine {
     }
 
     /// Index rebuilds that failed (the index then serves its last state).
-    pub fn index_errors(&self) -> Vec<String> {
+    pub(crate) fn index_errors(&self) -> Vec<String> {
         self.index_errors
             .lock()
             .map(|l| l.clone())
@@ -576,15 +589,14 @@ struct LazyIndex {
 impl LazyIndex {
     /// The index, built from the registry's current snapshot if it is not yet.
     fn get(&self, registry: &Registry) -> Result<Arc<SkillIndex>, Error> {
-        let mut built = self
-            .built
-            .lock()
-            .map_err(|_| Error::Index("the search index lock is poisoned".into()))?;
+        let mut built = self.built.lock().map_err(|_| {
+            Error::Index(crate::error::message("the search index lock is poisoned"))
+        })?;
         if let Some(index) = &*built {
             return Ok(index.clone());
         }
         let index = SkillIndex::build_in(registry.snapshot(), self.storage.clone())
-            .map_err(|e| Error::Index(e.to_string()))?;
+            .map_err(|e| Error::Index(Arc::new(e)))?;
         #[cfg(feature = "transformer")]
         let index = match &self.transformer {
             Some(model) => index.with_transformer(Arc::clone(model)),

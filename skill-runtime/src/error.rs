@@ -2,6 +2,17 @@
 //! with a stable code.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The error under one of ours, kept as its source (shared: [`Error`] is `Clone`).
+type Source = Arc<dyn std::error::Error + Send + Sync>;
+
+/// A source made of a message alone (what failed has no error value of its own).
+pub(crate) fn message(text: impl Into<String>) -> Source {
+    Arc::from(Box::<dyn std::error::Error + Send + Sync>::from(
+        text.into(),
+    ))
+}
 
 /// Why starting the engine or an execution failed. An execution's
 /// [`Outcome`](crate::exec::Outcome) carries it as `{code, message}`.
@@ -160,13 +171,13 @@ pub enum Error {
     NotACommand(String),
     /// The sources could not be watched for changes.
     #[error("cannot watch the skill sources: {0}")]
-    Watch(String),
+    Watch(#[source] Source),
     /// The search or notes index could not be built.
     #[error("search index: {0}")]
-    Index(String),
+    Index(#[source] Source),
     /// The scheduler could not start.
     #[error("scheduler: {0}")]
-    Scheduler(String),
+    Scheduler(#[source] Source),
     /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {message}")]
     Bind {
@@ -191,7 +202,7 @@ pub enum Error {
     Frontmatter(#[source] skill_format::Error),
     /// A search or selection failed.
     #[error("search: {0}")]
-    Search(String),
+    Search(#[source] Source),
     /// No notes folder is configured.
     #[error("no notes folder is configured on this engine")]
     NoNotes,
@@ -203,7 +214,7 @@ pub enum Error {
     Internal(String),
     /// The database shared by replicas could not be read or written.
     #[error("the shared database: {0}")]
-    Store(String),
+    Store(#[source] Source),
     /// A forked task's replica stopped answering before the task ended.
     #[error("{0}")]
     TaskLost(String),
@@ -341,4 +352,28 @@ pub struct ErrorInfo {
     pub code: String,
     /// What went wrong and what to do about it.
     pub message: String,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    /// A failure under ours stays reachable as the source, and the message still names it.
+    #[test]
+    fn a_failure_below_is_kept_as_the_source() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no index folder");
+        let e = Error::Index(Arc::new(io));
+        assert_eq!(e.to_string(), "search index: no index folder");
+        let source = e.source().unwrap();
+        assert_eq!(source.to_string(), "no index folder");
+        assert_eq!(e.code(), "index_failed");
+        let m = Error::Store(message("cannot record the forked task"));
+        assert_eq!(
+            m.source().unwrap().to_string(),
+            "cannot record the forked task"
+        );
+    }
 }

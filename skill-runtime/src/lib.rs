@@ -13,6 +13,22 @@
 //! report and `skill-server`'s command line; `skill-server serve` only reads configuration
 //! and composes them.
 //!
+//! ## Naming of the Engine's operations
+//!
+//! One scheme, which the doors follow in their own handler names:
+//! - a read is named for what it answers, a noun: `skills`, `entry`, `entries`,
+//!   `skill_files`, `skill_file`, `skill_text`, `catalog`, `outline`, `section`,
+//!   `schedules`, `profiles`, `health`, `events`;
+//! - an action (it changes state, or computes an answer from the request's input) is a
+//!   verb: `route`, `execute`, `invoke`, `search`, `select`, `extract`, `reload`, `lock`,
+//!   `verify`, `shutdown`;
+//! - a variant of an operation adds what differs after its name (`route_bytes`,
+//!   `route_output`, `execute_output`, `invoke_skill`), and the operations of one area
+//!   share its prefix (`discovery_*`, `notes_*`, `schedule_*`, `trigger_eval*`);
+//! - a yes-or-no question starts with `is_` or a verb in the third person (`is_ready`,
+//!   `runs_model`);
+//! - an operation a protocol names keeps the protocol's name (`get_skill`).
+//!
 //! Features: `watch` (on by default), reloading on file changes (`EngineConfig::watch`,
 //! skill-registry's notify watcher); `default-features = false` leaves execution, the engine
 //! and the scheduler. Off by default: `replicas`, several replicas on one PostgreSQL database
@@ -23,6 +39,7 @@
 //! from another server's discovery index, verified and cached on disk).
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod activation;
 pub mod builtin;

@@ -118,6 +118,10 @@ pub(crate) async fn local_notes_search(
 ) -> Result<Vec<NoteHit>, Error> {
     tokio::task::spawn_blocking(move || notes.search(&text, limit))
         .await
-        .map_err(|e| Error::Search(format!("the notes search did not finish: {e}")))?
-        .map_err(|e| Error::Search(e.to_string()))
+        .map_err(|e| {
+            Error::Search(crate::error::message(format!(
+                "the notes search did not finish: {e}"
+            )))
+        })?
+        .map_err(|e| Error::Search(Arc::new(e)))
 }

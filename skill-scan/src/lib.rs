@@ -21,6 +21,7 @@
 //! and commands are reported wherever they are, since quoting does not make them harmless.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod blob;
 mod decode;

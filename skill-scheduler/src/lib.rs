@@ -144,6 +144,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod config;
 mod dispatch;

@@ -24,7 +24,7 @@ const STAGING: &str = ".skill-server-add";
 
 /// The subcommand this module adds.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Download skills another server publishes in its discovery index, verify each
     /// against its digest, write them into a folder and lock it. Exit 0 when added, 2 on
     /// any problem (nothing is written then).
@@ -60,7 +60,7 @@ pub(crate) fn index_url(url: &str) -> String {
 }
 
 /// Run `add`; returns the exit code.
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match run_inner(command, out) {
         Ok(code) => code,
         Err(message) => {

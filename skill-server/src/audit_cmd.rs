@@ -13,7 +13,7 @@ use crate::commands::{engine_over, write_out};
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Scan skills for prompt injection, hidden text, encoded blobs and data sent out, and
     /// print the findings like a compiler. Exit 1 when a finding is at or above
     /// `--severity`, 0 otherwise, 2 on usage or I/O problems.
@@ -35,7 +35,7 @@ pub enum Commands {
 }
 
 /// Run `audit`; returns the exit code.
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match run_inner(command, out) {
         Ok(code) => code,
         Err(message) => {

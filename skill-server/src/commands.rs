@@ -21,7 +21,7 @@ use skill_runtime::{Engine, EngineConfig};
 use crate::skills_arg::{SkillDirs, command_line_source};
 
 /// `validate`'s options.
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     pub dialect: Option<Dialect>,
     pub strict: bool,
     pub json: bool,
@@ -211,7 +211,7 @@ fn validate_paths(args: &ValidateArgs) -> Result<Vec<Diagnostic>, String> {
 }
 
 /// `skill-server validate`.
-pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> {
+pub(crate) fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> {
     let mut path_diagnostics = validate_paths(args)?;
     let mut config = layered_config(&args.paths, |_, p| p.display().to_string());
     for s in &mut config.sources {
@@ -284,7 +284,7 @@ pub fn validate(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, String> 
 }
 
 /// `skill-server list`.
-pub fn list(skills: &SkillDirs, json: bool, out: &mut dyn Write) -> Result<u8, String> {
+pub(crate) fn list(skills: &SkillDirs, json: bool, out: &mut dyn Write) -> Result<u8, String> {
     let engine = engine(skills)?;
     let entries = engine.entries();
     fn shapes(list: &[Arc<Skill>]) -> Vec<EntryShape<'_>> {

@@ -14,7 +14,7 @@ use crate::commands::{engine, write_bytes, write_out};
 
 /// Catalog format on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CatalogFormatArg {
+pub(crate) enum CatalogFormatArg {
     /// `- name: description` lines, actions skills grouped by domain.
     Markdown,
     /// The Agent Skills `<available_skills>` block.
@@ -26,7 +26,7 @@ pub enum CatalogFormatArg {
 /// Where the skills come from.
 #[derive(Debug, Args)]
 #[command(mut_arg("skills", |a| a.required(true)))]
-pub struct SkillsArgs {
+pub(crate) struct SkillsArgs {
     #[command(flatten)]
     skills: crate::skills_arg::SkillDirs,
     /// The profile to disclose for (agent-skills-integration profile affinity).
@@ -36,7 +36,7 @@ pub struct SkillsArgs {
 
 /// The disclosure subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Print the skill catalog for the system prompt, fitted to a budget. The budget
     /// report goes to stderr (or into the JSON).
     Catalog {
@@ -98,7 +98,7 @@ pub enum Commands {
 
 /// Run a disclosure subcommand; returns the exit code (1 when the skill, domain or file is
 /// not found or not allowed, 2 on usage or I/O problems).
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match run_inner(command, out, err) {
         Ok(code) => code,
         Err(message) => {
@@ -192,7 +192,7 @@ fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Res
             }
             Err(e) => failed(err, e),
         },
-        Commands::Show { format, name, .. } => match engine.show(&name) {
+        Commands::Show { format, name, .. } => match engine.entry(&name) {
             Ok(shown) => {
                 write_out(out, &show(&shown, format))?;
                 Ok(0)

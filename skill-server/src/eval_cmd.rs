@@ -16,7 +16,7 @@ use crate::commands::{engine, write_out};
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Run a skill's trigger eval (`[{"query": "...", "should_trigger": true|false}]`)
     /// through selection and report which queries select the skill, with its trigger
     /// precision and recall. Offline and deterministic.
@@ -37,7 +37,7 @@ pub enum Commands {
 }
 
 /// Run `eval`; returns the exit code (0, or 2 on usage or I/O problems).
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match run_inner(command, out) {
         Ok(()) => 0,
         Err(message) => {

@@ -21,6 +21,7 @@
 //! The binary is a thin wrapper over [`run`], which tests drive in-process.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -17,7 +17,7 @@ const MAX_NAMED: usize = 20;
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Write a lock file: for every skill, its layer, folder digest and files (path, size,
     /// SHA-256), sorted so that it diffs well. Written atomically.
     Lock {
@@ -57,7 +57,7 @@ pub enum Commands {
 }
 
 /// Run `lock` or `verify`; returns the exit code.
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match run_inner(command, out, err) {
         Ok(code) => code,
         Err(message) => {

@@ -22,12 +22,12 @@ pub(crate) const MCP_LOG_FILTER: &str = "warn,rmcp=error";
 
 /// The path `serve` mounts the MCP server at.
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-pub const MCP_PATH: &str = "/mcp";
+pub(crate) const MCP_PATH: &str = "/mcp";
 
 /// `mcp`'s flags.
 #[derive(Debug, Args)]
 #[command(mut_arg("skills", |a| a.required(true)))]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     #[command(flatten)]
     skills: crate::skills_arg::SkillDirs,
     /// Serve this profile's view (affinity exclusions, allowed tools).
@@ -51,7 +51,7 @@ pub fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
 /// Serve MCP on stdio until the client closes it, or SIGINT/SIGTERM (then the engine shuts
 /// down as `serve` does: scripts and forked tasks are stopped).
 #[cfg(feature = "mcp")]
-pub fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
     let mut config = EngineConfig::new(args.skills.config());
     config.watch = (!args.no_watch).then(WatchOptions::default);
     config.schedule = None;

@@ -15,20 +15,20 @@ use skill_runtime::replicas::{DEFAULT_MAX_ATTEMPTS, Replicas, WebhookConfig};
 
 /// The environment variable naming the shared database (skill-store's
 /// `DATABASE_URL_ENV`, named here too for builds without the `postgres` feature).
-pub const DATABASE_URL_ENV: &str = "SKILLS_DATABASE_URL";
+pub(crate) const DATABASE_URL_ENV: &str = "SKILLS_DATABASE_URL";
 
 /// Most attempts a webhook delivery may be configured to make.
 #[cfg(feature = "postgres")]
-pub const MAX_WEBHOOK_ATTEMPTS: u32 = 20;
+pub(crate) const MAX_WEBHOOK_ATTEMPTS: u32 = 20;
 /// Most days `retention_days` may keep finished rows in the shared database (ten years).
 #[cfg(feature = "postgres")]
-pub const MAX_RETENTION_DAYS: u32 = 3650;
+pub(crate) const MAX_RETENTION_DAYS: u32 = 3650;
 /// Most milliseconds `claim_wait_ms` may let a claim wait for another replica's claim of
 /// the same job. A waiting claim holds one of the pool's connections, up to about twice
 /// this long when it then records the miss: kept well below the 10 s a history read or a
 /// task waits for a connection, so that a stalled replica cannot starve the pool.
 #[cfg(feature = "postgres")]
-pub const MAX_CLAIM_WAIT_MS: u64 = 5_000;
+pub(crate) const MAX_CLAIM_WAIT_MS: u64 = 5_000;
 
 /// The `[webhook]` table.
 #[derive(Debug, Default, Deserialize)]

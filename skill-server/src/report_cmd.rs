@@ -11,7 +11,7 @@ use crate::commands::write_out;
 
 /// How `report` writes the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// Plain text (the snapshot form).
     Text,
     /// One self-contained HTML page: the same sections, with pictures (inline CSS and SVG,
@@ -21,7 +21,7 @@ pub enum ReportFormat {
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Print one deterministic report of a pack: skills, diagnostics, shadowed entries,
     /// catalogs with budget reports, get_skill tiers, routed examples, schedules and the
     /// selections for the pack's `requests.txt`. No absolute paths or clock time, so it
@@ -50,7 +50,7 @@ pub enum Commands {
 }
 
 /// Run `report`; returns the exit code (0, or 2 on usage or I/O problems).
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     match run_inner(command, out) {
         Ok(()) => 0,
         Err(message) => {

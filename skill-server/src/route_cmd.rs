@@ -19,7 +19,7 @@ const MAX_EXTRACT_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Who wrote the text being routed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Author {
+pub(crate) enum Author {
     /// A line of a model's ```` ```cmd ```` block.
     Model,
     /// A user's input line (slash commands).
@@ -28,7 +28,7 @@ pub enum Author {
 
 /// The routing subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Route one command line and print the result as JSON: help (`get_skill`,
     /// `name --help`), an invocation (skill, flags, positionals, access), a slash command,
     /// a plain message, or an error with the closest names. Exit 1 when it is an error.
@@ -65,7 +65,7 @@ pub enum Commands {
 }
 
 /// Run one of the routing subcommands; returns the exit code.
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match command {
         Commands::Route {
             skills,

@@ -15,11 +15,11 @@ use crate::commands::{engine, write_out};
 const DEFAULT_NEXT: usize = 5;
 
 /// Most fire times `--next` may ask for per skill.
-pub const MAX_NEXT: usize = 1000;
+pub(crate) const MAX_NEXT: usize = 1000;
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Print every scheduled skill's next fire times (crontab(5) `schedule:` fields).
     /// Skills whose schedule does not parse are reported with the column of the problem,
     /// and the exit code is 1.
@@ -44,7 +44,7 @@ pub enum Commands {
 }
 
 /// Run one of this module's subcommands; returns the exit code.
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match command {
         Commands::Schedules {
             skills,

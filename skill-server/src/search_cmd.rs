@@ -23,7 +23,7 @@ const DEFAULT_LIMIT: usize = skill_runtime::wire::DEFAULT_RESULTS;
 
 /// The subcommands this module adds.
 #[derive(Debug, Subcommand)]
-pub enum Commands {
+pub(crate) enum Commands {
     /// Rank skills for a query: explicit name mentions first, then exact phrases, then
     /// triggers and text. Without `--skills`, reads `~/.agents/skills` and
     /// `./.agents/skills`.
@@ -94,7 +94,7 @@ pub enum Commands {
 
 /// Run one of this module's subcommands; returns the exit code (0 success, 2 usage or I/O
 /// problems).
-pub fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match command {
         Commands::Search {
             skills,

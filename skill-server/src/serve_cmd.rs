@@ -21,17 +21,17 @@ use skill_runtime::{Engine, EngineConfig};
 use crate::DialectArg;
 
 /// The default listen address: loopback only.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
 /// Environment variable overriding the listen address.
-pub const LISTEN_ENV: &str = "SKILLS_LISTEN";
+pub(crate) const LISTEN_ENV: &str = "SKILLS_LISTEN";
 /// Environment variable holding the bearer token for action endpoints.
-pub const TOKEN_ENV: &str = "SKILLS_TOKEN";
+pub(crate) const TOKEN_ENV: &str = "SKILLS_TOKEN";
 /// Largest configuration file read.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// `serve`'s flags.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// A TOML configuration file.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -608,7 +608,7 @@ pub(crate) const DEFAULT_LOG_FILTER: &str =
     "info,tantivy=warn,rmcp=error,skill_runtime::activation=warn";
 
 /// Run the server until SIGINT or SIGTERM.
-pub fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn serve(args: &ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let resolved = match resolve(args, &|k| std::env::var(k).ok()) {
         Ok(r) => r,
         Err(e) => {

@@ -74,18 +74,18 @@ pub(crate) struct SkillDirs {
 
 impl SkillDirs {
     /// Whether no folder was given.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.dirs.is_empty()
     }
 
     /// The folders' paths, in order.
-    pub fn paths(&self) -> Vec<PathBuf> {
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|d| d.path.clone()).collect()
     }
 
     /// The folders as sources, layers named by `layer_of` (their index and path), each
     /// with its namespace and the `--include-hidden` choice.
-    pub fn sources(&self, layer_of: impl Fn(usize, &PathBuf) -> String) -> Vec<Source> {
+    pub(crate) fn sources(&self, layer_of: impl Fn(usize, &PathBuf) -> String) -> Vec<Source> {
         self.dirs
             .iter()
             .enumerate()
@@ -99,7 +99,7 @@ impl SkillDirs {
     }
 
     /// A registry configuration over the folders as layers `layer1..N`.
-    pub fn config(&self) -> RegistryConfig {
+    pub(crate) fn config(&self) -> RegistryConfig {
         RegistryConfig::with_sources(self.sources(|i, _| format!("layer{}", i + 1)))
     }
 }

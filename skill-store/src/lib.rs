@@ -22,6 +22,7 @@
 //! clocks agree on leases.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod migrate;
 mod notes;

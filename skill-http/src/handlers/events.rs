@@ -79,7 +79,7 @@ pub(super) fn events(app: &Arc<App>, head: bool) -> Result<Response<Body>, ApiEr
         drop(tx);
     } else {
         tokio::spawn(write_events(
-            app.engine.subscribe(),
+            app.engine.events(),
             app.closing.subscribe(),
             tx,
         ));

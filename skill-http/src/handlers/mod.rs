@@ -114,20 +114,20 @@ async fn dispatch(
     match endpoint.op {
         Op::Health => Ok(skills::health(app)),
         Op::Ready => Ok(skills::ready(app)),
-        Op::Skills => skills::list(app, &query),
+        Op::Skills => Ok(skills::list(app, &from_query(&query)?)),
         Op::Skill => skills::detail(app, &name),
-        Op::Resources => skills::resources(app, &name, &query),
+        Op::Resources => skills::resources(app, &name, &from_query(&query)?),
         Op::Resource => {
             let rel = params.get("path").cloned().unwrap_or_default();
-            skills::resource(app, &name, &rel, &query)
+            skills::resource(app, &name, &rel, &from_query(&query)?)
         }
         Op::GetSkill => skills::get_skill(app, &from_query(&query)?),
-        Op::Outline => sections::outline(app, &name, &query),
+        Op::Outline => sections::outline(app, &name, &from_query(&query)?),
         Op::Section => {
             let slug = params.get("slug").cloned().unwrap_or_default();
-            sections::section(app, &name, &slug, &query)
+            sections::section(app, &name, &slug, &from_query(&query)?)
         }
-        Op::Catalog => skills::catalog(app, &query),
+        Op::Catalog => Ok(skills::catalog(app, &from_query(&query)?)),
         Op::Diagnostics => Ok(skills::diagnostics(app)),
         Op::Profiles => Ok(skills::profiles(app)),
         Op::Search => {
@@ -139,7 +139,7 @@ async fn dispatch(
             off_executor(app, move |app| search::select(app, &request)).await
         }
         Op::NotesSearch => search::notes(app, &from_query(&query)?).await,
-        Op::Schedules => schedules::schedules(app, &query),
+        Op::Schedules => Ok(schedules::schedules(app, &from_query(&query)?)),
         Op::Extract => {
             let size = req.body().len();
             let request = from_body(req)?;
@@ -202,11 +202,6 @@ fn paths(roots: Option<&skill_runtime::registry::Snapshot>) -> skill_runtime::wi
     }
 }
 
-/// A `400 bad_query`.
-fn bad_query(message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "bad_query", message)
-}
-
 /// A request the wire contract refused: `400` with the operation's code.
 fn refused(e: RequestError) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, e.code, e.message)
@@ -221,31 +216,6 @@ fn from_body<R: WireRequest>(req: Request<Bytes>) -> Result<R, ApiError> {
 /// An operation's request from the query string.
 fn from_query<R: WireRequest>(q: &Query) -> Result<R, ApiError> {
     R::read_query(q).map_err(refused)
-}
-
-/// A query parameter as a non-negative integer.
-fn number<T: std::str::FromStr>(q: &Query, key: &str) -> Result<Option<T>, ApiError> {
-    super::request::number(q, key)
-}
-
-/// The caller and profile of a disclosure request (`caller`, `profile`).
-fn scope(q: &Query) -> Result<skill_runtime::Scope, ApiError> {
-    let base = match q.get("caller").map(String::as_str) {
-        None | Some("model") => skill_runtime::Scope::model(),
-        Some("user") => skill_runtime::Scope::user(),
-        Some(other) => {
-            return Err(bad_query(format!(
-                "`caller` is `model` or `user`, not `{other}`"
-            )));
-        }
-    };
-    Ok(base.with_profile(text(q, "profile")))
-}
-
-/// A free-text query parameter; empty is the same as left out (a count, a choice, a zone
-/// or an instant that is empty is refused instead, as the OpenAPI document says).
-fn text(q: &Query, key: &str) -> Option<String> {
-    q.get(key).filter(|v| !v.is_empty()).cloned()
 }
 
 #[cfg(test)]

@@ -4,16 +4,19 @@
 
 use http::{Response, StatusCode};
 
-use super::{Query, engine_error, scope};
+use super::engine_error;
 use crate::app::App;
 use crate::response::{ApiError, Body, json_response};
-use skill_runtime::Lookup;
-use skill_runtime::wire::{OutlineShape, SectionShape};
+use skill_runtime::wire::{DisclosureRequest, OutlineShape, SectionShape};
 
-pub(super) fn outline(app: &App, name: &str, q: &Query) -> Result<Response<Body>, ApiError> {
+pub(super) fn outline(
+    app: &App,
+    name: &str,
+    q: &DisclosureRequest,
+) -> Result<Response<Body>, ApiError> {
     let outline = app
         .engine
-        .outline(name, &Lookup::Disclosed(scope(q)?))
+        .outline(name, &q.lookup())
         .map_err(|e| engine_error(&e))?;
     Ok(json_response(StatusCode::OK, &OutlineShape::from(&outline)))
 }
@@ -22,11 +25,11 @@ pub(super) fn section(
     app: &App,
     name: &str,
     slug: &str,
-    q: &Query,
+    q: &DisclosureRequest,
 ) -> Result<Response<Body>, ApiError> {
     let section = app
         .engine
-        .section(name, slug, &Lookup::Disclosed(scope(q)?))
+        .section(name, slug, &q.lookup())
         .map_err(|e| engine_error(&e))?;
     Ok(json_response(StatusCode::OK, &SectionShape::from(&section)))
 }

@@ -3,13 +3,13 @@
 
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
-use skill_runtime::registry::{Budget, Caller, CatalogFormat};
 
-use super::{Query, bad_query, engine_error, number, paths, scope, text};
+use super::{engine_error, paths};
 use crate::app::App;
 use crate::response::{ApiError, Body, full, json_response};
-use skill_runtime::wire::{self, GetSkillRequest, GetSkillShape};
-use skill_runtime::{Lookup, SkillQuery};
+use skill_runtime::wire::{
+    self, CatalogRequest, DisclosureRequest, GetSkillRequest, GetSkillShape, ListSkillsRequest,
+};
 
 pub(super) fn health(app: &App) -> Response<Body> {
     json_response(
@@ -28,38 +28,13 @@ pub(super) fn ready(app: &App) -> Response<Body> {
     json_response(status, &wire::ReadyShape::from(&ready))
 }
 
-pub(super) fn list(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
-    let all = match q.get("status").map(String::as_str) {
-        None | Some("loaded") => false,
-        Some("all") => true,
-        Some(other) => {
-            return Err(bad_query(format!(
-                "`status` is `loaded` or `all`, not `{other}`"
-            )));
-        }
-    };
-    let invocable_by = match q.get("invocable_by").map(String::as_str) {
-        None => None,
-        Some("model") => Some(Caller::Model),
-        Some("user") => Some(Caller::User),
-        Some(other) => {
-            return Err(bad_query(format!(
-                "`invocable_by` is `model` or `user`, not `{other}`"
-            )));
-        }
-    };
-    let list = app.engine.skills(&SkillQuery {
-        all,
-        layer: text(q, "layer"),
-        domain: text(q, "domain"),
-        invocable_by,
-        profile: text(q, "profile"),
-    });
+pub(super) fn list(app: &App, request: &ListSkillsRequest) -> Response<Body> {
+    let list = app.engine.skills(&request.query());
     let roots = app.path_roots();
-    Ok(json_response(
+    json_response(
         StatusCode::OK,
         &wire::SkillListShape::new(&list, &paths(roots.as_deref())),
-    ))
+    )
 }
 
 /// The one name rule of `/v1/skills/{name}` and everything under it: the name exactly
@@ -77,7 +52,7 @@ fn exact_name(name: &str) -> Result<&str, ApiError> {
 
 pub(super) fn detail(app: &App, name: &str) -> Result<Response<Body>, ApiError> {
     let name = exact_name(name)?;
-    let shown = app.engine.show(name).map_err(|e| engine_error(&e))?;
+    let shown = app.engine.entry(name).map_err(|e| engine_error(&e))?;
     let roots = app.path_roots();
     Ok(json_response(
         StatusCode::OK,
@@ -85,11 +60,15 @@ pub(super) fn detail(app: &App, name: &str) -> Result<Response<Body>, ApiError> 
     ))
 }
 
-pub(super) fn resources(app: &App, name: &str, q: &Query) -> Result<Response<Body>, ApiError> {
+pub(super) fn resources(
+    app: &App,
+    name: &str,
+    q: &DisclosureRequest,
+) -> Result<Response<Body>, ApiError> {
     let name = exact_name(name)?;
     let listing = app
         .engine
-        .resources(name, &Lookup::Disclosed(scope(q)?))
+        .resources(name, &q.lookup())
         .map_err(|e| engine_error(&e))?;
     Ok(json_response(
         StatusCode::OK,
@@ -101,12 +80,12 @@ pub(super) fn resource(
     app: &App,
     name: &str,
     path: &str,
-    q: &Query,
+    q: &DisclosureRequest,
 ) -> Result<Response<Body>, ApiError> {
     let name = exact_name(name)?;
     let bytes = app
         .engine
-        .resource(name, path, &Lookup::Disclosed(scope(q)?))
+        .resource(name, path, &q.lookup())
         .map_err(|e| engine_error(&e))?;
     let kind = if std::str::from_utf8(&bytes).is_ok() {
         "text/plain; charset=utf-8"
@@ -131,32 +110,21 @@ pub(super) fn get_skill(app: &App, request: &GetSkillRequest) -> Result<Response
     ))
 }
 
-pub(super) fn catalog(app: &App, q: &Query) -> Result<Response<Body>, ApiError> {
-    let format = match q.get("format").map(String::as_str) {
-        None | Some("markdown") => CatalogFormat::Markdown,
-        Some("xml") => CatalogFormat::Xml,
-        Some("json") => CatalogFormat::Json,
-        Some(other) => {
-            return Err(bad_query(format!(
-                "`format` is `markdown`, `xml` or `json`, not `{other}`"
-            )));
-        }
-    };
-    let mut budget = Budget {
-        budget_chars: number(q, "budget_chars")?,
-        context_window_tokens: number(q, "context_window_tokens")?,
-        entry_cap_chars: number(q, "entry_cap_chars")?,
-    };
+pub(super) fn catalog(app: &App, request: &CatalogRequest) -> Response<Body> {
+    let mut budget = request.budget;
     if budget.budget_chars.is_none() && budget.context_window_tokens.is_none() {
-        if let Some(b) = q
-            .get("profile")
+        if let Some(b) = request
+            .profile
+            .as_ref()
             .and_then(|p| app.config.profile_budgets.get(p))
         {
             budget.budget_chars = b.budget_chars;
             budget.context_window_tokens = b.context_window_tokens;
         }
     }
-    let catalog = app.engine.catalog(format, &budget, &scope(q)?);
+    let catalog = app
+        .engine
+        .catalog(request.format(), &budget, &request.scope());
     // A catalog's locations are resolved absolute paths (what a model with file access
     // opens), so they are written relative to the sources' resolved roots.
     let roots = app.path_roots();
@@ -174,10 +142,7 @@ pub(super) fn catalog(app: &App, q: &Query) -> Result<Response<Body>, ApiError> 
         Some(sources) => wire::Paths::Relative(sources),
         None => wire::Paths::Absolute,
     };
-    Ok(json_response(
-        StatusCode::OK,
-        &wire::CatalogShape::new(&catalog, &paths),
-    ))
+    json_response(StatusCode::OK, &wire::CatalogShape::new(&catalog, &paths))
 }
 
 pub(super) fn diagnostics(app: &App) -> Response<Body> {

@@ -159,7 +159,7 @@ fn inspections_and_file_reads_refuse_an_excluded_skill() {
     let engine = Engine::start(config).unwrap();
     let code = |e: skill_runtime::Error| (e.code().to_owned(), e.to_string());
     let mut refusals = vec![
-        code(engine.show("evil-notes").unwrap_err()),
+        code(engine.entry("evil-notes").unwrap_err()),
         code(
             engine
                 .resources("evil-notes", &Lookup::Inspect)
@@ -179,10 +179,10 @@ fn inspections_and_file_reads_refuse_an_excluded_skill() {
         code(engine.skill_files("evil-notes", None).unwrap_err()),
         code(
             engine
-                .read_skill_file("evil-notes", None, "SKILL.md")
+                .skill_file("evil-notes", None, "SKILL.md")
                 .unwrap_err(),
         ),
-        code(engine.load_skill_text("evil-notes", None).unwrap_err()),
+        code(engine.skill_text("evil-notes", None).unwrap_err()),
         code(engine.prompt_text("evil-notes", None, None).unwrap_err()),
     ];
     refusals.push(code(
@@ -195,7 +195,7 @@ fn inspections_and_file_reads_refuse_an_excluded_skill() {
         assert!(message.contains("untrusted-findings"), "{message}");
         assert!(!message.contains("ignore all previous"), "{message}");
     }
-    assert!(engine.show("clean-notes").is_ok());
+    assert!(engine.entry("clean-notes").is_ok());
 }
 
 /// `require_signature` without `require_lock` is a configuration error of the library with

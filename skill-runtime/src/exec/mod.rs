@@ -85,6 +85,7 @@ mod routed;
 mod schedule;
 pub(crate) mod script;
 mod tasks;
+pub(crate) mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

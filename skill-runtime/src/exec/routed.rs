@@ -7,6 +7,8 @@ use std::time::Instant;
 use skill_registry::Caller;
 use skill_router::{Invocation, Route, Router, RouterConfig};
 
+use super::wire::{RouteShape, snake_case};
+
 use super::{
     CommandOutcome, Context, Error, Kind, MAX_EXECUTION_OUTPUT_BYTES, MAX_OUTPUT_COMMANDS, Outcome,
     Runtime, budget, elapsed_ms, execution_cut_marker,
@@ -152,6 +154,12 @@ impl Runtime {
     }
 }
 
+/// A route's JSON, as the wire shows it (`null` if it cannot be rendered, which a shape of
+/// strings never is).
+fn route_json(route: &Route) -> serde_json::Value {
+    serde_json::to_value(RouteShape::from(route)).unwrap_or_default()
+}
+
 /// The outcome of a route that executes nothing.
 fn route_outcome(route: Route) -> Outcome {
     let skill = route.skill().map(str::to_owned);
@@ -170,31 +178,26 @@ fn route_outcome(route: Route) -> Outcome {
             skill.as_deref(),
             None,
             &Error::Route {
-                code: e.code().replace('-', "_"),
+                code: snake_case(e.code()),
                 message: e.to_string(),
             },
         ),
         // Lines the runtime does not run: the output names the route (as the route JSON
         // does), so a host calling `invoke` alone can still act on a built-in command.
-        Route::Builtin {
-            ref command,
-            ref args,
-        } => {
+        Route::Builtin { ref command, .. } => {
             let mut o = Outcome::failure(None, None, &Error::BuiltinCommand(command.clone()));
-            o.output = serde_json::json!({"route": "builtin", "command": command, "args": args});
+            o.output = route_json(&route);
             o
         }
         Route::Message {
-            ref text,
-            ref note,
-            ref suggestions,
+            ref text, ref note, ..
         } => {
             let message = match note {
                 Some(n) => format!("{n}: {text}"),
                 None => format!("not a slash command: {text}"),
             };
             let mut o = Outcome::failure(None, None, &Error::NotACommand(message));
-            o.output = serde_json::json!({"route": "message", "text": text, "note": note, "suggestions": suggestions});
+            o.output = route_json(&route);
             o
         }
         other => Outcome::failure(

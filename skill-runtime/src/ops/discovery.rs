@@ -135,7 +135,7 @@ impl Engine {
             if self.published(&snapshot, &s.name).is_err() {
                 continue;
             }
-            match self.entry(&snapshot, s) {
+            match self.discovery_entry(&snapshot, s) {
                 Ok(entry) => entries.push(entry),
                 Err(reason) => left_out.push((s.name.clone(), reason)),
             }
@@ -144,7 +144,7 @@ impl Engine {
     }
 
     /// One skill's entry, or why a client would not accept it.
-    fn entry(&self, snapshot: &Snapshot, s: &Skill) -> Result<DiscoveryEntry, String> {
+    fn discovery_entry(&self, snapshot: &Snapshot, s: &Skill) -> Result<DiscoveryEntry, String> {
         if !is_kebab_name(&s.name) {
             return Err(
                 "not an Agent Skills name (1-64 of a-z, 0-9 and single inner hyphens)".to_owned(),

@@ -63,7 +63,7 @@ impl Engine {
         }
         let index = self.index()?;
         skill_search::evaluate_triggers(&index, skill, cases, options)
-            .map_err(|e| Error::Search(e.to_string()))
+            .map_err(|e| Error::Search(std::sync::Arc::new(e)))
     }
 
     /// Every loaded skill that keeps a trigger eval in its folder (a regular file, reached

@@ -19,7 +19,7 @@ use crate::ops::Scope;
 /// The name of a folder skill's main file.
 pub const SKILL_FILE: &str = "SKILL.md";
 
-/// Largest `SKILL.md` [`Engine::read_skill_file`] reads (the registry's resource cap).
+/// Largest `SKILL.md` [`Engine::skill_file`] reads (the registry's resource cap).
 pub const MAX_SKILL_FILE_BYTES: u64 = skill_registry::MAX_RESOURCE_BYTES;
 
 /// One skill a profile may see, as a door lists it.
@@ -197,7 +197,7 @@ impl Engine {
     /// is read as the registry reads resources (confined to the folder, size-capped); only
     /// a file of the skill's manifest, verified against the lock with `require_lock`
     /// ([`skill_registry::Snapshot::read_file`]).
-    pub fn read_skill_file(
+    pub fn skill_file(
         &self,
         name: &str,
         profile: Option<&str>,
@@ -217,7 +217,7 @@ impl Engine {
         name: &str,
         profile: Option<&str>,
     ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
-        let bytes = self.read_skill_file(name, profile, SKILL_FILE)?;
+        let bytes = self.skill_file(name, profile, SKILL_FILE)?;
         let data = skill_format::frontmatter_data(&bytes).map_err(Error::Frontmatter)?;
         match serde_json::to_value(&data) {
             Ok(serde_json::Value::Object(map)) => Ok(map),
@@ -228,18 +228,8 @@ impl Engine {
         }
     }
 
-    /// Whether the model may use this skill under the profile (`use_skill` asks before it
-    /// executes the skill as a command line): [`Error::Disclosure`] when it may not.
-    pub fn skill_visible_to_model(&self, name: &str, profile: Option<&str>) -> Result<(), Error> {
-        let snapshot = self.registry().snapshot();
-        self.view(&snapshot, &Self::scope(Caller::Model, profile))
-            .skill(name)
-            .map(|_| ())
-            .map_err(Error::disclosure)
-    }
-
     /// `load_skill` (agent-skills-integration 3.8) for the model under the profile.
-    pub fn load_skill_text(&self, id: &str, profile: Option<&str>) -> Result<String, Error> {
+    pub fn skill_text(&self, id: &str, profile: Option<&str>) -> Result<String, Error> {
         let snapshot = self.registry().snapshot();
         let text = self
             .view(&snapshot, &Self::scope(Caller::Model, profile))

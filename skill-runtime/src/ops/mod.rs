@@ -40,7 +40,7 @@ use skill_scheduler::scheduled_skills;
 use skill_search::{Filter, Match, NoteHit, SearchRequest, SelectOptions, Selection};
 
 use crate::activation::{self, Trigger};
-use crate::engine::{ChangeEvent, Engine, Event};
+use crate::engine::{ChangeEvent, Engine};
 use crate::error::Error;
 use crate::exec::{CommandOutcome, Context, Outcome, TaskInfo};
 
@@ -116,7 +116,7 @@ pub struct Entries {
     pub shadowed: Vec<Arc<Skill>>,
 }
 
-/// One entry in full, whatever its status ([`Engine::show`]).
+/// One entry in full, whatever its status ([`Engine::entry`]).
 #[derive(Debug, Clone)]
 pub struct Shown {
     /// The snapshot generation.
@@ -307,7 +307,7 @@ impl Engine {
     /// One entry (a skill or a domain index) in full, whatever its status, with the
     /// entries it shadows. Unknown: [`Error::UnknownSkill`] with the closest names; one the
     /// trust policy excluded: the `skill_excluded` error with its reason.
-    pub fn show(&self, name: &str) -> Result<Shown, Error> {
+    pub fn entry(&self, name: &str) -> Result<Shown, Error> {
         let snapshot = self.registry().snapshot();
         let skill = inspect(&snapshot, name)?;
         let shadows = snapshot
@@ -318,11 +318,8 @@ impl Engine {
             .collect();
         let profiles = self
             .profile_names(&snapshot)
-            .into_iter()
-            .map(|p| {
-                let affinity = skill.affinity(Some(&p));
-                (p, affinity)
-            })
+            .iter()
+            .map(|p| (p.clone(), skill.affinity(Some(p))))
             .collect();
         Ok(Shown {
             generation: snapshot.generation(),
@@ -405,7 +402,7 @@ impl Engine {
                     model_invocable_only: false,
                 },
             })
-            .map_err(|e| Error::Search(e.to_string()))
+            .map_err(|e| Error::Search(Arc::new(e)))
     }
 
     /// The skills to pre-load for a message, with the disclosure tier.
@@ -419,7 +416,7 @@ impl Engine {
         let selection = self
             .index()?
             .select(message, options)
-            .map_err(|e| Error::Search(e.to_string()))?;
+            .map_err(|e| Error::Search(Arc::new(e)))?;
         activation::selected(&self.registry().snapshot(), &selection, started.elapsed());
         Ok(selection)
     }
@@ -647,11 +644,6 @@ impl Engine {
     /// code, call it on a blocking thread.
     pub fn reload(&self) -> ChangeEvent {
         ChangeEvent::from(&self.registry().reload())
-    }
-
-    /// Every event from now on: registry changes and finished scheduled runs.
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>> {
-        self.events()
     }
 
     /// The profile a request runs under: its own, else the engine's configured one. The one

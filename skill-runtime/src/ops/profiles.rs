@@ -4,6 +4,7 @@
 //! loaded skills each list names.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use skill_registry::{Affinity, Snapshot};
 
@@ -78,8 +79,28 @@ impl Engine {
         }
     }
 
-    /// The names of [`Engine::profiles`] for one snapshot.
-    pub(crate) fn profile_names(&self, snapshot: &Snapshot) -> Vec<String> {
+    /// The names of [`Engine::profiles`] for one snapshot, computed once per generation.
+    pub(crate) fn profile_names(&self, snapshot: &Snapshot) -> Arc<[String]> {
+        let generation = snapshot.generation();
+        let cache = self.profile_names_cache();
+        if let Ok(guard) = cache.lock() {
+            if let Some((g, names)) = guard.as_ref() {
+                if *g == generation {
+                    return Arc::clone(names);
+                }
+            }
+        }
+        let names: Arc<[String]> = self.walk_profile_names(snapshot).into();
+        if let Ok(mut guard) = cache.lock() {
+            // A newer generation already cached stays.
+            if guard.as_ref().is_none_or(|(g, _)| *g < generation) {
+                *guard = Some((generation, Arc::clone(&names)));
+            }
+        }
+        names
+    }
+
+    fn walk_profile_names(&self, snapshot: &Snapshot) -> Vec<String> {
         let mut names: Vec<String> = self.runtime().config().profiles.keys().cloned().collect();
         for skill in snapshot.skills() {
             let m = &skill.manifest;

@@ -71,7 +71,7 @@ impl NotesMirror {
             .store
             .search_notes(&words.join(" "), limit)
             .await
-            .map_err(|e| Error::Store(e.to_string()))?;
+            .map_err(|e| Error::Store(Arc::new(e)))?;
         Ok(hits
             .into_iter()
             .map(|h| NoteHit {

@@ -59,7 +59,7 @@ impl SharedState for PostgresState {
                 .store
                 .tasks(crate::exec::DEFAULT_TASK_HISTORY)
                 .await
-                .map_err(|e| Error::Store(e.to_string()))?;
+                .map_err(|e| Error::Store(Arc::new(e)))?;
             Ok(rows.into_iter().map(super::tasks::listed).collect())
         })
     }
@@ -75,7 +75,7 @@ impl SharedState for PostgresState {
                 .store
                 .task(key)
                 .await
-                .map_err(|e| Error::Store(e.to_string()))?;
+                .map_err(|e| Error::Store(Arc::new(e)))?;
             row.map(super::tasks::info).ok_or(Error::UnknownTask(id))
         })
     }

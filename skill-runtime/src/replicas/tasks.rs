@@ -41,7 +41,9 @@ pub(crate) async fn share(store: &Store, runtime: &Runtime, outcome: &mut Outcom
             *outcome = Outcome::failure(
                 Some(&skill),
                 Some(Kind::Fork),
-                &Error::Store(format!("cannot record the forked task: {e}")),
+                &Error::Store(crate::error::message(format!(
+                    "cannot record the forked task: {e}"
+                ))),
             );
             return;
         }

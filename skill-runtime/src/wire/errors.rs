@@ -300,10 +300,7 @@ pub fn status_of(code: &str) -> u16 {
         .unwrap_or(500)
 }
 
-/// A code in this table's convention: kebab-case (the router's) becomes snake_case.
-pub fn snake_case(code: &str) -> String {
-    code.replace('-', "_")
-}
+pub use crate::exec::wire::snake_case;
 
 /// `{"error": {"code", "message"}}` as a JSON value.
 pub fn error_body(code: &str, message: &str) -> serde_json::Value {

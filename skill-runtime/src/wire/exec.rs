@@ -27,7 +27,7 @@ impl<'a> ResultsShape<'a> {
 #[derive(Debug, Serialize)]
 pub struct ExecutedShape<'a> {
     /// How the command routed.
-    #[serde(serialize_with = "crate::wire::route::borrowed_route")]
+    #[serde(serialize_with = "crate::exec::wire::borrowed_route")]
     pub route: &'a Route,
     /// What running it gave (`None`: nothing ran).
     #[serde(serialize_with = "outcome_json")]
@@ -104,7 +104,7 @@ pub struct RoutedShape<'a> {
     /// The command as written.
     pub command: &'a str,
     /// How it routed.
-    #[serde(serialize_with = "crate::wire::route::owned_route")]
+    #[serde(serialize_with = "crate::exec::wire::owned_route")]
     pub route: Route,
 }
 

@@ -28,15 +28,19 @@ mod exec;
 pub mod limits;
 mod outcome;
 mod paths;
+mod queries;
 #[cfg(feature = "hub")]
 pub(crate) mod remote;
 mod request;
 mod requests;
-pub(crate) mod route;
 mod sections;
 mod shapes;
 mod text;
 
+pub use crate::exec::wire::{
+    CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
+    RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,
+};
 pub use answer::{
     ANSWER_FLOOR_BYTES, AnswerTooLarge, MAX_ANSWER_FACTOR, answer_cap, to_vec_capped,
 };
@@ -53,15 +57,15 @@ pub use outcome::{
     event_json,
 };
 pub use paths::Paths;
+pub use queries::{
+    CatalogRequest, DEFAULT_NEXT_FIRES, DisclosureRequest, ListSkillsRequest, MAX_NEXT_FIRES,
+    SchedulesRequest,
+};
 pub use request::{Args, Field, FieldKind, MAX_COUNT, Operation, Request, RequestError, kind_of};
 pub use requests::{
     BUILD_WORKFLOW, DEFAULT_RESULTS, ExecuteRequest, ExtractRequest, GetSkillRequest, Input,
-    InvokeRequest, LoadSkillRequest, NotesSearchRequest, OPERATIONS, RouteRequest, SearchRequest,
+    InvokeRequest, LoadSkillRequest, NotesSearchRequest, RouteRequest, SearchRequest,
     SelectRequest, UseSkillRequest,
-};
-pub use route::{
-    CommandShape, ExtractionShape, FlagValueShape, InvocationShape, ListedSkillShape,
-    RouteErrorShape, RouteShape, RoutedCommandShape, RoutedOutputShape, SlashShape, flags_shape,
 };
 pub use sections::{OutlineSectionShape, OutlineShape, SectionShape};
 pub use shapes::{
@@ -70,6 +74,25 @@ pub use shapes::{
     SkillDetailShape, SkillListShape, SkillSummaryShape, rfc3339,
 };
 pub use text::{budget_text, text_table};
+
+/// The operations with input, for the doors' documents and the contract test.
+pub const OPERATIONS: &[&Operation] = &[
+    &requests::BUILD_WORKFLOW,
+    &requests::SELECT,
+    &requests::SEARCH,
+    &requests::NOTES_SEARCH,
+    &requests::EXTRACT,
+    &requests::ROUTE,
+    &requests::EXECUTE,
+    &requests::INVOKE,
+    &requests::USE_SKILL,
+    &requests::LOAD_SKILL,
+    &requests::GET_SKILL,
+    &queries::LIST_SKILLS,
+    &queries::DISCLOSURE,
+    &queries::CATALOG,
+    &queries::SCHEDULES,
+];
 
 /// A shape as pretty JSON with a final newline (what `--format json` prints).
 pub fn pretty(value: &impl serde::Serialize) -> String {

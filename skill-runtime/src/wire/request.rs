@@ -38,6 +38,10 @@ pub enum FieldKind {
     },
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// An IANA time zone name (`Europe/Paris`).
+    TimeZone,
+    /// An RFC 3339 instant (`2026-11-20T12:00:00Z`).
+    Instant,
 }
 
 /// One input field of an operation.
@@ -107,6 +111,11 @@ impl Field {
                 json!({ "type": "integer", "minimum": min, "maximum": max })
             }
             FieldKind::Choice(words) => json!({ "type": "string", "enum": words }),
+            FieldKind::TimeZone => {
+                let names: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect();
+                json!({ "type": "string", "enum": names })
+            }
+            FieldKind::Instant => json!({ "type": "string", "format": "date-time" }),
         }
     }
 }
@@ -345,7 +354,21 @@ impl Operation {
             (FieldKind::Choice(words), Value::String(s)) => {
                 Err(self.refuse(format!("`{name}` is {}, not `{s}`", listed(words, "or"))))
             }
-            (FieldKind::Choice(_), _) => Err(wrong("a string")),
+            (FieldKind::TimeZone, Value::String(s)) => match s.parse::<skill_scheduler::Tz>() {
+                Ok(_) => Ok(()),
+                Err(_) => Err(self.refuse(format!(
+                    "`{name}` must be an IANA time zone such as Europe/Paris, not `{s}`"
+                ))),
+            },
+            (FieldKind::Instant, Value::String(s)) => match skill_scheduler::DateTime::parse_from_rfc3339(s) {
+                Ok(_) => Ok(()),
+                Err(e) => Err(self.refuse(format!(
+                    "`{name}` must be an RFC 3339 instant such as 2026-11-20T12:00:00Z, not `{s}` ({e})"
+                ))),
+            },
+            (FieldKind::Choice(_) | FieldKind::TimeZone | FieldKind::Instant, _) => {
+                Err(wrong("a string"))
+            }
         }
     }
 

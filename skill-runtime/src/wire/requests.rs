@@ -12,34 +12,34 @@ use super::request::{Args, Field, FieldKind, MAX_COUNT, Operation, Request};
 use crate::ops::{Scope, SearchQuery};
 
 /// `profile`: the processing profile (profile affinity).
-const PROFILE: Field = Field::new(
+pub(super) const PROFILE: Field = Field::new(
     "profile",
     FieldKind::Text,
     "the processing profile (profile affinity)",
 )
 .scope();
 /// `caller`: who reads.
-const CALLER: Field = Field::new(
+pub(super) const CALLER: Field = Field::new(
     "caller",
     FieldKind::Choice(&["model", "user"]),
     "who reads: `model` (default) or `user`",
 )
 .scope();
 /// Any count up to [`MAX_COUNT`].
-const ANY_COUNT: FieldKind = FieldKind::Count {
+pub(super) const ANY_COUNT: FieldKind = FieldKind::Count {
     min: 0,
     max: MAX_COUNT,
 };
 
 /// The text of a one-of field pair's member, for a request's JSON.
-fn put(map: &mut Map<String, Value>, name: &str, value: Option<&impl serde::Serialize>) {
+pub(super) fn put(map: &mut Map<String, Value>, name: &str, value: Option<&impl serde::Serialize>) {
     if let Some(v) = value {
         map.insert(name.to_owned(), json!(v));
     }
 }
 
 /// The caller a checked `caller`/`from` value names.
-fn caller(word: Option<String>, default: Caller) -> Caller {
+pub(super) fn caller(word: Option<String>, default: Caller) -> Caller {
     match word.as_deref() {
         Some("user") => Caller::User,
         Some("model") => Caller::Model,
@@ -47,7 +47,7 @@ fn caller(word: Option<String>, default: Caller) -> Caller {
     }
 }
 
-fn caller_word(c: Caller) -> &'static str {
+pub(super) fn caller_word(c: Caller) -> &'static str {
     match c {
         Caller::User => "user",
         _ => "model",
@@ -69,7 +69,7 @@ pub struct SelectRequest {
     pub profile: Option<String>,
 }
 
-const SELECT: Operation = Operation {
+pub(super) const SELECT: Operation = Operation {
     name: "select",
     fields: &[
         Field::new("message", FieldKind::Text, "the user's request").required(),
@@ -151,7 +151,7 @@ pub struct SearchRequest {
 /// Results a search or notes search returns when the request does not say.
 pub const DEFAULT_RESULTS: usize = 10;
 
-const SEARCH: Operation = Operation {
+pub(super) const SEARCH: Operation = Operation {
     name: "search",
     fields: &[
         Field::new("query", FieldKind::Text, "the query text")
@@ -211,7 +211,7 @@ pub struct NotesSearchRequest {
     pub limit: Option<usize>,
 }
 
-const NOTES_SEARCH: Operation = Operation {
+pub(super) const NOTES_SEARCH: Operation = Operation {
     name: "notes_search",
     fields: &[
         Field::new("query", FieldKind::Text, "the query text")
@@ -262,7 +262,7 @@ pub struct ExtractRequest {
     pub output: String,
 }
 
-const EXTRACT: Operation = Operation {
+pub(super) const EXTRACT: Operation = Operation {
     name: "extract",
     fields: &[Field::new("output", FieldKind::Text, "the model output").required()],
     one_of: None,
@@ -312,7 +312,7 @@ pub struct RouteRequest {
     pub profile: Option<String>,
 }
 
-const ROUTE: Operation = Operation {
+pub(super) const ROUTE: Operation = Operation {
     name: "route",
     fields: &[
         Field::new("text", FieldKind::Text, "one command line or user message"),
@@ -379,7 +379,7 @@ pub struct ExecuteRequest {
     pub profile: Option<String>,
 }
 
-const EXECUTE: Operation = Operation {
+pub(super) const EXECUTE: Operation = Operation {
     name: "execute",
     fields: &[
         Field::new("output", FieldKind::Text, "a whole model output"),
@@ -427,7 +427,7 @@ pub struct InvokeRequest {
     pub profile: Option<String>,
 }
 
-const INVOKE: Operation = Operation {
+pub(super) const INVOKE: Operation = Operation {
     name: "invoke",
     fields: &[
         Field::new("line", FieldKind::Text, "the user's line").required(),
@@ -466,7 +466,7 @@ pub struct UseSkillRequest {
     pub profile: Option<String>,
 }
 
-const USE_SKILL: Operation = Operation {
+pub(super) const USE_SKILL: Operation = Operation {
     name: "use_skill",
     fields: &[
         Field::new("name", FieldKind::Text, "the skill's name").required(),
@@ -514,7 +514,7 @@ pub struct LoadSkillRequest {
     pub profile: Option<String>,
 }
 
-const LOAD_SKILL: Operation = Operation {
+pub(super) const LOAD_SKILL: Operation = Operation {
     name: "load_skill",
     fields: &[
         Field::new("name", FieldKind::Text, "the skill's name").required(),
@@ -585,7 +585,7 @@ pub struct GetSkillRequest {
     pub profile: Option<String>,
 }
 
-const GET_SKILL: Operation = Operation {
+pub(super) const GET_SKILL: Operation = Operation {
     name: "get_skill",
     fields: &[
         Field::new(
@@ -653,21 +653,6 @@ pub const BUILD_WORKFLOW: Operation = Operation {
     one_of: None,
     error_code: "bad_json",
 };
-
-/// The operations with input, for the doors' documents and the contract test.
-pub const OPERATIONS: &[&Operation] = &[
-    &BUILD_WORKFLOW,
-    &SELECT,
-    &SEARCH,
-    &NOTES_SEARCH,
-    &EXTRACT,
-    &ROUTE,
-    &EXECUTE,
-    &INVOKE,
-    &USE_SKILL,
-    &LOAD_SKILL,
-    &GET_SKILL,
-];
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -762,11 +747,11 @@ mod tests {
 
     #[test]
     fn every_operation_is_listed_once_with_a_known_code() {
-        let mut names: Vec<&str> = OPERATIONS.iter().map(|o| o.name).collect();
+        let mut names: Vec<&str> = super::super::OPERATIONS.iter().map(|o| o.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), OPERATIONS.len());
-        for op in OPERATIONS {
+        assert_eq!(names.len(), super::super::OPERATIONS.len());
+        for op in super::super::OPERATIONS {
             assert!(
                 super::super::ERROR_CODES
                     .iter()

@@ -248,7 +248,7 @@ impl<'a> From<&'a Skill> for EntryShape<'a> {
 /// One file of a skill's folder: its relative path, size, kind and SHA-256 (hex, `null`
 /// when the manifest did not hash it).
 #[derive(Debug, Serialize)]
-pub struct ResourceShape<'a> {
+pub(super) struct ResourceShape<'a> {
     path: &'a str,
     size: u64,
     kind: &'static str,
@@ -439,7 +439,7 @@ impl<'a> From<&'a Match> for SearchMatchShape<'a> {
 /// A trigger that matched: its kind (`keyword`, `verb`, `pattern`) and the trigger as the
 /// skill declares it.
 #[derive(Debug, Serialize)]
-pub struct TriggerHitShape<'a> {
+pub(super) struct TriggerHitShape<'a> {
     kind: &'static str,
     trigger: &'a str,
 }

@@ -288,3 +288,31 @@ async fn a_model_output_logs_one_info_line_however_many_commands() {
         lines[0]
     );
 }
+
+/// One skill's detail names its affinity under every profile the engine knows; the names
+/// are computed once per snapshot, and a reload that brings a new profile shows it.
+#[tokio::test(flavor = "current_thread")]
+async fn a_detail_s_profiles_follow_reloads() {
+    let skills = tempfile::tempdir().unwrap();
+    skill(skills.path(), "greet", "", "Say hello.\n");
+    let engine = engine(skills.path(), None);
+    let names = |e: &Engine| -> Vec<String> {
+        e.entry("greet")
+            .unwrap()
+            .profiles
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    };
+    assert!(names(&engine).is_empty());
+    assert!(names(&engine).is_empty());
+    skill(
+        skills.path(),
+        "audit",
+        "proactive_for_profile_ids: [security]\n",
+        "Audit.\n",
+    );
+    engine.reload();
+    assert_eq!(names(&engine), ["security"]);
+    engine.shutdown().await;
+}

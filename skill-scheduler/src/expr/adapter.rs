@@ -56,7 +56,7 @@ pub(super) struct CronTimes {
 impl CronTimes {
     /// The `cron` schedules for validated fields. `None` only if `cron` refuses the text
     /// written for it, which validation rules out.
-    pub fn new(f: &Fields) -> Option<CronTimes> {
+    pub(super) fn new(f: &Fields) -> Option<CronTimes> {
         let [sec, min, hour, dom, month, dow] = &f.fields;
         let time = format!(
             "{} {} {}",
@@ -80,7 +80,7 @@ impl CronTimes {
 
     /// The first wall-clock time strictly after `after` (to the whole second) that the
     /// schedule names; `None` outside [`FIRST_YEAR`]..=[`LAST_YEAR`].
-    pub fn next_local(&self, after: NaiveDateTime) -> Option<NaiveDateTime> {
+    pub(super) fn next_local(&self, after: NaiveDateTime) -> Option<NaiveDateTime> {
         // Outside its calendar `cron` would jump to 1970, or overflow near chrono's end.
         if !(FIRST_YEAR..=LAST_YEAR).contains(&after.year()) {
             return None;
@@ -98,7 +98,7 @@ impl CronTimes {
 
     /// Whether some month the schedule names has a day of the month it names (29 February
     /// counts). Only meaningful when the day rule is AND (a `*`-led day field).
-    pub fn has_a_date(&self) -> bool {
+    pub(super) fn has_a_date(&self) -> bool {
         const LONGEST: [u32; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
         let (months, days) = (self.first.months(), self.first.days_of_month());
         (1..=12u32).any(|m| {

@@ -5,7 +5,7 @@
 //! Cases come from the description: a valid request; each count at both edges and one
 //! past each; each field of the wrong kind and `null`; an unknown field; each required
 //! field left out; both and neither of a one-of pair. Fields that say who asks (profile,
-//! caller) are the server's on MCP, so the cases leave them out. Two things a query
+//! caller) are the server's on MCP, so their cases are asked of the other doors only. Two things a query
 //! string cannot say are not asked of HTTP's query-string operations: a text of the
 //! wrong kind (every query value is text) and `null`; and a query string's unknown
 //! parameters are ignored, as HTTP servers do.
@@ -36,6 +36,8 @@ struct Case {
     cli: bool,
     /// A query string can say it.
     query: bool,
+    /// MCP takes it (it gives no field that says who asks).
+    mcp: bool,
 }
 
 /// A valid value of a field.
@@ -47,13 +49,17 @@ fn valid(kind: FieldKind, name: &str) -> Value {
         FieldKind::Texts => json!(["earlier"]),
         FieldKind::Count { min, .. } => json!(min.max(1)),
         FieldKind::Choice(words) => json!(words.first().copied().unwrap_or("")),
+        FieldKind::TimeZone => json!("Europe/Paris"),
+        FieldKind::Instant => json!("2026-11-20T12:00:00Z"),
     }
 }
 
 /// A value of the wrong kind for a field.
 fn wrong(kind: FieldKind) -> Value {
     match kind {
-        FieldKind::Text | FieldKind::Choice(_) => json!(7),
+        FieldKind::Text | FieldKind::Choice(_) | FieldKind::TimeZone | FieldKind::Instant => {
+            json!(7)
+        }
         FieldKind::Switch | FieldKind::Count { .. } => json!("x"),
         FieldKind::Texts => json!([1]),
     }
@@ -62,7 +68,7 @@ fn wrong(kind: FieldKind) -> Value {
 /// The cases of one operation, from its description.
 fn cases(op: &Operation) -> Vec<Case> {
     let refused = Verdict::Refused(op.error_code.to_owned());
-    let fields: Vec<_> = op.door_fields(false).collect();
+    let fields: Vec<_> = op.door_fields(true).collect();
     let mut base = Map::new();
     for f in &fields {
         let chosen = op.one_of.is_some_and(|[a, _]| a == f.name);
@@ -82,6 +88,7 @@ fn cases(op: &Operation) -> Vec<Case> {
         expect: Verdict::Accepted,
         cli: true,
         query: true,
+        mcp: true,
     }];
     for f in &fields {
         if let FieldKind::Count { min, max } = f.kind {
@@ -100,6 +107,7 @@ fn cases(op: &Operation) -> Vec<Case> {
                     },
                     cli: true,
                     query: true,
+                    mcp: !f.scope,
                 });
             }
         }
@@ -110,6 +118,7 @@ fn cases(op: &Operation) -> Vec<Case> {
             expect: refused.clone(),
             cli: false,
             query: !text,
+            mcp: !f.scope,
         });
         out.push(Case {
             label: format!("{} = null", f.name),
@@ -117,6 +126,7 @@ fn cases(op: &Operation) -> Vec<Case> {
             expect: refused.clone(),
             cli: false,
             query: false,
+            mcp: !f.scope,
         });
         if f.required {
             let mut m = base.clone();
@@ -127,6 +137,7 @@ fn cases(op: &Operation) -> Vec<Case> {
                 expect: refused.clone(),
                 cli: false,
                 query: true,
+                mcp: !f.scope,
             });
         }
     }
@@ -136,6 +147,7 @@ fn cases(op: &Operation) -> Vec<Case> {
         expect: refused.clone(),
         cli: false,
         query: false,
+        mcp: true,
     });
     if let Some([a, b]) = op.one_of {
         let kind = |n: &str| fields.iter().find(|f| f.name == n).map(|f| f.kind);
@@ -150,6 +162,7 @@ fn cases(op: &Operation) -> Vec<Case> {
                 expect: refused.clone(),
                 cli: false,
                 query: true,
+                mcp: true,
             });
         }
     }
@@ -167,6 +180,10 @@ fn http_route(op: &str) -> Option<(&'static str, bool)> {
         "execute" => ("/v1/execute", false),
         "invoke" => ("/v1/invoke", false),
         "get_skill" => ("/v1/get_skill", true),
+        "list_skills" => ("/v1/skills", true),
+        "disclosure" => ("/v1/skills/greet/outline", true),
+        "catalog" => ("/v1/catalog", true),
+        "schedules" => ("/v1/schedules", true),
         "build_workflow" => ("/v1/workflows", false),
         _ => return None,
     })
@@ -232,6 +249,9 @@ fn http_verdict(server: &Server, op: &Operation, case: &Case) -> Option<Verdict>
 }
 
 fn mcp_verdict(engine: &Engine, op: &Operation, case: &Case) -> Option<Verdict> {
+    if !case.mcp {
+        return None;
+    }
     let tool = mcp_tool(op.name)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

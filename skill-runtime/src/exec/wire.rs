@@ -4,6 +4,9 @@
 //!
 //! The router's types are plain data without a wire format; these shapes borrow from them
 //! and fix the field names, the `route` tag and the snake_case error codes.
+//! [`wire`](crate::wire) re-exports them, and [`exec`](crate::exec) renders the routes it does
+//! not run with them, so one route has one JSON. They live under `exec` because the wire
+//! already depends on it (an outcome's shape): exec using `wire` would be a module cycle.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +16,10 @@ use skill_router::{
     SlashInvocation,
 };
 
-use crate::wire::snake_case;
+/// A code in the wire's convention: kebab-case (the router's) becomes snake_case.
+pub fn snake_case(code: &str) -> String {
+    code.replace('-', "_")
+}
 
 /// A route, tagged by `route` (`help`, `invoke`, `slash`, `skill_list`, `builtin`, `message`,
 /// `error`), with the variant's fields beside the tag.
