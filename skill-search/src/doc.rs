@@ -25,6 +25,19 @@ use crate::triggers::{Compiled, word_hash};
 const RETRIEVE_BOOST: [f32; FIELDS] = [3.0, 2.0, 1.0, 0.5];
 /// Boost of the exact-name field in that query.
 pub(crate) const RETRIEVE_BOOST_EXACT: f32 = 10.0;
+/// Bytes of a skill's body (its start) that its whole-text embedding reads
+/// ([`DocInfo::whole`]). Set by hand: a body's start says what it is about, and reading
+/// every body whole would make an index build tokenize all of it.
+const WHOLE_BODY_BYTES: usize = 2_048;
+
+/// The first `max` bytes of `text`, cut back to a character boundary.
+fn clip_bytes(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 /// The tantivy fields.
 #[derive(Debug, Clone, Copy)]
@@ -176,6 +189,10 @@ pub(crate) struct DocInfo {
     pub triggers: Compiled,
     /// The semantic embedding of the description, tags, triggers and domain.
     pub embedding: Embedding,
+    /// The semantic embedding of the skill's whole text (name, description, headings,
+    /// body): what dense candidates are found by (`rank.rs`), so that a request in plain
+    /// words finds a skill whose text says it in other ones.
+    pub whole: Embedding,
     pub phrases: Vec<(String, Vec<String>)>,
     /// The phrases' words as [`word_hash`]es, in one block: for each phrase its length,
     /// then its hashes. Phrases are checked for every candidate, and this is one read.
@@ -453,6 +470,10 @@ pub(crate) fn analyse(
     // The name counts in the lexical score (and its exact form on its own); the
     // embedding is of what the skill says it does, so two skills that say the same tie.
     let embedding = embedder.embed(&desc);
+    // The body last, and only its start: it says what the skill is about, and the rest
+    // would make an index build tokenize every body whole.
+    let start = clip_bytes(&body.kept, WHOLE_BODY_BYTES);
+    let whole = embedder.embed(&[&name_words, &desc, &headings, start].join("\n"));
     Analysed {
         key,
         doc,
@@ -467,6 +488,7 @@ pub(crate) fn analyse(
             clauses,
             triggers,
             embedding,
+            whole,
             phrases,
             phrase_runs,
             name_term,
@@ -529,5 +551,23 @@ mod tests {
                 assert_eq!(t.get(probe), want.get(&probe), "id {probe}, n = {n}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod whole_text_tests {
+    use super::*;
+
+    #[test]
+    fn whole_text_reads_at_most_the_bodys_first_bytes() {
+        let body = "é".repeat(WHOLE_BODY_BYTES);
+        assert_eq!(clip_bytes(&body, WHOLE_BODY_BYTES).len(), WHOLE_BODY_BYTES);
+        // One byte past a character boundary is cut back to it.
+        let odd = format!("a{body}");
+        assert_eq!(
+            clip_bytes(&odd, WHOLE_BODY_BYTES).len(),
+            WHOLE_BODY_BYTES - 1
+        );
+        assert_eq!(clip_bytes("short", WHOLE_BODY_BYTES), "short");
     }
 }

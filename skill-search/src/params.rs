@@ -43,6 +43,17 @@ pub struct Params {
     /// matches many skills by a word or two, while its whole sentence still says what
     /// it is about.
     pub w_sem_len: f32,
+    /// Weight of the z-score of the request's similarity to the skill's whole text (the
+    /// static table's embedding of name, description, headings and body) in the fused
+    /// score.
+    pub w_dense: f32,
+    /// Dense candidates: the skills whose whole text is closest in meaning to the request
+    /// join the lexical candidates, however few words they share with it (`rank.rs`).
+    /// Shipped off (measured no better yet); true turns it on (to measure it).
+    pub dense: bool,
+    /// Words of conversation ("please", "thanks", "help me") are dropped from the request
+    /// (`terms.rs`, `FILLERS`); false turns it off (to measure it).
+    pub fillers: bool,
     /// Gate (probability that the ranking has a right skill to offer): intercept.
     pub gate_bias: f32,
     /// Gate: weight of the best candidate's raw lexical score.
@@ -70,6 +81,8 @@ pub struct Params {
     /// Gate: weight of the idf share of the request's known terms in the first
     /// candidate's name and description.
     pub gate_held: f32,
+    /// Gate: weight of the best similarity of the request to a candidate's whole text.
+    pub gate_dense: f32,
     /// A candidate whose lexical score is at least this share of the best's keeps its full
     /// confidence; below, it shrinks in proportion (0 turns this off).
     pub evidence_share: f32,
@@ -102,6 +115,7 @@ const ONLY_PENALTY: f32 = 0.0;
 const W_LEX: f32 = 1.0;
 const W_SEM: f32 = 0.75;
 const W_SEM_LEN: f32 = 0.0;
+const W_DENSE: f32 = 0.0;
 /// Fitted gate.
 const GATE_BIAS: f32 = -6.652;
 const GATE_LEX: f32 = 0.673;
@@ -117,6 +131,7 @@ const GATE_LEN: f32 = 0.349;
 const GATE_STANDOUT: f32 = 0.000;
 const GATE_MARGIN: f32 = 0.000;
 const GATE_HELD: f32 = 0.000;
+const GATE_DENSE: f32 = 0.000;
 /// Fitted share of the best's lexical score a candidate needs for full confidence.
 const EVIDENCE_SHARE: f32 = 0.5;
 /// Fitted confidence drop below the best candidate.
@@ -136,6 +151,12 @@ impl Params {
         w_lex: W_LEX,
         w_sem: W_SEM,
         w_sem_len: W_SEM_LEN,
+        w_dense: W_DENSE,
+        // Measured on the tuning half (`bench select`'s steps rows): dense candidates alone
+        // moved nothing (host selected top-3 72.7% off, 72.3% on) and any fused weight
+        // cost multi-intent coverage, so they are not used yet.
+        dense: false,
+        fillers: true,
         gate_bias: GATE_BIAS,
         gate_lex: GATE_LEX,
         gate_cover: GATE_COVER,
@@ -147,6 +168,7 @@ impl Params {
         gate_standout: GATE_STANDOUT,
         gate_margin: GATE_MARGIN,
         gate_held: GATE_HELD,
+        gate_dense: GATE_DENSE,
         evidence_share: EVIDENCE_SHARE,
         rel: REL,
         diversity: DIVERSITY,
@@ -181,6 +203,8 @@ const T_GATE_MARGIN: f32 = 0.000;
 #[cfg(feature = "transformer")]
 const T_GATE_HELD: f32 = 0.000;
 #[cfg(feature = "transformer")]
+const T_GATE_DENSE: f32 = 0.000;
+#[cfg(feature = "transformer")]
 const T_EVIDENCE_SHARE: f32 = 1.0;
 #[cfg(feature = "transformer")]
 const T_REL: f32 = 0.25;
@@ -203,6 +227,7 @@ impl Params {
         gate_standout: T_GATE_STANDOUT,
         gate_margin: T_GATE_MARGIN,
         gate_held: T_GATE_HELD,
+        gate_dense: T_GATE_DENSE,
         evidence_share: T_EVIDENCE_SHARE,
         rel: T_REL,
         ..Params::SHIPPED

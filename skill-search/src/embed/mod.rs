@@ -170,7 +170,6 @@ impl Embedding {
     }
 
     /// Whether the text had no known token (the vector is all zeros).
-    #[cfg(test)]
     pub(crate) fn is_zero(&self) -> bool {
         self.values.iter().all(|&v| v == 0.0)
     }

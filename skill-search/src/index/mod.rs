@@ -3,6 +3,7 @@
 //! explain each match (see `rank`).
 
 mod build;
+mod dense;
 mod multi;
 mod rank;
 mod segments;

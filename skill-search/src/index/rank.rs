@@ -10,10 +10,19 @@
 //! "not for" limits leave, where `gate` says how likely it is that any skill fits (from
 //! the best raw lexical score, its share of the request, the best semantic similarity,
 //! the share of the request's words no skill uses, the rarest request word the first
-//! candidate lacks and the request's length) and `gap` is how far the candidate's fused score is below the best
+//! candidate lacks, the request's length and the best similarity to a candidate's whole
+//! text) and `gap` is how far the candidate's fused score is below the best
 //! one; explicit mention, a phrase of the skill and triggers raise it further (noisy-OR),
 //! and it is capped at the confidence of every candidate ranked above it.
 //! Term-level scoring lives in `terms`.
+//!
+//! Dense candidates (`dense.rs`): the skills whose whole text (the static table's
+//! embedding of name, description, headings and body) is closest to the request's join
+//! the lexical ones (when there are any: a request no skill shares a word with still
+//! finds nothing), so that a request sharing no distinctive word with its skill still
+//! finds it; the lexical evidence keeps ordering them (their similarity is one more fused
+//! signal, `Params::w_dense`, and a candidate with little lexical evidence keeps little
+//! confidence).
 //!
 //! tantivy finds candidates by the request's words, less those in over 90% of a large pack's
 //! skills, which rank nothing (`terms.rs`, `COMMON_TERM_SHARE`). Every skill whose triggers
@@ -27,10 +36,11 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 
+use super::dense;
 use super::multi::{self, MAX_PARTS};
 use super::terms::{
     MAX_TURNS, QueryTerm, TURN_WEIGHT, UNKNOWN_TERM_WEIGHT, Weighted, bm25f, collect_terms,
-    held_share, idf, limits, rarest_missing, retrieval_terms,
+    held_share, idf, is_filler, limits, rarest_missing, retrieval_terms,
 };
 use crate::Error;
 use crate::doc::{DocInfo, RETRIEVE_BOOST_EXACT};
@@ -81,6 +91,8 @@ struct Scored<'s> {
     /// The BM25F score of each part's terms (multi-intent requests).
     parts: [f32; MAX_PARTS],
     sem: f32,
+    /// The request's similarity to the skill's whole text.
+    dense: f32,
     fused: f32,
     rank_score: f32,
     explicit: bool,
@@ -128,9 +140,14 @@ pub struct Gate {
     /// description hold (0 to 1): unlike `cover`, it neither saturates nor grows with
     /// repeats, and it ignores the request's words no skill uses (typos left uncorrected).
     pub held: f32,
+    /// The best similarity of the request to a candidate's whole text (the static table's
+    /// embedding of name, description, headings and body): a request in other words than
+    /// its skill's still lands near that skill's text, one no skill fits near none.
+    pub dense: f32,
     /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem +
     /// gate_unknown * unknown + gate_miss * miss + gate_len * length + gate_full * full +
-    /// gate_standout * standout + gate_margin * margin + gate_held * held`.
+    /// gate_standout * standout + gate_margin * margin + gate_held * held +
+    /// gate_dense * dense`.
     pub z: f32,
 }
 
@@ -159,6 +176,9 @@ impl SkillIndex {
 
         let mut qterms: Vec<QueryTerm> = Vec::new();
         collect_terms(&mut english, message, 1.0, &mut qterms);
+        if p.fillers {
+            qterms.retain(|q| !is_filler(&q.word));
+        }
         let turns = req.recent_turns;
         for t in turns.iter().skip(turns.len().saturating_sub(MAX_TURNS)) {
             collect_terms(&mut english, clip(t), TURN_WEIGHT, &mut qterms);
@@ -179,6 +199,17 @@ impl SkillIndex {
         let explicit = explicit_mentions(&st, &tokens, &mut cands);
         for key in triggered.keys() {
             cands.insert(key, ());
+        }
+        let query_embedding = self.embedder.embed(message);
+        // Only beside lexical candidates: a request that matches no skill by any word
+        // (or a name, or a trigger) still finds nothing.
+        if p.dense && !cands.is_empty() {
+            dense::candidates(
+                &st,
+                &query_embedding,
+                |info| passes(info, &req.filter),
+                &mut cands,
+            );
         }
 
         let parts: Vec<Vec<String>> = if p.diversity > 0.0 {
@@ -204,7 +235,6 @@ impl SkillIndex {
         let avg: [f32; FIELDS] =
             std::array::from_fn(|f| (st.len_sum[f] as f32 / n_docs.max(1.0)).max(1.0));
 
-        let query_embedding = self.embedder.embed(message);
         let uses = self.uses.lock().map_err(|_| Error::Poisoned)?;
         let mut scored: Vec<Scored<'_>> = Vec::with_capacity(cands.len());
         for (&key, _) in cands.iter() {
@@ -227,6 +257,7 @@ impl SkillIndex {
                 lex: lex / unit,
                 parts,
                 sem: query_embedding.cosine(&info.embedding),
+                dense: query_embedding.cosine(&info.whole),
                 fused: 0.0,
                 rank_score: 0.0,
                 explicit: is_explicit,
@@ -480,16 +511,20 @@ fn fuse(
     };
     let (lm, ls) = z(&mut scored.iter().map(|s| s.lex));
     let (sm, ss) = z(&mut scored.iter().map(|s| s.sem));
+    let (dm, ds) = z(&mut scored.iter().map(|s| s.dense));
     gate.top_lex = scored
         .iter()
         .map(|s| s.lex)
         .fold(f32::MIN, f32::max)
         .max(0.0);
     gate.top_sem = scored.iter().map(|s| s.sem).fold(f32::MIN, f32::max);
+    gate.dense = scored.iter().map(|s| s.dense).fold(f32::MIN, f32::max);
     gate.cover = gate.top_lex / (mass + COVER_PRIOR);
     let w_sem = p.w_sem + p.w_sem_len * request.long();
     for s in scored.iter_mut() {
-        s.fused = p.w_lex * (s.lex - lm) / ls + w_sem * (s.sem - sm) / ss;
+        s.fused = p.w_lex * (s.lex - lm) / ls
+            + w_sem * (s.sem - sm) / ss
+            + p.w_dense * (s.dense - dm) / ds;
         let n = trigger_counts(s);
         s.rank_score = s.fused + (0..3).map(|k| n[k] as f32 * TRIGGER_BONUS[k]).sum::<f32>();
     }
@@ -564,6 +599,7 @@ fn gate_z(g: &Gate, p: &Params) -> f32 {
         + p.gate_standout * g.standout
         + p.gate_margin * g.margin
         + p.gate_held * g.held
+        + p.gate_dense * g.dense
 }
 
 /// A candidate's matching trigger keywords, verbs and patterns.

@@ -63,6 +63,7 @@ fn the_gate_reads_the_models_similarity_of_the_request_and_the_first_description
         + p.gate_full * gate.full
         + p.gate_standout * gate.standout
         + p.gate_margin * gate.margin
-        + p.gate_held * gate.held;
+        + p.gate_held * gate.held
+        + p.gate_dense * gate.dense;
     assert!((gate.z - z).abs() < 1e-5, "{} vs {z}", gate.z);
 }

@@ -180,8 +180,10 @@ mod tests {
             text,
             ..Default::default()
         };
+        // Nor dense candidates: the test reads which skill holds a word.
         let as_written = crate::params::Params {
             typos: false,
+            dense: false,
             ..crate::params::Params::SHIPPED
         };
         index

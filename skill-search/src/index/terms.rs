@@ -28,6 +28,63 @@ const COMMON_TERM_DOCS: u32 = 1_000;
 /// Weight of a request term no indexed skill uses, in the request's idf mass.
 pub(crate) const UNKNOWN_TERM_WEIGHT: f32 = 0.5;
 
+/// Words of conversation, not of a task: greetings, thanks, hedges and the words people
+/// ask for help with ("hey, could you please help me figure out ..."). They are dropped
+/// from a request when `Params::fillers` is on: they are rare in skills' text, so each one
+/// a long chatty request holds gave a high-idf match to whatever skill happened to use it.
+/// Set by hand (words a request uses whatever it asks), not fitted.
+const FILLERS: [&str; 44] = [
+    "actually",
+    "again",
+    "anyway",
+    "appreciate",
+    "appreciated",
+    "basically",
+    "bit",
+    "could",
+    "figure",
+    "folks",
+    "glad",
+    "guess",
+    "guys",
+    "happy",
+    "hello",
+    "help",
+    "hey",
+    "hi",
+    "honestly",
+    "hoping",
+    "idea",
+    "just",
+    "kind",
+    "kinda",
+    "know",
+    "like",
+    "literally",
+    "lot",
+    "maybe",
+    "need",
+    "needs",
+    "ok",
+    "okay",
+    "please",
+    "pretty",
+    "really",
+    "somehow",
+    "sort",
+    "sure",
+    "thank",
+    "thanks",
+    "trying",
+    "want",
+    "wondering",
+];
+
+/// Whether `word` (lowercase, as written) is a [`FILLERS`] word.
+pub(crate) fn is_filler(word: &str) -> bool {
+    FILLERS.binary_search(&word).is_ok()
+}
+
 /// One analyzed query term, the word it came from, and its weight.
 #[derive(Debug)]
 pub(crate) struct QueryTerm {
@@ -245,6 +302,18 @@ pub(crate) fn held_share(weighted: &[Weighted<'_>], has: impl Fn(u32) -> bool) -
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fillers_are_sorted_lowercase_words() {
+        assert!(FILLERS.windows(2).all(|w| w[0] < w[1]), "sorted, each once");
+        for w in FILLERS {
+            assert!(
+                is_filler(w) && w.chars().all(|c| c.is_ascii_lowercase()),
+                "{w}"
+            );
+        }
+        assert!(!is_filler("pdf") && !is_filler("Please"));
+    }
 
     #[test]
     fn query_terms_stop_at_the_limit() {

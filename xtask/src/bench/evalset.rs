@@ -238,6 +238,22 @@ pub struct Answer {
     pub ranked: Vec<String>,
     /// The selection (after the threshold); `None` when the method has no gate.
     pub selected: Option<Vec<String>>,
+    /// The near-duplicate skills each selected one stands for (`Selected::alternatives`),
+    /// when the method names them.
+    pub alternatives: Vec<String>,
+}
+
+impl Answer {
+    /// The selection with the alternatives its slots name: what counts for covering a
+    /// multi-intent request's intents (a slot stands for its siblings, so an intent
+    /// whose acceptable skill is collapsed into another's slot is covered by that slot).
+    pub fn offered(&self) -> Option<Vec<String>> {
+        self.selected.as_ref().map(|sel| {
+            let mut all = sel.clone();
+            all.extend(self.alternatives.iter().cloned());
+            all
+        })
+    }
 }
 
 /// Accuracy counts of one method over some cases.
@@ -308,7 +324,10 @@ pub fn score(cases: &[&Case], answers: &[Answer]) -> Scores {
             add(&mut s.sel_top1, sel.first().is_some_and(|x| c.accepts(x)));
             add(&mut s.sel_top3, sel.iter().any(|x| c.accepts(x)));
             if c.kind == Kind::Multi {
-                add(&mut s.sel_multi, c.covered(sel));
+                add(
+                    &mut s.sel_multi,
+                    c.covered(&a.offered().unwrap_or_default()),
+                );
             }
         }
     }
@@ -462,14 +481,17 @@ mod tests {
             Answer {
                 ranked: vec!["x".into(), "a2".into()],
                 selected: Some(vec!["x".into()]),
+                alternatives: Vec::new(),
             },
             Answer {
                 ranked: vec!["a".into(), "z".into(), "b".into()],
                 selected: Some(vec!["a".into(), "b".into()]),
+                alternatives: Vec::new(),
             },
             Answer {
                 ranked: vec!["q".into()],
                 selected: Some(vec![]),
+                alternatives: Vec::new(),
             },
         ];
         let s = score(&[&single, &multi, &none], &answers);
@@ -485,6 +507,19 @@ mod tests {
         let mut twice = s;
         twice.merge(&s);
         assert_eq!((twice.selected_for_skill, twice.selected_right), (6, 4));
+    }
+
+    #[test]
+    fn an_intent_is_covered_by_a_slot_naming_its_skill_as_an_alternative() {
+        let multi = case(Kind::Multi, &[&["a"], &["b"]]);
+        let mut answer = Answer {
+            ranked: vec!["a".into(), "b2".into()],
+            selected: Some(vec!["a".into(), "b2".into()]),
+            alternatives: Vec::new(),
+        };
+        assert_eq!(score(&[&multi], &[answer.clone()]).sel_multi, Some(0));
+        answer.alternatives = vec!["b".into()];
+        assert_eq!(score(&[&multi], &[answer]).sel_multi, Some(1));
     }
 
     #[test]

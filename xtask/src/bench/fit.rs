@@ -15,7 +15,8 @@
 //!    request, the best semantic similarity, the share of the request's words no skill
 //!    uses, the rarest request word the first candidate lacks, the request's length, how
 //!    far the best lexical score stands out of the candidates', the first candidate's lead
-//!    over the second and the idf share of the request in its name and description (and,
+//!    over the second, the idf share of the request in its name and description and the
+//!    best similarity of the request to a candidate's whole text (and,
 //!    with
 //!    `--transformer DIR`, the model's similarity of the request and the first
 //!    candidate's description; then only the gate and step 3 are fitted, with the
@@ -100,6 +101,7 @@ pub fn answers(ranked: &[Ranked], threshold: f32) -> Vec<Answer> {
                     .map(|(n, _)| n.clone())
                     .collect(),
             ),
+            alternatives: Vec::new(),
         })
         .collect()
 }
@@ -115,9 +117,9 @@ fn eval_ranking(index: &SkillIndex, cases: &[&Case], p: &Params) -> f64 {
 }
 
 /// One coordinate of the search: read and write one number of the parameters.
-type Coord = (&'static str, fn(&mut Params) -> &mut f32, &'static [f32]);
+pub(super) type Coord = (&'static str, fn(&mut Params) -> &mut f32, &'static [f32]);
 
-fn coords() -> Vec<Coord> {
+pub(super) fn coords() -> Vec<Coord> {
     const K1: &[f32] = &[0.5, 0.8, 1.2, 1.6, 2.2];
     const B: &[f32] = &[0.0, 0.25, 0.5, 0.75, 0.9];
     const W: &[f32] = &[0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0];
@@ -138,6 +140,7 @@ fn coords() -> Vec<Coord> {
         ("only_penalty", |p| &mut p.only_penalty, BONUS),
         ("w_sem", |p| &mut p.w_sem, FUSE),
         ("w_sem_len", |p| &mut p.w_sem_len, FUSE),
+        ("w_dense", |p| &mut p.w_dense, FUSE),
         ("diversity", |p| &mut p.diversity, DIVERSE),
     ]
 }
@@ -169,7 +172,7 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 }
 
 /// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
-const GATE_FEATURES: usize = 11;
+const GATE_FEATURES: usize = 12;
 
 /// Fit the gate's logistic regression on the rankings (label: a right skill among the
 /// first three, against requests no skill fits; requests ranked wrong are left out), over
@@ -203,6 +206,7 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
     p.gate_standout = w[8] as f32;
     p.gate_margin = w[9] as f32;
     p.gate_held = w[10] as f32;
+    p.gate_dense = w[11] as f32;
     // With no confidence drop below the best, a request's selection is all or nothing:
     // shift the intercept for the best selected top-3 among shifts that refuse at least
     // MIN_REFUSED of the no-skill requests.
@@ -348,6 +352,7 @@ impl GateRows {
                 f64::from(g.standout),
                 f64::from(g.margin),
                 f64::from(g.held),
+                f64::from(g.dense),
             ];
             self.0.push((x, y, group));
         }
@@ -457,7 +462,7 @@ pub fn cross_validate(index: &SkillIndex, tune: &[&Case], packs: &[Pack], start:
 /// The parameters as the constants of `params.rs`.
 pub fn constants(p: &Params) -> String {
     format!(
-        "const K1: f32 = {:?};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {:?};\nconst NOT_PENALTY: f32 = {:?};\nconst ONLY_PENALTY: f32 = {:?};\nconst W_LEX: f32 = {:?};\nconst W_SEM: f32 = {:?};\nconst W_SEM_LEN: f32 = {:?};\n{}\nconst DIVERSITY: f32 = {:?};",
+        "const K1: f32 = {:?};\nconst B: [f32; FIELDS] = {:?};\nconst W: [f32; FIELDS] = {:?};\nconst EXACT_NAME: f32 = {:?};\nconst NOT_PENALTY: f32 = {:?};\nconst ONLY_PENALTY: f32 = {:?};\nconst W_LEX: f32 = {:?};\nconst W_SEM: f32 = {:?};\nconst W_SEM_LEN: f32 = {:?};\nconst W_DENSE: f32 = {:?};\n{}\nconst DIVERSITY: f32 = {:?};",
         p.k1,
         p.b,
         p.w,
@@ -467,6 +472,7 @@ pub fn constants(p: &Params) -> String {
         p.w_lex,
         p.w_sem,
         p.w_sem_len,
+        p.w_dense,
         gate_constants("", p, false),
         p.diversity
     )
@@ -486,6 +492,7 @@ fn gate_constants(prefix: &str, p: &Params, with_full: bool) -> String {
         ("GATE_STANDOUT", p.gate_standout),
         ("GATE_MARGIN", p.gate_margin),
         ("GATE_HELD", p.gate_held),
+        ("GATE_DENSE", p.gate_dense),
     ];
     if with_full {
         gate.push(("GATE_FULL", p.gate_full));
@@ -595,6 +602,7 @@ mod tests {
                 0.2 * x,
                 0.0,
                 0.1,
+                0.3,
             ],
             y,
             group,
@@ -610,7 +618,7 @@ mod tests {
         }
         assert!(shipped.contains("const GATE_MISS: f32 = ") && !shipped.contains("GATE_FULL"));
         let t = gate_constants("T_", &Params::SHIPPED, true);
-        assert_eq!(t.lines().count(), 13);
+        assert_eq!(t.lines().count(), 14);
         assert!(t.contains("const T_GATE_FULL: f32 = 0.000;"), "{t}");
         #[cfg(feature = "transformer")]
         for line in gate_constants("T_", &Params::TRANSFORMER, true).lines() {

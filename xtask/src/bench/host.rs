@@ -59,7 +59,8 @@ pub fn score(cases: &[&Case], answers: &[Answer], keep: impl Fn(&Case) -> bool) 
             }
             Kind::Multi => {
                 h.multi += 1;
-                h.multi_all += usize::from(c.covered(&sel));
+                let offered = a.offered().unwrap_or(sel);
+                h.multi_all += usize::from(c.covered(&offered));
             }
             Kind::None => {
                 h.none += 1;
@@ -205,6 +206,7 @@ mod tests {
         Answer {
             ranked: ranked.iter().map(|s| s.to_string()).collect(),
             selected: selected.map(|s| s.iter().map(|x| x.to_string()).collect()),
+            alternatives: Vec::new(),
         }
     }
 

@@ -36,6 +36,7 @@ mod scan_set;
 mod schedule;
 mod search;
 mod select;
+mod select_try;
 mod steps;
 mod table;
 mod timing;

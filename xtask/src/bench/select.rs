@@ -31,7 +31,7 @@ use super::evalset::{self, Answer, Case, Split};
 use super::hybrid::Hybrid;
 use super::search::{Args, corpus_config, generated_requests, suite};
 use super::{distinctive, host};
-use super::{fit, generate, model, packs, steps};
+use super::{fit, generate, model, packs, select_try, steps};
 
 /// Ranking depth read for top-10.
 const DEPTH: usize = 10;
@@ -55,6 +55,7 @@ fn bm25(b: &Bm25, cases: &[&Case]) -> Vec<Answer> {
         .map(|c| Answer {
             ranked: b.rank(&c.request, DEPTH),
             selected: None,
+            alternatives: Vec::new(),
         })
         .collect()
 }
@@ -82,6 +83,7 @@ impl Answers {
                         Ok(Answer {
                             ranked: h.rank(&c.request, DEPTH)?,
                             selected: None,
+                            alternatives: Vec::new(),
                         })
                     })
                     .collect::<Result<Vec<_>, String>>()?,
@@ -124,6 +126,8 @@ fn half_lines(
 ) -> (Vec<String>, [evalset::Scores; 3]) {
     let lexical = Params {
         w_sem: 0.0,
+        w_dense: 0.0,
+        dense: false,
         gate_sem: 0.0,
         ..Params::SHIPPED
     };
@@ -225,6 +229,15 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
     };
     let held = evalset::half(&cases, Split::Heldout);
     let tune = evalset::tune_only(&cases);
+    if let Some(spec) = std::env::var_os("BENCH_SELECT_TRY") {
+        // With `BENCH_SELECT_MISSES` too, each set's misses on the tuning half.
+        for p in select_try::run(&index, &tune, &spec.to_string_lossy(), table)? {
+            if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
+                misses(&index, &tune, &p, table);
+            }
+        }
+        return Ok(());
+    }
     for (name, found, want) in evalset::quotas(&cases) {
         if found < want {
             table.note(format!(
@@ -271,7 +284,7 @@ pub fn run(args: &Args, table: &mut Table) -> Result<(), String> {
         }
     }
     if std::env::var_os("BENCH_SELECT_MISSES").is_some() {
-        misses(&index, &tune, table);
+        misses(&index, &tune, &Params::SHIPPED, table);
     }
     if let Some((m, fresh)) = &models {
         const NAME: &str = "select: the model against its reference outputs";
@@ -382,6 +395,7 @@ fn transformer_rows(
         answers.push(Answer {
             ranked,
             selected: Some(selected),
+            alternatives: Vec::new(),
         });
     }
     let (held_answers, tune_answers) = answers.split_at(held.len());
@@ -434,7 +448,7 @@ fn transformer_rows(
 /// for a request no skill fits, the gate refused but a trigger or a name still selected
 /// a skill), each with what was selected, for reading. The held-out half is never printed
 /// request by request: reading its misses would tune the engine on it.
-fn misses(index: &SkillIndex, tune: &[&Case], table: &mut Table) {
+fn misses(index: &SkillIndex, tune: &[&Case], p: &Params, table: &mut Table) {
     let opts = SelectOptions::default();
     for c in tune.iter().filter(|c| c.split == Split::Tune) {
         let Ok((hits, gate)) = tuning::search(
@@ -444,12 +458,12 @@ fn misses(index: &SkillIndex, tune: &[&Case], table: &mut Table) {
                 limit: 3,
                 ..Default::default()
             },
-            &Params::SHIPPED,
+            p,
         ) else {
             continue;
         };
         let names: Vec<&str> = hits.iter().map(|m| m.name.as_str()).collect();
-        let Ok(selection) = index.select(&c.request, &opts) else {
+        let Ok(selection) = tuning::select(index, &c.request, &opts, p) else {
             continue;
         };
         let selected: Vec<(String, f32)> = selection
@@ -472,7 +486,7 @@ fn misses(index: &SkillIndex, tune: &[&Case], table: &mut Table) {
             (true, true) => continue,
         };
         table.note(format!(
-            "{what} {}: {:?} want {:?} got {:?} selected {:?} (gate {:.2}, lex {:.2}, cover {:.2}, standout {:.2}, margin {:.2}, held {:.2}, unknown {:.2})",
+            "{what} {}: {:?} want {:?} got {:?} selected {:?} (gate {:.2}, lex {:.2}, cover {:.2}, standout {:.2}, margin {:.2}, held {:.2}, dense {:.2}, unknown {:.2})",
             c.id,
             c.request,
             c.expect,
@@ -484,6 +498,7 @@ fn misses(index: &SkillIndex, tune: &[&Case], table: &mut Table) {
             gate.standout,
             gate.margin,
             gate.held,
+            gate.dense,
             gate.unknown
         ));
     }

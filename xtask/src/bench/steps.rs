@@ -1,6 +1,7 @@
-//! `bench select`, issue 43's steps: selection with typo matching, intent slots and the
-//! request-length terms against the same index with them off (`Params::typos`,
-//! `Params::intent_slots`, `Params::w_sem_len` and `Params::gate_len`), in the same run:
+//! `bench select`, issue 43's steps: selection with typo matching, intent slots, dense
+//! candidates, dropping conversation fillers and the request-length terms against the same index with them off
+//! (`Params::typos`, `Params::intent_slots`, `Params::dense`, `Params::fillers`, `Params::w_sem_len` and
+//! `Params::gate_len`), in the same run:
 //! accuracy on the held-out half, on a misspelled copy of the tuning half (made here by a
 //! deterministic generator; never of the held-out half), and `select` latency.
 
@@ -23,11 +24,14 @@ const MISSPELL_EVERY: u64 = 3;
 const PASSES: usize = 5;
 
 /// The parameter sets compared: shipped, the typo and slot steps each alone, shipped
-/// without the request-length terms (semantic weight and gate), typo and slot steps off.
-fn variants() -> [(&'static str, Params); 5] {
+/// with dense candidates, shipped keeping conversation fillers, shipped without the request-length terms (semantic weight
+/// and gate), typo, slot, dense and filler steps off.
+fn variants() -> [(&'static str, Params); 7] {
     let off = Params {
         typos: false,
         intent_slots: false,
+        dense: false,
+        fillers: false,
         ..Params::SHIPPED
     };
     [
@@ -38,6 +42,20 @@ fn variants() -> [(&'static str, Params); 5] {
             Params {
                 intent_slots: true,
                 ..off
+            },
+        ),
+        (
+            "dense candidates on",
+            Params {
+                dense: true,
+                ..Params::SHIPPED
+            },
+        ),
+        (
+            "conversation fillers kept",
+            Params {
+                fillers: false,
+                ..Params::SHIPPED
             },
         ),
         (
@@ -69,12 +87,21 @@ pub(super) fn answers(index: &SkillIndex, cases: &[&Case], p: &Params) -> Vec<An
             )
             .map(|(h, _)| h.into_iter().map(|m| m.name).collect())
             .unwrap_or_default();
-            let selected = tuning::select(index, &c.request, &opts, p)
-                .map(|s| s.selected_skills.into_iter().map(|s| s.skill_id).collect())
+            let (selected, alternatives) = tuning::select(index, &c.request, &opts, p)
+                .map(|s| {
+                    let alternatives = s
+                        .selected_skills
+                        .iter()
+                        .flat_map(|s| s.alternatives.iter().cloned())
+                        .collect();
+                    let names = s.selected_skills.into_iter().map(|s| s.skill_id).collect();
+                    (names, alternatives)
+                })
                 .unwrap_or_default();
             Answer {
                 ranked,
                 selected: Some(selected),
+                alternatives,
             }
         })
         .collect()
