@@ -18,7 +18,6 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 use skill_runtime::wire::limits;
 use skill_runtime::{Engine, Event};
-use tracing::Instrument as _;
 
 use crate::catalog::{Catalog, FileRef, digest_text};
 use crate::{tools, trace};
@@ -306,7 +305,7 @@ impl ServerHandler for SkillsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         let span = trace::span("skills/list", trace::Target::None, &context);
-        let result = async move {
+        trace::traced(span, async move {
             let start = offset(request.as_ref())?;
             let catalog = self.catalog();
             let total = catalog.skills.len();
@@ -323,11 +322,8 @@ impl ServerHandler for SkillsServer {
             result.ttl_ms = Some(ttl_ms());
             result.cache_scope = Some(CacheScope::Private);
             Ok(result)
-        }
-        .instrument(span.clone())
-        .await;
-        trace::outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn get_skill(
@@ -340,7 +336,7 @@ impl ServerHandler for SkillsServer {
             trace::Target::Resource(&request.uri),
             &context,
         );
-        let result = async move {
+        trace::traced(span, async move {
             let catalog = self.catalog();
             let skill = catalog.skill(&request.uri).ok_or_else(|| {
                 ErrorData::invalid_params(format!("no skill is served at {}", request.uri), None)
@@ -348,11 +344,8 @@ impl ServerHandler for SkillsServer {
             Ok(GetSkillResult::new(skill.entry.clone())
                 .with_ttl_ms(ttl_ms())
                 .with_cache_scope(CacheScope::Private))
-        }
-        .instrument(span.clone())
-        .await;
-        trace::outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn read_resource_directory(
@@ -365,7 +358,7 @@ impl ServerHandler for SkillsServer {
             trace::Target::Resource(&request.uri),
             &context,
         );
-        let result = async move {
+        trace::traced(span, async move {
             let catalog = self.catalog();
             let children = catalog.directory(&request.uri).ok_or_else(|| {
                 ErrorData::invalid_params(
@@ -386,11 +379,8 @@ impl ServerHandler for SkillsServer {
             result.ttl_ms = Some(ttl_ms());
             result.cache_scope = Some(CacheScope::Private);
             Ok(result)
-        }
-        .instrument(span.clone())
-        .await;
-        trace::outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn list_resources(
@@ -399,7 +389,7 @@ impl ServerHandler for SkillsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let span = trace::span("resources/list", trace::Target::None, &context);
-        let result = async move {
+        trace::traced(span, async move {
             let start = offset(request.as_ref())?;
             let catalog = self.catalog();
             let total = catalog.file_count();
@@ -417,11 +407,8 @@ impl ServerHandler for SkillsServer {
             result.ttl_ms = Some(ttl_ms());
             result.cache_scope = Some(CacheScope::Private);
             Ok(result)
-        }
-        .instrument(span.clone())
-        .await;
-        trace::outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn read_resource(
@@ -434,11 +421,7 @@ impl ServerHandler for SkillsServer {
             trace::Target::Resource(&request.uri),
             &context,
         );
-        let result = async move { self.read(&request.uri).map(Into::into) }
-            .instrument(span.clone())
-            .await;
-        trace::outcome(&span, &result);
-        result
+        trace::traced(span, async move { self.read(&request.uri).map(Into::into) }).await
     }
 
     async fn list_tools(
@@ -448,16 +431,13 @@ impl ServerHandler for SkillsServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let span = trace::span("tools/list", trace::Target::None, &context);
         let _ = &request;
-        let result = async move {
+        trace::traced(span, async move {
             let mut result = ListToolsResult::with_all_items(tools::definitions());
             result.ttl_ms = Some(ttl_ms());
             result.cache_scope = Some(CacheScope::Private);
             Ok(result)
-        }
-        .instrument(span.clone())
-        .await;
-        trace::outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn call_tool(
@@ -466,7 +446,7 @@ impl ServerHandler for SkillsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let span = trace::span("tools/call", trace::Target::Tool(&request.name), &context);
-        let result = async move {
+        trace::traced_tool(span, async move {
             // A slot for as long as this call runs: released when the call returns, fails,
             // times out or is cancelled (dropped with this future). None free: refused now.
             let Ok(_slot) = self.calls.clone().try_acquire_owned() else {
@@ -502,11 +482,8 @@ impl ServerHandler for SkillsServer {
                     None,
                 )),
             }
-        }
-        .instrument(span.clone())
-        .await;
-        trace::tool_outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn list_prompts(
@@ -516,16 +493,13 @@ impl ServerHandler for SkillsServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         let span = trace::span("prompts/list", trace::Target::None, &context);
         let _ = &request;
-        let result = async move {
+        trace::traced(span, async move {
             let mut result = ListPromptsResult::with_all_items(self.prompts());
             result.ttl_ms = Some(ttl_ms());
             result.cache_scope = Some(CacheScope::Private);
             Ok(result)
-        }
-        .instrument(span.clone())
-        .await;
-        trace::outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -538,7 +512,7 @@ impl ServerHandler for SkillsServer {
             trace::Target::Prompt(&request.name),
             &context,
         );
-        let result = async move {
+        trace::traced(span, async move {
             let arguments = request
                 .arguments
                 .as_ref()
@@ -557,11 +531,8 @@ impl ServerHandler for SkillsServer {
                     .with_description(summary.description)
                     .into(),
             )
-        }
-        .instrument(span.clone())
-        .await;
-        trace::outcome(&span, &result);
-        result
+        })
+        .await
     }
 
     async fn on_custom_request(

@@ -14,6 +14,7 @@
 use rmcp::ErrorData;
 use rmcp::model::CallToolResponse;
 use rmcp::service::{RequestContext, RoleServer};
+use tracing::Instrument as _;
 use tracing::field::Empty;
 
 /// What a request is about, when it names something.
@@ -76,8 +77,28 @@ pub(crate) fn span(
     span
 }
 
+/// Serve a request inside its span, and record its failure there.
+pub(crate) async fn traced<T>(
+    span: tracing::Span,
+    work: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    let result = work.instrument(span.clone()).await;
+    outcome(&span, &result);
+    result
+}
+
+/// Serve a tool call inside its span, and record its failure or tool error there.
+pub(crate) async fn traced_tool(
+    span: tracing::Span,
+    work: impl Future<Output = Result<CallToolResponse, ErrorData>>,
+) -> Result<CallToolResponse, ErrorData> {
+    let result = work.instrument(span.clone()).await;
+    tool_outcome(&span, &result);
+    result
+}
+
 /// Record a request's failure on its span: the JSON-RPC code.
-pub(crate) fn outcome<T>(span: &tracing::Span, result: &Result<T, ErrorData>) {
+fn outcome<T>(span: &tracing::Span, result: &Result<T, ErrorData>) {
     if let Err(e) = result {
         let code = e.code.0.to_string();
         span.record("error.type", code.as_str());
@@ -87,7 +108,7 @@ pub(crate) fn outcome<T>(span: &tracing::Span, result: &Result<T, ErrorData>) {
 }
 
 /// Record a tool call's outcome: a JSON-RPC failure, or a result with `isError`.
-pub(crate) fn tool_outcome(span: &tracing::Span, result: &Result<CallToolResponse, ErrorData>) {
+fn tool_outcome(span: &tracing::Span, result: &Result<CallToolResponse, ErrorData>) {
     outcome(span, result);
     if let Ok(CallToolResponse::Complete(r)) = result
         && r.is_error == Some(true)

@@ -36,13 +36,7 @@ pub(crate) enum Commands {
 
 /// Run `audit`; returns the exit code.
 pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    match run_inner(command, out) {
-        Ok(code) => code,
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    }
+    crate::commands::exit_code(run_inner(command, out), err)
 }
 
 fn run_inner(command: Commands, out: &mut dyn Write) -> Result<u8, String> {

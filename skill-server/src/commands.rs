@@ -160,6 +160,14 @@ pub(crate) fn engine(skills: &SkillDirs) -> Result<Arc<Engine>, String> {
     engine_with(skills, skill_runtime::router::RouterConfig::default())
 }
 
+/// A command's exit code: its own, or `2` after writing its error to `err`.
+pub(crate) fn exit_code(result: Result<u8, String>, err: &mut dyn Write) -> u8 {
+    result.unwrap_or_else(|message| {
+        let _ = writeln!(err, "error: {message}");
+        2
+    })
+}
+
 pub(crate) fn write_out(out: &mut dyn Write, text: &str) -> Result<(), String> {
     write_bytes(out, text.as_bytes())
 }

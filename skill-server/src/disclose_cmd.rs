@@ -99,13 +99,7 @@ pub(crate) enum Commands {
 /// Run a disclosure subcommand; returns the exit code (1 when the skill, domain or file is
 /// not found or not allowed, 2 on usage or I/O problems).
 pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    match run_inner(command, out, err) {
-        Ok(code) => code,
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    }
+    crate::commands::exit_code(run_inner(command, out, err), err)
 }
 
 fn run_inner(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, String> {

@@ -231,13 +231,7 @@ where
         Command::Eval(c) => return eval_cmd::run(c, out, err),
         Command::Add(c) => return add_cmd::run(c, out, err),
     };
-    match result {
-        Ok(code) => code,
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    }
+    crate::commands::exit_code(result, err)
 }
 
 /// The README's examples, compiled and run as doc tests.

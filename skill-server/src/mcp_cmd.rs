@@ -40,7 +40,7 @@ pub(crate) struct McpArgs {
 
 /// Serve MCP on stdio until the client closes it.
 #[cfg(not(feature = "mcp"))]
-pub fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
     let _ = writeln!(
         err,
         "error: this skill-server was built without the `mcp` feature"

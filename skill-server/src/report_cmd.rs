@@ -51,13 +51,7 @@ pub(crate) enum Commands {
 
 /// Run `report`; returns the exit code (0, or 2 on usage or I/O problems).
 pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    match run_inner(command, out) {
-        Ok(()) => 0,
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    }
+    crate::commands::exit_code(run_inner(command, out).map(|()| 0), err)
 }
 
 fn run_inner(command: Commands, out: &mut dyn Write) -> Result<(), String> {

@@ -85,13 +85,7 @@ pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -
         ),
         Commands::Extract { skills, file } => extract(&skills, file, out),
     };
-    match result {
-        Ok(code) => code,
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    }
+    crate::commands::exit_code(result, err)
 }
 
 fn route(

@@ -54,13 +54,7 @@ pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -
             format,
         } => schedules(&skills, next, &tz, from.as_deref(), format, out, err),
     };
-    match result {
-        Ok(code) => code,
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    }
+    crate::commands::exit_code(result, err)
 }
 
 fn schedules(

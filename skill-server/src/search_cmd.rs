@@ -157,13 +157,7 @@ pub(crate) fn run(command: Commands, out: &mut dyn Write, err: &mut dyn Write) -
         })
         .and_then(|request| notes_search(notes, &request, format, out, err)),
     };
-    match result {
-        Ok(()) => 0,
-        Err(message) => {
-            let _ = writeln!(err, "error: {message}");
-            2
-        }
-    }
+    crate::commands::exit_code(result.map(|()| 0), err)
 }
 
 /// A request the flags built, checked against the door contract every door shares: a

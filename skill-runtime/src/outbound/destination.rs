@@ -94,6 +94,7 @@ impl Destination {
 
     /// The policy applied to the URL alone (before any name is resolved): an address in
     /// any form `inet_aton` or IPv6 reads, or a `localhost` name, that the policy refuses.
+    #[cfg(any(feature = "replicas", test))]
     pub(crate) fn refused_at_start(&self) -> Option<String> {
         let lower = self.host.to_ascii_lowercase();
         let name = lower.trim_end_matches('.');
