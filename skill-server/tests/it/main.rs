@@ -8,6 +8,7 @@
 
 mod common;
 mod eval;
+mod excluded;
 mod mcp;
 mod otel;
 mod proactive;
