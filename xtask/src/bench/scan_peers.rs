@@ -310,6 +310,7 @@ fn skillscan(venv: &Path, hostile: &Path, n: usize, corpus: Option<&Path>) -> Ro
         }
         Err(e) => return failed(name, e),
     };
+    let mut corpus_note = String::new();
     let corpus_row = match corpus.map(|c| (c, scan(c))) {
         Some((c, Ok(found))) => {
             let total = skill_folders(c).len();
@@ -333,7 +334,11 @@ fn skillscan(venv: &Path, hostile: &Path, n: usize, corpus: Option<&Path>) -> Ro
                 .collect();
             Some((list, total))
         }
-        Some((_, Err(e))) => return failed(name, e),
+        Some((_, Err(e))) => {
+            // The hostile row stands; the corpus figure is missing, and says why.
+            corpus_note = format!("; on the corpus it failed: {e}");
+            None
+        }
         None => None,
     };
     let version =
@@ -349,7 +354,7 @@ fn skillscan(venv: &Path, hostile: &Path, n: usize, corpus: Option<&Path>) -> Ro
         hostile: hostile_row,
         corpus: corpus_row,
         note: format!(
-            "skillscan-security {version}: `skillscan scan DIR --format json --no-auto-intel --no-model --no-progress --fail-on never` (its bundled rules, no intel refresh, no ML model); high or critical counts as error level, medium and above as flagged"
+            "skillscan-security {version}: `skillscan scan DIR --format json --no-auto-intel --no-model --no-progress --fail-on never` (its bundled rules, no intel refresh, no ML model); high or critical counts as error level, medium and above as flagged{corpus_note}"
         ),
     }
 }
