@@ -115,14 +115,20 @@ const Views = (() => {
           .concat(replicas ? [r.replica || "this replica"] : [])), { id: "runs" })
       : h("p", {}, "No run yet."));
     const deliveries = sched.deliveries || [];
-    parts.push(h("h3", {}, "Webhook deliveries"), deliveries.length
-      ? table(["Delivery", "Delivered", "Retries", "Attempts"],
-        deliveries.map((d) => [d.key,
-          h("span", { class: d.delivered ? "good" : "bad" }, d.delivered ? "yes" : "no"),
-          String(d.retries),
-          d.attempts.map((a) => `#${a.attempt}: ${a.status === null ? (a.error || "no answer") : "HTTP " + a.status}`).join("; ")]),
-        { id: "deliveries" })
-      : h("p", {}, "None from this replica (a webhook delivers runs that need a model)."));
+    // With a database the deliveries are every replica's, each attempt naming its replica.
+    const shared = deliveries.some((d) => d.attempts.some((a) => a.replica));
+    parts.push(h("h3", {}, "Webhook deliveries"), ...(deliveries.length
+      ? [h("p", { class: "muted", id: "deliveries-scope" }, shared
+          ? "Every replica's deliveries, from the shared database; each attempt names the replica that made it."
+          : "This server's deliveries."),
+        table(["Delivery", "Delivered", "Retries", "Attempts"],
+          deliveries.map((d) => [d.key,
+            h("span", { class: d.delivered ? "good" : "bad" }, d.delivered ? "yes" : "no"),
+            String(d.retries),
+            d.attempts.map((a) => `#${a.attempt}${a.replica ? " by " + a.replica : ""}: `
+              + (a.status === null ? (a.error || "no answer") : "HTTP " + a.status)).join("; ")]),
+          { id: "deliveries" })]
+      : [h("p", {}, "None yet (a webhook delivers runs that need a model).")]));
     if (sched.diagnostics.length) {
       parts.push(h("h3", {}, "Schedules that do not parse"),
         table(["Path", "Column", "Message"], sched.diagnostics.map((d) => [d.path, String(d.column ?? "–"), d.message])));

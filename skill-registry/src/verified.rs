@@ -17,8 +17,9 @@
 //! files, and is never waited on: a read that finds it locked by another hashes instead.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -89,7 +90,8 @@ struct Entry {
 /// The stamps of files whose bytes matched their digest, by path (see the module doc).
 #[derive(Debug, Default)]
 pub(crate) struct Stamps {
-    map: Mutex<HashMap<PathBuf, Entry>>,
+    /// By path, as bytes: hashing a `Path` walks its components, its bytes do not.
+    map: Mutex<HashMap<OsString, Entry>>,
     /// How many times a verified read hashed a file (the fast path's misses).
     hashed: AtomicU64,
     /// Nanoseconds the hash clock is moved ahead (or back): 0 but in tests, which cannot
@@ -120,7 +122,7 @@ impl Stamps {
         let Ok(map) = self.map.try_lock() else {
             return false;
         };
-        map.get(path)
+        map.get(path.as_os_str())
             .is_some_and(|e| e.stamp == stamp && e.sha256 == *digest)
     }
 
@@ -158,10 +160,10 @@ impl Stamps {
         let Ok(mut map) = self.map.try_lock() else {
             return;
         };
-        if map.len() >= MAX_STAMPS && !map.contains_key(path) {
+        if map.len() >= MAX_STAMPS && !map.contains_key(path.as_os_str()) {
             map.clear();
         }
-        map.insert(path.to_path_buf(), entry);
+        map.insert(path.as_os_str().to_owned(), entry);
     }
 
     /// How many times a verified read hashed a file.

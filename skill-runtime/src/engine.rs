@@ -529,8 +529,8 @@ impl Engine {
         Some(self.state.history(guard.as_ref()?))
     }
 
-    /// The webhook deliveries this process attempted (each with its attempts), oldest first;
-    /// empty without a webhook.
+    /// The webhook deliveries (each with its attempts), oldest first: with a database every
+    /// replica's as last read from the outbox, else this process's; empty without a webhook.
     #[cfg(feature = "replicas")]
     pub fn deliveries(&self) -> Vec<crate::replicas::DeliveryRecord> {
         self.deliveries

@@ -26,6 +26,16 @@ static REVEAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
 });
 
+/// Instructions that take over the model's answer, in the forms the public injection
+/// collections use: announcing new instructions or a jailbroken mode, telling the model to
+/// put into its answer a markdown image whose URL carries a query (rendered, it sends the
+/// query out) or markup that runs script, or to flood its answer with a repeated word.
+static HIJACK: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    pattern(
+        r"(?i)\binclude\s+in\s+your\s+(?:response|answer|reply|output)\b[^\n]{0,200}?(?:!\[[^\]\n]*\]\(\s*https?://[^\s)]*\?|\bon(?:error|load)\s*=|\bjavascript:)|\brepeat\s+(?:the\s+)?(?:word|words|sequence|phrase|string|text)\b[^\n]{0,80}?\b\d{2,}\s+times\b|\b(?:new|updated)\s+(?:important\s+)?instructions\b|\bdeveloper\s+mode\s+(?:has\s+been\s+|is\s+)?(?:enabled|activated|on)\b|\boperating\s+in\s+developer\s+mode\b|\byou\s+are\s+(?:now\s+)?(?:a\s+)?(?:DAN\b|no\s+limits\s+ai\b)",
+    )
+});
+
 /// A line that names the subject it talks about: a skill that teaches how to detect or
 /// test for injection quotes attacks; that is not an attack.
 static DISCUSSION: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -79,13 +89,23 @@ pub(crate) fn discussed(text: &str) -> bool {
 /// Each instruction pattern with the condition on a text's words ([`crate::words`]) that
 /// every match of it needs: each names words every alternative of its pattern spells out,
 /// all bounded by `\b` or a space (`\s`, `:`) at both ends but `keys` (`api_keys`).
-pub(super) static CHECKS: [Check; 2] = [(&OVERRIDE, override_words), (&REVEAL, reveal_words)];
+pub(super) static CHECKS: [Check; 3] = [
+    (&OVERRIDE, override_words),
+    (&REVEAL, reveal_words),
+    (&HIJACK, hijack_words),
+];
 
 /// [`OVERRIDE`]'s words: a verb of dropping, `you ... now`, or `system prompt`.
 fn override_words(w: &Words) -> bool {
     w.any_whole(word::IGNORE | word::DISREGARD | word::FORGET | word::OVERRIDE | word::BYPASS)
         || (w.any_whole(word::YOU) && w.any_whole(word::NOW))
         || (w.any_whole(word::SYSTEM) && w.any_whole(word::PROMPT))
+}
+
+/// [`HIJACK`]'s words: none asked for (its alternatives share no word the prefilter
+/// knows), so it runs on every text, once.
+fn hijack_words(_: &Words) -> bool {
+    true
 }
 
 /// [`REVEAL`]'s words: a verb of showing and what it would show.
@@ -145,6 +165,19 @@ pub(crate) fn scan(line: &Line<'_>, in_comment: bool, findings: &mut Findings<'_
                 at,
                 format!(
                     "\"{found}\" tells the model to drop its earlier instructions or to keep things from the user; a skill adds instructions, it never overrides the host's: remove it (if the skill explains such attacks, quote the phrase)"
+                ),
+            );
+        }
+    }
+    if let Some((at, found)) = hit(&HIJACK) {
+        if !discussed(text) {
+            findings.add(
+                Code::ScanOverrideInstructions,
+                line,
+                at,
+                format!(
+                    "\"{}\" takes over the model's answer (new instructions, a jailbroken mode, a rendered image or markup that sends data out or runs script, a flood of words): remove it (if the skill explains such attacks, quote the phrase)",
+                    found.chars().take(80).collect::<String>()
                 ),
             );
         }

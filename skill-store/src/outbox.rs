@@ -68,6 +68,17 @@ pub struct Attempt {
 
 const DELIVERY_COLUMNS: &str = "id, run_id, idempotency_key, url, body, state, attempts";
 
+fn attempt(r: &tokio_postgres::Row) -> Result<Attempt, tokio_postgres::Error> {
+    Ok(Attempt {
+        delivery_id: r.try_get(0)?,
+        attempt: r.try_get(1)?,
+        replica: r.try_get(2)?,
+        at: r.try_get(3)?,
+        status: r.try_get(4)?,
+        error: r.try_get(5)?,
+    })
+}
+
 fn delivery(r: &tokio_postgres::Row) -> Result<Delivery, tokio_postgres::Error> {
     let state: String = r.try_get(5)?;
     Ok(Delivery {
@@ -228,6 +239,38 @@ impl Store {
         ))
     }
 
+    /// The most recent `limit` deliveries with their attempts (every replica's), oldest
+    /// first: two queries, the second over the attempts of those deliveries only.
+    pub async fn recent_deliveries(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(Delivery, Vec<Attempt>)>, Error> {
+        let deliveries = self.deliveries(limit).await?;
+        let ids: Vec<i64> = deliveries.iter().map(|d| d.id).collect();
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT delivery_id, attempt, replica, at, status, error
+                 FROM skills_delivery_attempts WHERE delivery_id = ANY($1)
+                 ORDER BY delivery_id, attempt",
+                &[&ids],
+            )
+            .await?;
+        let attempts = crate::rows::all(&self.reported, "skills_delivery_attempts", &rows, attempt);
+        let mut by_id: std::collections::HashMap<i64, Vec<Attempt>> =
+            std::collections::HashMap::new();
+        for a in attempts {
+            by_id.entry(a.delivery_id).or_default().push(a);
+        }
+        Ok(deliveries
+            .into_iter()
+            .map(|d| {
+                let a = by_id.remove(&d.id).unwrap_or_default();
+                (d, a)
+            })
+            .collect())
+    }
+
     /// Every recorded attempt of delivery `id`, in order.
     pub async fn attempts(&self, id: i64) -> Result<Vec<Attempt>, Error> {
         let client = self.client().await?;
@@ -242,16 +285,7 @@ impl Store {
             &self.reported,
             "skills_delivery_attempts",
             &rows,
-            |r| {
-                Ok(Attempt {
-                    delivery_id: r.try_get(0)?,
-                    attempt: r.try_get(1)?,
-                    replica: r.try_get(2)?,
-                    at: r.try_get(3)?,
-                    status: r.try_get(4)?,
-                    error: r.try_get(5)?,
-                })
-            },
+            attempt,
         ))
     }
 }

@@ -160,9 +160,22 @@ impl<'a> Disclosure<'a> {
         self.resolve(name).map(|r| r.skill)
     }
 
+    /// [`Disclosure::skill`] for a door that serves the skill's files and nothing of its
+    /// parse: the same checks and errors, except that with `require_lock` the skill file is
+    /// not checked here, since every file read ([`Snapshot::read_file`]) checks the bytes it
+    /// serves, the skill file's included (one check per read, not two).
+    pub fn skill_for_files(&self, name: &str) -> Result<&'a Arc<Skill>, Error> {
+        self.resolve_checked(name, false).map(|r| r.skill)
+    }
+
     /// [`Disclosure::skill`] with what a router copies from the skill at hand
     /// ([`Resolved`]): the same checks and errors.
     pub fn resolve(&self, name: &str) -> Result<Resolved<'a>, Error> {
+        self.resolve_checked(name, true)
+    }
+
+    /// [`Disclosure::resolve`]; `verify`: with `require_lock`, check the skill file too.
+    fn resolve_checked(&self, name: &str, verify: bool) -> Result<Resolved<'a>, Error> {
         let name = name.trim();
         match self.snapshot.indexed(name) {
             Some((key, indexed)) => {
@@ -175,7 +188,9 @@ impl<'a> Disclosure<'a> {
                     // With `require_lock`, a skill whose file changed since it was
                     // admitted is not served from its parse either.
                     Ok(()) => {
-                        self.snapshot.verify_skill_file(&indexed.skill)?;
+                        if verify {
+                            self.snapshot.verify_skill_file(&indexed.skill)?;
+                        }
                         Ok(indexed.resolved(key))
                     }
                     Err(reason) => Err(Error::refused(name, reason, &indexed.skill)),

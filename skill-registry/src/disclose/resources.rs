@@ -147,7 +147,8 @@ impl Disclosure<'_> {
     ///
     /// [`Snapshot::read_resource`]: crate::Snapshot::read_resource
     pub fn read_resource(&self, name: &str, relative: &str) -> Result<Vec<u8>, Error> {
-        self.snapshot.read_resource(self.skill(name)?, relative)
+        self.snapshot
+            .read_resource(self.skill_for_files(name)?, relative)
     }
 }
 

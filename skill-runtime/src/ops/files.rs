@@ -127,6 +127,25 @@ impl Engine {
         }
     }
 
+    /// [`Engine::seen`] for a read of the skill's files: the file read checks the bytes
+    /// it serves against the lock, so the skill file is not checked first as well
+    /// ([`skill_registry::Disclosure::skill_for_files`]).
+    fn seen_for_files<'a>(
+        &self,
+        snapshot: &'a Snapshot,
+        name: &str,
+        profile: Option<&str>,
+    ) -> Result<&'a Arc<Skill>, Error> {
+        let model = self.view(snapshot, &Self::scope(Caller::Model, profile));
+        match model.skill_for_files(name) {
+            Ok(s) => Ok(s),
+            Err(first) => self
+                .view(snapshot, &Self::scope(Caller::User, profile))
+                .skill_for_files(name)
+                .map_err(|_| Error::disclosure(first)),
+        }
+    }
+
     /// The registry's current generation (it changes on every reload that changed
     /// something).
     pub fn generation(&self) -> u64 {
@@ -204,7 +223,7 @@ impl Engine {
         relative: &str,
     ) -> Result<Vec<u8>, Error> {
         let snapshot = self.registry().snapshot();
-        let skill = self.seen(&snapshot, name, profile)?;
+        let skill = self.seen_for_files(&snapshot, name, profile)?;
         snapshot
             .read_file(skill, relative)
             .map_err(Error::disclosure)

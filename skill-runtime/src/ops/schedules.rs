@@ -53,8 +53,9 @@ pub struct Schedules {
     pub history: Option<Vec<RunRecord>>,
     /// Schedules that do not parse.
     pub diagnostics: Vec<skill_format::Diagnostic>,
-    /// The webhook deliveries this process attempted (each with its attempts: the first
-    /// and its retries), oldest first; empty without a webhook or a running scheduler.
+    /// The webhook deliveries (each with its attempts: the first and its retries), oldest
+    /// first: with a database the outbox's, every replica's; else this process's; empty
+    /// without a webhook or a running scheduler.
     #[cfg(feature = "replicas")]
     pub deliveries: Vec<crate::replicas::DeliveryRecord>,
 }

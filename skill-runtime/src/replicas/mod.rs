@@ -169,6 +169,11 @@ fn start(runtime: &crate::exec::Runtime, replicas: Replicas) -> (Arc<ReplicaDisp
                 shared.trouble.clone(),
             ));
             if let Some(hook) = &replicas.webhook {
+                handle.spawn(webhook::deliveries_loop(
+                    store.clone(),
+                    log.clone(),
+                    HISTORY_REFRESH,
+                ));
                 handle.spawn(webhook::outbox_worker(
                     store.clone(),
                     hook.clone(),

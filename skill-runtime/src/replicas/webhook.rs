@@ -102,26 +102,34 @@ pub struct DeliveryAttempt {
     pub status: Option<u16>,
     /// What went wrong, when something did.
     pub error: Option<String>,
+    /// The replica that made it, when the deliveries listed are the database's (every
+    /// replica's); `None` in this process's own log.
+    pub replica: Option<String>,
 }
 
-/// One delivery as this process saw it.
+/// One delivery as this process saw it, or (with a database) as the outbox records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryRecord {
     /// The idempotency key.
     pub key: String,
-    /// The attempts this process made, in order.
+    /// Its attempts, in order: this process's, or with a database every replica's.
     pub attempts: Vec<DeliveryAttempt>,
     /// Whether an attempt got a 2xx answer.
     pub delivered: bool,
 }
 
-/// This process's delivery log, newest last, bounded by [`MAX_DELIVERY_LOG`].
+/// This process's delivery log, newest last, bounded by [`MAX_DELIVERY_LOG`]; with a
+/// database, the outbox's most recent deliveries as last read ([`Log::set_shared`]), which
+/// [`Log::list`] answers with instead.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Log(Arc<Mutex<VecDeque<DeliveryRecord>>>);
+pub(crate) struct Log {
+    local: Arc<Mutex<VecDeque<DeliveryRecord>>>,
+    shared: Arc<Mutex<Option<Vec<DeliveryRecord>>>>,
+}
 
 impl Log {
     fn add(&self, key: &str, attempt: DeliveryAttempt) {
-        let Ok(mut log) = self.0.lock() else {
+        let Ok(mut log) = self.local.lock() else {
             return;
         };
         let delivered = attempt.status.is_some_and(|s| (200..300).contains(&s));
@@ -140,11 +148,55 @@ impl Log {
         }
     }
 
+    /// The deliveries to show: every replica's as last read from the database, or until
+    /// then (and without one) this process's.
     pub(crate) fn list(&self) -> Vec<DeliveryRecord> {
-        self.0
+        if let Some(shared) = self.shared.lock().ok().and_then(|s| s.clone()) {
+            return shared;
+        }
+        self.local
             .lock()
             .map(|l| l.iter().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// Keep the outbox's deliveries as just read.
+    pub(crate) fn set_shared(&self, deliveries: Vec<DeliveryRecord>) {
+        if let Ok(mut s) = self.shared.lock() {
+            *s = Some(deliveries);
+        }
+    }
+}
+
+/// An outbox row and its recorded attempts as a [`DeliveryRecord`].
+pub(crate) fn from_outbox(
+    d: skill_store::Delivery,
+    attempts: Vec<skill_store::Attempt>,
+) -> DeliveryRecord {
+    DeliveryRecord {
+        key: d.key,
+        delivered: d.state == skill_store::DeliveryState::Delivered,
+        attempts: attempts
+            .into_iter()
+            .map(|a| DeliveryAttempt {
+                attempt: u32::try_from(a.attempt).unwrap_or_default(),
+                status: a.status.and_then(|s| u16::try_from(s).ok()),
+                error: a.error,
+                replica: Some(a.replica),
+            })
+            .collect(),
+    }
+}
+
+/// Read the outbox's most recent deliveries (every replica's, [`MAX_DELIVERY_LOG`] of
+/// them) into `log` every `every`; a failed read keeps the last (the history loop reports
+/// the database's trouble).
+pub(crate) async fn deliveries_loop(store: Store, log: Log, every: Duration) {
+    loop {
+        if let Ok(rows) = store.recent_deliveries(MAX_DELIVERY_LOG).await {
+            log.set_shared(rows.into_iter().map(|(d, a)| from_outbox(d, a)).collect());
+        }
+        tokio::time::sleep(every).await;
     }
 }
 
@@ -227,16 +279,19 @@ fn attempt_record(attempt: u32, result: &Result<u16, String>) -> DeliveryAttempt
             attempt,
             status: Some(*status),
             error: None,
+            replica: None,
         },
         Ok(status) => DeliveryAttempt {
             attempt,
             status: Some(*status),
             error: Some(format!("the receiver answered {status}")),
+            replica: None,
         },
         Err(e) => DeliveryAttempt {
             attempt,
             status: None,
             error: Some(e.clone()),
+            replica: None,
         },
     }
 }
@@ -392,11 +447,13 @@ mod tests {
             attempt: 1,
             status: Some(503),
             error: Some("503".into()),
+            replica: None,
         };
         let ok = DeliveryAttempt {
             attempt: 2,
             status: Some(200),
             error: None,
+            replica: None,
         };
         log.add("a", fail);
         log.add("a", ok);
@@ -411,6 +468,7 @@ mod tests {
                     attempt: 1,
                     status: None,
                     error: None,
+                    replica: None,
                 },
             );
         }

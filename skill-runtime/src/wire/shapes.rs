@@ -589,8 +589,9 @@ pub struct SchedulesShape<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     history: Option<Vec<RunShape<'a>>>,
     diagnostics: Cow<'a, [Diagnostic]>,
-    /// This process's webhook deliveries, each with its attempts (the first and its
-    /// retries), oldest first; left out when it has none.
+    /// The webhook deliveries, each with its attempts (the first and its retries), oldest
+    /// first: with a database every replica's (each attempt naming its replica), else this
+    /// process's; left out when there are none.
     #[cfg(feature = "replicas")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     deliveries: Vec<DeliveryShape<'a>>,
@@ -614,6 +615,9 @@ struct AttemptShape<'a> {
     attempt: u32,
     status: Option<u16>,
     error: Option<&'a str>,
+    /// The replica that made it (with a database: every replica's deliveries are listed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replica: Option<&'a str>,
 }
 
 impl<'a> From<&'a Schedules> for SchedulesShape<'a> {
@@ -654,6 +658,7 @@ impl<'a> SchedulesShape<'a> {
                             attempt: a.attempt,
                             status: a.status,
                             error: a.error.as_deref(),
+                            replica: a.replica.as_deref(),
                         })
                         .collect(),
                 })

@@ -3,11 +3,14 @@
 //! proactive skills pre-loaded by `select` over the CLI and HTTP (`proactive`); signed locks with
 //! the `minisign` tool and `require_signature` (`signed`); verified reads and runs under
 //! `require_lock` and `audit` of a skill past the manifest's limits (`verified`);
-//! remote sources and `add` against our own server (`hub`); `common` holds the helpers.
+//! remote sources and `add` against our own server (`hub`); every door refusing an excluded
+//! skill, and webhook names resolving to private addresses (`excluded`); `common` holds the
+//! helpers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 mod eval;
+mod excluded;
 mod hub;
 mod mcp;
 mod otel;

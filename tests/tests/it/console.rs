@@ -333,8 +333,8 @@ fn every_console_page_in_a_real_browser() {
         .await;
         let next = text_with(&c, "#schedules tbody tr .next-fire", "T08:00:00").await;
         assert!(table.contains(&next));
-        // No webhook here: the page says this replica delivered nothing.
-        text_with(&c, "main", "None from this replica").await;
+        // No webhook here: the page says nothing was delivered.
+        text_with(&c, "main", "None yet").await;
         // Live: the event stream opens.
         visit(&c, &origin, "live", "#live-state", "Connected", "live").await;
         c.close().await.unwrap();
@@ -342,4 +342,233 @@ fn every_console_page_in_a_real_browser() {
     drop(driver);
     drop(stop);
     thread.join().unwrap();
+}
+
+/// A fresh database on the test server: `SKILLS_TEST_DATABASE_URL` or
+/// `target/ci-postgres/url` (written by `.ci/postgres`).
+async fn fresh_database() -> String {
+    let mut url = std::env::var("SKILLS_TEST_DATABASE_URL").unwrap_or_default();
+    if url.is_empty() {
+        url = std::fs::read_to_string(repo_root().join("target/ci-postgres/url"))
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+    }
+    assert!(
+        !url.is_empty(),
+        "needs PostgreSQL: run bash .ci/postgres first (or set SKILLS_TEST_DATABASE_URL)"
+    );
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let name = format!(
+        "skills_console_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros()
+    );
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let base = url.rsplit_once('/').map(|(b, _)| b).unwrap();
+    format!("{base}/{name}")
+}
+
+/// A webhook receiver on loopback that answers 200 to every request.
+fn accepting_receiver() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 8192];
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+            let _ = stream.read(&mut buf);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        }
+    });
+    url
+}
+
+/// Two replicas on one database, both running an every-second schedule with a webhook: the
+/// Schedules page of one shows the database's runs with the replica that ran each (as the
+/// database records it), and every replica's deliveries with the replica of each attempt.
+#[test]
+#[ignore = "needs chromium and PostgreSQL: run bash .ci/chromium and bash .ci/postgres first"]
+fn the_schedules_page_shows_which_replica_ran_each_run() {
+    use skill_runtime::replicas::{Replicas, WebhookConfig};
+    let skills = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(skills.path().join("tick")).unwrap();
+    std::fs::write(
+        skills.path().join("tick/SKILL.md"),
+        "---\nname: tick\ndescription: Report the time every second.\nschedule: \"* * * * * *\"\n---\nSay what time it is.\n",
+    )
+    .unwrap();
+    let hook_url = accepting_receiver();
+    let dir = skills.path().to_path_buf();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (url_tx, url_rx) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let url = fresh_database().await;
+            url_tx.send(url.clone()).unwrap();
+            let mut engines = Vec::new();
+            for name in ["replica-a", "replica-b"] {
+                let mut config =
+                    EngineConfig::new(RegistryConfig::with_sources(vec![Source::new(
+                        &dir, "project",
+                    )]));
+                config.watch = None;
+                let mut hook = WebhookConfig::new(hook_url.clone());
+                hook.allow_private_destinations = true;
+                config.replicas = Replicas {
+                    store: Some(skill_store::Store::connect(&url, name).await.unwrap()),
+                    webhook: Some(hook),
+                    ..Replicas::default()
+                };
+                engines.push(Engine::start(config).unwrap());
+            }
+            let (listener, addr) = skill_http::bind("127.0.0.1:0".parse().unwrap())
+                .await
+                .unwrap();
+            addr_tx.send(addr).unwrap();
+            let app = skill_server::app(engines[0].clone(), HttpConfig::default());
+            skill_http::serve(listener, app, async {
+                let _ = stop_rx.await;
+            })
+            .await
+            .unwrap();
+            for e in engines {
+                e.shutdown().await;
+            }
+        });
+    });
+    let _url = url_rx.recv_timeout(WAIT).unwrap();
+    let addr = addr_rx.recv_timeout(WAIT).unwrap();
+    let origin = format!("http://{addr}");
+    // Which replica claims a fire is a race: wait until the database holds runs of both
+    // (and a delivery attempt of each), as replica A's API reads it.
+    let began = std::time::Instant::now();
+    let schedules = loop {
+        let body = blocking_get(addr, "/v1/schedules");
+        let v: Value = serde_json::from_str(&body).unwrap_or_default();
+        let ran: std::collections::BTreeSet<String> = v["history"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["replica"].as_str().map(str::to_owned))
+            .collect();
+        let delivered: std::collections::BTreeSet<String> = v["deliveries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|d| d["attempts"].as_array().cloned().unwrap_or_default())
+            .filter_map(|a| a["replica"].as_str().map(str::to_owned))
+            .collect();
+        if ran.len() == 2 && delivered.len() == 2 {
+            break v;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(40),
+            "runs by {ran:?}, deliveries by {delivered:?}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert!(schedules["history"].as_array().unwrap().len() >= 2);
+    let driver = Driver::start();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = browser(&driver).await;
+        c.update_timeouts(fantoccini::wd::TimeoutConfiguration::new(
+            Some(WAIT),
+            Some(WAIT),
+            Some(Duration::ZERO),
+        ))
+        .await
+        .unwrap();
+        let runs = visit(
+            &c,
+            &origin,
+            "schedules",
+            "#runs",
+            "replica-b",
+            "schedules-replicas",
+        )
+        .await;
+        assert!(runs.contains("Replica"), "{runs}");
+        // Every row the page draws names the replica the database says ran that run.
+        let rows = c
+            .execute(
+                "return [...document.querySelectorAll('#runs tbody tr')].map(r => \
+                 [r.cells[0].innerText, r.cells[r.cells.length - 1].innerText]);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let rows = rows.as_array().unwrap();
+        assert!(rows.len() >= 2, "{rows:?}");
+        let now = blocking_get(addr, "/v1/schedules");
+        let now: Value = serde_json::from_str(&now).unwrap();
+        let by_id: std::collections::HashMap<String, String> = now["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(schedules["history"].as_array().unwrap())
+            .map(|r| {
+                (
+                    r["id"].to_string(),
+                    r["replica"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect();
+        let mut names = std::collections::BTreeSet::new();
+        for row in rows {
+            let (id, replica) = (row[0].as_str().unwrap(), row[1].as_str().unwrap());
+            if let Some(want) = by_id.get(id) {
+                assert_eq!(replica, want, "run {id}");
+            }
+            names.insert(replica.to_owned());
+        }
+        assert!(
+            names.contains("replica-a") && names.contains("replica-b"),
+            "{names:?}"
+        );
+        let scope = text_with(&c, "#deliveries-scope", "Every replica").await;
+        assert!(scope.contains("shared database"), "{scope}");
+        let deliveries = text_with(&c, "#deliveries", "by replica-").await;
+        assert!(deliveries.contains("HTTP 200"), "{deliveries}");
+        c.close().await.unwrap();
+    });
+    drop(driver);
+    drop(stop_tx);
+    thread.join().unwrap();
+}
+
+/// `GET path` on a plain connection; the body.
+fn blocking_get(addr: SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    raw.split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default()
 }

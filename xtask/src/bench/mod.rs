@@ -31,6 +31,7 @@ mod packs;
 mod route;
 mod scale;
 mod scan;
+mod scan_collections;
 mod scan_peers;
 mod scan_set;
 mod schedule;

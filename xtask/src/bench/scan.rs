@@ -2,7 +2,8 @@
 //! corpus, beside the skill scanners users install, in one run.
 //!
 //! - Hostile side: every variant of the seeds in `xtask/data/scan-seeds.tsv`
-//!   ([`super::scan_set`]), each written as a skill folder in a temporary directory. A
+//!   ([`super::scan_set`]) and of the public collections a registry ships
+//!   ([`super::scan_collections`]: Spikee, PromptInject; each its own family), each written as a skill folder in a temporary directory. A
 //!   variant is caught at error level when the registry's manifest of its skill holds an
 //!   error-level finding (what excludes a low-trust skill), and flagged when it holds any.
 //!   Recall is printed per family and overall for the `held` half (seeds never read while
@@ -46,7 +47,14 @@ pub struct Args {
 /// Run the benchmark and print its figures.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
     let root = repo_root()?;
-    let seeds = scan_set::seeds(&root.join("xtask/data/scan-seeds.tsv"))?;
+    let mut seeds = scan_set::seeds(&root.join("xtask/data/scan-seeds.tsv"))?;
+    let hand_written = seeds.len();
+    let collections = super::scan_collections::collections(&root);
+    for c in &collections {
+        if let Ok(s) = &c.seeds {
+            seeds.extend(s.iter().cloned());
+        }
+    }
     let variants = scan_set::variants(&seeds);
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
     let hostile = dir.path().join("hostile");
@@ -67,12 +75,18 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         ));
     }
     println!(
-        "bench scan: {} hostile variants from {} hand-written seeds ({} held-out, {} tuning), generated across markdown structures, look-alike and fullwidth letters, hidden characters and file encodings",
+        "bench scan: {} hostile variants from {} seeds ({hand_written} hand-written, the rest from public collections; {} held-out, {} tuning), generated across markdown structures, look-alike and fullwidth letters, hidden characters and file encodings",
         variants.len(),
         seeds.len(),
         seeds.iter().filter(|s| s.half == "held").count(),
         seeds.iter().filter(|s| s.half == "tune").count(),
     );
+    for c in &collections {
+        match &c.seeds {
+            Ok(s) => println!("  family {}: {} seeds from {}", c.family, s.len(), c.source),
+            Err(e) => println!("  family {}: left out ({e}); from {}", c.family, c.source),
+        }
+    }
     for half in ["held", "tune"] {
         print_recall(half, &variants, &rows);
     }
