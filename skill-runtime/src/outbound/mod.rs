@@ -9,9 +9,9 @@
 //! [`Client::check`] builds it at start so that an unreadable CA file is an error there.
 //!
 //! A request is bounded: one deadline for the whole exchange (connect, TLS, request,
-//! answer, body) and a cap on the body read ([`Limits`]); a body over the cap is refused,
+//! answer, body) and a cap on the body read (`Limits`); a body over the cap is refused,
 //! never truncated. Where the sender asks for it, the destination policy of
-//! [`destination`] is applied to every address the host resolves to, and the connection
+//! `destination` is applied to every address the host resolves to, and the connection
 //! goes to an address that passed, never to the name again.
 
 pub(crate) mod destination;
