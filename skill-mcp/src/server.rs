@@ -22,6 +22,11 @@ use skill_runtime::{Engine, Event};
 use crate::catalog::{Catalog, FileRef, digest_text};
 use crate::{tools, trace};
 
+/// Most path segments of a `skill://` URI asked about when it is not served, to find an
+/// excluded skill it names (a skill's folders are seldom this deep; a longer URI is
+/// answered "not found" after that many lookups).
+const MAX_URI_SEGMENTS_ASKED: usize = 8;
+
 /// Skills per `skills/list` page (an entry is never split across pages).
 pub const SKILLS_PAGE_SIZE: usize = 100;
 /// Resources per `resources/list` and `resources/directory/read` page.
@@ -203,7 +208,9 @@ impl SkillsServer {
                 Some(serde_json::json!({ "uri": uri })),
             )
         };
-        let file = catalog.file(uri).ok_or_else(not_found)?;
+        let Some(file) = catalog.file(uri) else {
+            return Err(self.excluded_at(uri).unwrap_or_else(not_found));
+        };
         let skill = &catalog.skills[file.skill];
         let bytes = self
             .engine
@@ -227,6 +234,28 @@ impl SkillsServer {
         result.ttl_ms = Some(ttl_ms());
         result.cache_scope = Some(CacheScope::Private);
         Ok(result)
+    }
+
+    /// The refusal of a URI that is not served because it names a skill the trust policy
+    /// excluded: a `skill://` URI names its skill by one of its first path segments (the
+    /// folders above it, then its name), so each of the first [`MAX_URI_SEGMENTS_ASKED`]
+    /// is asked about (a namespaced skill by `namespace:segment` as well). The error carries
+    /// the stable code and the reason, like the tools' refusals.
+    fn excluded_at(&self, uri: &str) -> Option<ErrorData> {
+        let path = uri.strip_prefix(crate::catalog::SCHEME)?;
+        let mut segments = path.split('/').filter(|s| !s.is_empty());
+        let first = segments.next()?;
+        let names = std::iter::once(first.to_owned()).chain(
+            segments
+                .take(MAX_URI_SEGMENTS_ASKED - 1)
+                .flat_map(|s| [s.to_owned(), format!("{first}:{s}")]),
+        );
+        let refusal = names.into_iter().find_map(|n| self.engine.exclusion(&n))?;
+        let code = skill_runtime::wire::snake_case(refusal.code());
+        Some(ErrorData::invalid_params(
+            format!("{uri} is not served: {refusal}"),
+            Some(serde_json::json!({ "uri": uri, "code": code })),
+        ))
     }
 
     fn prompts(&self) -> Vec<Prompt> {

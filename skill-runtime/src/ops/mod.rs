@@ -304,6 +304,17 @@ impl Engine {
         }
     }
 
+    /// The refusal of the entry `name` when the trust policy excluded it (`skill_excluded`
+    /// with its reason); `None` when no excluded entry has that name. A door that cannot
+    /// find what was asked for uses it to say why instead of "not found"; it costs one
+    /// lookup (no suggestions are computed).
+    pub fn exclusion(&self, name: &str) -> Option<Error> {
+        let snapshot = self.registry().snapshot();
+        let name = name.trim();
+        let found = snapshot.entry(name).or_else(|| snapshot.domain(name))?;
+        skill_registry::Error::excluded(found).map(Error::disclosure)
+    }
+
     /// One entry (a skill or a domain index) in full, whatever its status, with the
     /// entries it shadows. Unknown: [`Error::UnknownSkill`] with the closest names; one the
     /// trust policy excluded: the `skill_excluded` error with its reason.

@@ -166,8 +166,8 @@ fn every_door_of_the_real_server_refuses_an_excluded_skill() {
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
     assert!(status == 202 || status == 200, "{status}: {body}");
-    // resources/read: the excluded skill's files are not in the extension's catalog, so
-    // their URIs are not found (refused, nothing served; the reason is not given here).
+    // resources/read: the excluded skill's files are not in the extension's catalog; the
+    // refusal says why, with the stable code.
     for (door, call) in [
         (
             "resources/read SKILL.md",
@@ -181,10 +181,7 @@ fn every_door_of_the_real_server_refuses_an_excluded_skill() {
         let (status, _, body) = mcp(&addr, session.as_deref(), call);
         assert_eq!(status, 200, "{door}: {body}");
         assert!(body.contains("\"error\""), "{door}: {body}");
-        assert!(
-            !body.contains("ignore all previous") && !body.contains(SECRET),
-            "{door} served the excluded skill: {body}"
-        );
+        refused(door, &body);
     }
     let (status, _, body) = mcp(
         &addr,
