@@ -45,11 +45,11 @@ impl std::fmt::Debug for Mount {
 
 impl Mount {
     /// The route template of a path it serves: its prefix, or `{prefix}/{path}` below it.
-    pub(crate) fn route(&self, path: &str) -> String {
+    pub(crate) fn route(&self, path: &str) -> std::borrow::Cow<'_, str> {
         if path.len() > self.prefix.len() + 1 {
-            format!("{}/{{path}}", self.prefix)
+            format!("{}/{{path}}", self.prefix).into()
         } else {
-            self.prefix.clone()
+            self.prefix.as_str().into()
         }
     }
 

@@ -195,13 +195,11 @@ async fn handle_request(
     };
     let route = match &target {
         Target::Mounted(m) => Some(m.route(&path)),
-        Target::Api(Ok((endpoint, _))) => Some(endpoint.path.to_owned()),
+        Target::Api(Ok((endpoint, _))) => Some(endpoint.path.into()),
         Target::Api(Err(_)) => None,
     };
-    let span_name = match &route {
-        Some(r) => format!("{method} {r}"),
-        None => method.to_string(),
-    };
+    // Formatted only when a layer records it: no allocation per request for the name.
+    let gap = if route.is_some() { " " } else { "" };
     // The OpenTelemetry HTTP server span (semantic conventions 1.41, HTTP) beside the log
     // fields: `{method} {http.route}`, or `{method}` when no route matched (`otel.name` and
     // `otel.kind` are read by tracing-opentelemetry).
@@ -210,10 +208,10 @@ async fn handle_request(
         id = %id,
         method = %method,
         path = %path,
-        otel.name = span_name,
+        otel.name = %format_args!("{method}{gap}{}", route.as_deref().unwrap_or_default()),
         otel.kind = "server",
         http.request.method = %method,
-        http.route = route,
+        http.route = route.as_deref(),
         url.path = %path,
         url.scheme = "http",
         network.protocol.version = version_text(req.version()),

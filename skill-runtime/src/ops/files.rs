@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use skill_registry::{Caller, FileEntry, FileManifest, Skill, Snapshot, Status};
+use skill_registry::{Caller, Disclosure, FileEntry, FileManifest, Skill, Snapshot, Status};
 
 use crate::activation::{self, Trigger};
 use crate::engine::Engine;
@@ -117,14 +117,7 @@ impl Engine {
         name: &str,
         profile: Option<&str>,
     ) -> Result<&'a Arc<Skill>, Error> {
-        let model = self.view(snapshot, &Self::scope(Caller::Model, profile));
-        match model.skill(name) {
-            Ok(s) => Ok(s),
-            Err(first) => self
-                .view(snapshot, &Self::scope(Caller::User, profile))
-                .skill(name)
-                .map_err(|_| Error::disclosure(first)),
-        }
+        self.seen_by(snapshot, name, profile, Disclosure::skill)
     }
 
     /// [`Engine::seen`] for a read of the skill's files: the file read checks the bytes
@@ -136,13 +129,25 @@ impl Engine {
         name: &str,
         profile: Option<&str>,
     ) -> Result<&'a Arc<Skill>, Error> {
+        self.seen_by(snapshot, name, profile, Disclosure::skill_for_files)
+    }
+
+    /// `look` up `name` as the model, then as a user; the model's refusal when neither may.
+    fn seen_by<'a>(
+        &self,
+        snapshot: &'a Snapshot,
+        name: &str,
+        profile: Option<&str>,
+        look: fn(&Disclosure<'a>, &str) -> Result<&'a Arc<Skill>, skill_registry::Error>,
+    ) -> Result<&'a Arc<Skill>, Error> {
         let model = self.view(snapshot, &Self::scope(Caller::Model, profile));
-        match model.skill_for_files(name) {
+        match look(&model, name) {
             Ok(s) => Ok(s),
-            Err(first) => self
-                .view(snapshot, &Self::scope(Caller::User, profile))
-                .skill_for_files(name)
-                .map_err(|_| Error::disclosure(first)),
+            Err(first) => look(
+                &self.view(snapshot, &Self::scope(Caller::User, profile)),
+                name,
+            )
+            .map_err(|_| Error::disclosure(first)),
         }
     }
 
