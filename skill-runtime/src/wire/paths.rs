@@ -25,6 +25,9 @@ impl Paths<'_> {
         let Paths::Relative(sources) = self else {
             return path.to_string_lossy();
         };
+        if let Some(rest) = plain_rest(sources, path) {
+            return Cow::Borrowed(rest);
+        }
         let root = sources
             .iter()
             .map(|s| s.path.as_path())
@@ -103,6 +106,33 @@ impl Paths<'_> {
     }
 }
 
+/// The common case of [`Paths::path`] without its component walk and allocations (a skill
+/// detail writes several paths, and the walk was a tenth of its cost): a UTF-8 path whose
+/// text starts with a UTF-8 source's text and a `/`, and whose rest is plain `/`-separated
+/// names, is that rest. `None` sends every other path down the general way.
+fn plain_rest<'p>(sources: &[Source], path: &'p Path) -> Option<&'p str> {
+    let text = path.to_str()?;
+    let mut best: Option<(usize, &'p str)> = None;
+    for source in sources {
+        let root = source.path.to_str()?.trim_end_matches('/');
+        if root.is_empty() {
+            return None;
+        }
+        let Some(rest) = text.strip_prefix(root).and_then(|r| r.strip_prefix('/')) else {
+            continue;
+        };
+        if best.is_none_or(|(len, _)| root.len() > len) {
+            best = Some((root.len(), rest));
+        }
+    }
+    let (_, rest) = best?;
+    let plain = !rest.is_empty()
+        && rest
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+    plain.then_some(rest)
+}
+
 /// Whether a character can be part of a path written in a message: a root is cut only where
 /// a path starts (`/srv/skills/` is not cut out of `/data/srv/skills/a`, nor `skills/`
 /// out of `myskills/a`).
@@ -165,6 +195,50 @@ mod tests {
         assert_eq!(out[0].path, Path::new("a/SKILL.md"));
         assert_eq!(out[0].message, "see a/x.sh, b/y.sh and SKILL.md");
         assert_eq!(Paths::Absolute.diagnostics(&d)[0], d[0]);
+    }
+
+    /// The shortcut for plain paths writes what the component walk writes, and declines
+    /// everything it cannot be sure of.
+    #[test]
+    fn the_plain_path_shortcut_agrees_with_the_component_walk() {
+        let sources = vec![
+            Source::new("/srv/skills", "user"),
+            Source::new("/srv/skills/inner/", "project"),
+            Source::new("/srv/one/SKILL.md", "single"),
+        ];
+        let cases = [
+            "/srv/skills/a/SKILL.md",
+            "/srv/skills/inner/b/SKILL.md",
+            "/srv/skills/inner",
+            "/srv/skills//a/./b.md",
+            "/srv/skills/a/../b.md",
+            "/srv/skillsX/a.md",
+            "/srv/one/SKILL.md",
+            "/etc/x.md",
+            "/srv/skills/",
+        ];
+        for case in cases {
+            let path = Path::new(case);
+            let shortcut = plain_rest(&sources, path);
+            let walked = Paths::Relative(&sources).path(path).into_owned();
+            // The walk alone: a source that is not UTF-8 (and matches nothing) turns the
+            // shortcut off.
+            let mut slow = sources.clone();
+            let odd: &std::ffi::OsStr = std::os::unix::ffi::OsStrExt::from_bytes(b"/nowhere/\xff");
+            slow.push(Source::new(std::path::PathBuf::from(odd), "odd"));
+            assert_eq!(plain_rest(&slow, path), None, "{case}");
+            assert_eq!(Paths::Relative(&slow).path(path), walked, "{case}");
+            if let Some(rest) = shortcut {
+                assert_eq!(rest, walked, "{case}");
+            }
+        }
+        assert_eq!(
+            plain_rest(&sources, Path::new("/srv/skills/inner/b/SKILL.md")),
+            Some("b/SKILL.md"),
+            "the deepest source wins"
+        );
+        assert_eq!(plain_rest(&sources, Path::new("/srv/skills//a")), None);
+        assert_eq!(plain_rest(&sources, Path::new("/srv/skills/a/../b")), None);
     }
 
     /// A source's folder is cut only where a path starts: not out of the middle of another
