@@ -166,6 +166,12 @@ pub const SCRIPTS: &[(usize, &str)] = &[
     (12, ".ci/cargo-deny"),
 ];
 
+/// Scripts started in the background after a step, as `.ci/run` does with `&`: (index of
+/// the step they follow, script path). `.ci/prefetch` installs what later scripts need while
+/// the first compile runs; those scripts wait for it through its lock file, so nothing waits
+/// for it here.
+pub const BACKGROUND: &[(usize, &str)] = &[(0, ".ci/prefetch")];
+
 /// Arguments of `cargo xtask ci`.
 #[derive(Debug, Args)]
 pub struct CiArgs {
@@ -179,6 +185,9 @@ pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
     if args.print {
         for (index, step) in STEPS.iter().enumerate() {
             println!("{}", step.shell());
+            for (_, script) in BACKGROUND.iter().filter(|(after, _)| *after == index) {
+                println!("bash {script} &");
+            }
             for (_, script) in SCRIPTS.iter().filter(|(after, _)| *after == index) {
                 println!("bash {script}");
             }
@@ -186,6 +195,7 @@ pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let root = repo_root()?;
+    let mut background = Vec::new();
     for (index, step) in STEPS.iter().enumerate() {
         let mut cmd = cargo();
         cmd.args(step.args)
@@ -198,6 +208,15 @@ pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
             eprintln!("==> failed (exit {code}): {}", describe(&cmd));
             return Ok(ExitCode::from(code));
         }
+        for (_, script) in BACKGROUND.iter().filter(|(after, _)| *after == index) {
+            eprintln!("==> bash {script} &");
+            let spawned = std::process::Command::new("bash")
+                .arg(script)
+                .current_dir(&root)
+                .spawn()
+                .map_err(|e| format!("cannot start bash {script}: {e}"))?;
+            background.push(spawned);
+        }
         for (_, script) in SCRIPTS.iter().filter(|(after, _)| *after == index) {
             eprintln!("==> bash {script}");
             let mut cmd = std::process::Command::new("bash");
@@ -209,6 +228,11 @@ pub fn run(args: &CiArgs) -> Result<ExitCode, String> {
                 return Ok(ExitCode::from(code));
             }
         }
+    }
+    // Long done by now (the scripts after it waited for it); reaped, not judged: what it
+    // could not do, the scripts that needed it did or failed on.
+    for mut child in background {
+        let _ = child.wait();
     }
     eprintln!("==> ci passed ({} steps)", STEPS.len());
     Ok(ExitCode::SUCCESS)
@@ -275,10 +299,17 @@ mod tests {
             .filter(|l| l.starts_with("bash ") || steps.iter().any(|s| s == l))
             .collect();
         for (index, step) in steps.iter().enumerate() {
-            let expected: Vec<String> = super::SCRIPTS
+            let background = super::BACKGROUND
                 .iter()
                 .filter(|(after, _)| *after == index)
-                .map(|(_, s)| format!("bash {s}"))
+                .map(|(_, s)| format!("bash {s} &"));
+            let expected: Vec<String> = background
+                .chain(
+                    super::SCRIPTS
+                        .iter()
+                        .filter(|(after, _)| *after == index)
+                        .map(|(_, s)| format!("bash {s}")),
+                )
                 .collect();
             let at = lines.iter().position(|l| *l == step.as_str());
             let following: Vec<String> = at
