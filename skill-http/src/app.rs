@@ -70,6 +70,8 @@ pub struct App {
     pub(crate) event_streams: Arc<Semaphore>,
     /// Becomes `true` when [`serve`](super::serve) starts shutting down: event streams end.
     pub(crate) closing: watch::Sender<bool>,
+    /// Skill details rendered at the current generation.
+    pub(crate) details: super::rendered::Rendered,
 }
 
 impl App {
@@ -95,6 +97,7 @@ impl App {
             next_id: AtomicU64::new(1),
             event_streams,
             closing: watch::channel(false).0,
+            details: super::rendered::Rendered::default(),
         })
     }
 

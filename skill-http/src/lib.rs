@@ -47,6 +47,7 @@ mod conns;
 mod handlers;
 mod host;
 mod openapi;
+mod rendered;
 mod request;
 mod response;
 mod routes;

@@ -101,13 +101,23 @@ pub(crate) fn head_response(resp: Response<Body>) -> Response<Body> {
 const ANSWER_START_BYTES: usize = 4096;
 
 pub(crate) fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response<Body> {
+    json_bytes(status, json_body(value))
+}
+
+/// `value` as JSON bytes (an `internal` error's JSON if it cannot be written).
+pub(crate) fn json_body(value: &impl serde::Serialize) -> Bytes {
     // Most answers are a few KiB: start there rather than grow from empty.
     let mut body = Vec::with_capacity(ANSWER_START_BYTES);
-    let body = serde_json::to_writer(&mut body, value)
+    serde_json::to_writer(&mut body, value)
         .map(|()| body)
         .unwrap_or_else(|e| {
             format!("{{\"error\":{{\"code\":\"internal\",\"message\":\"{e}\"}}}}").into_bytes()
-        });
+        })
+        .into()
+}
+
+/// A JSON response of bytes already rendered.
+pub(crate) fn json_bytes(status: StatusCode, body: Bytes) -> Response<Body> {
     let mut resp = Response::new(full(body));
     *resp.status_mut() = status;
     resp.headers_mut()

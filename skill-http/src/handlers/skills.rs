@@ -6,7 +6,7 @@ use http::{Response, StatusCode};
 
 use super::{engine_error, paths};
 use crate::app::App;
-use crate::response::{ApiError, Body, full, json_response};
+use crate::response::{ApiError, Body, full, json_body, json_bytes, json_response};
 use skill_runtime::wire::{
     self, CatalogRequest, DisclosureRequest, GetSkillRequest, GetSkillShape, ListSkillsRequest,
 };
@@ -50,14 +50,20 @@ fn exact_name(name: &str) -> Result<&str, ApiError> {
     Ok(name)
 }
 
+/// A skill's detail, rendered once per generation (see [`crate::rendered`]).
 pub(super) fn detail(app: &App, name: &str) -> Result<Response<Body>, ApiError> {
     let name = exact_name(name)?;
+    if let Some(answer) = app.details.get(app.engine.generation(), name) {
+        return Ok(json_bytes(StatusCode::OK, answer));
+    }
     let shown = app.engine.entry(name).map_err(|e| engine_error(&e))?;
     let roots = app.path_roots();
-    Ok(json_response(
-        StatusCode::OK,
-        &wire::SkillDetailShape::new(&shown, &paths(roots.as_deref())),
-    ))
+    let answer = json_body(&wire::SkillDetailShape::new(
+        &shown,
+        &paths(roots.as_deref()),
+    ));
+    app.details.put(shown.generation, name, &answer);
+    Ok(json_bytes(StatusCode::OK, answer))
 }
 
 pub(super) fn resources(

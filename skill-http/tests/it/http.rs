@@ -216,6 +216,36 @@ async fn one_name_rule_for_a_skill_and_its_resources() {
     }
 }
 
+/// A skill's detail is rendered once per generation: the second read is the same answer,
+/// and after an edit and a reload the answer is the new one, never the kept one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_detail_never_outlives_its_generation() {
+    let dir = pack();
+    let s = start(dir.path(), HttpConfig::default()).await;
+    let first = get(s.addr, "/v1/skills/pdf-forms").await;
+    assert_eq!(first.status, 200);
+    assert_eq!(get(s.addr, "/v1/skills/pdf-forms").await.body, first.body);
+    write(
+        dir.path(),
+        "pdf-forms/SKILL.md",
+        "---\nname: pdf-forms\ndescription: Fill and flatten PDF forms.\n---\nSee FORMS.md.\n",
+    );
+    let reload = raw(
+        s.addr,
+        "POST /v1/reload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(reload.status, 200, "{}", reload.body);
+    let after = get(s.addr, "/v1/skills/pdf-forms").await;
+    assert!(
+        after.body.contains("Fill and flatten PDF forms."),
+        "{}",
+        after.body
+    );
+    assert!(!first.body.contains("flatten"));
+    s.stop().await;
+}
+
 /// The skill: a 4 MiB file of `#` lines (two million headings) made each outline
 /// a 199 MB answer. It lists the limit's sections and says how many headings there are;
 /// a second request and an unknown section answer from the outline kept with the skill.
