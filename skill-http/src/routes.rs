@@ -332,9 +332,16 @@ pub(crate) const ENDPOINTS: &[Endpoint] = &[
 
 /// Match a path against a template; returns the captured parameters.
 pub(crate) fn matches(template: &str, path: &str) -> Option<HashMap<&'static str, String>> {
+    let (template, path) = (template.trim_matches('/'), path.trim_matches('/'));
+    // Every endpoint is tried in turn: a path that does not start with the template's
+    // literal part (up to its first parameter) is passed over without splitting either.
+    let literal = template.split_once('{').map_or(template, |(head, _)| head);
+    if !path.starts_with(literal) {
+        return None;
+    }
     let mut params = HashMap::new();
-    let mut t = template.trim_matches('/').split('/').peekable();
-    let mut p = path.trim_matches('/').split('/');
+    let mut t = template.split('/').peekable();
+    let mut p = path.split('/');
     while let Some(seg) = t.next() {
         if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
             let name: &'static str = match name {
@@ -454,6 +461,38 @@ mod tests {
         assert_eq!(m["path"], "a/b c.md");
         assert!(matches("/v1/skills/{name}", "/v1/skills/%ff").is_none());
         assert!(matches("/v1/health", "/v1/health/").is_some());
+        assert!(matches("/v1/health", "//v1/health").is_some());
+        assert!(matches("/v1/health", "/v1/healthz").is_none());
+        assert!(matches("/v1/health", "/v1").is_none());
+        assert!(matches("/v1/skills/{name}", "/v1/skillsX/a").is_none());
+        assert!(matches("/v1/skills/{name}", "/v1/skills//a").is_none());
+    }
+
+    /// Every endpoint's own path, its parameters filled in, matches its template, and no
+    /// other template with a different literal part.
+    #[test]
+    fn every_template_matches_its_own_paths() {
+        for e in ENDPOINTS {
+            let path = e
+                .path
+                .replace("{name}", "a-skill")
+                .replace("{path}", "dir/file.md")
+                .replace("{id}", "7")
+                .replace("{slug}", "intro");
+            assert!(matches(e.path, &path).is_some(), "{}", e.path);
+            assert!(matches(e.path, &format!("{path}/")).is_some(), "{}", e.path);
+            for other in ENDPOINTS {
+                if matches(other.path, &path).is_some() && other.path != e.path {
+                    let literal = |t: &str| t.split('{').next().unwrap_or(t).to_owned();
+                    assert!(
+                        path.starts_with(&literal(other.path)),
+                        "{} matched {}",
+                        other.path,
+                        path
+                    );
+                }
+            }
+        }
     }
 
     #[test]
