@@ -356,6 +356,25 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_reads_the_corrected_words_not_the_raw_ones() {
+        let (_dir, index) = dance_index();
+        let req = crate::SearchRequest {
+            text: "sprdsheets formulas",
+            ..Default::default()
+        };
+        let on = crate::params::Params::SHIPPED;
+        let off = crate::params::Params { typos: false, ..on };
+        let (_, read) = index.search_with(&req, &on).unwrap();
+        let (_, raw) = index.search_with(&req, &off).unwrap();
+        // Corrected, every word is one the skills use, and the best candidate holds more
+        // of the request; raw, the misspelled word is unknown.
+        assert_eq!(read.unknown, 0.0, "{read:?}");
+        assert!(raw.unknown > 0.0, "{raw:?}");
+        assert!(read.top_lex > raw.top_lex, "{read:?} vs {raw:?}");
+        assert!(read.z > raw.z, "{read:?} vs {raw:?}");
+    }
+
+    #[test]
     fn a_reload_files_new_terms_and_forgets_those_of_skills_gone() {
         let dir = tempfile::tempdir().unwrap();
         write_skill(dir.path(), "tango-steps", "Teach tango steps.");

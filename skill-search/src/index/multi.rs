@@ -138,6 +138,16 @@ mod tests {
             ]
         );
         assert_eq!(pieces("no cut here"), ["no cut here"]);
+        // "X and also Y", "X as well as Y", "X, then Y": two intents each.
+        assert_eq!(
+            pieces("resize the photos and also email them"),
+            ["resize the photos", "email them"]
+        );
+        assert_eq!(
+            pieces("draft the notes as well as the invite"),
+            ["draft the notes", "the invite"]
+        );
+        assert_eq!(pieces("lint it, then ship it"), ["lint it", "ship it"]);
         // Only the first MAX_QUERY_BYTES bytes are read.
         let long = format!("{} and tail", "x".repeat(crate::MAX_QUERY_BYTES));
         assert_eq!(pieces(&long), ["x".repeat(crate::MAX_QUERY_BYTES)]);

@@ -10,8 +10,8 @@
 //! "not for" limits leave, where `gate` says how likely it is that any skill fits (from
 //! the best raw lexical score, its share of the request, the best semantic similarity,
 //! the share of the request's words no skill uses, the rarest request word the first
-//! candidate lacks, the request's length and the best similarity to a candidate's whole
-//! text) and `gap` is how far the candidate's fused score is below the best
+//! candidate lacks, the request's length, and the first candidate's similarity to the
+//! request by its whole text and that similarity's lead over the other candidates') and `gap` is how far the candidate's fused score is below the best
 //! one; explicit mention, a phrase of the skill and triggers raise it further (noisy-OR),
 //! and it is capped at the confidence of every candidate ranked above it.
 //! Term-level scoring lives in `terms`.
@@ -118,6 +118,8 @@ pub struct Gate {
     /// the skills' vocabulary (its distinct terms over 20,000, at most 1): a
     /// request about things a broad collection of skills never mentions is unlikely to
     /// need one, while a small pack's few words say little about what it does not cover.
+    /// Words with a digit ("3hrs", "ENG-412") are not counted when `Params::skip_numbers`
+    /// is on.
     pub unknown: f32,
     /// How rare (idf, in units of a term only one skill uses) the rarest of the request's
     /// words is that some indexed skill uses but the first candidate does not (0 when it
@@ -140,14 +142,18 @@ pub struct Gate {
     /// description hold (0 to 1): unlike `cover`, it neither saturates nor grows with
     /// repeats, and it ignores the request's words no skill uses (typos left uncorrected).
     pub held: f32,
-    /// The best similarity of the request to a candidate's whole text (the static table's
-    /// embedding of name, description, headings and body): a request in other words than
-    /// its skill's still lands near that skill's text, one no skill fits near none.
+    /// The similarity of the request to the first candidate's whole text (the static
+    /// table's embedding of name, description, headings and body): a second witness beside
+    /// the words, since a request in other words than its skill's still lands near that
+    /// skill's text, and one no skill fits lands near none.
     pub dense: f32,
+    /// How far that similarity stands above the best of the other candidates' (negative
+    /// when another candidate's whole text is nearer; 0 with one candidate).
+    pub dense_margin: f32,
     /// `gate_bias + gate_lex * top_lex + gate_cover * cover + gate_sem * top_sem +
     /// gate_unknown * unknown + gate_miss * miss + gate_len * length + gate_full * full +
     /// gate_standout * standout + gate_margin * margin + gate_held * held +
-    /// gate_dense * dense`.
+    /// gate_dense * dense + gate_dense_margin * dense_margin`.
     pub z: f32,
 }
 
@@ -276,7 +282,7 @@ impl SkillIndex {
         let breadth = (st.terms.used() as f32 / VOCABULARY_BREADTH).min(1.0);
         let (unknown, words) = weighted
             .iter()
-            .filter(|w| w.q.weight >= 1.0)
+            .filter(|w| w.q.weight >= 1.0 && !(p.skip_numbers && has_digit(&w.q.word)))
             .fold((0usize, 0usize), |(u, n), w| {
                 (u + usize::from(w.id.is_none()), n + 1)
             });
@@ -518,7 +524,6 @@ fn fuse(
         .fold(f32::MIN, f32::max)
         .max(0.0);
     gate.top_sem = scored.iter().map(|s| s.sem).fold(f32::MIN, f32::max);
-    gate.dense = scored.iter().map(|s| s.dense).fold(f32::MIN, f32::max);
     gate.cover = gate.top_lex / (mass + COVER_PRIOR);
     let w_sem = p.w_sem + p.w_sem_len * request.long();
     for s in scored.iter_mut() {
@@ -551,6 +556,15 @@ fn fuse(
             .fold(f32::MIN, f32::max);
         if second > f32::MIN {
             gate.margin = (first.fused - second).max(0.0);
+        }
+        gate.dense = first.dense;
+        let other_dense = scored
+            .iter()
+            .filter(|s| s.key != first.key)
+            .map(|s| s.dense)
+            .fold(f32::MIN, f32::max);
+        if other_dense > f32::MIN {
+            gate.dense_margin = first.dense - other_dense;
         }
     }
     gate.z = gate_z(&gate, p);
@@ -600,6 +614,14 @@ fn gate_z(g: &Gate, p: &Params) -> f32 {
         + p.gate_margin * g.margin
         + p.gate_held * g.held
         + p.gate_dense * g.dense
+        + p.gate_dense_margin * g.dense_margin
+}
+
+/// Whether a request word holds a digit: a quantity, a version or a ticket number
+/// ("800px", "3hrs", "ENG-412"), which says what the request is about no more than a name
+/// does, so the unknown share leaves it out when `Params::skip_numbers` is on.
+fn has_digit(word: &str) -> bool {
+    word.bytes().any(|b| b.is_ascii_digit())
 }
 
 /// A candidate's matching trigger keywords, verbs and patterns.
@@ -744,42 +766,11 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
     }
 }
 
+/// The ranking's unit tests, and the gate's inputs on a small index.
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use std::collections::HashMap;
-
-    use super::*;
-
-    #[test]
-    fn exact_name_clauses_are_only_skill_names_each_once() {
-        let by_name: HashMap<String, u64> =
-            [("pdf-forms".to_owned(), 0), ("spreadsheet".to_owned(), 1)]
-                .into_iter()
-                .collect();
-        let mut text = String::from("use pdf-forms, then /pdf-forms again and `spreadsheet` ");
-        for i in 0..100_000 {
-            text.push_str(&format!("tok{i} "));
-        }
-        text.push_str("pdf-forms");
-        let tokens = name_tokens(&text);
-        assert!(tokens.len() > 100_000);
-        assert_eq!(exact_names(&tokens, &by_name), ["pdf-forms", "spreadsheet"]);
-        assert!(exact_names(&name_tokens("nothing named here"), &by_name).is_empty());
-    }
-
-    #[test]
-    fn confidence_never_rises_down_the_ranking() {
-        let mut c = [0.9, 0.18, 0.41, 0.05, 0.3];
-        cap_by_rank(c.iter_mut());
-        assert_eq!(c, [0.9, 0.18, 0.18, 0.05, 0.05]);
-        let mut falling = [0.99, 0.6, 0.2];
-        cap_by_rank(falling.iter_mut());
-        assert_eq!(falling, [0.99, 0.6, 0.2]);
-        let mut none: [f32; 0] = [];
-        cap_by_rank(none.iter_mut());
-    }
-}
+#[path = "rank_tests.rs"]
+mod tests;
 
 /// The gate with a sentence-embedding model (a tiny one the tests write).
 #[cfg(all(test, feature = "transformer"))]

@@ -64,6 +64,7 @@ fn the_gate_reads_the_models_similarity_of_the_request_and_the_first_description
         + p.gate_standout * gate.standout
         + p.gate_margin * gate.margin
         + p.gate_held * gate.held
-        + p.gate_dense * gate.dense;
+        + p.gate_dense * gate.dense
+        + p.gate_dense_margin * gate.dense_margin;
     assert!((gate.z - z).abs() < 1e-5, "{} vs {z}", gate.z);
 }

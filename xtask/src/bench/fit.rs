@@ -16,7 +16,8 @@
 //!    uses, the rarest request word the first candidate lacks, the request's length, how
 //!    far the best lexical score stands out of the candidates', the first candidate's lead
 //!    over the second, the idf share of the request in its name and description and the
-//!    best similarity of the request to a candidate's whole text (and,
+//!    first candidate's similarity to the request by its whole text and its lead over the
+//!    other candidates' (and,
 //!    with
 //!    `--transformer DIR`, the model's similarity of the request and the first
 //!    candidate's description; then only the gate and step 3 are fitted, with the
@@ -172,7 +173,7 @@ pub fn fit_ranking(index: &SkillIndex, cases: &[&Case], start: Params, log: bool
 }
 
 /// Features of the gate's logistic regression: a constant, then the [`Gate`] facts.
-const GATE_FEATURES: usize = 12;
+const GATE_FEATURES: usize = 13;
 
 /// Fit the gate's logistic regression on the rankings (label: a right skill among the
 /// first three, against requests no skill fits; requests ranked wrong are left out), over
@@ -207,6 +208,7 @@ pub fn fit_gate(index: &SkillIndex, cases: &[&Case], packs: &[Pack], mut p: Para
     p.gate_margin = w[9] as f32;
     p.gate_held = w[10] as f32;
     p.gate_dense = w[11] as f32;
+    p.gate_dense_margin = w[12] as f32;
     // With no confidence drop below the best, a request's selection is all or nothing:
     // shift the intercept for the best selected top-3 among shifts that refuse at least
     // MIN_REFUSED of the no-skill requests.
@@ -353,6 +355,7 @@ impl GateRows {
                 f64::from(g.margin),
                 f64::from(g.held),
                 f64::from(g.dense),
+                f64::from(g.dense_margin),
             ];
             self.0.push((x, y, group));
         }
@@ -493,6 +496,7 @@ fn gate_constants(prefix: &str, p: &Params, with_full: bool) -> String {
         ("GATE_MARGIN", p.gate_margin),
         ("GATE_HELD", p.gate_held),
         ("GATE_DENSE", p.gate_dense),
+        ("GATE_DENSE_MARGIN", p.gate_dense_margin),
     ];
     if with_full {
         gate.push(("GATE_FULL", p.gate_full));
@@ -603,6 +607,7 @@ mod tests {
                 0.0,
                 0.1,
                 0.3,
+                -0.1 * x,
             ],
             y,
             group,
@@ -618,7 +623,7 @@ mod tests {
         }
         assert!(shipped.contains("const GATE_MISS: f32 = ") && !shipped.contains("GATE_FULL"));
         let t = gate_constants("T_", &Params::SHIPPED, true);
-        assert_eq!(t.lines().count(), 14);
+        assert_eq!(t.lines().count(), 15);
         assert!(t.contains("const T_GATE_FULL: f32 = 0.000;"), "{t}");
         #[cfg(feature = "transformer")]
         for line in gate_constants("T_", &Params::TRANSFORMER, true).lines() {

@@ -446,10 +446,12 @@ fn transformer_rows(
 /// three (`miss`; for a request no skill fits, the gate opened), and those it has but
 /// `select` drops (`gap`: the gate refused, or the right skill fell under the threshold;
 /// for a request no skill fits, the gate refused but a trigger or a name still selected
-/// a skill), each with what was selected, for reading. The held-out half is never printed
+/// a skill), each with what was selected, for reading; set to `all`, every tuning request
+/// (the others as `hit`), to read the gate's inputs on both sides. The held-out half is never printed
 /// request by request: reading its misses would tune the engine on it.
 fn misses(index: &SkillIndex, tune: &[&Case], p: &Params, table: &mut Table) {
     let opts = SelectOptions::default();
+    let all = std::env::var_os("BENCH_SELECT_MISSES").is_some_and(|v| v == "all");
     for c in tune.iter().filter(|c| c.split == Split::Tune) {
         let Ok((hits, gate)) = tuning::search(
             index,
@@ -483,10 +485,11 @@ fn misses(index: &SkillIndex, tune: &[&Case], p: &Params, table: &mut Table) {
         let what = match (ranked_ok, selected_ok) {
             (false, _) => "miss",
             (true, false) => "gap",
+            (true, true) if all => "hit",
             (true, true) => continue,
         };
         table.note(format!(
-            "{what} {}: {:?} want {:?} got {:?} selected {:?} (gate {:.2}, lex {:.2}, cover {:.2}, standout {:.2}, margin {:.2}, held {:.2}, dense {:.2}, unknown {:.2})",
+            "{what} {}: {:?} want {:?} got {:?} selected {:?} (gate {:.2}, lex {:.2}, cover {:.2}, standout {:.2}, margin {:.2}, held {:.2}, dense {:.2}, dense margin {:.2}, unknown {:.2}, sem {:.2}, miss {:.2}, length {:.2})",
             c.id,
             c.request,
             c.expect,
@@ -499,7 +502,11 @@ fn misses(index: &SkillIndex, tune: &[&Case], p: &Params, table: &mut Table) {
             gate.margin,
             gate.held,
             gate.dense,
-            gate.unknown
+            gate.dense_margin,
+            gate.unknown,
+            gate.top_sem,
+            gate.miss,
+            gate.length
         ));
     }
 }

@@ -3,7 +3,7 @@
 //! the held-out half is never read). Sets are separated by `;`, each a comma-separated list
 //! of `name=value` over [`Params::SHIPPED`]: the names of `bench select-fit`'s ranking
 //! coordinates, `gate_*`, `evidence_share`, `rel`, and the switches `dense`, `fillers`, `typos`,
-//! `intent_slots` (0 or 1). An empty set is the shipped one.
+//! `intent_slots`, `skip_numbers` (0 or 1). An empty set is the shipped one.
 
 use skill_search::SkillIndex;
 use skill_search::tuning::Params;
@@ -40,6 +40,8 @@ fn parse(spec: &str) -> Result<Vec<(String, Params)>, String> {
                 "gate_margin" => p.gate_margin = v,
                 "gate_held" => p.gate_held = v,
                 "gate_dense" => p.gate_dense = v,
+                "gate_dense_margin" => p.gate_dense_margin = v,
+                "skip_numbers" => p.skip_numbers = on,
                 "evidence_share" => p.evidence_share = v,
                 "rel" => p.rel = v,
                 _ => {

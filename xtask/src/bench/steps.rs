@@ -22,11 +22,18 @@ const MIN_MISSPELT_CHARS: usize = 5;
 const MISSPELL_EVERY: u64 = 3;
 /// Timed passes over the requests for the latency rows.
 const PASSES: usize = 5;
+/// The dense witness's weight in the gate (`Params::gate_dense`, shipped at 0) and the
+/// intercept that goes with it, as a `BENCH_SELECT_TRY` grid on the tuning half chose them:
+/// the steps row that measures the witness.
+const TRIED_GATE_DENSE: f32 = 3.0;
+const TRIED_GATE_BIAS: f32 = -7.6;
 
 /// The parameter sets compared: shipped, the typo and slot steps each alone, shipped
 /// with dense candidates, shipped keeping conversation fillers, shipped without the request-length terms (semantic weight
-/// and gate), typo, slot, dense and filler steps off.
-fn variants() -> [(&'static str, Params); 7] {
+/// and gate), with the gate's dense witness (the first candidate's whole-text similarity),
+/// leaving words with a digit out of the unknown share, and typo, slot, dense and filler
+/// steps off.
+fn variants() -> [(&'static str, Params); 9] {
     let off = Params {
         typos: false,
         intent_slots: false,
@@ -63,6 +70,21 @@ fn variants() -> [(&'static str, Params); 7] {
             Params {
                 w_sem_len: 0.0,
                 gate_len: 0.0,
+                ..Params::SHIPPED
+            },
+        ),
+        (
+            "gate's dense witness on",
+            Params {
+                gate_dense: TRIED_GATE_DENSE,
+                gate_bias: TRIED_GATE_BIAS,
+                ..Params::SHIPPED
+            },
+        ),
+        (
+            "numbers not counted as unknown words",
+            Params {
+                skip_numbers: true,
                 ..Params::SHIPPED
             },
         ),
