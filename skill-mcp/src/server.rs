@@ -242,18 +242,11 @@ impl SkillsServer {
     /// is asked about (a namespaced skill by `namespace:segment` as well). The error carries
     /// the stable code and the reason, like the tools' refusals.
     fn excluded_at(&self, uri: &str) -> Option<ErrorData> {
-        let path = uri.strip_prefix(crate::catalog::SCHEME)?;
-        let mut segments = path.split('/').filter(|s| !s.is_empty());
-        let first = segments.next()?;
-        let names = std::iter::once(first.to_owned()).chain(
-            segments
-                .take(MAX_URI_SEGMENTS_ASKED - 1)
-                .flat_map(|s| [s.to_owned(), format!("{first}:{s}")]),
-        );
-        let refusal = names.into_iter().find_map(|n| self.engine.exclusion(&n))?;
+        let refusal = names_asked(uri).find_map(|n| self.engine.exclusion(&n))?;
         let code = skill_runtime::wire::snake_case(refusal.code());
+        let reason = tools::relative_paths(&self.engine, &refusal.to_string());
         Some(ErrorData::invalid_params(
-            format!("{uri} is not served: {refusal}"),
+            format!("{uri} is not served: {reason}"),
             Some(serde_json::json!({ "uri": uri, "code": code })),
         ))
     }
@@ -690,6 +683,23 @@ fn change_notifications() -> [ServerNotification; 2] {
     ]
 }
 
+/// The skill names a `skill://` URI may name, in order: its first path segment, then each
+/// of the next ones up to [`MAX_URI_SEGMENTS_ASKED`] segments in all, alone and as
+/// `first:segment` (a namespaced skill). Lazy: the caller stops at the first excluded one.
+fn names_asked(uri: &str) -> impl Iterator<Item = String> + '_ {
+    let mut segments = uri
+        .strip_prefix(crate::catalog::SCHEME)
+        .unwrap_or("")
+        .split('/')
+        .filter(|s| !s.is_empty());
+    let first = segments.next();
+    first.map(str::to_owned).into_iter().chain(
+        segments
+            .take(MAX_URI_SEGMENTS_ASKED.saturating_sub(1))
+            .flat_map(move |s| [s.to_owned(), format!("{}:{s}", first.unwrap_or(""))]),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -720,5 +730,27 @@ mod tests {
         assert_eq!(e, Some(rmcp::model::ErrorCode::INVALID_PARAMS));
         assert_eq!(next_cursor(100, 100), None);
         assert_eq!(next_cursor(100, 101).as_deref(), Some("100"));
+    }
+
+    /// A URI of `n` segments whose last one is `target`.
+    fn uri_of(n: usize) -> String {
+        let mut segments: Vec<String> = (1..n).map(|i| format!("d{i}")).collect();
+        segments.push("target".into());
+        format!("{}{}", crate::catalog::SCHEME, segments.join("/"))
+    }
+
+    #[test]
+    fn a_uri_names_a_skill_by_its_first_eight_segments_and_no_further() {
+        assert_eq!(MAX_URI_SEGMENTS_ASKED, 8);
+        let at_edge: Vec<String> = names_asked(&uri_of(MAX_URI_SEGMENTS_ASKED)).collect();
+        assert!(at_edge.iter().any(|n| n == "target"), "{at_edge:?}");
+        assert!(at_edge.iter().any(|n| n == "d1:target"), "{at_edge:?}");
+        // One segment more: the last is not asked about, nor are more names than at the edge.
+        let past: Vec<String> = names_asked(&uri_of(MAX_URI_SEGMENTS_ASKED + 1)).collect();
+        assert!(!past.iter().any(|n| n.ends_with("target")), "{past:?}");
+        assert_eq!(past.len(), at_edge.len());
+        // The first segment alone, once; nothing for a URI of another scheme.
+        assert_eq!(names_asked(&uri_of(1)).collect::<Vec<_>>(), ["target"]);
+        assert_eq!(names_asked("file:///etc/passwd").count(), 0);
     }
 }

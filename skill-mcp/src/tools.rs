@@ -122,10 +122,21 @@ fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
-/// A failure the model can act on: the message as text, and the wire's
-/// `{"error": {"code", "message"}}` as structured content, so the stable code travels.
-fn error_result(e: &skill_runtime::Error) -> CallToolResult {
-    let message = e.to_string();
+/// `text` with every source folder it names written relative to its source, as `/v1`
+/// answers write them (an exclusion's reason names the skill's file): the door tells a
+/// model or host nothing about the server's folders.
+pub(crate) fn relative_paths(engine: &Engine, text: &str) -> String {
+    let snapshot = engine.snapshot();
+    skill_runtime::wire::Paths::Relative(snapshot.sources())
+        .text(text)
+        .into_owned()
+}
+
+/// A failure the model can act on: the message as text (its paths relative to their
+/// source), and the wire's `{"error": {"code", "message"}}` as structured content, so the
+/// stable code travels.
+fn error_result(engine: &Engine, e: &skill_runtime::Error) -> CallToolResult {
+    let message = relative_paths(engine, &e.to_string());
     let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
     result.structured_content = Some(json!({
         "error": { "code": skill_runtime::wire::snake_case(e.code()), "message": message }
@@ -168,7 +179,7 @@ fn load_skill(engine: &Engine, request: LoadSkillRequest, scope: &Scope) -> Call
     if request.outline {
         return match engine.outline(&request.name, &Lookup::Disclosed(scope.clone())) {
             Ok(o) => json_result(&OutlineShape::from(&o)),
-            Err(e) => error_result(&e),
+            Err(e) => error_result(engine, &e),
         };
     }
     let id = match &request.section {
@@ -177,7 +188,7 @@ fn load_skill(engine: &Engine, request: LoadSkillRequest, scope: &Scope) -> Call
     };
     match engine.skill_text(&id, profile) {
         Ok(text) => text_result(text),
-        Err(e) => error_result(&e),
+        Err(e) => error_result(engine, &e),
     }
 }
 
@@ -218,7 +229,7 @@ pub async fn call(
             let request: GetSkillRequest = read(&args)?;
             match engine.get_skill(request.path.as_deref(), &scope) {
                 Ok(text) => text_result(text),
-                Err(e) => error_result(&e),
+                Err(e) => error_result(engine, &e),
             }
         }
         "load_skill" => {
@@ -238,7 +249,7 @@ pub async fn call(
                     route: &done.route,
                     outcome: done.outcome.as_ref(),
                 }),
-                Err(e) => error_result(&e),
+                Err(e) => error_result(engine, &e),
             }
         }
         "search_skills" => {
@@ -246,7 +257,7 @@ pub async fn call(
             request.profile = profile;
             match beside_executor(engine, || engine.search(&request.query())) {
                 Ok(matches) => json_result(&SearchShape::new(&request.query, &matches)),
-                Err(e) => error_result(&e),
+                Err(e) => error_result(engine, &e),
             }
         }
         "select_skills" => {
@@ -256,7 +267,7 @@ pub async fn call(
                 engine.select(&request.message, &request.options())
             }) {
                 Ok(selection) => json_result(&selection),
-                Err(e) => error_result(&e),
+                Err(e) => error_result(engine, &e),
             }
         }
         "route" => {

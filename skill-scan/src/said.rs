@@ -39,6 +39,21 @@ static OVERRIDE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     ))
 });
 
+/// Instructions that take over the model's answer, as the public injection collections
+/// write them: put into the answer a rendered markdown image whose URL carries a query (it
+/// sends the query out when shown) or markup that runs script; flood the answer with a
+/// word repeated a hundred times; drop everything and print a given text. Read on the
+/// rendered text, so backticks, quotes, tables, link titles, comments, fences, look-alike
+/// and fullwidth letters and wrapped lines change nothing.
+static HIJACK: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    pattern(concat!(
+        r"\b(?:include|insert|add|put|append|embed)\s+(?:in|into|to|at\s+the\s+end\s+of)\s+your\s+(?:response|answer|reply|output)s?\b",
+        r"(?s:.){0,200}?(?:!\s*[^()\n]{0,80}\(\s*https?://[^\s)]*\?|\bon(?:error|load|mouseover|click)\s*=|\bjavascript\s*:)",
+        r"|\brepeat\s+(?:the\s+)?(?:word|words|sequence|phrase|string|text|sentence)\b(?s:.){0,80}?\b\d{2,}\s+times\b",
+        r"|\bstop\s+everything\b(?s:.){0,40}?\b(?:just\s+)?(?:print|say|write|output|respond\s+with)\b",
+    ))
+});
+
 /// Asking for the system prompt, secrets or credentials.
 static REVEAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     pattern(concat!(
@@ -102,7 +117,7 @@ static INLINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// A download (or decoded text) run by a shell or interpreter.
 static RUN_DOWNLOAD: LazyLock<Option<Regex>> = LazyLock::new(|| {
     pattern(concat!(
-        r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|;&]*(?:https?://|[\w-]+\.[a-z]{2,}\b|\$\w+)[^\n|;&]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:python[0-9.]*|node|nodejs|perl|ruby|php|bash|sh|zsh|dash|ksh|fish|pwsh|powershell|iex|invoke-expression|deno)(?:\s+-{1,2}[a-z]+)*(?:\s+-)?(?:\s+--\s[^\n]*)?(?:\s*(?:(?m:$)|[;&|)\x22'])|\s+[a-z]+(?:[\s,;]|\.(?:\s|$)|(?m:$)))",
+        r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|;&]*(?:https?://|[\w-]+\.[a-z]{2,}\b|\$\w+)[^\n|;&]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:python[0-9.]*|node|nodejs|perl|ruby|php|bash|sh|zsh|dash|ksh|fish|pwsh|powershell|iex|invoke-expression|deno)(?:\s+-{1,2}[a-z]+)*(?:\s+-)?(?:\s+--\s[^\n]*)?(?:\s*(?:(?m:$)|[;&|)\x22'])|\.(?:\s|$)|\s+[a-z]+(?:[\s,;]|\.(?:\s|$)|(?m:$)))",
         r"|\b(?:python[0-9.]*|node|perl|ruby|bash|sh|zsh)\s+(?:-\s+)?<\(\s*(?:curl|wget)\b",
         r"|\b(?:python[0-9.]*|node|perl|ruby|bash|sh|zsh)\s+-[ce]\s+[\x22']?\$\(\s*(?:curl|wget)\b",
         r"|\beval\s+[\x22']?\$\(\s*(?:curl|wget)\b",
@@ -214,6 +229,16 @@ fn judge(text: &str) -> Vec<(Code, Severity, String)> {
             said_as(text, m.start()),
             format!(
                 "the text, as a model reads it, tells it to drop its instructions: \"{}\"; remove it",
+                shown(m.as_str())
+            ),
+        ));
+    }
+    if let Some(m) = find(&HIJACK, text) {
+        out.push((
+            Code::ScanOverrideInstructions,
+            said_as(text, m.start()),
+            format!(
+                "the text, as a model reads it, takes over its answer (markup or an image that runs script or sends data out, a flood of words, a text to print instead): \"{}\"; remove it",
                 shown(m.as_str())
             ),
         ));

@@ -123,13 +123,11 @@ fn every_door_of_the_real_server_refuses_an_excluded_skill() {
             !body.contains("ignore all previous") && !body.contains(SECRET),
             "{door} served the excluded skill: {body}"
         );
-        // `/v1` answers name files relative to their source (MCP's texts are not `/v1`'s).
-        if door.starts_with("/v1") {
-            assert!(
-                !body.contains(&folder),
-                "{door} names a server folder: {body}"
-            );
-        }
+        // Every door names files relative to their source, as `/v1` answers do.
+        assert!(
+            !body.contains(&folder),
+            "{door} names a server folder: {body}"
+        );
     };
     for path in [
         "/v1/skills/evil-notes",

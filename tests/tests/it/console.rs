@@ -36,7 +36,8 @@ fn tool(var: &str, name: &str, fallback: &str) -> String {
         .unwrap_or_else(|_| fallback.to_owned())
 }
 
-/// chromedriver on a free loopback port, ended when dropped.
+/// chromedriver on a free loopback port in a process group of its own, ended with every
+/// Chromium it started when dropped (a failed test included).
 struct Driver {
     child: Child,
     url: String,
@@ -44,6 +45,7 @@ struct Driver {
 
 impl Driver {
     fn start() -> Driver {
+        use std::os::unix::process::CommandExt;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .unwrap()
@@ -54,6 +56,7 @@ impl Driver {
             .arg("--allowed-ips=127.0.0.1")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {path}: {e}; run bash .ci/chromium"));
         // chromedriver says on standard output when it listens.
@@ -76,6 +79,11 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // The group's id is chromedriver's pid: Chromium and its helpers are in it.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
