@@ -22,9 +22,6 @@ const AMPLIFY_BYTES: usize = 880 << 10;
 const NEVER_READ: usize = 10;
 /// Processes the fork loop tries to start (item 6).
 const FORKS: usize = 300;
-/// How long the slow senders of item 7 go on past the server's header read timeout (so
-/// that the closes it makes are seen: a close shows at the second write after it).
-const SLOW_HEADERS_PAST: Duration = Duration::from_secs(2);
 
 /// Write the skills every reproduction needs; the source folders.
 pub(super) fn write_skills(dir: &Path) -> Result<Vec<PathBuf>, String> {
@@ -374,14 +371,20 @@ pub(super) fn processes(t: &Target, dir: &Path, _args: &AttackArgs) -> String {
 }
 
 /// Item 7: `n` connections sending a request head a byte at a time, for the flood's length
-/// and past the server's header read timeout: how many the server closed, and when (those
-/// past its connection cap at once, each by a newer connection; the rest at the timeout).
+/// and until the server closed them all (at most three header read timeouts): how many it
+/// closed, and at what age (those past its connection cap at once, each by a newer
+/// connection; the rest at the timeout, counted from their accept, which comes late in a
+/// flood).
 pub(super) fn slow_headers(t: &Target, _dir: &Path, args: &AttackArgs) -> String {
     let addr = t.addr;
     let n = args.slow_connections;
     let timeout = skill_http::HEADER_READ_TIMEOUT;
     let started = Instant::now();
-    let until = started + Duration::from_secs(args.seconds).max(timeout + SLOW_HEADERS_PAST);
+    // Until every connection is closed (the server accepts a flood's connections late, and
+    // each one's timeout runs from its accept), the flood's length at least, and at most
+    // three header timeouts.
+    let flood = started + Duration::from_secs(args.seconds);
+    let until = started + Duration::from_secs(args.seconds).max(timeout * 3);
     let threads = 8;
     let workers: Vec<_> = (0..threads)
         .map(|k| {
@@ -397,7 +400,9 @@ pub(super) fn slow_headers(t: &Target, _dir: &Path, args: &AttackArgs) -> String
                     .collect();
                 let head = b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
                 let mut at = 0;
-                while Instant::now() < until {
+                while Instant::now() < until
+                    && (Instant::now() < flood || conns.iter().any(|c| c.2.is_none()))
+                {
                     let byte = [head[at % head.len()]];
                     for (s, opened, closed) in &mut conns {
                         if closed.is_none() && s.write(&byte).is_err() {
