@@ -133,6 +133,9 @@ codes! {
     InvalidTriggerPattern => "invalid-trigger-pattern",
     /// The body is longer than the standard recommends (500 lines).
     BodyTooLong => "body-too-long",
+    /// The skill's text has more distinct terms than the search index keeps for one skill
+    /// (20,000): the words past them are not searchable.
+    IndexTruncated => "index-truncated",
     // --- Discovery and the registry ---------------------------------------------------------
     /// A lowercase `skill.md` was used; `SKILL.md` is the standard spelling.
     LowercaseSkillFile => "lowercase-skill-file",

@@ -29,6 +29,13 @@ pub(crate) const RETRIEVE_BOOST_EXACT: f32 = 10.0;
 /// ([`DocInfo::whole`]). Set by hand: a body's start says what it is about, and reading
 /// every body whole would make an index build tokenize all of it.
 const WHOLE_BODY_BYTES: usize = 2_048;
+/// Most distinct terms the index keeps for one skill (its name, description, headings,
+/// body and limit clauses together): past it, a term the skill has not used yet is left
+/// out, and the skill gets an `index-truncated` warning (limit clauses are few already: at
+/// most 16 per text and 5 `when_not_to_use` entries). What one skill costs the index
+/// grows with its distinct terms (term table, frequencies, postings), so this bounds it;
+/// the largest real skill met so far uses about 3,500.
+pub const MAX_SKILL_TERMS: usize = 20_000;
 
 /// The first `max` bytes of `text`, cut back to a character boundary.
 fn clip_bytes(text: &str, max: usize) -> &str {
@@ -300,6 +307,30 @@ impl Scratch {
 /// entry `i` is the global id of local id `i`.
 pub(crate) type GlobalIds = Vec<u32>;
 
+/// The tokens [`analyse`] left out of one skill past [`MAX_SKILL_TERMS`] (each a use of a
+/// term past the budget).
+#[derive(Debug, Default)]
+struct Cut {
+    terms: usize,
+}
+
+impl Cut {
+    /// The `index-truncated` warning, when something was left out.
+    fn diagnostic(&self, path: &std::path::Path) -> Option<Diagnostic> {
+        (self.terms > 0).then(|| {
+            Diagnostic::warning(
+                skill_format::Code::IndexTruncated,
+                path,
+                format!(
+                    "the search index left out {} words past the skill's first {MAX_SKILL_TERMS} \
+                     distinct terms: search and selection do not see them",
+                    self.terms
+                ),
+            )
+        })
+    }
+}
+
 /// One skill as an analysing thread leaves it: document and facts whose term ids are the
 /// thread's own, with the terms the thread met first in it.
 #[derive(Debug)]
@@ -409,6 +440,10 @@ pub(crate) fn analyse(
         .join("\n");
     let texts: [&str; FIELDS] = [&name_words, &desc, &headings, &body.kept];
     let mut counts: HashMap<u32, [u16; FIELDS], foldhash::fast::RandomState> = HashMap::default();
+    // Terms only limit clauses use: with `counts`, the skill's distinct terms.
+    let mut clause_only: std::collections::HashSet<u32, foldhash::fast::RandomState> =
+        std::collections::HashSet::default();
+    let mut cut = Cut::default();
     let mut len = [0u32; FIELDS];
     let mut analysed = String::new();
     for (f, text) in texts.iter().enumerate() {
@@ -417,7 +452,16 @@ pub(crate) fn analyse(
         let mut stream = english.token_stream(text);
         while stream.advance() {
             let token = &stream.token().text;
-            let id = local.intern(token);
+            let known = local.ids.get(token.as_str()).copied();
+            let id = match known {
+                Some(id) if counts.contains_key(&id) => id,
+                _ if counts.len() + clause_only.len() >= MAX_SKILL_TERMS => {
+                    cut.terms += 1;
+                    continue;
+                }
+                Some(id) => id,
+                None => local.intern(token),
+            };
             let slot = &mut counts.entry(id).or_insert([0; FIELDS])[f];
             *slot = slot.saturating_add(1);
             len[f] = len[f].saturating_add(1);
@@ -426,13 +470,27 @@ pub(crate) fn analyse(
         }
         doc.add_text(fields.text[f], &analysed);
     }
+    // At most 69 clauses (16 from each text split, 5 `when_not_to_use` entries).
     let clauses = clauses
         .into_iter()
         .map(|(kind, text)| {
-            let mut ids: Vec<u32> = text::tokens(english, &text)
-                .iter()
-                .map(|t| local.intern(t))
-                .collect();
+            let mut ids = Vec::new();
+            for t in text::tokens(english, &text) {
+                let known = local.ids.get(t.as_str()).copied();
+                let id = match known {
+                    Some(id) if counts.contains_key(&id) || clause_only.contains(&id) => id,
+                    _ if counts.len() + clause_only.len() >= MAX_SKILL_TERMS => {
+                        cut.terms += 1;
+                        continue;
+                    }
+                    Some(id) => id,
+                    None => local.intern(&t),
+                };
+                if !counts.contains_key(&id) {
+                    clause_only.insert(id);
+                }
+                ids.push(id);
+            }
             ids.sort_unstable();
             ids.dedup();
             (kind, ids)
@@ -466,7 +524,8 @@ pub(crate) fn analyse(
         phrase_runs.push(w.len() as u64);
         phrase_runs.extend(w.iter().map(|w| word_hash(w)));
     }
-    let (triggers, diagnostics) = Compiled::new(&m.triggers, &skill.path, stems);
+    let (triggers, mut diagnostics) = Compiled::new(&m.triggers, &skill.path, stems);
+    diagnostics.extend(cut.diagnostic(&skill.path));
     // The name counts in the lexical score (and its exact form on its own); the
     // embedding is of what the skill says it does, so two skills that say the same tie.
     let embedding = embedder.embed(&desc);

@@ -148,6 +148,7 @@ mod typo;
 mod typo_automata;
 mod typo_table;
 
+pub use doc::MAX_SKILL_TERMS;
 #[cfg(feature = "transformer")]
 pub use embed::transformer::{MAX_CACHED_TEXTS, MAX_MODEL_BYTES, MAX_TOKENS, Transformer};
 pub use error::Error;

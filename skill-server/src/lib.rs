@@ -34,6 +34,8 @@ mod audit_cmd;
 mod commands;
 mod disclose_cmd;
 mod eval_cmd;
+#[cfg(feature = "mcp")]
+mod hangup;
 mod lock_cmd;
 mod mcp_cmd;
 #[cfg(feature = "otel")]

@@ -48,8 +48,10 @@ pub(crate) fn run(_args: &McpArgs, err: &mut dyn Write) -> u8 {
     2
 }
 
-/// Serve MCP on stdio until the client closes it, or SIGINT/SIGTERM (then the engine shuts
-/// down as `serve` does: scripts and forked tasks are stopped).
+/// Serve MCP on stdio until the client closes it (answers still unwritten then have
+/// `skill_mcp::STDIO_CLOSE_DRAIN` from the hang-up to go out, see `hangup`), or
+/// SIGINT/SIGTERM (then the engine shuts down as `serve` does: scripts and forked tasks are
+/// stopped).
 #[cfg(feature = "mcp")]
 pub(crate) fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
     let mut config = EngineConfig::new(args.skills.config());
@@ -76,19 +78,29 @@ pub(crate) fn run(args: &McpArgs, err: &mut dyn Write) -> u8 {
         profile: args.profile.clone(),
     };
     let result = runtime.block_on(async {
+        // Watched from before the engine starts: the drain counts from the hang-up.
+        let drained = crate::hangup::drained_after_hangup();
+        tokio::pin!(drained);
         // Caught from before the first message is answered (see `serve`).
         let signal = crate::signals::shutdown_signal();
-        let engine = Engine::start(config).map_err(|e| e.to_string())?;
+        // Loaded on a blocking thread, so that a hang-up's drain ends the process even
+        // while a large pack still loads (that thread is not waited for).
+        let starting = tokio::task::spawn_blocking(move || Engine::start(config));
+        let engine = tokio::select! {
+            started = starting => started.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?,
+            () = &mut drained => return Ok(()),
+        };
         let served = tokio::select! {
             served = skill_mcp::serve_stdio(engine.clone(), mcp) => served.map_err(|e| e.to_string()),
             () = signal => Ok(()),
+            () = drained => Ok(()),
         };
         engine.shutdown().await;
         served
     });
     telemetry.shutdown();
-    // Stopped by a signal, the stdio transport may still be blocked reading stdin on a
-    // blocking thread: do not wait for it.
+    // Stopped by a signal or past the drain, the stdio transport may still be blocked
+    // reading stdin or writing stdout on a blocking thread: do not wait for it.
     runtime.shutdown_background();
     match result {
         Ok(()) => 0,

@@ -1039,3 +1039,59 @@ fn a_word_nearly_every_skill_of_a_large_pack_uses_retrieves_nothing_by_itself() 
     // A request made only of the common word still retrieves by it.
     assert_eq!(search(&index, "teams").len(), 10);
 }
+
+/// The `n`-th of a run of distinct words the analyser keeps as they are (consonants only:
+/// no stemming suffix, no stop word).
+fn plain_word(n: usize) -> String {
+    const LETTERS: &[u8] = b"bcdfghjklmnpqrtvwxz";
+    let mut n = n;
+    let mut w = String::from("q");
+    for _ in 0..4 {
+        w.push(char::from(LETTERS[n % LETTERS.len()]));
+        n /= LETTERS.len();
+    }
+    w
+}
+
+fn truncated(index: &SkillIndex) -> Vec<String> {
+    index
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.code.as_str() == "index-truncated")
+        .map(|d| d.message)
+        .collect()
+}
+
+/// A skill's distinct terms are indexed up to `MAX_SKILL_TERMS` (name and description
+/// included) and no further: one more is left out of search, with a warning. The 4 MiB
+/// SKILL.md of 430,000 distinct headings cost the server 148 MiB before.
+#[test]
+fn a_skill_is_indexed_up_to_its_term_budget_and_one_past_it_is_cut_with_a_warning() {
+    // The name and description are the word 0; the body words 1.. up to `last`.
+    let body = |last: usize| -> String { (1..=last).map(plain_word).collect::<Vec<_>>().join(" ") };
+    let name = plain_word(0);
+    let frontmatter = format!("description: {name}");
+    let found = |index: &SkillIndex, n: usize| !search(index, &plain_word(n)).is_empty();
+
+    let at_budget = body(MAX_SKILL_TERMS - 1);
+    let (_dir, index) = index_of(&[(&name, &frontmatter, &at_budget), RELEASE_NOTES]);
+    assert!(truncated(&index).is_empty(), "{:?}", truncated(&index));
+    assert!(
+        found(&index, MAX_SKILL_TERMS - 1),
+        "the last term within the budget"
+    );
+
+    let past = body(MAX_SKILL_TERMS);
+    let (_dir, index) = index_of(&[(&name, &frontmatter, &past), RELEASE_NOTES]);
+    assert!(
+        found(&index, MAX_SKILL_TERMS - 1),
+        "the last term within the budget"
+    );
+    assert!(!found(&index, MAX_SKILL_TERMS), "the term past the budget");
+    let warned = truncated(&index);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("1 words past the skill's first 20000 distinct terms"),
+        "{warned:?}"
+    );
+}

@@ -149,6 +149,70 @@ fn skill_server_mcp_exits_within_the_drain_when_its_input_closes_unread() {
     drop(stdout);
 }
 
+/// The drain counts from the host's hang-up, not from when the server reads the end of its
+/// input: a host that writes its messages and closes the pipe at once, while the engine is
+/// still loading a pack that takes seconds (here [`SLOW_PACK_FILES`] files of 4 MiB), and
+/// never reads, sees `skill-server mcp` exit within `skill_mcp::STDIO_CLOSE_DRAIN` of the
+/// close (with a margin for a loaded machine, smaller than the load). It exited the load's
+/// time later (7.0 s for the 5 s drain in `cargo xtask attack`).
+#[cfg(all(unix, feature = "mcp"))]
+#[test]
+fn skill_server_mcp_counts_the_drain_from_the_hang_up_even_while_it_loads() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let mut headings = String::from("---\nname: big-0\ndescription: Headings only.\n---\n");
+    let mut k = 0;
+    while headings.len() < (4 << 20) - 64 {
+        headings.push_str(&format!("# h{k}\n"));
+        k += 1;
+    }
+    for i in 0..SLOW_PACK_FILES {
+        let text = headings.replacen("name: big-0", &format!("name: big-{i}"), 1);
+        crate::common::write(dir.path(), &format!("big-{i}/SKILL.md"), &text);
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skill-server"))
+        .args(["mcp", "--no-watch", "--skills"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut requests = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#.to_vec();
+    requests
+        .extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    for id in 1..=300 {
+        requests.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n").as_bytes(),
+        );
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&requests).unwrap();
+    drop(stdin);
+    let closed = Instant::now();
+    let stdout = child.stdout.take();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let bound = skill_mcp::STDIO_CLOSE_DRAIN + Duration::from_millis(1_500);
+    let Ok(status) = rx.recv_timeout(bound) else {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        panic!("skill-server mcp still ran {bound:?} after its input closed");
+    };
+    let took = closed.elapsed();
+    assert!(status.unwrap().success(), "took {took:?}");
+    drop(stdout);
+}
+
+/// 4 MiB files in the pack of the hang-up test: enough that loading it takes longer than
+/// that test's margin.
+#[cfg(all(unix, feature = "mcp"))]
+const SLOW_PACK_FILES: usize = 4;
+
 /// `serve`'s `/mcp` checks a browser's `Origin` against the configured `allowed_hosts`
 /// (the list of the `Host` check): a page on a listed name, on loopback or on the server's
 /// own address is served, any other site gets `403 forbidden_origin`, `Origin: null` too;

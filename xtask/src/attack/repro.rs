@@ -370,49 +370,78 @@ pub(super) fn processes(t: &Target, dir: &Path, _args: &AttackArgs) -> String {
     )
 }
 
-/// Item 7: `n` connections sending a request head a byte at a time for the flood's length.
+/// Item 7: `n` connections sending a request head a byte at a time, for the flood's length
+/// and until the server closed them all (at most three header read timeouts): how many it
+/// closed, and at what age (those past its connection cap at once, each by a newer
+/// connection; the rest at the timeout, counted from their accept, which comes late in a
+/// flood).
 pub(super) fn slow_headers(t: &Target, _dir: &Path, args: &AttackArgs) -> String {
     let addr = t.addr;
     let n = args.slow_connections;
-    let until = Instant::now() + Duration::from_secs(args.seconds);
+    let timeout = skill_http::HEADER_READ_TIMEOUT;
+    let started = Instant::now();
+    // Until every connection is closed (the server accepts a flood's connections late, and
+    // each one's timeout runs from its accept), the flood's length at least, and at most
+    // three header timeouts.
+    let flood = started + Duration::from_secs(args.seconds);
+    let until = started + Duration::from_secs(args.seconds).max(timeout * 3);
     let threads = 8;
     let workers: Vec<_> = (0..threads)
         .map(|k| {
             let share = n / threads + usize::from(k < n % threads);
             std::thread::spawn(move || {
-                let mut conns: Vec<Option<TcpStream>> = (0..share)
-                    .map(|_| TcpStream::connect_timeout(&addr, IO_LIMIT).ok())
+                // Each connection with when it was opened and, once a write failed, when
+                // the server was found to have closed it.
+                let mut conns: Vec<(TcpStream, Instant, Option<Duration>)> = (0..share)
+                    .filter_map(|_| {
+                        let s = TcpStream::connect_timeout(&addr, IO_LIMIT).ok()?;
+                        Some((s, Instant::now(), None))
+                    })
                     .collect();
-                let opened = conns.iter().flatten().count();
                 let head = b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
                 let mut at = 0;
-                while Instant::now() < until {
+                while Instant::now() < until
+                    && (Instant::now() < flood || conns.iter().any(|c| c.2.is_none()))
+                {
                     let byte = [head[at % head.len()]];
-                    for c in &mut conns {
-                        if let Some(s) = c
-                            && s.write(&byte).is_err()
-                        {
-                            *c = None;
+                    for (s, opened, closed) in &mut conns {
+                        if closed.is_none() && s.write(&byte).is_err() {
+                            *closed = Some(opened.elapsed());
                         }
                     }
                     at += 1;
                     std::thread::sleep(Duration::from_millis(100));
                 }
-                (opened, conns.iter().flatten().count())
+                conns.into_iter().map(|c| c.2).collect::<Vec<_>>()
             })
         })
         .collect();
-    let (mut opened, mut open) = (0, 0);
+    let mut lives = Vec::new();
     for w in workers {
-        if let Ok((o, left)) = w.join() {
-            opened += o;
-            open += left;
+        if let Ok(l) = w.join() {
+            lives.extend(l);
         }
     }
+    let opened = lives.len();
+    let early = lives.iter().flatten().filter(|l| **l < timeout).count();
+    let mut at_timeout: Vec<Duration> = lives
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|l| *l >= timeout)
+        .collect();
+    at_timeout.sort();
+    let open = lives.iter().filter(|l| l.is_none()).count();
     format!(
-        "{n} connections for {} s: {opened} opened, {} closed by the server meanwhile",
-        args.seconds,
-        opened - open
+        "{n} connections for {} s: {opened} opened; closed by the server: {early} before the \
+         {} s header timeout (the cap is {} connections; each probe past it closes one too), \
+         {} at {}-{} ms of their life; {open} still open",
+        started.elapsed().as_secs(),
+        timeout.as_secs(),
+        skill_http::DEFAULT_MAX_CONNECTIONS,
+        at_timeout.len(),
+        at_timeout.first().map_or(0, Duration::as_millis),
+        at_timeout.last().map_or(0, Duration::as_millis),
     )
 }
 
