@@ -15,9 +15,12 @@
 //! both left out of the resources, never one preferred; each stays reachable through the tools.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
-    DIRECTORY_MIME_TYPE, Resource, Skill, SkillFrontmatter, SkillResource, SkillResources,
+    DIRECTORY_MIME_TYPE, Resource, ResourceContents, Skill, SkillFrontmatter, SkillResource,
+    SkillResources,
 };
 use skill_runtime::Sha256;
 use skill_runtime::{Engine, MAX_NAME_CHARS, SKILL_FILE, SkillSummary};
@@ -28,6 +31,10 @@ pub const MAX_FILES_PER_SKILL: usize = 512;
 pub const MAX_BYTES_PER_SKILL: u64 = 16 * 1024 * 1024;
 /// The URI scheme skills are served under.
 pub const SCHEME: &str = "skill://";
+/// Most bytes of file contents one catalog keeps for `resources/read` (the contents of the
+/// files read first, each once checked against its listed size and digest); reads past it
+/// are read from the engine and hashed each time.
+const MAX_KEPT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One file of a served skill.
 #[derive(Debug, Clone)]
@@ -42,6 +49,9 @@ pub(crate) struct FileRef {
     pub size: u64,
     /// Its SHA-256 when the manifest was made.
     pub sha256: Sha256,
+    /// Its contents as served, once a read gave exactly the listed bytes and
+    /// [`MAX_KEPT_BYTES`] had room (see [`Catalog::keep`]).
+    pub kept: OnceLock<ResourceContents>,
 }
 
 /// A served skill.
@@ -80,6 +90,11 @@ pub(crate) struct Catalog {
     dirs: BTreeMap<String, BTreeMap<String, Child>>,
     /// Skills left out, with the reason.
     pub skipped: Vec<(String, String)>,
+    /// Bytes of the files' `kept` contents, at most [`MAX_KEPT_BYTES`].
+    kept_bytes: AtomicU64,
+    /// Whether reads are verified against a lock (`require_lock`): then nothing is kept,
+    /// so that every read is checked and a file changed since the lock is refused.
+    verified_reads: bool,
 }
 
 /// Percent-encode one URI path segment (everything but RFC 3986 unreserved characters).
@@ -162,6 +177,7 @@ impl Catalog {
         let generation = engine.generation();
         let mut catalog = Catalog {
             generation,
+            verified_reads: engine.snapshot().verifies_reads(),
             ..Catalog::default()
         };
         let mut served: Vec<(Served, Vec<(String, FileRef)>)> = Vec::new();
@@ -212,6 +228,39 @@ impl Catalog {
             catalog.skills.push(skill);
         }
         catalog
+    }
+
+    /// Keep `contents`, the served form of `file`'s bytes, for the next reads of it in this
+    /// generation, when the bytes are exactly the listed ones (the caller checked their
+    /// size and SHA-256 against the manifest: kept contents are the manifest's, whatever
+    /// the file holds later) and the catalog's [`MAX_KEPT_BYTES`] has room for `file.size`
+    /// more. A read of a kept file then touches neither the disk nor a hash, as rmcp's
+    /// in-memory catalog; the engine's checks (the skill visible to the profile, the
+    /// lock with `require_lock`) passed on the read that kept it and hold for the whole
+    /// generation, the catalog's lifetime. With `require_lock` nothing is kept: each read
+    /// is verified against the lock (by the file's stamp, or its hash), so a file changed
+    /// since is refused rather than served from memory. Whether it was kept.
+    pub(crate) fn keep(&self, file: &FileRef, contents: &ResourceContents) -> bool {
+        if self.verified_reads {
+            return false;
+        }
+        if file.kept.get().is_some() {
+            return true;
+        }
+        let reserved = self
+            .kept_bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(file.size)
+                    .filter(|total| *total <= MAX_KEPT_BYTES)
+            });
+        if reserved.is_err() {
+            return false;
+        }
+        if file.kept.set(contents.clone()).is_err() {
+            // Another read kept it first: give the reservation back.
+            self.kept_bytes.fetch_sub(file.size, Ordering::AcqRel);
+        }
+        true
     }
 
     /// Register the prefix directories above a skill root (`skill://a`, `skill://a/b`).
@@ -408,6 +457,7 @@ fn serve_one(
                 mime,
                 size: entry.size,
                 sha256,
+                kept: OnceLock::new(),
             },
         ));
     }
@@ -462,6 +512,48 @@ mod tests {
         assert_eq!(skill_path("pdf", "pdf-forms"), "pdf-forms");
         assert_eq!(skill_path("", "solo"), "solo");
         assert_eq!(skill_path("a b/x", "x"), "a%20b/x");
+    }
+
+    fn file_of(size: u64) -> FileRef {
+        FileRef {
+            skill: 0,
+            relative: "f".into(),
+            mime: "text/plain",
+            size,
+            sha256: Sha256::of(b""),
+            kept: OnceLock::new(),
+        }
+    }
+
+    /// Contents are kept up to [`MAX_KEPT_BYTES`] in all, to the byte; a file kept twice
+    /// counts once.
+    #[test]
+    fn kept_contents_stop_at_the_catalogs_byte_limit() {
+        let catalog = Catalog::default();
+        let contents = ResourceContents::text("x", "skill://a/SKILL.md");
+        let first = file_of(MAX_KEPT_BYTES - 10);
+        assert!(catalog.keep(&first, &contents));
+        assert!(catalog.keep(&first, &contents), "already kept");
+        assert_eq!(
+            catalog.kept_bytes.load(Ordering::Acquire),
+            MAX_KEPT_BYTES - 10
+        );
+        let over = file_of(11);
+        assert!(!catalog.keep(&over, &contents));
+        assert!(over.kept.get().is_none());
+        let fits = file_of(10);
+        assert!(catalog.keep(&fits, &contents));
+        assert!(fits.kept.get().is_some());
+        assert_eq!(catalog.kept_bytes.load(Ordering::Acquire), MAX_KEPT_BYTES);
+        assert!(!catalog.keep(&file_of(1), &contents));
+        // With require_lock, nothing is kept.
+        let locked = Catalog {
+            verified_reads: true,
+            ..Catalog::default()
+        };
+        let small = file_of(1);
+        assert!(!locked.keep(&small, &contents));
+        assert!(small.kept.get().is_none());
     }
 
     #[test]

@@ -15,13 +15,17 @@
 //! - `notifications/resources/list_changed` (and prompts) when the registry reloads: to a
 //!   session's peer, and to `subscriptions/listen` on protocol 2026-07-28.
 //!
-//! Digests and the bytes served: `resources/read` hashes the bytes it serves and compares
+//! Digests and the bytes served: `resources/read` hashes the bytes it reads and compares
 //! them with the size and digest the listing gave. When they differ (the file changed on
 //! disk after the snapshot, before the reload that will announce it), the bytes are served
 //! as they are now and the contents carry `_meta` with `sha256` ([`SERVED_DIGEST_META`],
 //! the `sha256:` digest of exactly those bytes) and `size` ([`SERVED_SIZE_META`]); a host
 //! that checks digests compares with `_meta` when present. An unchanged file's contents
-//! carry no `_meta`.
+//! carry no `_meta`, and are kept in memory for the generation (up to a byte limit per
+//! generation): the next reads of that file serve the listed bytes with no disk read and
+//! no hash, as rmcp's catalog serves every file, until the reload builds the next listing.
+//! With `require_lock` nothing is kept: every read is verified against the lock, and a
+//! file changed since is refused (`lock_mismatch`).
 //!
 //! Tools render their answers with the `skill_runtime::wire` shapes the HTTP API uses
 //! (`use_skill` is `ExecutedShape`, `search_skills` `SearchShape`, `execute`

@@ -127,6 +127,14 @@ fn ttl_ms() -> u64 {
     u64::try_from(CACHE_TTL.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// A `resources/read` answer of one file's contents, cacheable for [`CACHE_TTL`].
+fn read_result(contents: ResourceContents) -> ReadResourceResult {
+    let mut result = ReadResourceResult::new(vec![contents]);
+    result.ttl_ms = Some(ttl_ms());
+    result.cache_scope = Some(CacheScope::Private);
+    result
+}
+
 impl SkillsServer {
     /// A server over the engine.
     pub fn new(engine: Arc<Engine>, config: McpConfig) -> Self {
@@ -211,6 +219,9 @@ impl SkillsServer {
         let Some(file) = catalog.file(uri) else {
             return Err(self.excluded_at(uri).unwrap_or_else(not_found));
         };
+        if let Some(contents) = file.kept.get() {
+            return Ok(read_result(contents.clone()));
+        }
         let skill = &catalog.skills[file.skill];
         let bytes = self
             .engine
@@ -228,12 +239,13 @@ impl SkillsServer {
         let contents = contents.with_mime_type(file.mime);
         let contents = match meta {
             Some(meta) => contents.with_meta(meta),
-            None => contents,
+            None => {
+                // Exactly the listed bytes: kept for the generation's next reads.
+                catalog.keep(file, &contents);
+                contents
+            }
         };
-        let mut result = ReadResourceResult::new(vec![contents]);
-        result.ttl_ms = Some(ttl_ms());
-        result.cache_scope = Some(CacheScope::Private);
-        Ok(result)
+        Ok(read_result(contents))
     }
 
     /// The refusal of a URI that is not served because it names a skill the trust policy

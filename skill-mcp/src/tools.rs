@@ -15,7 +15,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotation
 use serde_json::{Value, json};
 
 use skill_runtime::wire::{
-    ExecuteRequest, ExecutedShape, GetSkillRequest, Input, LoadSkillRequest, Operation,
+    Answer, ExecuteRequest, ExecutedShape, GetSkillRequest, Input, LoadSkillRequest, Operation,
     OutlineShape, Request, RequestError, ResultsShape, RouteRequest, RoutedOutputShape,
     SearchRequest, SearchShape, SelectRequest, UseSkillRequest,
 };
@@ -31,6 +31,10 @@ struct ToolSpec {
     operation: &'static Operation,
     description: &'static str,
     read_only: bool,
+    /// The answer its structured content carries, whose schema is its `outputSchema`
+    /// (`None`: the tool answers text, or structured content only sometimes: `load_skill`'s
+    /// `outline`; a declared schema would oblige every answer to carry it).
+    answer: Option<Answer>,
 }
 
 /// Every tool, each over one wire operation: its `inputSchema` is the operation's input
@@ -42,42 +46,49 @@ const TOOLS: &[ToolSpec] = &[
         operation: GetSkillRequest::OPERATION,
         description: "Progressive disclosure: no path lists every domain and skill; `email` gives a domain's overview or a skill; `email.send` one skill; `email.all` every skill of a domain; `name#slug` one section of a skill (see load_skill's `outline`).",
         read_only: true,
+        answer: None,
     },
     ToolSpec {
         name: "load_skill",
         operation: LoadSkillRequest::OPERATION,
         description: "Load one skill's full instructions by name. For a large skill, ask first for its `outline` (every section with its slug and estimated tokens), then load only the `section` you need.",
         read_only: true,
+        answer: None,
     },
     ToolSpec {
         name: "use_skill",
         operation: UseSkillRequest::OPERATION,
         description: "Use a skill with arguments: a template returns its instructions with the arguments substituted; a `context: fork` skill starts a background task and returns its id.",
         read_only: false,
+        answer: Some(Answer::UseSkill),
     },
     ToolSpec {
         name: "search_skills",
         operation: SearchRequest::OPERATION,
         description: "Rank skills for a query (name, description, triggers and body).",
         read_only: true,
+        answer: Some(Answer::Search),
     },
     ToolSpec {
         name: "select_skills",
         operation: SelectRequest::OPERATION,
         description: "Choose the skills to load for a user message: selected_skills with confidence and reason, no_skill_needed, and the disclosure tier.",
         read_only: true,
+        answer: Some(Answer::Select),
     },
     ToolSpec {
         name: "route",
         operation: RouteRequest::OPERATION,
         description: "Route one command line (`text`) or the ```cmd blocks of a whole model output (`output`) to skills without running anything: each command's route, and the reply text outside the blocks.",
         read_only: true,
+        answer: Some(Answer::Route),
     },
     ToolSpec {
         name: "execute",
         operation: ExecuteRequest::OPERATION,
         description: "Execute one command line (`command`) or every command in the ```cmd blocks of a model output (`output`), in order; each result is reported.",
         read_only: false,
+        answer: Some(Answer::Execute),
     },
 ];
 
@@ -93,7 +104,7 @@ pub(crate) fn definitions() -> Vec<Tool> {
     TOOLS
         .iter()
         .map(|t| {
-            Tool::new(
+            let tool = Tool::new(
                 t.name,
                 t.description,
                 schema(t.operation.input_schema(false)),
@@ -102,7 +113,11 @@ pub(crate) fn definitions() -> Vec<Tool> {
                 ToolAnnotations::new()
                     .read_only(t.read_only)
                     .destructive(false),
-            )
+            );
+            match t.answer {
+                Some(answer) => tool.with_raw_output_schema(schema(answer.output_schema())),
+                None => tool,
+            }
         })
         .collect()
 }

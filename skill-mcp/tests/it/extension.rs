@@ -263,31 +263,45 @@ fn find_file(dir: &std::path::Path, tail: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// A file changed on disk after the listing, before any read gave its listed bytes, is
+/// served as it is now with its own digest in `_meta`; a file once read as listed is
+/// served as listed for the rest of the generation (kept in memory, as rmcp's catalog
+/// serves), even if it changes on disk before the reload.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_read_of_a_file_changed_since_the_listing_carries_the_served_bytes_digest() {
     let fx = Fixture::new();
-    let (client, _changes) = connect(fx.server()).await;
+    let server = fx.server();
+    let (client, _changes) = connect(server.clone()).await;
     let listed = client.list_all_skills().await.unwrap();
     let pdf = listed.iter().find(|s| s.name() == "pdf-forms").unwrap();
     let SkillResources::Files(files) = &pdf.resources else {
         panic!("dynamic")
     };
-    let uri = "skill://pdf-forms/assets/template.txt";
-    let listed_digest = files.iter().find(|f| f.uri == uri).unwrap().digest.clone();
+    let digest_of = |uri: &str| files.iter().find(|f| f.uri == uri).unwrap().digest.clone();
     // Unchanged: the bytes are the listed ones, and no _meta is added.
+    let kept_uri = "skill://pdf-forms/SKILL.md";
     let read = client
-        .read_resource(ReadResourceRequestParams::new(uri))
+        .read_resource(ReadResourceRequestParams::new(kept_uri))
         .await
         .unwrap();
     let unchanged = serde_json::to_value(&read.contents[0]).unwrap();
     assert!(unchanged.get("_meta").is_none(), "{unchanged}");
-    // Changed on disk with no reload: the bytes served come with their own digest.
+    let listed_bytes = crate::common::bytes_of(&read.contents[0]);
+    // Changed on disk with no reload, never read before: the bytes served come with their
+    // own digest.
+    let uri = "skill://pdf-forms/assets/template.txt";
+    let listed_digest = digest_of(uri);
     let on_disk = find_file(fx.dir.path(), "pdf-forms/assets/template.txt").unwrap();
     let fresh = b"a new template, not the one listed\n";
     std::fs::write(&on_disk, fresh).unwrap();
-    // A second client, so that no client-side cache of the first read answers.
+    let kept_on_disk = find_file(fx.dir.path(), "pdf-forms/SKILL.md").unwrap();
+    let mut rewritten = listed_bytes.clone();
+    rewritten.extend_from_slice(b"\nA line added after the read.\n");
+    std::fs::write(&kept_on_disk, &rewritten).unwrap();
+    // A second client of the same server, so that no client-side cache of the first read
+    // answers.
     client.cancel().await.unwrap();
-    let (client, _changes) = connect(fx.server()).await;
+    let (client, _changes) = connect(server).await;
     let read = client
         .read_resource(ReadResourceRequestParams::new(uri))
         .await
@@ -301,6 +315,14 @@ async fn a_read_of_a_file_changed_since_the_listing_carries_the_served_bytes_dig
     assert_eq!(changed["_meta"]["sha256"], serde_json::json!(expected));
     assert_eq!(changed["_meta"]["size"], serde_json::json!(fresh.len()));
     assert_ne!(expected, listed_digest);
+    // The file read as listed before its change: still the listed bytes, no _meta.
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(kept_uri))
+        .await
+        .unwrap();
+    assert_eq!(crate::common::bytes_of(&read.contents[0]), listed_bytes);
+    let kept = serde_json::to_value(&read.contents[0]).unwrap();
+    assert!(kept.get("_meta").is_none(), "{kept}");
     client.cancel().await.unwrap();
 }
 

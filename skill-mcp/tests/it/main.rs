@@ -9,6 +9,7 @@ mod http;
 #[cfg(target_os = "linux")]
 mod limits;
 mod malformed;
+mod output_schema;
 #[cfg(target_os = "linux")]
 mod sessions;
 mod tools_and_prompts;

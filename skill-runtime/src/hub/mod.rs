@@ -6,7 +6,7 @@
 //! zip of its folder) through the engine's one HTTP client, checks each artifact against
 //! the entry's `sha256:` digest and each archive entry's path ([`safe_path`]), and returns
 //! the files. Nothing is written until everything is verified: a remote that lies (a wrong
-//! digest, an artifact or index over its cap, a path that leaves the skill's folder, a body
+//! digest, an artifact or index over its cap, an archive that unpacks past its cap, a path that leaves the skill's folder, a body
 //! that never ends or comes too slowly) is refused whole with the reason, and what was
 //! served before stays served. Every limit is a named constant below.
 //!
@@ -44,6 +44,9 @@ pub const MAX_INDEX_SKILLS: usize = 4096;
 pub const MAX_ARTIFACT_BYTES: u64 = crate::ops::discovery::MAX_ARCHIVE_BYTES;
 /// The most files one archive may hold (as this engine's own index).
 pub const MAX_ARCHIVE_FILES: usize = crate::ops::discovery::MAX_ARCHIVE_FILES;
+/// The most bytes one archive may unpack to, its entries' sizes together (the
+/// decompression-bomb cap; SEP-2640's most bytes of one skill's files).
+pub const MAX_UNPACKED_BYTES: u64 = 16 * 1024 * 1024;
 /// The most bytes one remote source may bring in, all skills together.
 pub const MAX_SOURCE_BYTES: u64 = 256 * 1024 * 1024;
 /// The longest relative path inside a skill, in bytes.
@@ -249,8 +252,8 @@ async fn fetch_inner(
         let files = match entry.kind.as_str() {
             SKILL_MD_TYPE => vec![(SKILL_FILE.to_owned(), bytes.to_vec())],
             ARCHIVE_TYPE => {
-                let files = unzip::read_stored_zip(&bytes)
-                    .map_err(|e| format!("skill `{}`: {e}", entry.name))?;
+                let files =
+                    unzip::read_zip(&bytes).map_err(|e| format!("skill `{}`: {e}", entry.name))?;
                 if !files.iter().any(|(p, _)| p == SKILL_FILE) {
                     return Err(format!(
                         "skill `{}`: the archive has no {SKILL_FILE} at its root",
@@ -266,6 +269,17 @@ async fn fetch_inner(
                 ));
             }
         };
+        // What is written to disk counts, not what came down (an archive's deflated
+        // entries unpack to more than its bytes).
+        let unpacked: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
+        total = total
+            .saturating_sub(bytes.len() as u64)
+            .saturating_add(unpacked);
+        if total > MAX_SOURCE_BYTES {
+            return Err(format!(
+                "the skills together are over {MAX_SOURCE_BYTES} bytes"
+            ));
+        }
         skills.push(RemoteSkill {
             name: entry.name.clone(),
             files,

@@ -377,29 +377,21 @@ fn archives_are_read_strictly() {
         ("scripts/run.sh".to_owned(), b"echo\n".to_vec()),
     ];
     let zip = stored_zip(&files).unwrap();
-    assert_eq!(unzip::read_stored_zip(&zip).unwrap(), files);
+    assert_eq!(unzip::read_zip(&zip).unwrap(), files);
 
-    // A flipped data byte fails the CRC; a compressed method is refused; a cut archive is
-    // not readable.
+    // A flipped data byte fails the CRC; a method other than stored or deflated is
+    // refused; a cut archive is not readable.
     let mut bad = zip.clone();
     bad[30 + "SKILL.md".len()] ^= 1;
-    assert!(unzip::read_stored_zip(&bad).unwrap_err().contains("CRC-32"));
+    assert!(unzip::read_zip(&bad).unwrap_err().contains("CRC-32"));
     let dir_at = zip.len() - 22;
     let central = u32::from_le_bytes(zip[dir_at + 16..dir_at + 20].try_into().unwrap()) as usize;
-    let mut deflated = zip.clone();
-    deflated[central + 10] = 8;
-    assert!(
-        unzip::read_stored_zip(&deflated)
-            .unwrap_err()
-            .contains("method 8")
-    );
-    assert!(unzip::read_stored_zip(&zip[..zip.len() - 1]).is_err());
+    let mut lzma = zip.clone();
+    lzma[central + 10] = 14;
+    assert!(unzip::read_zip(&lzma).unwrap_err().contains("method 14"));
+    assert!(unzip::read_zip(&zip[..zip.len() - 1]).is_err());
     let twice = stored_zip(&[files[0].clone(), files[0].clone()]).unwrap();
-    assert!(
-        unzip::read_stored_zip(&twice)
-            .unwrap_err()
-            .contains("twice")
-    );
+    assert!(unzip::read_zip(&twice).unwrap_err().contains("twice"));
 
     // The entry cap at its edge.
     let many = |n: usize| {
@@ -408,14 +400,142 @@ fn archives_are_read_strictly() {
             .collect::<Vec<_>>()
     };
     let at_cap = stored_zip(&many(MAX_ARCHIVE_FILES)).unwrap();
-    assert_eq!(
-        unzip::read_stored_zip(&at_cap).unwrap().len(),
-        MAX_ARCHIVE_FILES
-    );
+    assert_eq!(unzip::read_zip(&at_cap).unwrap().len(), MAX_ARCHIVE_FILES);
     let over = stored_zip(&many(MAX_ARCHIVE_FILES + 1)).unwrap();
+    assert!(unzip::read_zip(&over).unwrap_err().contains("entries"));
+}
+
+/// A zip of `files`, each entry deflated (method 8) as other publishers' tools write them,
+/// with the sizes and CRC-32 given per entry (`None`: the true ones), no data descriptors.
+fn deflated_zip(files: &[(&str, Vec<u8>)], declared: &[Option<u32>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (i, (name, data)) in files.iter().enumerate() {
+        let packed = miniz_oxide::deflate::compress_to_vec(data, 6);
+        let crc = crate::zip::crc32(data);
+        let size = declared
+            .get(i)
+            .copied()
+            .flatten()
+            .unwrap_or(data.len() as u32);
+        let offset = out.len() as u32;
+        let header = |sig: u32, central: bool| {
+            let mut h = Vec::new();
+            h.extend_from_slice(&sig.to_le_bytes());
+            if central {
+                h.extend_from_slice(&20u16.to_le_bytes());
+            }
+            h.extend_from_slice(&20u16.to_le_bytes());
+            h.extend_from_slice(&(1u16 << 11).to_le_bytes());
+            h.extend_from_slice(&8u16.to_le_bytes());
+            h.extend_from_slice(&[0; 4]);
+            h.extend_from_slice(&crc.to_le_bytes());
+            h.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+            h.extend_from_slice(&size.to_le_bytes());
+            h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            h.extend_from_slice(&0u16.to_le_bytes());
+            if central {
+                h.extend_from_slice(&[0; 6]);
+                h.extend_from_slice(&[0; 4]);
+                h.extend_from_slice(&offset.to_le_bytes());
+            }
+            h.extend_from_slice(name.as_bytes());
+            h
+        };
+        out.extend(header(0x0403_4b50, false));
+        out.extend_from_slice(&packed);
+        central.extend(header(0x0201_4b50, true));
+    }
+    let dir_at = out.len() as u32;
+    let n = files.len() as u16;
+    out.extend_from_slice(&central);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    out.extend_from_slice(&dir_at.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
+}
+
+/// An archive Python's `zipfile` wrote with `ZIP_DEFLATED` (testdata/python-deflated.zip:
+/// a folder entry and three deflated files) reads to its files.
+#[test]
+fn a_deflated_archive_from_another_publisher_is_read() {
+    let zip = include_bytes!("testdata/python-deflated.zip");
+    let files = unzip::read_zip(zip).unwrap();
+    let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["SKILL.md", "references/guide.md", "scripts/count.sh"]
+    );
+    assert!(files[0].1.starts_with(b"---\nname: pdf-notes\n"));
+    assert_eq!(files[0].1.len(), 474);
+    assert_eq!(files[1].1.len(), 809);
+    assert_eq!(files[2].1, b"#!/bin/sh\nwc -l \"$1\"\n");
+}
+
+/// Deflated entries are checked as stored ones are (CRC-32, paths) and inflate to exactly
+/// their declared size: one that inflates past it stops there (the bomb case), one that
+/// falls short is refused, and another method is refused.
+#[test]
+fn deflated_entries_are_checked_and_bounded_by_their_declared_size() {
+    let text = b"line of a skill\n".repeat(100);
+    let ok = deflated_zip(&[("SKILL.md", text.clone())], &[]);
+    assert_eq!(
+        unzip::read_zip(&ok).unwrap(),
+        [("SKILL.md".to_owned(), text.clone())]
+    );
+
+    let short = deflated_zip(&[("SKILL.md", text.clone())], &[Some(100)]);
+    let e = unzip::read_zip(&short).unwrap_err();
+    assert!(e.contains("inflates past the 100 bytes"), "{e}");
+    let long = deflated_zip(&[("SKILL.md", text.clone())], &[Some(1601)]);
+    let e = unzip::read_zip(&long).unwrap_err();
     assert!(
-        unzip::read_stored_zip(&over)
-            .unwrap_err()
-            .contains("entries")
+        e.contains("inflates to 1600 bytes where its size says 1601"),
+        "{e}"
+    );
+
+    let mut bad_crc = ok.clone();
+    let dir_at = bad_crc.len() - 22;
+    let central =
+        u32::from_le_bytes(bad_crc[dir_at + 16..dir_at + 20].try_into().unwrap()) as usize;
+    bad_crc[central + 16] ^= 1;
+    assert!(unzip::read_zip(&bad_crc).unwrap_err().contains("CRC-32"));
+    let mut bzip2 = ok.clone();
+    bzip2[central + 10] = 12;
+    assert!(unzip::read_zip(&bzip2).unwrap_err().contains("method 12"));
+    let escape = deflated_zip(&[("../SKILL.md", text)], &[]);
+    assert!(unzip::read_zip(&escape).is_err());
+}
+
+/// The unpacked-size cap at its edge: entries declaring exactly [`MAX_UNPACKED_BYTES`]
+/// together are read; one more byte is refused before anything is inflated.
+#[test]
+fn an_archive_unpacks_to_at_most_the_cap() {
+    let half = (MAX_UNPACKED_BYTES / 2) as usize;
+    let at_cap = deflated_zip(
+        &[
+            ("SKILL.md", vec![b'a'; half]),
+            ("big.txt", vec![b'b'; half]),
+        ],
+        &[],
+    );
+    let files = unzip::read_zip(&at_cap).unwrap();
+    let total: usize = files.iter().map(|(_, b)| b.len()).sum();
+    assert_eq!(total as u64, MAX_UNPACKED_BYTES);
+    let over = deflated_zip(
+        &[
+            ("SKILL.md", vec![b'a'; half]),
+            ("big.txt", vec![b'b'; half + 1]),
+        ],
+        &[],
+    );
+    let e = unzip::read_zip(&over).unwrap_err();
+    assert!(
+        e.contains(&format!("over {MAX_UNPACKED_BYTES} bytes")),
+        "{e}"
     );
 }

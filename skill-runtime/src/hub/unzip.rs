@@ -1,10 +1,19 @@
 //! Reading a skill archive from a remote source: a zip whose entries are stored (method 0,
-//! as this engine's own index serves them), read through its central directory with every
-//! offset and length checked against the bytes, each entry's CRC-32 checked, and each
-//! entry's path checked by [`safe_path`]. A compressed entry, a zip64 archive, an entry
-//! whose local header disagrees with the directory and a duplicate path are refused.
+//! as this engine's own index serves them) or deflated (method 8, as most other publishers'
+//! tools write them), read through its central directory with every offset and length
+//! checked against the bytes, each entry's CRC-32 and size checked, and each entry's path
+//! checked by [`safe_path`]. A deflated entry is inflated with at most the size the
+//! directory declares for it as its output limit, and the declared sizes of an archive's
+//! entries add up to at most [`MAX_UNPACKED_BYTES`] before anything is inflated: a
+//! decompression bomb is refused before its output is made. Another method (bzip2, LZMA,
+//! zstd, encryption), a zip64 archive, an entry whose local header disagrees with the
+//! directory and a duplicate path are refused.
 
-use super::{MAX_ARCHIVE_FILES, safe_path};
+use super::{MAX_ARCHIVE_FILES, MAX_UNPACKED_BYTES, safe_path};
+
+/// Compression methods read: stored and deflated.
+const STORED: usize = 0;
+const DEFLATED: usize = 8;
 
 /// The end-of-central-directory record's signature and least length.
 const EOCD_SIGNATURE: u32 = 0x0605_4b50;
@@ -30,9 +39,40 @@ fn usize_at(b: &[u8], at: usize) -> Option<usize> {
     usize::try_from(u32_at(b, at)?).ok()
 }
 
-/// The files of a stored zip, as (relative path, bytes), in the directory's order;
-/// folders (names ending in `/`) are skipped.
-pub(crate) fn read_stored_zip(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
+/// One entry's bytes: stored ones as they are, deflated ones inflated to exactly `size`.
+fn unpack(name: &str, method: usize, data: &[u8], size: usize) -> Result<Vec<u8>, String> {
+    match method {
+        STORED if data.len() == size => Ok(data.to_vec()),
+        STORED => Err(format!(
+            "archive entry `{name}` is stored with {} bytes where its size says {size}",
+            data.len()
+        )),
+        DEFLATED => {
+            let out = miniz_oxide::inflate::decompress_to_vec_with_limit(data, size).map_err(
+                |e| match e.status {
+                    miniz_oxide::inflate::TINFLStatus::HasMoreOutput => format!(
+                        "archive entry `{name}` inflates past the {size} bytes its size says"
+                    ),
+                    other => format!("archive entry `{name}` does not inflate: {other:?}"),
+                },
+            )?;
+            if out.len() != size {
+                return Err(format!(
+                    "archive entry `{name}` inflates to {} bytes where its size says {size}",
+                    out.len()
+                ));
+            }
+            Ok(out)
+        }
+        other => Err(format!(
+            "archive entry `{name}` is compressed with method {other}: only stored (0) and deflated (8) entries are read"
+        )),
+    }
+}
+
+/// The files of a zip of stored or deflated entries, as (relative path, bytes), in the
+/// directory's order; folders (names ending in `/`) are skipped.
+pub(crate) fn read_zip(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     let broken = |what: &str| format!("the archive is not a readable zip: {what}");
     let low = bytes.len().saturating_sub(EOCD_LEN + MAX_COMMENT);
     let end = (low..=bytes.len().saturating_sub(EOCD_LEN))
@@ -51,6 +91,7 @@ pub(crate) fn read_stored_zip(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, St
     }
     let mut files = Vec::with_capacity(count);
     let mut seen = std::collections::BTreeSet::new();
+    let mut unpacked: u64 = 0;
     let mut at = dir_at;
     for _ in 0..count {
         if u32_at(bytes, at) != Some(CENTRAL_SIGNATURE) {
@@ -73,9 +114,15 @@ pub(crate) fn read_stored_zip(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, St
             continue;
         }
         let path = safe_path(name)?;
-        if method != 0 || packed != size {
+        if method != STORED && method != DEFLATED {
             return Err(format!(
-                "archive entry `{name}` is compressed (method {method}): only stored entries are read"
+                "archive entry `{name}` is compressed with method {method}: only stored (0) and deflated (8) entries are read"
+            ));
+        }
+        unpacked = unpacked.saturating_add(size as u64);
+        if unpacked > MAX_UNPACKED_BYTES {
+            return Err(format!(
+                "the archive unpacks to over {MAX_UNPACKED_BYTES} bytes (entry `{name}` declares {size})"
             ));
         }
         if u32_at(bytes, local) != Some(LOCAL_SIGNATURE)
@@ -86,16 +133,17 @@ pub(crate) fn read_stored_zip(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, St
         let local_extra = u16_at(bytes, local + 28).ok_or_else(|| broken("a short header"))?;
         let start = local + LOCAL_LEN + name_len + local_extra;
         let data = start
-            .checked_add(size)
+            .checked_add(packed)
             .and_then(|stop| bytes.get(start..stop))
             .ok_or_else(|| broken(&format!("entry `{name}` runs past the end")))?;
-        if crate::zip::crc32(data) != crc {
+        let data = unpack(name, method, data, size)?;
+        if crate::zip::crc32(&data) != crc {
             return Err(format!("archive entry `{name}` fails its CRC-32"));
         }
         if !seen.insert(path.clone()) {
             return Err(format!("archive entry `{name}` is there twice"));
         }
-        files.push((path, data.to_vec()));
+        files.push((path, data));
     }
     Ok(files)
 }

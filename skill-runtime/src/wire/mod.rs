@@ -33,6 +33,7 @@ mod queries;
 pub(crate) mod remote;
 mod request;
 mod requests;
+mod schemas;
 mod sections;
 mod shapes;
 mod text;
@@ -67,6 +68,7 @@ pub use requests::{
     InvokeRequest, LoadSkillRequest, NotesSearchRequest, RouteRequest, SearchRequest,
     SelectRequest, UseSkillRequest,
 };
+pub use schemas::{Answer, error_schema};
 pub use sections::{OutlineSectionShape, OutlineShape, SectionShape};
 pub use shapes::{
     CatalogShape, DiagnosticsShape, EntryShape, HealthShape, NotesShape, ProfilesShape, ReadyShape,

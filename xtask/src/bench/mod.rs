@@ -26,6 +26,7 @@ mod http;
 pub(crate) use http::{read_rss_kib, release_server};
 mod hybrid;
 mod load;
+mod mcp;
 mod model;
 mod packs;
 mod route;
@@ -75,6 +76,9 @@ pub enum BenchName {
     /// Verified reads: every file of the bundled packs read under `require_lock` (in the
     /// manifest, hashed) against the unverified read, and `load_skill` likewise.
     Verified(verified::Args),
+    /// MCP: `resources/read` p50 and p99 of our server against rmcp's `SkillCatalog` on
+    /// the same folder.
+    Mcp(mcp::Args),
     /// Routing: extraction and routing throughput against line splitting.
     Route(route::Args),
     /// Search and selection: index build, query latency, incremental update, accuracy.
@@ -117,6 +121,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, String> {
         Some(BenchName::Load(a)) => load::run(a, &mut table)?,
         Some(BenchName::Disclose(a)) => disclose::run(a, &mut table)?,
         Some(BenchName::Verified(a)) => verified::run(a, &mut table)?,
+        Some(BenchName::Mcp(a)) => mcp::run(a, &mut table)?,
         Some(BenchName::Route(a)) => route::run(a, &mut table)?,
         Some(BenchName::Search(a)) => search::run(a, &mut table)?,
         Some(BenchName::Select(a)) => select::run(a, &mut table)?,
@@ -147,6 +152,7 @@ fn run_all(table: &mut Table) -> Result<(), String> {
     select::run(&search::Args::default(), table)?;
     schedule::run(&schedule::Args::default(), table)?;
     http::run(&http::Args::default(), table)?;
+    mcp::run(&mcp::Args::default(), table)?;
     Ok(())
 }
 
