@@ -49,15 +49,12 @@ pub(super) fn candidates(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::SkillIndex;
     use crate::index::SearchRequest;
     use crate::params::Params;
 
     /// A request sharing no word with its skill finds it through the dense candidates only.
     #[test]
     fn a_request_in_other_words_finds_its_skill_through_dense_candidates() {
-        use skill_registry::{Registry, RegistryConfig, Source};
-        let dir = tempfile::tempdir().unwrap();
         let skills = [
             (
                 "photo-resize",
@@ -87,20 +84,7 @@ mod tests {
             .iter()
             .map(|(n, d)| (*n, *d))
             .chain(others.iter().map(|(n, d)| (n.as_str(), d.as_str())));
-        for (name, description) in all {
-            let folder = dir.path().join(name);
-            std::fs::create_dir(&folder).unwrap();
-            std::fs::write(
-                folder.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
-            )
-            .unwrap();
-        }
-        let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
-            dir.path(),
-            "user",
-        )]));
-        let index = SkillIndex::build(registry.snapshot()).unwrap();
+        let (_dir, index) = crate::index::test_support::index_of(all);
         let request = "shrink my photographs and images";
         let names = |p: &Params| -> Vec<String> {
             let req = SearchRequest {

@@ -8,6 +8,9 @@ mod multi;
 mod rank;
 mod segments;
 mod terms;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod test_support;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};

@@ -4,10 +4,9 @@
 
 use std::collections::HashMap;
 
-use skill_registry::{Registry, RegistryConfig, Source};
-
 use super::{cap_by_rank, exact_names};
 use crate::SkillIndex;
+use crate::index::test_support::index_of;
 use crate::index::{Gate, SearchRequest};
 use crate::params::Params;
 use crate::text::name_tokens;
@@ -41,26 +40,6 @@ fn confidence_never_rises_down_the_ranking() {
     cap_by_rank(none.iter_mut());
 }
 
-/// An index of `(name, description)` skills, and its folder.
-fn index_of(skills: &[(&str, &str)]) -> (tempfile::TempDir, SkillIndex) {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, description) in skills {
-        let folder = dir.path().join(name);
-        std::fs::create_dir(&folder).unwrap();
-        std::fs::write(
-            folder.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
-        )
-        .unwrap();
-    }
-    let registry = Registry::load(RegistryConfig::with_sources(vec![Source::new(
-        dir.path(),
-        "user",
-    )]));
-    let index = SkillIndex::build(registry.snapshot()).unwrap();
-    (dir, index)
-}
-
 fn gate(index: &SkillIndex, text: &str, p: &Params) -> Gate {
     let req = SearchRequest {
         text,
@@ -71,7 +50,7 @@ fn gate(index: &SkillIndex, text: &str, p: &Params) -> Gate {
 }
 
 fn skills() -> (tempfile::TempDir, SkillIndex) {
-    index_of(&[
+    index_of([
         (
             "git-branch",
             "Create a git branch named after the ticket and push it.",

@@ -134,18 +134,9 @@ fn skill_server_mcp_exits_within_the_drain_when_its_input_closes_unread() {
     stdin.write_all(&requests).unwrap();
     drop(stdin);
     let closed = Instant::now();
-    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    let bound = skill_mcp::STDIO_CLOSE_DRAIN + Duration::from_secs(5);
-    let Ok(status) = rx.recv_timeout(bound) else {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-        panic!("skill-server mcp still ran {bound:?} after its input closed");
-    };
+    let status = exit_within(child, skill_mcp::STDIO_CLOSE_DRAIN + Duration::from_secs(5));
     let took = closed.elapsed();
-    assert!(status.unwrap().success(), "took {took:?}");
+    assert!(status.success(), "took {took:?}");
     drop(stdout);
 }
 
@@ -193,19 +184,32 @@ fn skill_server_mcp_counts_the_drain_from_the_hang_up_even_while_it_loads() {
     drop(stdin);
     let closed = Instant::now();
     let stdout = child.stdout.take();
+    let status = exit_within(
+        child,
+        skill_mcp::STDIO_CLOSE_DRAIN + Duration::from_millis(1_500),
+    );
+    let took = closed.elapsed();
+    assert!(status.success(), "took {took:?}");
+    drop(stdout);
+}
+
+/// `child`'s exit status, once it exits within `bound` of now; past it, the process is
+/// killed and the test fails.
+#[cfg(all(unix, feature = "mcp"))]
+fn exit_within(
+    mut child: std::process::Child,
+    bound: std::time::Duration,
+) -> std::process::ExitStatus {
     let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait());
     });
-    let bound = skill_mcp::STDIO_CLOSE_DRAIN + Duration::from_millis(1_500);
     let Ok(status) = rx.recv_timeout(bound) else {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         panic!("skill-server mcp still ran {bound:?} after its input closed");
     };
-    let took = closed.elapsed();
-    assert!(status.unwrap().success(), "took {took:?}");
-    drop(stdout);
+    status.unwrap()
 }
 
 /// 4 MiB files in the pack of the hang-up test: enough that loading it takes longer than
