@@ -7,7 +7,8 @@
 //! its listing is read in passes that alternate between the servers (one untimed warm-up
 //! pass each), so background load hits both alike. Every read is timed on its own; the rows
 //! are each server's p50 and p99 over all timed reads. Every read is checked against its
-//! listed size and digest (a wrong one is an error row). Target: our p50 at most rmcp's.
+//! listed size and digest (a wrong one is an error row). The client's response cache is off,
+//! so every read reaches its server. Target: our p50 at most rmcp's.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -108,7 +109,15 @@ async fn connect<S: ServerHandler>(server: S) -> Result<Client, String> {
             let _ = running.waiting().await;
         }
     });
-    ().serve(client_io).await.map_err(|e| e.to_string())
+    let client = ().serve(client_io).await.map_err(|e| e.to_string())?;
+    // rmcp's client keeps read answers for the `ttlMs` a server states (ours states one,
+    // rmcp's catalog none): with its cache on, our reads would be answered by the client
+    // and never reach the server. Every read here goes to its server.
+    client
+        .peer()
+        .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
+        .await;
+    Ok(client)
 }
 
 /// Every file of every skill the client's server lists.
