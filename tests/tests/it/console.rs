@@ -137,6 +137,8 @@ fn serve() -> (
     (addr, stop_tx, thread)
 }
 
+/// A headless Chromium session whose scripts and page loads may take [`WAIT`], and whose
+/// element lookups never wait (the tests wait on the page's own changes instead).
 async fn browser(driver: &Driver) -> Client {
     let mut caps = serde_json::Map::new();
     let mut options = json!({
@@ -148,11 +150,19 @@ async fn browser(driver: &Driver) -> Client {
         options["binary"] = Value::String(chromium);
     }
     caps.insert("goog:chromeOptions".into(), options);
-    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+    let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(caps)
         .connect(&driver.url)
         .await
-        .unwrap()
+        .unwrap();
+    c.update_timeouts(fantoccini::wd::TimeoutConfiguration::new(
+        Some(WAIT),
+        Some(WAIT),
+        Some(Duration::ZERO),
+    ))
+    .await
+    .unwrap();
+    c
 }
 
 fn screenshots() -> PathBuf {
@@ -227,13 +237,6 @@ fn every_console_page_in_a_real_browser() {
         .unwrap();
     rt.block_on(async {
         let c = browser(&driver).await;
-        c.update_timeouts(fantoccini::wd::TimeoutConfiguration::new(
-            Some(WAIT),
-            Some(WAIT),
-            Some(Duration::ZERO),
-        ))
-        .await
-        .unwrap();
         // Skills: the list with every status, the broken pack's excluded skills among them.
         let list = visit(
             &c,
@@ -499,13 +502,6 @@ fn the_schedules_page_shows_which_replica_ran_each_run() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let c = browser(&driver).await;
-        c.update_timeouts(fantoccini::wd::TimeoutConfiguration::new(
-            Some(WAIT),
-            Some(WAIT),
-            Some(Duration::ZERO),
-        ))
-        .await
-        .unwrap();
         let runs = visit(
             &c,
             &origin,
